@@ -1,0 +1,47 @@
+// wtmap core: one owning allocation of host or device memory, zero-filled, 128-byte aligned.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "wtmap/core/config.hpp"
+#include "wtmap/core/status.hpp"
+
+namespace wtmap {
+
+// Move-only owner of `size` bytes on the CPU (aligned host memory) or the GPU (cudaMalloc).
+// Device allocations are checked against the free device memory first and never use managed
+// memory, so an oversized request fails with out_of_memory instead of oversubscribing the card.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& other) noexcept { swap(other); }
+  Buffer& operator=(Buffer&& other) noexcept { Buffer(std::move(other)).swap(*this); return *this; }
+  ~Buffer();
+
+  // `what` names the allocation in error messages ("wavelet tree levels", ...).
+  static Result<Buffer> allocate(Backend backend, std::size_t size, const char* what);
+
+  Backend backend() const { return backend_; }
+  std::byte* data() { return data_; }
+  const std::byte* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+  // Copies `count` bytes at `offset` between this buffer and host memory.
+  Status copy_from_host(std::size_t offset, const void* src, std::size_t count);
+  Status copy_to_host(std::size_t offset, void* dst, std::size_t count) const;
+
+ private:
+  void swap(Buffer& o) noexcept {
+    std::swap(backend_, o.backend_);
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+  }
+  Backend backend_ = Backend::cpu;
+  std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace wtmap

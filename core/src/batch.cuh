@@ -1,0 +1,197 @@
+// wtmap core (internal): running a batch of independent queries on either backend.
+//
+// A query operation is a trivially copyable struct with
+//   using In = ...; using Out = ...;
+//   WTMAP_HD bool valid(const In&) const;   // is the query inside the structure's range?
+//   WTMAP_HD Out operator()(const In&) const;
+//   std::string why_invalid(const In&) const;  // host only, for the error message
+// The CPU backend calls it from a parallel loop, the GPU backend from one generic kernel; the
+// host-memory GPU path cuts the batch in chunks whose copy-in, kernel and copy-out overlap on two
+// streams (thesis 4.3.1), staging pageable memory through reusable pinned buffers.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <string>
+
+#include "cuda_check.hpp"
+#include "parallel.hpp"
+#include "wtmap/core/config.hpp"
+#include "wtmap/core/status.hpp"
+
+namespace wtmap::detail {
+
+constexpr unsigned kQueryBlockThreads = 256;
+
+// Device and pinned storage for batched queries, allocated on first use and reused; one per
+// structure. The mutex serialises concurrent batches on the same structure.
+class QueryWorkspace {
+ public:
+  QueryWorkspace() = default;
+  QueryWorkspace(const QueryWorkspace&) = delete;
+  QueryWorkspace& operator=(const QueryWorkspace&) = delete;
+  ~QueryWorkspace();
+
+  std::mutex mutex;
+  cudaStream_t streams[2] = {nullptr, nullptr};
+  void* device_in[2] = {nullptr, nullptr};
+  void* device_out[2] = {nullptr, nullptr};
+  void* pinned_in[2] = {nullptr, nullptr};
+  void* pinned_out[2] = {nullptr, nullptr};
+  unsigned long long* device_first_invalid = nullptr;
+  unsigned long long* pinned_first_invalid = nullptr;
+  std::size_t in_capacity = 0, out_capacity = 0;  // bytes per slot
+
+  // Makes sure each of the two slots holds in_bytes of queries and out_bytes of results.
+  Status reserve(std::size_t in_bytes, std::size_t out_bytes);
+};
+
+bool is_pinned(const void* p);
+int multiprocessor_count();
+
+template <class Op>
+__global__ void __launch_bounds__(kQueryBlockThreads)
+    batch_query_kernel(Op op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
+                       std::uint64_t first_index, unsigned long long* first_invalid) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) {
+    const typename Op::In q = in[i];
+    if (op.valid(q)) {
+      out[i] = op(q);
+    } else {
+      out[i] = typename Op::Out{};
+      atomicMin(first_invalid, static_cast<unsigned long long>(first_index + i));
+    }
+  }
+}
+
+// A persistent grid: as many blocks as can be resident at once (thesis 4.3.1).
+template <class Op>
+int persistent_grid_size() {
+  static const int blocks = [] {
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, batch_query_kernel<Op>, kQueryBlockThreads, 0) !=
+            cudaSuccess || per_sm <= 0) {
+      per_sm = 1;
+    }
+    return per_sm * multiprocessor_count();
+  }();
+  return blocks;
+}
+
+template <class Op>
+Status invalid_query_status(const Op& op, const char* what, std::uint64_t index, const typename Op::In& q) {
+  return invalid_argument(std::string(what) + " query " + std::to_string(index) + ": " + op.why_invalid(q));
+}
+
+template <class Op>
+Status run_batch_cpu(const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
+                     const char* what) {
+  std::atomic<std::uint64_t> first_invalid{std::numeric_limits<std::uint64_t>::max()};
+  parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) {
+      if (op.valid(in[i])) {
+        out[i] = op(in[i]);
+      } else {
+        out[i] = typename Op::Out{};
+        std::uint64_t seen = first_invalid.load();
+        while (i < seen && !first_invalid.compare_exchange_weak(seen, i)) {
+        }
+      }
+    }
+  });
+  const std::uint64_t bad = first_invalid.load();
+  if (bad != std::numeric_limits<std::uint64_t>::max()) return invalid_query_status(op, what, bad, in[bad]);
+  return {};
+}
+
+// Queries and results in host memory (pageable or pinned).
+template <class Op>
+Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
+                     QueryWorkspace& ws, const char* what) {
+  using In = typename Op::In;
+  using Out = typename Op::Out;
+  if (count == 0) return {};
+  std::lock_guard<std::mutex> lock(ws.mutex);
+  // At least four chunks for large batches so that copies and kernels overlap.
+  const std::uint64_t chunk =
+      std::min<std::uint64_t>(count, std::max<std::uint64_t>(std::uint64_t{1} << 16,
+                                                             std::min<std::uint64_t>((count + 3) / 4, std::uint64_t{1} << 22)));
+  WTMAP_TRY(ws.reserve(chunk * sizeof(In), chunk * sizeof(Out)));
+  const bool in_pinned = is_pinned(in), out_pinned = is_pinned(out);
+  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_first_invalid, 0xFF, sizeof(unsigned long long), ws.streams[0]));
+  WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[0]));
+  const int grid = persistent_grid_size<Op>();
+  const std::uint64_t chunks = (count + chunk - 1) / chunk;
+  auto chunk_length = [&](std::uint64_t c) { return std::min(chunk, count - c * chunk); };
+  // Results of chunk c staged in pinned memory are copied out once its stream is done.
+  auto finish_chunk = [&](std::uint64_t c) -> Status {
+    const int s = static_cast<int>(c & 1);
+    WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[s]));
+    if (!out_pinned) std::memcpy(out + c * chunk, ws.pinned_out[s], chunk_length(c) * sizeof(Out));
+    return {};
+  };
+  for (std::uint64_t c = 0; c < chunks; ++c) {
+    const int s = static_cast<int>(c & 1);
+    if (c >= 2) WTMAP_TRY(finish_chunk(c - 2));
+    const std::uint64_t begin = c * chunk, length = chunk_length(c);
+    const In* src = in + begin;
+    if (!in_pinned) {
+      std::memcpy(ws.pinned_in[s], src, length * sizeof(In));
+      src = static_cast<const In*>(ws.pinned_in[s]);
+    }
+    auto* d_in = static_cast<In*>(ws.device_in[s]);
+    auto* d_out = static_cast<Out*>(ws.device_out[s]);
+    WTMAP_CUDA_TRY(cudaMemcpyAsync(d_in, src, length * sizeof(In), cudaMemcpyHostToDevice, ws.streams[s]));
+    const int blocks = static_cast<int>(std::min<std::uint64_t>(grid, (length + kQueryBlockThreads - 1) / kQueryBlockThreads));
+    batch_query_kernel<Op><<<blocks, kQueryBlockThreads, 0, ws.streams[s]>>>(op, d_in, d_out, length, begin,
+                                                                             ws.device_first_invalid);
+    WTMAP_CUDA_TRY_LAUNCH();
+    Out* dst = out_pinned ? out + begin : static_cast<Out*>(ws.pinned_out[s]);
+    WTMAP_CUDA_TRY(cudaMemcpyAsync(dst, d_out, length * sizeof(Out), cudaMemcpyDeviceToHost, ws.streams[s]));
+  }
+  for (std::uint64_t c = chunks >= 2 ? chunks - 2 : 0; c < chunks; ++c) WTMAP_TRY(finish_chunk(c));
+  unsigned long long bad = 0;
+  WTMAP_CUDA_TRY(cudaMemcpy(&bad, ws.device_first_invalid, sizeof bad, cudaMemcpyDeviceToHost));
+  if (bad != std::numeric_limits<unsigned long long>::max()) return invalid_query_status(op, what, bad, in[bad]);
+  return {};
+}
+
+// Queries and results already in device memory: one launch on the caller's stream, which is
+// synchronised to report out-of-range queries.
+template <class Op>
+Status run_batch_device(const Op& op, const typename Op::In* d_in, typename Op::Out* d_out, std::uint64_t count,
+                        cudaStream_t stream, QueryWorkspace& ws, const char* what) {
+  if (count == 0) return {};
+  std::lock_guard<std::mutex> lock(ws.mutex);
+  WTMAP_TRY(ws.reserve(0, 0));
+  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_first_invalid, 0xFF, sizeof(unsigned long long), stream));
+  const int blocks = static_cast<int>(
+      std::min<std::uint64_t>(persistent_grid_size<Op>(), (count + kQueryBlockThreads - 1) / kQueryBlockThreads));
+  batch_query_kernel<Op><<<blocks, kQueryBlockThreads, 0, stream>>>(op, d_in, d_out, count, 0, ws.device_first_invalid);
+  WTMAP_CUDA_TRY_LAUNCH();
+  WTMAP_CUDA_TRY(cudaMemcpyAsync(ws.pinned_first_invalid, ws.device_first_invalid, sizeof(unsigned long long),
+                                 cudaMemcpyDeviceToHost, stream));
+  WTMAP_CUDA_TRY(cudaStreamSynchronize(stream));
+  const unsigned long long bad = *ws.pinned_first_invalid;
+  if (bad != std::numeric_limits<unsigned long long>::max()) {
+    typename Op::In q{};
+    WTMAP_CUDA_TRY(cudaMemcpy(&q, d_in + bad, sizeof q, cudaMemcpyDeviceToHost));
+    return invalid_query_status(op, what, bad, q);
+  }
+  return {};
+}
+
+template <class Op>
+Status run_batch(Backend backend, const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
+                 QueryWorkspace& ws, const char* what) {
+  return backend == Backend::gpu ? run_batch_gpu(op, in, out, count, ws, what) : run_batch_cpu(op, in, out, count, what);
+}
+
+}  // namespace wtmap::detail

@@ -1,0 +1,76 @@
+#include "wtmap/core/buffer.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "cuda_check.hpp"
+
+namespace wtmap {
+
+bool gpu_available() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+Buffer::~Buffer() {
+  if (data_ == nullptr) return;
+  if (backend_ == Backend::gpu) {
+    cudaFree(data_);  // nothing useful to do with an error in a destructor
+  } else {
+    std::free(data_);
+  }
+}
+
+Result<Buffer> Buffer::allocate(Backend backend, std::size_t size, const char* what) {
+  Buffer b;
+  b.backend_ = backend;
+  b.size_ = size;
+  if (size == 0) return std::move(b);
+  if (backend == Backend::cpu) {
+    void* p = std::aligned_alloc(128, (size + 127) / 128 * 128);
+    if (p == nullptr) {
+      return Status{StatusCode::out_of_memory, std::string("cannot allocate ") + std::to_string(size) +
+                                                   " bytes of host memory for " + what};
+    }
+    std::memset(p, 0, size);
+    b.data_ = static_cast<std::byte*>(p);
+    return std::move(b);
+  }
+  std::size_t free_bytes = 0, total_bytes = 0;
+  WTMAP_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (size > free_bytes) {
+    return Status{StatusCode::out_of_memory, std::string(what) + " needs " + std::to_string(size) +
+                                                 " bytes of device memory but only " + std::to_string(free_bytes) +
+                                                 " are free"};
+  }
+  void* p = nullptr;
+  WTMAP_CUDA_TRY(cudaMalloc(&p, size));
+  b.data_ = static_cast<std::byte*>(p);
+  WTMAP_CUDA_TRY(cudaMemset(p, 0, size));
+  return std::move(b);
+}
+
+Status Buffer::copy_from_host(std::size_t offset, const void* src, std::size_t count) {
+  if (count == 0) return {};
+  if (backend_ == Backend::cpu) {
+    std::memcpy(data_ + offset, src, count);
+    return {};
+  }
+  WTMAP_CUDA_TRY(cudaMemcpy(data_ + offset, src, count, cudaMemcpyHostToDevice));
+  return {};
+}
+
+Status Buffer::copy_to_host(std::size_t offset, void* dst, std::size_t count) const {
+  if (count == 0) return {};
+  if (backend_ == Backend::cpu) {
+    std::memcpy(dst, data_ + offset, count);
+    return {};
+  }
+  WTMAP_CUDA_TRY(cudaMemcpy(dst, data_ + offset, count, cudaMemcpyDeviceToHost));
+  return {};
+}
+
+}  // namespace wtmap

@@ -1,0 +1,33 @@
+// wtmap core (internal): a minimal static-partition parallel loop for the CPU backend.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace wtmap::detail {
+
+inline unsigned cpu_threads() {
+  const unsigned t = std::thread::hardware_concurrency();
+  return t == 0 ? 1 : t;
+}
+
+// Calls body(begin, end) on disjoint ranges covering [0, n), one range per thread.
+// Small inputs run on the calling thread.
+template <class Body>
+void parallel_for_ranges(std::uint64_t n, Body body, std::uint64_t min_per_thread = 1 << 14) {
+  const std::uint64_t threads = std::min<std::uint64_t>(cpu_threads(), std::max<std::uint64_t>(1, n / min_per_thread));
+  if (threads <= 1) {
+    body(std::uint64_t{0}, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  for (std::uint64_t t = 0; t < threads; ++t) {
+    pool.emplace_back([=] { body(n * t / threads, n * (t + 1) / threads); });
+  }
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace wtmap::detail

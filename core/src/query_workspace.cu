@@ -1,0 +1,64 @@
+#include "batch.cuh"
+
+namespace wtmap::detail {
+
+QueryWorkspace::~QueryWorkspace() {
+  // Errors cannot be reported from a destructor; the runtime frees everything at exit anyway.
+  for (int s = 0; s < 2; ++s) {
+    if (streams[s] != nullptr) cudaStreamDestroy(streams[s]);
+    cudaFree(device_in[s]);
+    cudaFree(device_out[s]);
+    cudaFreeHost(pinned_in[s]);
+    cudaFreeHost(pinned_out[s]);
+  }
+  cudaFree(device_first_invalid);
+  cudaFreeHost(pinned_first_invalid);
+}
+
+Status QueryWorkspace::reserve(std::size_t in_bytes, std::size_t out_bytes) {
+  if (streams[0] == nullptr) {
+    for (auto& s : streams) WTMAP_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    WTMAP_CUDA_TRY(cudaMalloc(&device_first_invalid, sizeof(unsigned long long)));
+    WTMAP_CUDA_TRY(cudaMallocHost(&pinned_first_invalid, sizeof(unsigned long long)));
+  }
+  if (in_bytes > in_capacity) {
+    for (int s = 0; s < 2; ++s) {
+      cudaFree(device_in[s]);
+      cudaFreeHost(pinned_in[s]);
+      device_in[s] = pinned_in[s] = nullptr;
+      WTMAP_CUDA_TRY(cudaMalloc(&device_in[s], in_bytes));
+      WTMAP_CUDA_TRY(cudaMallocHost(&pinned_in[s], in_bytes));
+    }
+    in_capacity = in_bytes;
+  }
+  if (out_bytes > out_capacity) {
+    for (int s = 0; s < 2; ++s) {
+      cudaFree(device_out[s]);
+      cudaFreeHost(pinned_out[s]);
+      device_out[s] = pinned_out[s] = nullptr;
+      WTMAP_CUDA_TRY(cudaMalloc(&device_out[s], out_bytes));
+      WTMAP_CUDA_TRY(cudaMallocHost(&pinned_out[s], out_bytes));
+    }
+    out_capacity = out_bytes;
+  }
+  return {};
+}
+
+bool is_pinned(const void* p) {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error of an unknown pointer
+    return false;
+  }
+  return attr.type == cudaMemoryTypeHost;
+}
+
+int multiprocessor_count() {
+  int device = 0, count = 1;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    return 1;
+  }
+  return count;
+}
+
+}  // namespace wtmap::detail

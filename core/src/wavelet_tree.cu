@@ -1,0 +1,530 @@
+#include "wtmap/core/wavelet_tree.hpp"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_select.cuh>
+
+#include <algorithm>
+#include <istream>
+#include <ostream>
+#include <string>
+#include <type_traits>
+
+#include "batch.cuh"
+#include "cuda_check.hpp"
+#include "parallel.hpp"
+#include "rank_select_build.hpp"
+#include "serialize.hpp"
+
+namespace wtmap {
+
+// Byte offsets of everything a tree keeps in its single allocation, each on a 128-byte line.
+template <class Symbol>
+struct WaveletTree<Symbol>::Layout {
+  std::vector<std::uint64_t> level_size;    // bits per level
+  std::vector<std::uint64_t> level_offset;
+  std::uint64_t cumulative_offset = 0, node_start_offset = 0, node_rank0_offset = 0, alphabet_offset = 0;
+  std::uint64_t num_nodes = 0, total = 0;
+
+  Layout(std::vector<std::uint64_t> sizes, std::uint64_t sigma, bool has_alphabet) : level_size(std::move(sizes)) {
+    auto take = [&](std::uint64_t bytes) {
+      const std::uint64_t at = total;
+      total += bits::round_up(bytes, RankSelectLayout::kAlignment);
+      return at;
+    };
+    for (std::uint64_t s : level_size) level_offset.push_back(take(RankSelectLayout::total_bytes(s)));
+    num_nodes = (std::uint64_t{1} << level_size.size()) - 1;
+    cumulative_offset = take((sigma + 1) * 8);
+    node_start_offset = take(num_nodes * 8);
+    node_rank0_offset = take(num_nodes * 8);
+    alphabet_offset = take(has_alphabet ? sigma * sizeof(Symbol) : 0);
+  }
+};
+
+namespace {
+
+constexpr unsigned kThreads = 256;
+constexpr char kMagic[8] = {'W', 'T', 'M', 'W', 'T', 'R', 'E', 'E'};
+
+unsigned blocks_for(std::uint64_t items) {
+  return static_cast<unsigned>(std::max<std::uint64_t>(1, (items + kThreads - 1) / kThreads));
+}
+
+// Bits in each level: level l holds the symbols whose code is longer than l.
+std::vector<std::uint64_t> level_sizes_from_histogram(const std::vector<std::uint64_t>& hist, std::uint64_t sigma,
+                                                      unsigned num_levels) {
+  std::vector<std::uint64_t> sizes(num_levels, 0);
+  for (std::uint64_t m = 0; m < sigma; ++m) {
+    const unsigned len = encode_symbol(m, sigma, num_levels).length;
+    for (unsigned l = 0; l < len; ++l) sizes[l] += hist[m];
+  }
+  return sizes;
+}
+
+// Start of heap node h in its level and the level's rank0 there (zeros for non-nodes).
+template <class Symbol>
+WTMAP_HD void node_table_entry(const WaveletTreeView<Symbol>& v, std::uint64_t h, std::uint64_t* start,
+                               std::uint64_t* rank0) {
+  const NodeRange r = node_range(h, v.sigma);
+  if (r.first == r.last) {
+    start[h] = rank0[h] = 0;
+    return;
+  }
+  start[h] = v.cumulative[r.first];
+  rank0[h] = v.levels[r.depth].rank0(start[h]);
+}
+
+// ---- GPU construction kernels: each calls one shared step ----------------------------------
+
+template <class Symbol>
+__global__ void __launch_bounds__(kThreads)
+    map_to_minimal_kernel(WaveletTreeView<Symbol> v, Symbol* text, std::uint64_t n) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
+    std::uint64_t m = 0;
+    v.to_minimal(text[i], m);
+    text[i] = static_cast<Symbol>(m);
+  }
+}
+
+// Histogram with per-block sub-histograms in shared memory, replicated so that threads of a
+// warp rarely share one, on a persistent grid (thesis 5.1.1); encodes the text in place.
+template <class Symbol>
+__global__ void __launch_bounds__(kThreads)
+    histogram_encode_kernel(Symbol* text, std::uint64_t n, std::uint64_t sigma, unsigned num_levels,
+                            unsigned long long* hist, unsigned replicas) {
+  extern __shared__ unsigned int local[];
+  const bool shared = replicas > 0;
+  if (shared) {
+    for (std::uint64_t j = threadIdx.x; j < sigma * replicas; j += blockDim.x) local[j] = 0;
+    __syncthreads();
+  }
+  unsigned int* mine = shared ? local + (threadIdx.x % replicas) * sigma : nullptr;
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const std::uint64_t m = text[i];
+    if (shared) atomicAdd(mine + m, 1u); else atomicAdd(hist + m, 1ull);
+    text[i] = static_cast<Symbol>(encode_symbol(m, sigma, num_levels).code);
+  }
+  if (shared) {
+    __syncthreads();
+    for (std::uint64_t c = threadIdx.x; c < sigma; c += blockDim.x) {
+      unsigned long long total = 0;
+      for (unsigned r = 0; r < replicas; ++r) total += local[r * sigma + c];
+      if (total != 0) atomicAdd(hist + c, total);
+    }
+  }
+}
+
+template <class Symbol>
+__global__ void __launch_bounds__(kThreads)
+    pack_level_kernel(const Symbol* codes, std::uint64_t count, unsigned bit, std::uint32_t* words,
+                      std::uint64_t num_words) {
+  const std::uint64_t w = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (w < num_words) words[w] = pack_level_word(codes, count, bit, w);
+}
+
+template <class Symbol>
+__global__ void __launch_bounds__(kThreads)
+    node_table_kernel(WaveletTreeView<Symbol> v, std::uint64_t* start, std::uint64_t* rank0, std::uint64_t num_nodes) {
+  const std::uint64_t h = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (h < num_nodes) node_table_entry(v, h, start, rank0);
+}
+
+Result<Buffer> cub_temp(std::size_t bytes) { return Buffer::allocate(Backend::gpu, bytes, "CUB temporary storage"); }
+
+// ---- CPU construction steps -----------------------------------------------------------------
+
+// Turns codes sorted by their top `sorted_bits` bits into codes sorted by the top sorted_bits + 1
+// (stable), by a stable partition of every run of equal prefixes: what a radix-sort pass over the
+// full prefix produces, in O(n).
+template <class Symbol>
+void refine_sort_cpu(const std::vector<Symbol>& in, std::vector<Symbol>& out, unsigned num_levels, unsigned sorted_bits) {
+  const unsigned shift = num_levels - sorted_bits;  // bits below the sorted prefix
+  const unsigned bit = shift - 1;
+  const std::uint64_t n = in.size();
+  std::uint64_t begin = 0;
+  while (begin < n) {
+    const std::uint64_t prefix = static_cast<std::uint64_t>(in[begin]) >> shift;
+    std::uint64_t end = begin, zeros = 0;
+    while (end < n && (static_cast<std::uint64_t>(in[end]) >> shift) == prefix) {
+      zeros += ((in[end] >> bit) & 1u) == 0;
+      ++end;
+    }
+    std::uint64_t z = begin, o = begin + zeros;
+    for (std::uint64_t i = begin; i < end; ++i) out[((in[i] >> bit) & 1u) ? o++ : z++] = in[i];
+    begin = end;
+  }
+}
+
+template <class Symbol>
+void pack_level_cpu(const Symbol* codes, std::uint64_t count, unsigned bit, std::uint32_t* words) {
+  const std::uint64_t num_words = bits::ceil_div<std::uint64_t>(count, 32);
+  detail::parallel_for_ranges(num_words, [&](std::uint64_t b, std::uint64_t e) {
+    for (std::uint64_t w = b; w < e; ++w) words[w] = pack_level_word(codes, count, bit, w);
+  });
+}
+
+template <class Query>
+std::string symbol_text(const Query& q) { return std::to_string(static_cast<std::uint64_t>(q.symbol)); }
+
+// ---- Query operations (batch.cuh) ---------------------------------------------------------
+
+template <class Symbol>
+struct AccessOp {
+  using In = std::uint64_t;
+  using Out = Symbol;
+  WaveletTreeView<Symbol> v;
+  WTMAP_HD bool valid(In i) const { return i < v.size; }
+  WTMAP_HD Out operator()(In i) const { return v.access(i); }
+  std::string why_invalid(In i) const {
+    return "position " + std::to_string(i) + " is not below the text length " + std::to_string(v.size);
+  }
+};
+
+template <class Symbol>
+struct RankOp {
+  using In = RankQuery<Symbol>;
+  using Out = std::uint64_t;
+  WaveletTreeView<Symbol> v;
+  WTMAP_HD bool valid(const In& q) const { return q.position <= v.size; }
+  WTMAP_HD Out operator()(const In& q) const { return v.rank(q.symbol, q.position); }
+  std::string why_invalid(const In& q) const {
+    return "position " + std::to_string(q.position) + " is past the text length " + std::to_string(v.size);
+  }
+};
+
+template <class Symbol>
+struct SelectOp {
+  using In = SelectQuery<Symbol>;
+  using Out = std::uint64_t;
+  WaveletTreeView<Symbol> v;
+  WTMAP_HD bool valid(const In& q) const { return q.k >= 1 && q.k <= v.count(q.symbol); }
+  WTMAP_HD Out operator()(const In& q) const { return v.select(q.symbol, q.k); }
+  std::string why_invalid(const In& q) const {
+    return "symbol " + symbol_text(q) + " occurs " + std::to_string(v.count(q.symbol)) + " times, so k = " +
+           std::to_string(q.k) + " has no occurrence";
+  }
+};
+
+}  // namespace
+
+template <class Symbol>
+WaveletTree<Symbol>::WaveletTree() = default;
+template <class Symbol>
+WaveletTree<Symbol>::WaveletTree(WaveletTree&&) noexcept = default;
+template <class Symbol>
+WaveletTree<Symbol>& WaveletTree<Symbol>::operator=(WaveletTree&&) noexcept = default;
+template <class Symbol>
+WaveletTree<Symbol>::~WaveletTree() = default;
+
+template <class Symbol>
+Status WaveletTree<Symbol>::bind_view(const Layout& layout, std::uint64_t n, std::uint64_t sigma, bool has_alphabet,
+                                      const std::vector<std::uint64_t>& level_ones) {
+  const std::byte* base = storage_.data();
+  view_ = WaveletTreeView<Symbol>{};
+  view_.size = n;
+  view_.sigma = sigma;
+  view_.num_levels = static_cast<unsigned>(layout.level_size.size());
+  for (unsigned l = 0; l < view_.num_levels; ++l) {
+    view_.levels[l] = detail::rank_select_view_at(base + layout.level_offset[l], layout.level_size[l], level_ones[l]);
+  }
+  view_.cumulative = reinterpret_cast<const std::uint64_t*>(base + layout.cumulative_offset);
+  view_.node_start = reinterpret_cast<const std::uint64_t*>(base + layout.node_start_offset);
+  view_.node_rank0 = reinterpret_cast<const std::uint64_t*>(base + layout.node_rank0_offset);
+  view_.alphabet = has_alphabet ? reinterpret_cast<const Symbol*>(base + layout.alphabet_offset) : nullptr;
+  level_ones_ = level_ones;
+  extracted_alphabet_ = has_alphabet;
+  if (!workspace_) workspace_ = std::make_unique<detail::QueryWorkspace>();
+  return {};
+}
+
+template <class Symbol>
+Result<WaveletTree<Symbol>> WaveletTree<Symbol>::build(const Symbol* text, std::uint64_t n,
+                                                       const WaveletTreeOptions& options) {
+  const Backend backend = options.backend;
+  if (backend == Backend::gpu && !gpu_available()) return Status{StatusCode::unavailable, "no usable CUDA device"};
+  const bool extract = options.sigma == 0;
+  if (options.sigma > (std::uint64_t{1} << (8 * sizeof(Symbol)))) {
+    return invalid_argument("sigma = " + std::to_string(options.sigma) + " exceeds the range of " +
+                            std::to_string(8 * sizeof(Symbol)) + "-bit symbols");
+  }
+  std::vector<Symbol> alphabet;
+  std::uint64_t sigma = options.sigma;
+
+  // 1. The text on the backend, mapped to the minimal alphabet.
+  std::vector<Symbol> host_codes;  // CPU backend
+  Buffer device_codes, device_alt;   // GPU backend: the text, then the sort's ping-pong buffers
+  if (backend == Backend::cpu) {
+    host_codes.assign(text, text + n);
+    if (extract) {
+      alphabet = host_codes;
+      std::sort(alphabet.begin(), alphabet.end());
+      alphabet.erase(std::unique(alphabet.begin(), alphabet.end()), alphabet.end());
+      sigma = alphabet.size();
+      detail::parallel_for_ranges(n, [&](std::uint64_t b, std::uint64_t e) {
+        for (std::uint64_t i = b; i < e; ++i) {
+          host_codes[i] = static_cast<Symbol>(std::lower_bound(alphabet.begin(), alphabet.end(), host_codes[i]) - alphabet.begin());
+        }
+      });
+    } else {
+      const auto it = std::find_if(host_codes.begin(), host_codes.end(), [&](Symbol c) { return c >= sigma; });
+      if (it != host_codes.end()) {
+        return invalid_argument("text position " + std::to_string(it - host_codes.begin()) + " holds symbol " +
+                                std::to_string(static_cast<std::uint64_t>(*it)) + ", not below sigma = " + std::to_string(sigma));
+      }
+    }
+  } else {
+    auto codes = Buffer::allocate(Backend::gpu, n * sizeof(Symbol), "wavelet tree construction (text)");
+    if (!codes.ok()) return codes.status();
+    device_codes = std::move(codes.value());
+    auto alt = Buffer::allocate(Backend::gpu, n * sizeof(Symbol), "wavelet tree construction (sort buffer)");
+    if (!alt.ok()) return alt.status();
+    device_alt = std::move(alt.value());
+    WTMAP_TRY(device_codes.copy_from_host(0, text, n * sizeof(Symbol)));
+    auto* d_text = reinterpret_cast<Symbol*>(device_codes.data());
+    auto* d_alt = reinterpret_cast<Symbol*>(device_alt.data());
+    if (n > 0 && extract) {
+      // Sorted copy -> distinct symbols -> binary-search mapping.
+      std::size_t sort_bytes = 0, unique_bytes = 0;
+      WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, d_text, d_alt, n));
+      auto distinct = Buffer::allocate(Backend::gpu, n * sizeof(Symbol) + sizeof(std::uint64_t), "alphabet extraction");
+      if (!distinct.ok()) return distinct.status();
+      auto* d_count = reinterpret_cast<std::uint64_t*>(distinct->data());
+      auto* d_distinct = reinterpret_cast<Symbol*>(distinct->data() + sizeof(std::uint64_t));
+      WTMAP_CUDA_TRY(cub::DeviceSelect::Unique(nullptr, unique_bytes, d_alt, d_distinct, d_count, n));
+      auto temp = cub_temp(std::max(sort_bytes, unique_bytes));
+      if (!temp.ok()) return temp.status();
+      WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(temp->data(), sort_bytes, d_text, d_alt, n));
+      WTMAP_CUDA_TRY(cub::DeviceSelect::Unique(temp->data(), unique_bytes, d_alt, d_distinct, d_count, n));
+      WTMAP_CUDA_TRY(cudaMemcpy(&sigma, d_count, sizeof sigma, cudaMemcpyDeviceToHost));
+      alphabet.resize(sigma);
+      WTMAP_CUDA_TRY(cudaMemcpy(alphabet.data(), d_distinct, sigma * sizeof(Symbol), cudaMemcpyDeviceToHost));
+      WaveletTreeView<Symbol> mapping{};
+      mapping.sigma = sigma;
+      mapping.alphabet = d_distinct;
+      map_to_minimal_kernel<<<blocks_for(n), kThreads>>>(mapping, d_text, n);
+      WTMAP_CUDA_TRY_LAUNCH();
+      WTMAP_CUDA_TRY(cudaDeviceSynchronize());  // before `distinct` is freed
+    } else if (n > 0) {
+      std::size_t bytes = 0;
+      auto max_buf = Buffer::allocate(Backend::gpu, sizeof(Symbol), "maximum symbol");
+      if (!max_buf.ok()) return max_buf.status();
+      auto* d_max = reinterpret_cast<Symbol*>(max_buf->data());
+      WTMAP_CUDA_TRY(cub::DeviceReduce::Max(nullptr, bytes, d_text, d_max, n));
+      auto temp = cub_temp(bytes);
+      if (!temp.ok()) return temp.status();
+      WTMAP_CUDA_TRY(cub::DeviceReduce::Max(temp->data(), bytes, d_text, d_max, n));
+      Symbol max_symbol{};
+      WTMAP_CUDA_TRY(cudaMemcpy(&max_symbol, d_max, sizeof max_symbol, cudaMemcpyDeviceToHost));
+      if (max_symbol >= sigma) {
+        return invalid_argument("the text holds symbol " + std::to_string(static_cast<std::uint64_t>(max_symbol)) +
+                                ", not below sigma = " + std::to_string(sigma));
+      }
+    }
+  }
+  if (sigma > kMaxSigma) {
+    return invalid_argument("alphabet of " + std::to_string(sigma) + " symbols exceeds the supported " +
+                            std::to_string(kMaxSigma));
+  }
+  const unsigned num_levels = bits::ceil_log2(sigma);
+
+  // 2. Histogram and reduced codes.
+  std::vector<std::uint64_t> hist(sigma, 0);
+  if (backend == Backend::cpu) {
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::uint64_t m = host_codes[i];
+      ++hist[m];
+      host_codes[i] = static_cast<Symbol>(encode_symbol(m, sigma, num_levels).code);
+    }
+  } else if (n > 0) {
+    auto d_hist_buf = Buffer::allocate(Backend::gpu, sigma * sizeof(std::uint64_t), "histogram");
+    if (!d_hist_buf.ok()) return d_hist_buf.status();
+    auto* d_hist = reinterpret_cast<unsigned long long*>(d_hist_buf->data());
+    constexpr std::size_t kSharedBytes = 48 * 1024;
+    const unsigned replicas = static_cast<unsigned>(std::min<std::uint64_t>(32, kSharedBytes / (sigma * 4)));
+    const int grid = detail::multiprocessor_count() * 8;
+    histogram_encode_kernel<Symbol><<<grid, kThreads, replicas * sigma * 4>>>(
+        reinterpret_cast<Symbol*>(device_codes.data()), n, sigma, num_levels, d_hist, replicas);
+    WTMAP_CUDA_TRY_LAUNCH();
+    WTMAP_TRY(d_hist_buf->copy_to_host(0, hist.data(), sigma * sizeof(std::uint64_t)));
+  }
+  std::vector<std::uint64_t> cumulative(sigma + 1, 0);
+  for (std::uint64_t m = 0; m < sigma; ++m) cumulative[m + 1] = cumulative[m] + hist[m];
+
+  // 3. One allocation for everything; the small tables go in first.
+  const Layout layout(level_sizes_from_histogram(hist, sigma, num_levels), sigma, extract);
+  WaveletTree tree;
+  auto storage = Buffer::allocate(backend, layout.total, "wavelet tree");
+  if (!storage.ok()) return storage.status();
+  tree.storage_ = std::move(storage.value());
+  WTMAP_TRY(tree.storage_.copy_from_host(layout.cumulative_offset, cumulative.data(), cumulative.size() * 8));
+  if (extract) WTMAP_TRY(tree.storage_.copy_from_host(layout.alphabet_offset, alphabet.data(), sigma * sizeof(Symbol)));
+
+  // 4. Levels: stable sort by the leading l code bits, pack bit l, build rank/select.
+  std::vector<std::uint64_t> level_ones(num_levels, 0);
+  std::vector<Symbol> host_alt(backend == Backend::cpu ? n : 0);
+  std::size_t sort_bytes = 0;
+  Buffer sort_temp;
+  cub::DoubleBuffer<Symbol> keys(reinterpret_cast<Symbol*>(device_codes.data()), reinterpret_cast<Symbol*>(device_alt.data()));
+  if (backend == Backend::gpu && num_levels > 1 && n > 0) {
+    WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, keys, n, 0, static_cast<int>(num_levels)));
+    auto temp = cub_temp(sort_bytes);
+    if (!temp.ok()) return temp.status();
+    sort_temp = std::move(temp.value());
+  }
+  for (unsigned l = 0; l < num_levels; ++l) {
+    std::byte* level_base = tree.storage_.data() + layout.level_offset[l];
+    const std::uint64_t count = layout.level_size[l];
+    const unsigned bit = num_levels - 1 - l;
+    if (backend == Backend::cpu) {
+      if (l > 0) {
+        refine_sort_cpu(host_codes, host_alt, num_levels, l - 1);
+        host_codes.swap(host_alt);
+      }
+      pack_level_cpu(host_codes.data(), count, bit, reinterpret_cast<std::uint32_t*>(level_base));
+    } else if (n > 0) {
+      if (l > 0) {
+        WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(sort_temp.data(), sort_bytes, keys, n, static_cast<int>(bit + 1),
+                                                      static_cast<int>(num_levels)));
+      }
+      const std::uint64_t num_words = bits::ceil_div<std::uint64_t>(count, 32);
+      if (num_words > 0) {
+        pack_level_kernel<Symbol><<<blocks_for(num_words), kThreads>>>(keys.Current(), count, bit,
+                                                                       reinterpret_cast<std::uint32_t*>(level_base), num_words);
+        WTMAP_CUDA_TRY_LAUNCH();
+      }
+    }
+    RankSelectView level;
+    WTMAP_TRY(detail::build_rank_select(backend, level_base, count, level));
+    level_ones[l] = level.ones;
+  }
+  device_codes = Buffer();
+  device_alt = Buffer();
+
+  // 5. Node starts and the rank0 at each (thesis 5.2: precomputed node-start ranks).
+  WTMAP_TRY(tree.bind_view(layout, n, sigma, extract, level_ones));
+  auto* node_start = reinterpret_cast<std::uint64_t*>(tree.storage_.data() + layout.node_start_offset);
+  auto* node_rank0 = reinterpret_cast<std::uint64_t*>(tree.storage_.data() + layout.node_rank0_offset);
+  if (backend == Backend::cpu) {
+    for (std::uint64_t h = 0; h < layout.num_nodes; ++h) node_table_entry(tree.view_, h, node_start, node_rank0);
+  } else if (layout.num_nodes > 0) {
+    node_table_kernel<Symbol><<<blocks_for(layout.num_nodes), kThreads>>>(tree.view_, node_start, node_rank0,
+                                                                          layout.num_nodes);
+    WTMAP_CUDA_TRY_LAUNCH();
+    WTMAP_CUDA_TRY(cudaDeviceSynchronize());
+  }
+  return std::move(tree);
+}
+
+template <class Symbol>
+std::vector<Symbol> WaveletTree<Symbol>::alphabet() const {
+  std::vector<Symbol> a(view_.sigma);
+  if (!extracted_alphabet_) {
+    for (std::uint64_t m = 0; m < view_.sigma; ++m) a[m] = static_cast<Symbol>(m);
+    return a;
+  }
+  const auto offset = reinterpret_cast<const std::byte*>(view_.alphabet) - storage_.data();
+  if (!storage_.copy_to_host(static_cast<std::size_t>(offset), a.data(), a.size() * sizeof(Symbol)).ok()) a.clear();
+  return a;
+}
+
+template <class Symbol>
+Status WaveletTree<Symbol>::access(const std::uint64_t* positions, Symbol* out, std::size_t count) const {
+  return detail::run_batch(backend(), AccessOp<Symbol>{view_}, positions, out, count, *workspace_, "access");
+}
+template <class Symbol>
+Status WaveletTree<Symbol>::rank(const RankQuery<Symbol>* queries, std::uint64_t* out, std::size_t count) const {
+  return detail::run_batch(backend(), RankOp<Symbol>{view_}, queries, out, count, *workspace_, "rank");
+}
+template <class Symbol>
+Status WaveletTree<Symbol>::select(const SelectQuery<Symbol>* queries, std::uint64_t* out, std::size_t count) const {
+  return detail::run_batch(backend(), SelectOp<Symbol>{view_}, queries, out, count, *workspace_, "select");
+}
+
+template <class Symbol>
+Status WaveletTree<Symbol>::access_device(const std::uint64_t* positions, Symbol* out, std::size_t count,
+                                          cudaStream_t stream) const {
+  if (backend() != Backend::gpu) return invalid_argument("access_device needs a GPU-backed wavelet tree");
+  return detail::run_batch_device(AccessOp<Symbol>{view_}, positions, out, count, stream, *workspace_, "access");
+}
+template <class Symbol>
+Status WaveletTree<Symbol>::rank_device(const RankQuery<Symbol>* queries, std::uint64_t* out, std::size_t count,
+                                        cudaStream_t stream) const {
+  if (backend() != Backend::gpu) return invalid_argument("rank_device needs a GPU-backed wavelet tree");
+  return detail::run_batch_device(RankOp<Symbol>{view_}, queries, out, count, stream, *workspace_, "rank");
+}
+template <class Symbol>
+Status WaveletTree<Symbol>::select_device(const SelectQuery<Symbol>* queries, std::uint64_t* out, std::size_t count,
+                                          cudaStream_t stream) const {
+  if (backend() != Backend::gpu) return invalid_argument("select_device needs a GPU-backed wavelet tree");
+  return detail::run_batch_device(SelectOp<Symbol>{view_}, queries, out, count, stream, *workspace_, "select");
+}
+
+template <class Symbol>
+Status WaveletTree<Symbol>::save(std::ostream& out) const {
+  detail::Writer w(out);
+  w.bytes(kMagic, sizeof kMagic);
+  w.u64(detail::kFormatVersion);
+  w.u64(sizeof(Symbol));
+  w.u64(view_.size);
+  w.u64(view_.sigma);
+  w.u64(extracted_alphabet_ ? 1 : 0);
+  for (unsigned l = 0; l < view_.num_levels; ++l) {
+    w.u64(view_.levels[l].size);
+    w.u64(level_ones_[l]);
+  }
+  WTMAP_TRY(w.buffer(storage_));
+  return w.status("wavelet tree");
+}
+
+template <class Symbol>
+Result<WaveletTree<Symbol>> WaveletTree<Symbol>::load(std::istream& in, Backend backend) {
+  if (backend == Backend::gpu && !gpu_available()) return Status{StatusCode::unavailable, "no usable CUDA device"};
+  detail::Reader r(in, "wavelet tree");
+  WTMAP_TRY(r.magic(kMagic));
+  WTMAP_TRY(r.version());
+  std::uint64_t width = 0, n = 0, sigma = 0, extracted = 0;
+  WTMAP_TRY(r.u64(width));
+  if (width != sizeof(Symbol)) {
+    return corrupt_data("wavelet tree: stored with " + std::to_string(width) + "-byte symbols, loaded as " +
+                        std::to_string(sizeof(Symbol)) + "-byte symbols");
+  }
+  WTMAP_TRY(r.u64(n));
+  WTMAP_TRY(r.u64(sigma));
+  WTMAP_TRY(r.u64(extracted));
+  if (sigma > kMaxSigma || extracted > 1 || (extracted == 0 && sigma > (std::uint64_t{1} << (8 * sizeof(Symbol))))) {
+    return corrupt_data("wavelet tree: header holds an impossible alphabet (sigma = " + std::to_string(sigma) + ")");
+  }
+  const unsigned num_levels = bits::ceil_log2(sigma);
+  std::vector<std::uint64_t> sizes(num_levels), ones(num_levels);
+  for (unsigned l = 0; l < num_levels; ++l) {
+    WTMAP_TRY(r.u64(sizes[l]));
+    WTMAP_TRY(r.u64(ones[l]));
+    if (sizes[l] > n || ones[l] > sizes[l]) return corrupt_data("wavelet tree: level " + std::to_string(l) + " header is inconsistent");
+  }
+  const Layout layout(sizes, sigma, extracted == 1);
+  WaveletTree tree;
+  auto storage = r.buffer(backend, layout.total);
+  if (!storage.ok()) return storage.status();
+  tree.storage_ = std::move(storage.value());
+  // The level sizes are a function of the histogram: check the stored one against the header.
+  std::vector<std::uint64_t> cumulative(sigma + 1);
+  WTMAP_TRY(tree.storage_.copy_to_host(layout.cumulative_offset, cumulative.data(), cumulative.size() * 8));
+  std::vector<std::uint64_t> hist(sigma);
+  for (std::uint64_t m = 0; m < sigma; ++m) {
+    if (cumulative[m + 1] < cumulative[m]) return corrupt_data("wavelet tree: cumulative histogram is not monotone");
+    hist[m] = cumulative[m + 1] - cumulative[m];
+  }
+  if (cumulative[0] != 0 || cumulative[sigma] != n || level_sizes_from_histogram(hist, sigma, num_levels) != sizes) {
+    return corrupt_data("wavelet tree: histogram does not match the level sizes");
+  }
+  WTMAP_TRY(tree.bind_view(layout, n, sigma, extracted == 1, ones));
+  return std::move(tree);
+}
+
+template class WaveletTree<std::uint8_t>;
+template class WaveletTree<std::uint16_t>;
+template class WaveletTree<std::uint32_t>;
+
+}  // namespace wtmap
