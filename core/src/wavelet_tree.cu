@@ -13,17 +13,19 @@
 #include "batch.cuh"
 #include "cuda_check.hpp"
 #include "parallel.hpp"
+#include "quad_vector_build.hpp"
 #include "rank_select_build.hpp"
 #include "serialize.hpp"
 
 namespace wtmap {
 
 // Byte offsets of everything a tree keeps in its single allocation, each on a 128-byte line.
-template <class Symbol>
-struct WaveletTree<Symbol>::Layout {
-  std::vector<std::uint64_t> level_size;    // bits per level
+template <class Symbol, unsigned Arity>
+struct WaveletTree<Symbol, Arity>::Layout {
+  static constexpr unsigned kCountsPerLevel = Arity == 2 ? 1 : 4;  // ones, or the four totals
+  std::vector<std::uint64_t> level_size;    // symbols (bits) per level
   std::vector<std::uint64_t> level_offset;
-  std::uint64_t cumulative_offset = 0, node_start_offset = 0, node_rank0_offset = 0, alphabet_offset = 0;
+  std::uint64_t cumulative_offset = 0, node_offset = 0, alphabet_offset = 0;
   std::uint64_t num_nodes = 0, total = 0;
 
   Layout(std::vector<std::uint64_t> sizes, std::uint64_t sigma, bool has_alphabet) : level_size(std::move(sizes)) {
@@ -32,11 +34,14 @@ struct WaveletTree<Symbol>::Layout {
       total += bits::round_up(bytes, RankSelectLayout::kAlignment);
       return at;
     };
-    for (std::uint64_t s : level_size) level_offset.push_back(take(RankSelectLayout::total_bytes(s)));
-    num_nodes = (std::uint64_t{1} << level_size.size()) - 1;
+    for (std::uint64_t s : level_size) {
+      level_offset.push_back(take(Arity == 2 ? RankSelectLayout::total_bytes(s) : QuadVectorLayout::total_bytes(s)));
+    }
+    const std::uint64_t levels = level_size.size();
+    // Binary: node start and rank0 per heap node; 4-ary: four digit ranks per heap node.
+    num_nodes = Arity == 2 ? (std::uint64_t{1} << levels) - 1 : ((std::uint64_t{1} << (2 * levels)) - 1) / 3;
     cumulative_offset = take((sigma + 1) * 8);
-    node_start_offset = take(num_nodes * 8);
-    node_rank0_offset = take(num_nodes * 8);
+    node_offset = take(num_nodes * (Arity == 2 ? 2 : 4) * 8);
     alphabet_offset = take(has_alphabet ? sigma * sizeof(Symbol) : 0);
   }
 };
@@ -45,6 +50,12 @@ namespace {
 
 constexpr unsigned kThreads = 256;
 constexpr char kMagic[8] = {'W', 'T', 'M', 'W', 'T', 'R', 'E', 'E'};
+
+template <unsigned Arity>
+unsigned levels_for_sigma(std::uint64_t sigma) {
+  const unsigned bits_needed = bits::ceil_log2(sigma);
+  return Arity == 2 ? bits_needed : (bits_needed + 1) / 2;
+}
 
 unsigned blocks_for(std::uint64_t items) {
   return static_cast<unsigned>(std::max<std::uint64_t>(1, (items + kThreads - 1) / kThreads));
@@ -92,7 +103,7 @@ __global__ void __launch_bounds__(kThreads)
 template <class Symbol>
 __global__ void __launch_bounds__(kThreads)
     histogram_encode_kernel(Symbol* text, std::uint64_t n, std::uint64_t sigma, unsigned num_levels,
-                            unsigned long long* hist, unsigned replicas) {
+                            bool encode, unsigned long long* hist, unsigned replicas) {
   extern __shared__ unsigned int local[];
   const bool shared = replicas > 0;
   if (shared) {
@@ -104,7 +115,7 @@ __global__ void __launch_bounds__(kThreads)
   for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
     const std::uint64_t m = text[i];
     if (shared) atomicAdd(mine + m, 1u); else atomicAdd(hist + m, 1ull);
-    text[i] = static_cast<Symbol>(encode_symbol(m, sigma, num_levels).code);
+    if (encode) text[i] = static_cast<Symbol>(encode_symbol(m, sigma, num_levels).code);
   }
   if (shared) {
     __syncthreads();
@@ -116,53 +127,75 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <class Symbol>
+// Level packing for either arity: word w of a binary level is 32 bits at its natural place;
+// word w of a quad level holds 32 digits in block w / 7.
+template <unsigned Arity>
+struct LevelPacking {
+  static constexpr unsigned kSymbolsPerWord = 32;
+  static constexpr unsigned kDigitBits = Arity == 2 ? 1 : 2;
+  template <class Symbol>
+  static WTMAP_HD void pack(const Symbol* codes, std::uint64_t count, unsigned shift, std::byte* level, std::uint64_t w) {
+    if constexpr (Arity == 2) {
+      reinterpret_cast<std::uint32_t*>(level)[w] = pack_level_word(codes, count, shift, w);
+    } else {
+      reinterpret_cast<QuadBlock*>(level)[w / QuadVectorLayout::kWordsPerBlock].words[w % QuadVectorLayout::kWordsPerBlock] =
+          pack_quad_word(codes, count, shift, w);
+    }
+  }
+};
+
+template <unsigned Arity, class Symbol>
 __global__ void __launch_bounds__(kThreads)
-    pack_level_kernel(const Symbol* codes, std::uint64_t count, unsigned bit, std::uint32_t* words,
-                      std::uint64_t num_words) {
+    pack_level_kernel(const Symbol* codes, std::uint64_t count, unsigned shift, std::byte* level, std::uint64_t num_words) {
   const std::uint64_t w = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (w < num_words) words[w] = pack_level_word(codes, count, bit, w);
+  if (w < num_words) LevelPacking<Arity>::pack(codes, count, shift, level, w);
 }
 
+// Per-node tables of either arity: binary trees keep node starts then rank0s, 4-ary trees four
+// digit ranks per node.
 template <class Symbol>
+WTMAP_HD void node_tables_entry(const WaveletTreeView<Symbol, 2>& v, std::uint64_t h, std::uint64_t* tables,
+                                std::uint64_t num_nodes) {
+  node_table_entry(v, h, tables, tables + num_nodes);
+}
+template <class Symbol>
+WTMAP_HD void node_tables_entry(const WaveletTreeView<Symbol, 4>& v, std::uint64_t h, std::uint64_t* tables,
+                                std::uint64_t) {
+  quad_node_table_entry(v, h, tables);
+}
+
+template <class View>
 __global__ void __launch_bounds__(kThreads)
-    node_table_kernel(WaveletTreeView<Symbol> v, std::uint64_t* start, std::uint64_t* rank0, std::uint64_t num_nodes) {
+    node_tables_kernel(View v, std::uint64_t* tables, std::uint64_t num_nodes) {
   const std::uint64_t h = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (h < num_nodes) node_table_entry(v, h, start, rank0);
+  if (h < num_nodes) node_tables_entry(v, h, tables, num_nodes);
 }
 
 Result<Buffer> cub_temp(std::size_t bytes) { return Buffer::allocate(Backend::gpu, bytes, "CUB temporary storage"); }
 
 // ---- CPU construction steps -----------------------------------------------------------------
 
-// Turns codes sorted by their top `sorted_bits` bits into codes sorted by the top sorted_bits + 1
-// (stable), by a stable partition of every run of equal prefixes: what a radix-sort pass over the
-// full prefix produces, in O(n).
+// Turns codes sorted by the bits above `shift` into codes sorted by the bits above
+// shift - digit_bits (stable), by a stable counting sort of every run of equal prefixes on the
+// digit below it: what a radix sort over the longer prefix produces, in O(n).
 template <class Symbol>
-void refine_sort_cpu(const std::vector<Symbol>& in, std::vector<Symbol>& out, unsigned num_levels, unsigned sorted_bits) {
-  const unsigned shift = num_levels - sorted_bits;  // bits below the sorted prefix
-  const unsigned bit = shift - 1;
+void refine_sort_cpu(const std::vector<Symbol>& in, std::vector<Symbol>& out, unsigned shift, unsigned digit_bits) {
+  const unsigned low = shift - digit_bits;
+  const unsigned radix = 1u << digit_bits;
   const std::uint64_t n = in.size();
   std::uint64_t begin = 0;
   while (begin < n) {
     const std::uint64_t prefix = static_cast<std::uint64_t>(in[begin]) >> shift;
-    std::uint64_t end = begin, zeros = 0;
-    while (end < n && (static_cast<std::uint64_t>(in[end]) >> shift) == prefix) {
-      zeros += ((in[end] >> bit) & 1u) == 0;
-      ++end;
+    std::uint64_t end = begin, next[4] = {0, 0, 0, 0};
+    for (; end < n && (static_cast<std::uint64_t>(in[end]) >> shift) == prefix; ++end) ++next[(in[end] >> low) & (radix - 1)];
+    for (std::uint64_t d = 0, at = begin; d < radix; ++d) {
+      const std::uint64_t c = next[d];
+      next[d] = at;
+      at += c;
     }
-    std::uint64_t z = begin, o = begin + zeros;
-    for (std::uint64_t i = begin; i < end; ++i) out[((in[i] >> bit) & 1u) ? o++ : z++] = in[i];
+    for (std::uint64_t i = begin; i < end; ++i) out[next[(in[i] >> low) & (radix - 1)]++] = in[i];
     begin = end;
   }
-}
-
-template <class Symbol>
-void pack_level_cpu(const Symbol* codes, std::uint64_t count, unsigned bit, std::uint32_t* words) {
-  const std::uint64_t num_words = bits::ceil_div<std::uint64_t>(count, 32);
-  detail::parallel_for_ranges(num_words, [&](std::uint64_t b, std::uint64_t e) {
-    for (std::uint64_t w = b; w < e; ++w) words[w] = pack_level_word(codes, count, bit, w);
-  });
 }
 
 template <class Query>
@@ -170,11 +203,11 @@ std::string symbol_text(const Query& q) { return std::to_string(static_cast<std:
 
 // ---- Query operations (batch.cuh) ---------------------------------------------------------
 
-template <class Symbol>
+template <class Symbol, class View>
 struct AccessOp {
   using In = std::uint64_t;
   using Out = Symbol;
-  WaveletTreeView<Symbol> v;
+  View v;
   WTMAP_HD bool valid(In i) const { return i < v.size; }
   WTMAP_HD Out operator()(In i) const { return v.access(i); }
   std::string why_invalid(In i) const {
@@ -182,11 +215,11 @@ struct AccessOp {
   }
 };
 
-template <class Symbol>
+template <class Symbol, class View>
 struct RankOp {
   using In = RankQuery<Symbol>;
   using Out = std::uint64_t;
-  WaveletTreeView<Symbol> v;
+  View v;
   WTMAP_HD bool valid(const In& q) const { return q.position <= v.size; }
   WTMAP_HD Out operator()(const In& q) const { return v.rank(q.symbol, q.position); }
   std::string why_invalid(const In& q) const {
@@ -194,11 +227,11 @@ struct RankOp {
   }
 };
 
-template <class Symbol>
+template <class Symbol, class View>
 struct SelectOp {
   using In = SelectQuery<Symbol>;
   using Out = std::uint64_t;
-  WaveletTreeView<Symbol> v;
+  View v;
   WTMAP_HD bool valid(const In& q) const { return q.k >= 1 && q.k <= v.count(q.symbol); }
   WTMAP_HD Out operator()(const In& q) const { return v.select(q.symbol, q.k); }
   std::string why_invalid(const In& q) const {
@@ -209,39 +242,46 @@ struct SelectOp {
 
 }  // namespace
 
-template <class Symbol>
-WaveletTree<Symbol>::WaveletTree() = default;
-template <class Symbol>
-WaveletTree<Symbol>::WaveletTree(WaveletTree&&) noexcept = default;
-template <class Symbol>
-WaveletTree<Symbol>& WaveletTree<Symbol>::operator=(WaveletTree&&) noexcept = default;
-template <class Symbol>
-WaveletTree<Symbol>::~WaveletTree() = default;
+#define WTMAP_WT template <class Symbol, unsigned Arity>
+#define WTMAP_WT_CLASS WaveletTree<Symbol, Arity>
 
-template <class Symbol>
-Status WaveletTree<Symbol>::bind_view(const Layout& layout, std::uint64_t n, std::uint64_t sigma, bool has_alphabet,
-                                      const std::vector<std::uint64_t>& level_ones) {
+WTMAP_WT WTMAP_WT_CLASS::WaveletTree() = default;
+WTMAP_WT WTMAP_WT_CLASS::WaveletTree(WaveletTree&&) noexcept = default;
+WTMAP_WT WTMAP_WT_CLASS& WTMAP_WT_CLASS::operator=(WaveletTree&&) noexcept = default;
+WTMAP_WT WTMAP_WT_CLASS::~WaveletTree() = default;
+
+WTMAP_WT
+void WTMAP_WT_CLASS::bind_view(const Layout& layout, std::uint64_t n, std::uint64_t sigma, bool has_alphabet,
+                               const std::vector<std::uint64_t>& level_counts) {
   const std::byte* base = storage_.data();
-  view_ = WaveletTreeView<Symbol>{};
+  view_ = View{};
   view_.size = n;
   view_.sigma = sigma;
   view_.num_levels = static_cast<unsigned>(layout.level_size.size());
   for (unsigned l = 0; l < view_.num_levels; ++l) {
-    view_.levels[l] = detail::rank_select_view_at(base + layout.level_offset[l], layout.level_size[l], level_ones[l]);
+    if constexpr (Arity == 2) {
+      view_.levels[l] = detail::rank_select_view_at(base + layout.level_offset[l], layout.level_size[l], level_counts[l]);
+    } else {
+      view_.levels[l] = detail::quad_vector_view_at(base + layout.level_offset[l], layout.level_size[l], &level_counts[4 * l]);
+    }
   }
   view_.cumulative = reinterpret_cast<const std::uint64_t*>(base + layout.cumulative_offset);
-  view_.node_start = reinterpret_cast<const std::uint64_t*>(base + layout.node_start_offset);
-  view_.node_rank0 = reinterpret_cast<const std::uint64_t*>(base + layout.node_rank0_offset);
+  const auto* tables = reinterpret_cast<const std::uint64_t*>(base + layout.node_offset);
+  if constexpr (Arity == 2) {
+    view_.node_start = tables;
+    view_.node_rank0 = tables + layout.num_nodes;
+  } else {
+    view_.node_rank = tables;
+  }
   view_.alphabet = has_alphabet ? reinterpret_cast<const Symbol*>(base + layout.alphabet_offset) : nullptr;
-  level_ones_ = level_ones;
+  level_counts_ = level_counts;
   extracted_alphabet_ = has_alphabet;
   if (!workspace_) workspace_ = std::make_unique<detail::QueryWorkspace>();
-  return {};
 }
 
-template <class Symbol>
-Result<WaveletTree<Symbol>> WaveletTree<Symbol>::build(const Symbol* text, std::uint64_t n,
-                                                       const WaveletTreeOptions& options) {
+WTMAP_WT
+Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build(const Symbol* text, std::uint64_t n, const WaveletTreeOptions& options) {
+  using Packing = LevelPacking<Arity>;
   const Backend backend = options.backend;
   if (backend == Backend::gpu && !gpu_available()) return Status{StatusCode::unavailable, "no usable CUDA device"};
   const bool extract = options.sigma == 0;
@@ -327,15 +367,17 @@ Result<WaveletTree<Symbol>> WaveletTree<Symbol>::build(const Symbol* text, std::
     return invalid_argument("alphabet of " + std::to_string(sigma) + " symbols exceeds the supported " +
                             std::to_string(kMaxSigma));
   }
-  const unsigned num_levels = bits::ceil_log2(sigma);
+  const unsigned num_levels = levels_for_sigma<Arity>(sigma);
+  const unsigned code_bits = num_levels * Packing::kDigitBits;
+  constexpr bool kEncode = Arity == 2;  // 4-ary levels read the minimal symbol's own digits
 
-  // 2. Histogram and reduced codes.
+  // 2. Histogram, and reduced codes for binary trees.
   std::vector<std::uint64_t> hist(sigma, 0);
   if (backend == Backend::cpu) {
     for (std::uint64_t i = 0; i < n; ++i) {
       const std::uint64_t m = host_codes[i];
       ++hist[m];
-      host_codes[i] = static_cast<Symbol>(encode_symbol(m, sigma, num_levels).code);
+      if (kEncode) host_codes[i] = static_cast<Symbol>(encode_symbol(m, sigma, num_levels).code);
     }
   } else if (n > 0) {
     auto d_hist_buf = Buffer::allocate(Backend::gpu, sigma * sizeof(std::uint64_t), "histogram");
@@ -345,7 +387,7 @@ Result<WaveletTree<Symbol>> WaveletTree<Symbol>::build(const Symbol* text, std::
     const unsigned replicas = static_cast<unsigned>(std::min<std::uint64_t>(32, kSharedBytes / (sigma * 4)));
     const int grid = detail::multiprocessor_count() * 8;
     histogram_encode_kernel<Symbol><<<grid, kThreads, replicas * sigma * 4>>>(
-        reinterpret_cast<Symbol*>(device_codes.data()), n, sigma, num_levels, d_hist, replicas);
+        reinterpret_cast<Symbol*>(device_codes.data()), n, sigma, num_levels, kEncode, d_hist, replicas);
     WTMAP_CUDA_TRY_LAUNCH();
     WTMAP_TRY(d_hist_buf->copy_to_host(0, hist.data(), sigma * sizeof(std::uint64_t)));
   }
@@ -353,7 +395,9 @@ Result<WaveletTree<Symbol>> WaveletTree<Symbol>::build(const Symbol* text, std::
   for (std::uint64_t m = 0; m < sigma; ++m) cumulative[m + 1] = cumulative[m] + hist[m];
 
   // 3. One allocation for everything; the small tables go in first.
-  const Layout layout(level_sizes_from_histogram(hist, sigma, num_levels), sigma, extract);
+  const Layout layout(Arity == 2 ? level_sizes_from_histogram(hist, sigma, num_levels)
+                                 : std::vector<std::uint64_t>(num_levels, n),
+                      sigma, extract);
   WaveletTree tree;
   auto storage = Buffer::allocate(backend, layout.total, "wavelet tree");
   if (!storage.ok()) return storage.status();
@@ -361,14 +405,14 @@ Result<WaveletTree<Symbol>> WaveletTree<Symbol>::build(const Symbol* text, std::
   WTMAP_TRY(tree.storage_.copy_from_host(layout.cumulative_offset, cumulative.data(), cumulative.size() * 8));
   if (extract) WTMAP_TRY(tree.storage_.copy_from_host(layout.alphabet_offset, alphabet.data(), sigma * sizeof(Symbol)));
 
-  // 4. Levels: stable sort by the leading l code bits, pack bit l, build rank/select.
-  std::vector<std::uint64_t> level_ones(num_levels, 0);
+  // 4. Levels: stable sort by the leading code bits, pack the next digit, build its support.
+  std::vector<std::uint64_t> level_counts(num_levels * Layout::kCountsPerLevel, 0);
   std::vector<Symbol> host_alt(backend == Backend::cpu ? n : 0);
   std::size_t sort_bytes = 0;
   Buffer sort_temp;
   cub::DoubleBuffer<Symbol> keys(reinterpret_cast<Symbol*>(device_codes.data()), reinterpret_cast<Symbol*>(device_alt.data()));
   if (backend == Backend::gpu && num_levels > 1 && n > 0) {
-    WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, keys, n, 0, static_cast<int>(num_levels)));
+    WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, keys, n, 0, static_cast<int>(code_bits)));
     auto temp = cub_temp(sort_bytes);
     if (!temp.ok()) return temp.status();
     sort_temp = std::move(temp.value());
@@ -376,49 +420,55 @@ Result<WaveletTree<Symbol>> WaveletTree<Symbol>::build(const Symbol* text, std::
   for (unsigned l = 0; l < num_levels; ++l) {
     std::byte* level_base = tree.storage_.data() + layout.level_offset[l];
     const std::uint64_t count = layout.level_size[l];
-    const unsigned bit = num_levels - 1 - l;
+    const unsigned shift = code_bits - (l + 1) * Packing::kDigitBits;  // this level's digit
+    const std::uint64_t num_words = bits::ceil_div<std::uint64_t>(count, Packing::kSymbolsPerWord);
     if (backend == Backend::cpu) {
       if (l > 0) {
-        refine_sort_cpu(host_codes, host_alt, num_levels, l - 1);
+        refine_sort_cpu(host_codes, host_alt, shift + 2 * Packing::kDigitBits, Packing::kDigitBits);
         host_codes.swap(host_alt);
       }
-      pack_level_cpu(host_codes.data(), count, bit, reinterpret_cast<std::uint32_t*>(level_base));
+      detail::parallel_for_ranges(num_words, [&](std::uint64_t b, std::uint64_t e) {
+        for (std::uint64_t w = b; w < e; ++w) Packing::pack(host_codes.data(), count, shift, level_base, w);
+      });
     } else if (n > 0) {
       if (l > 0) {
-        WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(sort_temp.data(), sort_bytes, keys, n, static_cast<int>(bit + 1),
-                                                      static_cast<int>(num_levels)));
+        WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(sort_temp.data(), sort_bytes, keys, n,
+                                                      static_cast<int>(shift + Packing::kDigitBits),
+                                                      static_cast<int>(code_bits)));
       }
-      const std::uint64_t num_words = bits::ceil_div<std::uint64_t>(count, 32);
       if (num_words > 0) {
-        pack_level_kernel<Symbol><<<blocks_for(num_words), kThreads>>>(keys.Current(), count, bit,
-                                                                       reinterpret_cast<std::uint32_t*>(level_base), num_words);
+        pack_level_kernel<Arity, Symbol><<<blocks_for(num_words), kThreads>>>(keys.Current(), count, shift, level_base, num_words);
         WTMAP_CUDA_TRY_LAUNCH();
       }
     }
-    RankSelectView level;
-    WTMAP_TRY(detail::build_rank_select(backend, level_base, count, level));
-    level_ones[l] = level.ones;
+    if constexpr (Arity == 2) {
+      RankSelectView level;
+      WTMAP_TRY(detail::build_rank_select(backend, level_base, count, level));
+      level_counts[l] = level.ones;
+    } else {
+      QuadVectorView level;
+      WTMAP_TRY(detail::build_quad_vector(backend, level_base, count, level));
+      for (unsigned c = 0; c < 4; ++c) level_counts[4 * l + c] = level.totals[c];
+    }
   }
   device_codes = Buffer();
   device_alt = Buffer();
 
-  // 5. Node starts and the rank0 at each (thesis 5.2: precomputed node-start ranks).
-  WTMAP_TRY(tree.bind_view(layout, n, sigma, extract, level_ones));
-  auto* node_start = reinterpret_cast<std::uint64_t*>(tree.storage_.data() + layout.node_start_offset);
-  auto* node_rank0 = reinterpret_cast<std::uint64_t*>(tree.storage_.data() + layout.node_rank0_offset);
+  // 5. Per-node tables (thesis 5.2: precomputed ranks at node starts).
+  tree.bind_view(layout, n, sigma, extract, level_counts);
+  auto* tables = reinterpret_cast<std::uint64_t*>(tree.storage_.data() + layout.node_offset);
   if (backend == Backend::cpu) {
-    for (std::uint64_t h = 0; h < layout.num_nodes; ++h) node_table_entry(tree.view_, h, node_start, node_rank0);
+    for (std::uint64_t h = 0; h < layout.num_nodes; ++h) node_tables_entry(tree.view_, h, tables, layout.num_nodes);
   } else if (layout.num_nodes > 0) {
-    node_table_kernel<Symbol><<<blocks_for(layout.num_nodes), kThreads>>>(tree.view_, node_start, node_rank0,
-                                                                          layout.num_nodes);
+    node_tables_kernel<<<blocks_for(layout.num_nodes), kThreads>>>(tree.view_, tables, layout.num_nodes);
     WTMAP_CUDA_TRY_LAUNCH();
     WTMAP_CUDA_TRY(cudaDeviceSynchronize());
   }
   return std::move(tree);
 }
 
-template <class Symbol>
-std::vector<Symbol> WaveletTree<Symbol>::alphabet() const {
+WTMAP_WT
+std::vector<Symbol> WTMAP_WT_CLASS::alphabet() const {
   std::vector<Symbol> a(view_.sigma);
   if (!extracted_alphabet_) {
     for (std::uint64_t m = 0; m < view_.sigma; ++m) a[m] = static_cast<Symbol>(m);
@@ -429,62 +479,67 @@ std::vector<Symbol> WaveletTree<Symbol>::alphabet() const {
   return a;
 }
 
-template <class Symbol>
-Status WaveletTree<Symbol>::access(const std::uint64_t* positions, Symbol* out, std::size_t count) const {
-  return detail::run_batch(backend(), AccessOp<Symbol>{view_}, positions, out, count, *workspace_, "access");
+WTMAP_WT
+Status WTMAP_WT_CLASS::access(const std::uint64_t* positions, Symbol* out, std::size_t count) const {
+  return detail::run_batch(backend(), AccessOp<Symbol, View>{view_}, positions, out, count, *workspace_, "access");
 }
-template <class Symbol>
-Status WaveletTree<Symbol>::rank(const RankQuery<Symbol>* queries, std::uint64_t* out, std::size_t count) const {
-  return detail::run_batch(backend(), RankOp<Symbol>{view_}, queries, out, count, *workspace_, "rank");
+WTMAP_WT
+Status WTMAP_WT_CLASS::rank(const RankQuery<Symbol>* queries, std::uint64_t* out, std::size_t count) const {
+  return detail::run_batch(backend(), RankOp<Symbol, View>{view_}, queries, out, count, *workspace_, "rank");
 }
-template <class Symbol>
-Status WaveletTree<Symbol>::select(const SelectQuery<Symbol>* queries, std::uint64_t* out, std::size_t count) const {
-  return detail::run_batch(backend(), SelectOp<Symbol>{view_}, queries, out, count, *workspace_, "select");
+WTMAP_WT
+Status WTMAP_WT_CLASS::select(const SelectQuery<Symbol>* queries, std::uint64_t* out, std::size_t count) const {
+  return detail::run_batch(backend(), SelectOp<Symbol, View>{view_}, queries, out, count, *workspace_, "select");
 }
 
-template <class Symbol>
-Status WaveletTree<Symbol>::access_device(const std::uint64_t* positions, Symbol* out, std::size_t count,
-                                          cudaStream_t stream) const {
+WTMAP_WT
+Status WTMAP_WT_CLASS::access_device(const std::uint64_t* positions, Symbol* out, std::size_t count,
+                                     cudaStream_t stream) const {
   if (backend() != Backend::gpu) return invalid_argument("access_device needs a GPU-backed wavelet tree");
-  return detail::run_batch_device(AccessOp<Symbol>{view_}, positions, out, count, stream, *workspace_, "access");
+  return detail::run_batch_device(AccessOp<Symbol, View>{view_}, positions, out, count, stream, *workspace_, "access");
 }
-template <class Symbol>
-Status WaveletTree<Symbol>::rank_device(const RankQuery<Symbol>* queries, std::uint64_t* out, std::size_t count,
-                                        cudaStream_t stream) const {
+WTMAP_WT
+Status WTMAP_WT_CLASS::rank_device(const RankQuery<Symbol>* queries, std::uint64_t* out, std::size_t count,
+                                   cudaStream_t stream) const {
   if (backend() != Backend::gpu) return invalid_argument("rank_device needs a GPU-backed wavelet tree");
-  return detail::run_batch_device(RankOp<Symbol>{view_}, queries, out, count, stream, *workspace_, "rank");
+  return detail::run_batch_device(RankOp<Symbol, View>{view_}, queries, out, count, stream, *workspace_, "rank");
 }
-template <class Symbol>
-Status WaveletTree<Symbol>::select_device(const SelectQuery<Symbol>* queries, std::uint64_t* out, std::size_t count,
-                                          cudaStream_t stream) const {
+WTMAP_WT
+Status WTMAP_WT_CLASS::select_device(const SelectQuery<Symbol>* queries, std::uint64_t* out, std::size_t count,
+                                     cudaStream_t stream) const {
   if (backend() != Backend::gpu) return invalid_argument("select_device needs a GPU-backed wavelet tree");
-  return detail::run_batch_device(SelectOp<Symbol>{view_}, queries, out, count, stream, *workspace_, "select");
+  return detail::run_batch_device(SelectOp<Symbol, View>{view_}, queries, out, count, stream, *workspace_, "select");
 }
 
-template <class Symbol>
-Status WaveletTree<Symbol>::save(std::ostream& out) const {
+WTMAP_WT
+Status WTMAP_WT_CLASS::save(std::ostream& out) const {
   detail::Writer w(out);
   w.bytes(kMagic, sizeof kMagic);
   w.u64(detail::kFormatVersion);
+  w.u64(Arity);
   w.u64(sizeof(Symbol));
   w.u64(view_.size);
   w.u64(view_.sigma);
   w.u64(extracted_alphabet_ ? 1 : 0);
   for (unsigned l = 0; l < view_.num_levels; ++l) {
     w.u64(view_.levels[l].size);
-    w.u64(level_ones_[l]);
+    for (unsigned c = 0; c < Layout::kCountsPerLevel; ++c) w.u64(level_counts_[Layout::kCountsPerLevel * l + c]);
   }
   WTMAP_TRY(w.buffer(storage_));
   return w.status("wavelet tree");
 }
 
-template <class Symbol>
-Result<WaveletTree<Symbol>> WaveletTree<Symbol>::load(std::istream& in, Backend backend) {
+WTMAP_WT
+Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::load(std::istream& in, Backend backend) {
   if (backend == Backend::gpu && !gpu_available()) return Status{StatusCode::unavailable, "no usable CUDA device"};
   detail::Reader r(in, "wavelet tree");
   WTMAP_TRY(r.magic(kMagic));
   WTMAP_TRY(r.version());
-  std::uint64_t width = 0, n = 0, sigma = 0, extracted = 0;
+  std::uint64_t arity = 0, width = 0, n = 0, sigma = 0, extracted = 0;
+  WTMAP_TRY(r.u64(arity));
+  if (arity != Arity) {
+    return corrupt_data("wavelet tree: stored with arity " + std::to_string(arity) + ", loaded as arity " + std::to_string(Arity));
+  }
   WTMAP_TRY(r.u64(width));
   if (width != sizeof(Symbol)) {
     return corrupt_data("wavelet tree: stored with " + std::to_string(width) + "-byte symbols, loaded as " +
@@ -496,12 +551,18 @@ Result<WaveletTree<Symbol>> WaveletTree<Symbol>::load(std::istream& in, Backend 
   if (sigma > kMaxSigma || extracted > 1 || (extracted == 0 && sigma > (std::uint64_t{1} << (8 * sizeof(Symbol))))) {
     return corrupt_data("wavelet tree: header holds an impossible alphabet (sigma = " + std::to_string(sigma) + ")");
   }
-  const unsigned num_levels = bits::ceil_log2(sigma);
-  std::vector<std::uint64_t> sizes(num_levels), ones(num_levels);
+  const unsigned num_levels = levels_for_sigma<Arity>(sigma);
+  std::vector<std::uint64_t> sizes(num_levels), counts(num_levels * Layout::kCountsPerLevel);
   for (unsigned l = 0; l < num_levels; ++l) {
     WTMAP_TRY(r.u64(sizes[l]));
-    WTMAP_TRY(r.u64(ones[l]));
-    if (sizes[l] > n || ones[l] > sizes[l]) return corrupt_data("wavelet tree: level " + std::to_string(l) + " header is inconsistent");
+    std::uint64_t sum = 0;
+    for (unsigned c = 0; c < Layout::kCountsPerLevel; ++c) {
+      WTMAP_TRY(r.u64(counts[Layout::kCountsPerLevel * l + c]));
+      sum += counts[Layout::kCountsPerLevel * l + c];
+    }
+    if (sizes[l] > n || sum > sizes[l] || (Arity == 4 && sum != sizes[l])) {
+      return corrupt_data("wavelet tree: level " + std::to_string(l) + " header is inconsistent");
+    }
   }
   const Layout layout(sizes, sigma, extracted == 1);
   WaveletTree tree;
@@ -516,15 +577,23 @@ Result<WaveletTree<Symbol>> WaveletTree<Symbol>::load(std::istream& in, Backend 
     if (cumulative[m + 1] < cumulative[m]) return corrupt_data("wavelet tree: cumulative histogram is not monotone");
     hist[m] = cumulative[m + 1] - cumulative[m];
   }
-  if (cumulative[0] != 0 || cumulative[sigma] != n || level_sizes_from_histogram(hist, sigma, num_levels) != sizes) {
+  const std::vector<std::uint64_t> expected =
+      Arity == 2 ? level_sizes_from_histogram(hist, sigma, num_levels) : std::vector<std::uint64_t>(num_levels, n);
+  if (cumulative[0] != 0 || cumulative[sigma] != n || expected != sizes) {
     return corrupt_data("wavelet tree: histogram does not match the level sizes");
   }
-  WTMAP_TRY(tree.bind_view(layout, n, sigma, extracted == 1, ones));
+  tree.bind_view(layout, n, sigma, extracted == 1, counts);
   return std::move(tree);
 }
 
-template class WaveletTree<std::uint8_t>;
-template class WaveletTree<std::uint16_t>;
-template class WaveletTree<std::uint32_t>;
+template class WaveletTree<std::uint8_t, 2>;
+template class WaveletTree<std::uint16_t, 2>;
+template class WaveletTree<std::uint32_t, 2>;
+template class WaveletTree<std::uint8_t, 4>;
+template class WaveletTree<std::uint16_t, 4>;
+template class WaveletTree<std::uint32_t, 4>;
+
+#undef WTMAP_WT
+#undef WTMAP_WT_CLASS
 
 }  // namespace wtmap

@@ -1,10 +1,12 @@
-// wtmap core: an owning level-wise wavelet tree on the CPU or the GPU.
+// wtmap core: an owning level-wise wavelet tree on the CPU or the GPU, with binary levels
+// (Arity 2, the thesis' tree) or quad-vector levels (Arity 4, one level per two bits).
 //
-// Space, complexity and the algorithms: see wavelet_tree_view.hpp (thesis sec. 5). Construction
-// (thesis Alg. 8): map the text to a minimal alphabet, encode it with the reduced codes while
-// counting the histogram, then per level a stable sort by the code's leading bits (CUB radix sort
-// on the GPU, a stable partition on the CPU), packing of the level's bits and its rank/select
-// support. O(n log sigma) work; both backends produce byte-identical structures.
+// Space, complexity and the algorithms: see wavelet_tree_view.hpp (thesis sec. 5) and
+// quad_wavelet_tree_view.hpp. Construction (thesis Alg. 8): map the text to a minimal alphabet,
+// encode it (reduced codes, binary trees only) while counting the histogram, then per level a
+// stable sort by the code's leading bits (CUB radix sort on the GPU, a stable partition on the
+// CPU), packing of the level's bits or digits and its rank/select support. O(n log sigma) work;
+// both backends produce byte-identical structures.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,6 +19,7 @@
 #include "wtmap/core/buffer.hpp"
 #include "wtmap/core/config.hpp"
 #include "wtmap/core/status.hpp"
+#include "wtmap/core/quad_wavelet_tree_view.hpp"
 #include "wtmap/core/wavelet_tree_view.hpp"
 
 namespace wtmap {
@@ -43,12 +46,13 @@ struct WaveletTreeOptions {
   std::uint64_t sigma = 0;
 };
 
-// Symbol is std::uint8_t, std::uint16_t or std::uint32_t.
-template <class Symbol>
+// Symbol is std::uint8_t, std::uint16_t or std::uint32_t; Arity is 2 or 4.
+template <class Symbol, unsigned Arity = 2>
 class WaveletTree {
  public:
-  // Largest alphabet accepted (the per-node tables hold 2^ceil(log2 sigma) entries).
-  static constexpr std::uint64_t kMaxSigma = std::uint64_t{1} << 26;
+  using View = WaveletTreeView<Symbol, Arity>;
+  // Largest alphabet accepted (the per-node tables grow with the padded alphabet).
+  static constexpr std::uint64_t kMaxSigma = std::uint64_t{1} << (Arity == 2 ? 26 : 22);
 
   WaveletTree(WaveletTree&&) noexcept;
   WaveletTree& operator=(WaveletTree&&) noexcept;
@@ -67,7 +71,7 @@ class WaveletTree {
   // Sorted distinct symbols (extracted alphabets), or 0..sigma-1.
   std::vector<Symbol> alphabet() const;
   // Trivially copyable view for queries inside your own kernels (GPU) or loops (CPU).
-  const WaveletTreeView<Symbol>& view() const { return view_; }
+  const View& view() const { return view_; }
 
   // Batched queries from host memory (pageable or pinned) into caller-owned arrays. Out-of-range
   // queries (access position >= n, rank position > n, select k outside [1, occurrences]) fail
@@ -89,18 +93,24 @@ class WaveletTree {
  private:
   struct Layout;
   WaveletTree();
-  Status bind_view(const Layout& layout, std::uint64_t n, std::uint64_t sigma, bool has_alphabet,
-                   const std::vector<std::uint64_t>& level_ones);
+  void bind_view(const Layout& layout, std::uint64_t n, std::uint64_t sigma, bool has_alphabet,
+                 const std::vector<std::uint64_t>& level_counts);
 
   Buffer storage_;
-  WaveletTreeView<Symbol> view_{};
-  std::vector<std::uint64_t> level_ones_;
+  View view_{};
+  std::vector<std::uint64_t> level_counts_;  // per level: its ones (binary) or its four totals
   bool extracted_alphabet_ = false;
   std::unique_ptr<detail::QueryWorkspace> workspace_;
 };
 
-extern template class WaveletTree<std::uint8_t>;
-extern template class WaveletTree<std::uint16_t>;
-extern template class WaveletTree<std::uint32_t>;
+extern template class WaveletTree<std::uint8_t, 2>;
+extern template class WaveletTree<std::uint16_t, 2>;
+extern template class WaveletTree<std::uint32_t, 2>;
+extern template class WaveletTree<std::uint8_t, 4>;
+extern template class WaveletTree<std::uint16_t, 4>;
+extern template class WaveletTree<std::uint32_t, 4>;
+
+template <class Symbol>
+using QuadWaveletTree = WaveletTree<Symbol, 4>;
 
 }  // namespace wtmap

@@ -23,18 +23,14 @@
 
 namespace wtmap {
 
-// Internal nodes are numbered as in a binary heap: root 0, children 2h + 1 (left), 2h + 2.
+// What binary and 4-ary trees share: the text length, the minimal alphabet and its mapping,
+// and the cumulative histogram.
 template <class Symbol>
-struct WaveletTreeView {
-  static constexpr unsigned kMaxLevels = 8 * sizeof(Symbol);
-
-  RankSelectView levels[kMaxLevels];
+struct WaveletTreeCommon {
   std::uint64_t size = 0;        // n
   std::uint64_t sigma = 0;       // minimal alphabet size
-  unsigned num_levels = 0;       // ceil(log2 sigma)
+  unsigned num_levels = 0;
   const std::uint64_t* cumulative = nullptr;   // C[c] = symbols < c in the text, c in [0, sigma]
-  const std::uint64_t* node_start = nullptr;   // per heap node: its first position in its level
-  const std::uint64_t* node_rank0 = nullptr;   // per heap node: rank0 of its level at node_start
   const Symbol* alphabet = nullptr;            // sorted symbols when extracted; null: identity
 
   // Maps a user symbol to the minimal alphabet; false if the symbol is not in the alphabet.
@@ -61,6 +57,23 @@ struct WaveletTreeView {
     std::uint64_t m = 0;
     return to_minimal(c, m) ? occurrences_minimal(m) : 0;
   }
+};
+
+// Arity 2: binary levels (this header); arity 4: quad-vector levels (quad_wavelet_tree_view.hpp).
+template <class Symbol, unsigned Arity = 2>
+struct WaveletTreeView;
+
+// Internal nodes are numbered as in a binary heap: root 0, children 2h + 1 (left), 2h + 2.
+template <class Symbol>
+struct WaveletTreeView<Symbol, 2> : WaveletTreeCommon<Symbol> {
+  static constexpr unsigned kMaxLevels = 8 * sizeof(Symbol);
+  using WaveletTreeCommon<Symbol>::sigma;
+  using WaveletTreeCommon<Symbol>::to_minimal;
+  using WaveletTreeCommon<Symbol>::from_minimal;
+
+  RankSelectView levels[kMaxLevels];
+  const std::uint64_t* node_start = nullptr;   // per heap node: its first position in its level
+  const std::uint64_t* node_rank0 = nullptr;   // per heap node: rank0 of its level at node_start
 
   // Symbol at position i, i in [0, n) (thesis Alg. 5, with the fused access+rank and the early
   // stop at nodes of two symbols).

@@ -1,0 +1,216 @@
+// wtmap core: a quad vector -- a sequence of 2-bit symbols with rank and select for each of the
+// four symbols -- as a trivially copyable view with __host__ __device__ queries and build steps.
+//
+// After Ceregini, Kurpicz and Venturini, "Faster wavelet trees with quad vectors" (DCC 2023),
+// laid out for GPU memory sectors: each 64-byte QuadBlock holds 224 symbols (seven 64-bit words)
+// and, in its first 8 bytes, the four 16-bit counts of each symbol from the start of its
+// superblock (292 blocks = 65,408 symbols) to the block. Superblocks keep four 64-bit absolute
+// counts (32 bytes per 65,408 symbols: small enough to stay in the GPU's L2 cache). So a rank of
+// any symbol, or of all four at once, reads one 64-byte block -- one or two 32-byte sectors --
+// where a binary wavelet tree over DNA pays two levels of count and bit lookups.
+//
+// Space: 2 bits per symbol + 14.3 % (block counts) + 0.05 % (superblocks) + 8 bytes per 4,096
+// occurrences of each symbol (select samples, 0.8 %). Rank and access O(1); select
+// O(log(gap between samples)).
+#pragma once
+
+#include <cstdint>
+
+#include "wtmap/core/bits.hpp"
+#include "wtmap/core/config.hpp"
+
+namespace wtmap {
+
+struct QuadVectorLayout {
+  static constexpr unsigned kSymbolsPerWord = 32;
+  static constexpr unsigned kWordsPerBlock = 7;
+  static constexpr unsigned kSymbolsPerBlock = kSymbolsPerWord * kWordsPerBlock;  // 224
+  static constexpr unsigned kBlocksPerSuper = 292;  // 292 * 224 = 65,408 < 2^16
+  static constexpr unsigned kSymbolsPerSuper = kSymbolsPerBlock * kBlocksPerSuper;
+  static constexpr unsigned kSampleRate = 4096;
+  static constexpr unsigned kSampleShift = 12;
+  static constexpr unsigned kAlignment = 128;
+
+  static WTMAP_HD std::uint64_t num_blocks(std::uint64_t n) { return n / kSymbolsPerBlock + 1; }
+  static WTMAP_HD std::uint64_t num_supers(std::uint64_t n) { return n / kSymbolsPerSuper + 1; }
+  // Upper bound of the select samples of all four symbols together.
+  static WTMAP_HD std::uint64_t sample_capacity(std::uint64_t n) { return (n >> kSampleShift) + 4; }
+
+  static WTMAP_HD std::uint64_t blocks_bytes(std::uint64_t n) { return bits::round_up(num_blocks(n) * 64, kAlignment); }
+  static WTMAP_HD std::uint64_t supers_bytes(std::uint64_t n) { return bits::round_up(num_supers(n) * 32, kAlignment); }
+  static WTMAP_HD std::uint64_t samples_bytes(std::uint64_t n) { return bits::round_up(sample_capacity(n) * 8, kAlignment); }
+  static WTMAP_HD std::uint64_t total_bytes(std::uint64_t n) { return blocks_bytes(n) + supers_bytes(n) + samples_bytes(n); }
+};
+
+struct alignas(64) QuadBlock {
+  std::uint16_t before[4];  // occurrences of each symbol from the superblock start to this block
+  std::uint64_t words[7];   // symbol j of the block: bits 2(j % 32), 2(j % 32) + 1 of words[j / 32]
+};
+static_assert(sizeof(QuadBlock) == 64, "a QuadBlock is two 32-byte sectors");
+
+namespace quad {
+
+// Bit 2j of the result is set iff symbol j of `word` equals c.
+WTMAP_HD std::uint64_t match_mask(std::uint64_t word, unsigned c) {
+  constexpr std::uint64_t kLow = 0x5555555555555555ull;
+  const std::uint64_t x = ~(word ^ (kLow * c));  // both bits set where the symbol equals c
+  return x & (x >> 1) & kLow;
+}
+
+}  // namespace quad
+
+// Read-only view of a quad vector. rank(c, i) = occurrences of c in [0, i), i in [0, n];
+// select(c, k) = position of the k-th occurrence of c, k in [1, count(c)].
+struct QuadVectorView {
+  const QuadBlock* blocks = nullptr;
+  const std::uint64_t* supers = nullptr;   // 4 counts per superblock
+  const std::uint64_t* samples = nullptr;  // per symbol, every 4096th occurrence; null while building
+  std::uint64_t size = 0;
+  std::uint64_t totals[4] = {0, 0, 0, 0};
+
+  using L = QuadVectorLayout;
+
+  WTMAP_HD std::uint64_t count(unsigned c) const { return totals[c]; }
+  WTMAP_HD std::uint64_t num_samples(unsigned c) const { return bits::ceil_div<std::uint64_t>(totals[c], L::kSampleRate); }
+  WTMAP_HD std::uint64_t sample_offset(unsigned c) const {
+    std::uint64_t offset = 0;
+    for (unsigned d = 0; d < c; ++d) offset += num_samples(d);
+    return offset;
+  }
+
+  WTMAP_HD unsigned access(std::uint64_t i) const {
+    const QuadBlock& b = blocks[i / L::kSymbolsPerBlock];
+    const unsigned j = static_cast<unsigned>(i % L::kSymbolsPerBlock);
+    return static_cast<unsigned>(b.words[j / 32] >> (2 * (j % 32))) & 3u;
+  }
+
+  // Occurrences of c before block b.
+  WTMAP_HD std::uint64_t before_block(unsigned c, std::uint64_t b) const {
+    return supers[(b / L::kBlocksPerSuper) * 4 + c] + blocks[b].before[c];
+  }
+
+  WTMAP_HD std::uint64_t rank(unsigned c, std::uint64_t i) const {
+    const std::uint64_t b = i / L::kSymbolsPerBlock;
+    const unsigned j = static_cast<unsigned>(i % L::kSymbolsPerBlock);
+    return before_block(c, b) + count_in_block(blocks[b], c, j);
+  }
+
+  // Occurrences of each of the four symbols in [0, i), from one block.
+  WTMAP_HD void rank_all(std::uint64_t i, std::uint64_t out[4]) const {
+    const std::uint64_t b = i / L::kSymbolsPerBlock;
+    const unsigned j = static_cast<unsigned>(i % L::kSymbolsPerBlock);
+    const QuadBlock& block = blocks[b];
+    const std::uint64_t* super = supers + (b / L::kBlocksPerSuper) * 4;
+    unsigned partial[3] = {0, 0, 0};
+    for (unsigned w = 0; w <= j / 32 && w < L::kWordsPerBlock; ++w) {
+      const unsigned take = w < j / 32 ? 32u : j % 32;
+      const std::uint64_t mask = bits::low_mask64(2 * take);
+      for (unsigned c = 0; c < 3; ++c) partial[c] += static_cast<unsigned>(bits::popcount64(quad::match_mask(block.words[w], c) & mask));
+    }
+    out[0] = super[0] + block.before[0] + partial[0];
+    out[1] = super[1] + block.before[1] + partial[1];
+    out[2] = super[2] + block.before[2] + partial[2];
+    out[3] = super[3] + block.before[3] + (j - partial[0] - partial[1] - partial[2]);
+  }
+
+  // The symbol at i and its rank before i, from one block: the LF step of backward search.
+  struct SymbolRank {
+    unsigned symbol;
+    std::uint64_t rank;
+  };
+  WTMAP_HD SymbolRank access_rank(std::uint64_t i) const {
+    const std::uint64_t b = i / L::kSymbolsPerBlock;
+    const unsigned j = static_cast<unsigned>(i % L::kSymbolsPerBlock);
+    const QuadBlock& block = blocks[b];
+    const unsigned c = static_cast<unsigned>(block.words[j / 32] >> (2 * (j % 32))) & 3u;
+    return {c, before_block(c, b) + count_in_block(block, c, j)};
+  }
+
+  WTMAP_HD std::uint64_t select(unsigned c, std::uint64_t k) const {
+    const std::uint64_t target = k - 1;  // 0-based occurrence index
+    std::uint64_t lo = 0, hi = size / L::kSymbolsPerBlock;
+    if (samples != nullptr) {
+      const std::uint64_t* s = samples + sample_offset(c);
+      const std::uint64_t j = target >> L::kSampleShift;
+      lo = s[j] / L::kSymbolsPerBlock;
+      if (j + 1 < num_samples(c)) hi = s[j + 1] / L::kSymbolsPerBlock;
+    }
+    while (lo < hi) {  // last block with at most `target` occurrences before it
+      const std::uint64_t mid = lo + (hi - lo + 1) / 2;
+      if (before_block(c, mid) <= target) lo = mid; else hi = mid - 1;
+    }
+    std::uint64_t remaining = target - before_block(c, lo);
+    const QuadBlock& block = blocks[lo];
+    for (unsigned w = 0;; ++w) {
+      const std::uint64_t m = quad::match_mask(block.words[w], c);
+      const unsigned n_in_word = static_cast<unsigned>(bits::popcount64(m));
+      if (remaining < n_in_word) {
+        return lo * L::kSymbolsPerBlock + 32u * w + bits::select_in_word64(m, static_cast<unsigned>(remaining)) / 2;
+      }
+      remaining -= n_in_word;
+    }
+  }
+
+ private:
+  // Occurrences of c among the first j symbols of a block.
+  static WTMAP_HD unsigned count_in_block(const QuadBlock& block, unsigned c, unsigned j) {
+    unsigned result = 0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (unsigned w = 0; w < L::kWordsPerBlock; ++w) {
+      if (w <= j / 32) {
+        const unsigned take = w < j / 32 ? 32u : j % 32;
+        result += static_cast<unsigned>(bits::popcount64(quad::match_mask(block.words[w], c) & bits::low_mask64(2 * take)));
+      }
+    }
+    return result;
+  }
+};
+
+// ---- Construction steps (both backends) -------------------------------------------------------
+
+// Word w of the vector: digits (code >> shift) & 3 of codes[32w .. 32w + 31] below `count`.
+// Padding symbols past `count` are zero bits but never counted (counts stop at n).
+template <class Code>
+WTMAP_HD std::uint64_t pack_quad_word(const Code* codes, std::uint64_t count, unsigned shift, std::uint64_t w) {
+  std::uint64_t word = 0;
+  const std::uint64_t first = w * 32;
+  const unsigned valid = count - first >= 32 ? 32u : static_cast<unsigned>(count - first);
+  for (unsigned j = 0; j < valid; ++j) word |= static_cast<std::uint64_t>((codes[first + j] >> shift) & 3u) << (2 * j);
+  return word;
+}
+
+// Fills the block counts of superblock s (relative to the superblock) and returns its totals.
+WTMAP_HD void build_quad_superblock(QuadBlock* blocks, std::uint64_t n, std::uint64_t s, std::uint64_t totals[4]) {
+  using L = QuadVectorLayout;
+  const std::uint64_t first = s * L::kBlocksPerSuper;
+  const std::uint64_t last = L::num_blocks(n);
+  unsigned running[4] = {0, 0, 0, 0};
+  for (std::uint64_t b = first; b < first + L::kBlocksPerSuper && b < last; ++b) {
+    for (unsigned c = 0; c < 4; ++c) blocks[b].before[c] = static_cast<std::uint16_t>(running[c]);
+    const std::uint64_t block_start = b * L::kSymbolsPerBlock;
+    const unsigned in_block = n - block_start >= L::kSymbolsPerBlock ? L::kSymbolsPerBlock : static_cast<unsigned>(n - block_start);
+    unsigned counted[3] = {0, 0, 0};
+    for (unsigned w = 0; w * 32 < in_block; ++w) {
+      const unsigned take = in_block - w * 32 >= 32 ? 32u : in_block - w * 32;
+      for (unsigned c = 0; c < 3; ++c) {
+        counted[c] += static_cast<unsigned>(bits::popcount64(quad::match_mask(blocks[b].words[w], c) & bits::low_mask64(2 * take)));
+      }
+    }
+    running[0] += counted[0];
+    running[1] += counted[1];
+    running[2] += counted[2];
+    running[3] += in_block - counted[0] - counted[1] - counted[2];
+  }
+  for (unsigned c = 0; c < 4; ++c) totals[c] = running[c];
+}
+
+// Sample j over all symbols: the (j'*K+1)-th occurrence of the symbol whose samples hold j.
+WTMAP_HD std::uint64_t build_quad_sample(const QuadVectorView& v, std::uint64_t j) {
+  unsigned c = 0;
+  while (j >= v.num_samples(c)) j -= v.num_samples(c++);
+  return v.select(c, j * QuadVectorLayout::kSampleRate + 1);
+}
+
+}  // namespace wtmap
