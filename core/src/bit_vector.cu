@@ -4,7 +4,7 @@
 #include <ostream>
 #include <string>
 
-#include "batch.cuh"
+#include "wtmap/core/detail/batch.cuh"
 #include "rank_select_build.hpp"
 #include "serialize.hpp"
 

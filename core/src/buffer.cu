@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "cuda_check.hpp"
+#include "wtmap/core/detail/cuda_check.hpp"
 
 namespace wtmap {
 

@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "cuda_check.hpp"
-#include "parallel.hpp"
+#include "wtmap/core/detail/cuda_check.hpp"
+#include "wtmap/core/detail/parallel.hpp"
 
 namespace wtmap::detail {
 namespace {

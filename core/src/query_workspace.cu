@@ -1,4 +1,4 @@
-#include "batch.cuh"
+#include "wtmap/core/detail/batch.cuh"
 
 namespace wtmap::detail {
 

@@ -2,9 +2,9 @@
 
 #include <cub/device/device_scan.cuh>
 
-#include "batch.cuh"
-#include "cuda_check.hpp"
-#include "parallel.hpp"
+#include "wtmap/core/detail/batch.cuh"
+#include "wtmap/core/detail/cuda_check.hpp"
+#include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/core/buffer.hpp"
 
 namespace wtmap::detail {

@@ -10,9 +10,9 @@
 #include <string>
 #include <type_traits>
 
-#include "batch.cuh"
-#include "cuda_check.hpp"
-#include "parallel.hpp"
+#include "wtmap/core/detail/batch.cuh"
+#include "wtmap/core/detail/cuda_check.hpp"
+#include "wtmap/core/detail/parallel.hpp"
 #include "quad_vector_build.hpp"
 #include "rank_select_build.hpp"
 #include "serialize.hpp"

@@ -1,4 +1,4 @@
-// wtmap core (internal): running a batch of independent queries on either backend.
+// wtmap core (detail, for wtmap libraries): running a batch of independent queries on either backend.
 //
 // A query operation is a trivially copyable struct with
 //   using In = ...; using Out = ...;
@@ -20,8 +20,8 @@
 #include <mutex>
 #include <string>
 
-#include "cuda_check.hpp"
-#include "parallel.hpp"
+#include "wtmap/core/detail/cuda_check.hpp"
+#include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/core/config.hpp"
 #include "wtmap/core/status.hpp"
 
