@@ -8,6 +8,8 @@
 #include <sdsl/construct.hpp>
 #include <sdsl/wavelet_trees.hpp>
 
+#include <omp.h>
+
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -107,6 +109,17 @@ class TreeData : public TreeDataBase {
     }
     return *sdsl_;
   }
+  // SDSL's wt_int::select writes to per-tree scratch arrays (mutable m_path_off), so parallel
+  // selects need one tree per thread: copy t of the tree for OpenMP thread t (0: the original).
+  const SdslTree& sdsl_for_thread(int t) const { return t == 0 ? *sdsl_ : *copies_[t - 1]; }
+  void make_sdsl_copies() {
+    sdsl();
+    copies_.resize(std::max(0, host_threads() - 1));
+#pragma omp parallel for schedule(static, 1)
+    for (std::size_t t = 0; t < copies_.size(); ++t) {
+      if (!copies_[t]) copies_[t] = std::make_unique<SdslTree>(*sdsl_);  // first touch by the threads
+    }
+  }
   const std::vector<std::uint64_t>& reference(Op op) {
     sdsl();
     return reference_[static_cast<int>(op)];
@@ -134,6 +147,7 @@ class TreeData : public TreeDataBase {
   std::vector<RankQuery<Symbol>> rank_;
   std::vector<SelectQuery<Symbol>> select_;
   std::optional<SdslTree> sdsl_;
+  std::vector<std::unique_ptr<SdslTree>> copies_;
   double sdsl_build_seconds_ = 0;
   std::vector<std::uint64_t> reference_[3];
   std::unique_ptr<WaveletTree<Symbol>> wtmap_[2];
@@ -169,8 +183,10 @@ void bm_query(benchmark::State& state, std::uint64_t sigma, Op op, Impl impl, st
     using In = typename std::decay_t<decltype(queries)>::value_type;
     using Out = decltype(out_tag);
     if (impl == Impl::sdsl) {
-      const SdslTree& wt = d.sdsl();
-      run_omp_batch<Out>(state, count, ref, [&](std::size_t i) { return static_cast<Out>(sdsl_answer(wt, queries[i])); });
+      if (op == Op::select) d.make_sdsl_copies();
+      run_omp_batch<Out>(state, count, ref, [&](std::size_t i) {
+        return static_cast<Out>(sdsl_answer(d.sdsl_for_thread(op == Op::select ? omp_get_thread_num() : 0), queries[i]));
+      });
       state.counters["build_s"] = d.sdsl_build_seconds();
       return;
     }
