@@ -1,0 +1,149 @@
+// WaveletTreeView<Symbol>: the wavelet-tree contract queried through the view itself, in a host
+// loop over a CPU-backed tree and in a test kernel over a GPU-backed one; and the device-memory
+// batch methods access_device / rank_device / select_device.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "view_drivers.cuh"
+#include "wavelet_tree_contract.hpp"
+
+namespace wtmap::test {
+namespace {
+
+template <class D>
+using AllSymbols = ::testing::Types<WtCase<D, std::uint8_t>, WtCase<D, std::uint16_t>, WtCase<D, std::uint32_t>>;
+
+INSTANTIATE_TYPED_TEST_SUITE_P(CpuView, WaveletTreeContract, AllSymbols<CpuViewLoop>, DriverNames);
+INSTANTIATE_TYPED_TEST_SUITE_P(GpuKernel, WaveletTreeContract, AllSymbols<GpuViewKernel>, DriverNames);
+
+// count(c) of the view is the number of occurrences, 0 outside the alphabet.
+template <class S>
+struct WtCount {
+  WaveletTreeView<S> v;
+  __host__ __device__ std::uint64_t operator()(S c) const { return v.count(c); }
+};
+
+template <class Case>
+class WaveletTreeViewTest : public ::testing::Test {
+ protected:
+  void SetUp() override { WTMAP_SKIP_WITHOUT(Case::D::kBackend); }
+  std::mt19937_64 rng{kSeed};
+};
+using ViewCases = ::testing::Types<WtCase<CpuViewLoop, std::uint8_t>, WtCase<CpuViewLoop, std::uint16_t>,
+                                   WtCase<GpuViewKernel, std::uint8_t>, WtCase<GpuViewKernel, std::uint16_t>>;
+TYPED_TEST_SUITE(WaveletTreeViewTest, ViewCases, DriverNames);
+
+TYPED_TEST(WaveletTreeViewTest, CountIsTheNumberOfOccurrences) {
+  using S = typename TypeParam::S;
+  for (std::uint64_t given : {std::uint64_t{25}, std::uint64_t{0}}) {
+    const auto text = random_text<S>(5000, 25, true, [](std::uint64_t m) { return static_cast<S>(3 * m); }, this->rng);
+    const TextReference<S> ref(text);
+    WaveletTreeOptions options;
+    options.backend = TypeParam::D::kBackend;
+    options.sigma = given == 0 ? 0 : 3 * 24 + 1;
+    auto tree = WaveletTree<S>::build(text.data(), text.size(), options);
+    ASSERT_TRUE(IsOk(tree));
+    std::vector<S> symbols;
+    std::vector<std::uint64_t> expected;
+    for (std::uint64_t c = 0; c <= std::numeric_limits<S>::max() && c < 1000; ++c) {
+      symbols.push_back(static_cast<S>(c));
+      expected.push_back(ref.count(static_cast<S>(c)));
+    }
+    auto got = TypeParam::D::template run<std::uint64_t>(WtCount<S>{tree->view()}, symbols);
+    ASSERT_TRUE(IsOk(got));
+    EXPECT_TRUE(SameAnswers(expected, *got, [&](std::size_t j) { return "count(" + std::to_string(+symbols[j]) + ")"; }));
+  }
+}
+
+// ---- access_device / rank_device / select_device -------------------------------------------
+
+// Runs a *_device batch method on `queries` copied to device memory.
+template <class Out, class In, class Call>
+Result<std::vector<Out>> device_batch(const std::vector<In>& queries, Call call) {
+  DeviceArray<In> in(queries.size());
+  DeviceArray<Out> out(queries.size());
+  WTMAP_TRY(in.status());
+  WTMAP_TRY(out.status());
+  WTMAP_TRY(cuda_status(cudaMemcpy(in.data(), queries.data(), queries.size() * sizeof(In), cudaMemcpyHostToDevice),
+                        "copy in"));
+  cudaStream_t stream = nullptr;
+  WTMAP_TRY(cuda_status(cudaStreamCreate(&stream), "cudaStreamCreate"));
+  const Status s = call(in.data(), out.data(), queries.size(), stream);
+  cudaStreamDestroy(stream);
+  WTMAP_TRY(s);
+  std::vector<Out> h(queries.size());
+  WTMAP_TRY(cuda_status(cudaMemcpy(h.data(), out.data(), h.size() * sizeof(Out), cudaMemcpyDeviceToHost), "copy back"));
+  return h;
+}
+
+template <class S>
+class WaveletTreeDeviceBatch : public ::testing::Test {};
+using SymbolTypes = ::testing::Types<std::uint8_t, std::uint16_t, std::uint32_t>;
+TYPED_TEST_SUITE(WaveletTreeDeviceBatch, SymbolTypes);
+
+TYPED_TEST(WaveletTreeDeviceBatch, QueriesOnDeviceMemory) {
+  using S = TypeParam;
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  std::mt19937_64 rng(kSeed);
+  const std::uint64_t sigma = 243, n = 65537;
+  const auto text = random_text<S>(n, sigma, false, [&](std::uint64_t m) { return sparse_symbol<S>(m, sigma); }, rng);
+  const TextReference<S> ref(text);
+  WaveletTreeOptions options;  // GPU, alphabet extracted
+  auto tree = WaveletTree<S>::build(text.data(), n, options);
+  ASSERT_TRUE(IsOk(tree));
+  auto access = [&](auto... a) { return tree->access_device(a...); };
+  auto rank = [&](auto... a) { return tree->rank_device(a...); };
+  auto select = [&](auto... a) { return tree->select_device(a...); };
+
+  const auto positions = query_positions(n, 512, 2000, rng);
+  std::vector<RankQuery<S>> rq;
+  std::vector<SelectQuery<S>> sq;
+  for (std::uint64_t i : positions) {
+    rq.push_back({i + 1, text[i]});
+    sq.push_back({ref.rank(text[i], i) + 1, text[i]});  // the occurrence at i
+  }
+  auto a = device_batch<S>(positions, access);
+  ASSERT_TRUE(IsOk(a));
+  auto r = device_batch<std::uint64_t>(rq, rank);
+  ASSERT_TRUE(IsOk(r));
+  auto s = device_batch<std::uint64_t>(sq, select);
+  ASSERT_TRUE(IsOk(s));
+  std::vector<S> expected_access;
+  std::vector<std::uint64_t> expected_rank;
+  for (std::uint64_t i : positions) {
+    expected_access.push_back(text[i]);
+    expected_rank.push_back(ref.rank(text[i], i + 1));
+  }
+  auto at = [&](std::size_t j) { return "position " + std::to_string(positions[j]); };
+  EXPECT_TRUE(SameAnswers(expected_access, *a, at));
+  EXPECT_TRUE(SameAnswers(expected_rank, *r, at));
+  EXPECT_TRUE(SameAnswers(positions, *s, at));
+
+  EXPECT_TRUE(RejectsQuery(device_batch<S>(std::vector<std::uint64_t>{0, n, n}, access), 1));
+  EXPECT_TRUE(RejectsQuery(device_batch<std::uint64_t>(std::vector<RankQuery<S>>{{n, text[0]}, {n + 1, text[0]}}, rank), 1));
+  const S absent = static_cast<S>(sparse_symbol<S>(0, sigma) + 1);
+  EXPECT_TRUE(RejectsQuery(
+      device_batch<std::uint64_t>(std::vector<SelectQuery<S>>{{1, text[0]}, {0, text[0]}, {1, absent}}, select), 1));
+  EXPECT_TRUE(RejectsQuery(device_batch<std::uint64_t>(std::vector<SelectQuery<S>>{{1, absent}}, select), 0));
+}
+
+TYPED_TEST(WaveletTreeDeviceBatch, CpuBackendRefusesDeviceBatches) {
+  using S = TypeParam;
+  const std::vector<S> text = {1, 0, 1};
+  WaveletTreeOptions options;
+  options.backend = Backend::cpu;
+  auto tree = WaveletTree<S>::build(text.data(), text.size(), options);
+  ASSERT_TRUE(IsOk(tree));
+  std::uint64_t position = 0, out = 0;
+  S symbol{};
+  RankQuery<S> rq{0, 1};
+  SelectQuery<S> sq{1, 1};
+  EXPECT_TRUE(HasCode(tree->access_device(&position, &symbol, 1, nullptr), StatusCode::invalid_argument));
+  EXPECT_TRUE(HasCode(tree->rank_device(&rq, &out, 1, nullptr), StatusCode::invalid_argument));
+  EXPECT_TRUE(HasCode(tree->select_device(&sq, &out, 1, nullptr), StatusCode::invalid_argument));
+}
+
+}  // namespace
+}  // namespace wtmap::test
