@@ -22,4 +22,7 @@ inline const char* backend_name(Backend b) { return b == Backend::gpu ? "gpu" : 
 // True when a CUDA device can be used by this process (driver present, at least one card).
 bool gpu_available();
 
+// Threads the CPU backend uses for construction and queries; 0 (the default) = all cores.
+void set_cpu_threads(unsigned threads);
+
 }  // namespace wtmap

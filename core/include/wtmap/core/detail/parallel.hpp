@@ -2,13 +2,21 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <thread>
 #include <vector>
 
 namespace wtmap::detail {
 
+inline std::atomic<unsigned>& cpu_thread_limit() {
+  static std::atomic<unsigned> limit{0};
+  return limit;
+}
+
 inline unsigned cpu_threads() {
+  const unsigned limit = cpu_thread_limit().load();
+  if (limit != 0) return limit;
   const unsigned t = std::thread::hardware_concurrency();
   return t == 0 ? 1 : t;
 }

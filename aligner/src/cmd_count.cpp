@@ -1,0 +1,162 @@
+// wtmap count: exact matches of many patterns (both strands) -> one TSV line per pattern.
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cli.hpp"
+#include "wtmap/aligner/seq_reader.hpp"
+#include "wtmap/fmindex/fm_index.hpp"
+
+namespace wtmap::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: wtmap count -x <prefix> [options] <patterns.fa|fq[.gz] | ->\n"
+    "\n"
+    "Counts the exact matches of every pattern on both strands of the indexed reference and\n"
+    "writes one line per pattern to stdout: name TAB count [TAB contig:position:strand,...].\n"
+    "Positions are 1-based leftmost on the forward strand; patterns with N or other ambiguity\n"
+    "codes count 0. A malformed record stops the run with its number and the reason.\n"
+    "\n"
+    "Options:\n"
+    "  -x STR          index prefix (reads STR.wtmap)\n"
+    "  --locate        also print the positions of the matches\n"
+    "  --max-hits INT  positions printed per pattern at most [100]\n"
+    "  --batch INT     patterns searched per batch [1000000]\n"
+    "  -t INT          CPU threads [all cores]\n"
+    "  --device S      auto, gpu or cpu [auto]\n";
+
+struct Batch {
+  std::vector<std::string> names;
+  std::vector<std::uint8_t> codes;
+  std::vector<fmindex::PatternRef> patterns;
+  void clear() {
+    names.clear();
+    codes.clear();
+    patterns.clear();
+  }
+};
+
+// Searches one batch, locates up to max_hits rows per pattern, prints the lines.
+Status run_batch(const fmindex::FmIndex& index, const Batch& batch, bool locate, std::uint64_t max_hits,
+                 std::uint64_t& total_hits) {
+  std::vector<fmindex::SaInterval> intervals(batch.patterns.size());
+  WTMAP_TRY(index.search(batch.codes.data(), batch.codes.size(), batch.patterns.data(), batch.patterns.size(),
+                         intervals.data()));
+  std::vector<std::uint64_t> rows, first_row(batch.patterns.size() + 1, 0);
+  if (locate) {
+    for (std::size_t p = 0; p < intervals.size(); ++p) {
+      first_row[p] = rows.size();
+      const std::uint64_t take = std::min<std::uint64_t>(intervals[p].size(), max_hits);
+      for (std::uint64_t k = 0; k < take; ++k) rows.push_back(intervals[p].lo + k);
+    }
+    first_row[intervals.size()] = rows.size();
+  }
+  std::vector<std::uint64_t> positions(rows.size());
+  WTMAP_TRY(index.locate(rows.data(), positions.data(), rows.size()));
+  std::string out;
+  std::vector<fmindex::ReferenceHit> hits;
+  for (std::size_t p = 0; p < intervals.size(); ++p) {
+    total_hits += intervals[p].size();
+    out += batch.names[p];
+    out += '\t';
+    out += std::to_string(intervals[p].size());
+    if (locate) {
+      hits.clear();
+      for (std::uint64_t k = first_row[p]; k < first_row[p + 1]; ++k) {
+        hits.push_back(index.to_reference(positions[k], batch.patterns[p].length));
+      }
+      std::sort(hits.begin(), hits.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.contig, a.position, a.reverse) < std::tie(b.contig, b.position, b.reverse);
+      });
+      out += '\t';
+      for (std::size_t k = 0; k < hits.size(); ++k) {
+        if (k > 0) out += ',';
+        out += index.contigs()[hits[k].contig].name;
+        out += ':';
+        out += std::to_string(hits[k].position + 1);
+        out += hits[k].reverse ? ":-" : ":+";
+      }
+    }
+    out += '\n';
+  }
+  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) return {StatusCode::io_error, "writing to stdout failed"};
+  return {};
+}
+
+}  // namespace
+
+int count_main(int argc, char** argv) {
+  std::string prefix, device = "auto", input;
+  std::uint64_t max_hits = 100, batch_size = 1000000, threads = 0;
+  bool locate = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "-x" && has_value) {
+      prefix = argv[++i];
+    } else if (a == "--locate") {
+      locate = true;
+    } else if (a == "--max-hits" && has_value) {
+      if (!parse_count(argv[++i], max_hits)) return usage_error("count", "--max-hits needs an integer", kUsage);
+    } else if (a == "--batch" && has_value) {
+      if (!parse_count(argv[++i], batch_size) || batch_size == 0) return usage_error("count", "--batch needs a positive integer", kUsage);
+    } else if (a == "-t" && has_value) {
+      if (!parse_count(argv[++i], threads) || threads == 0) return usage_error("count", "-t needs a positive integer", kUsage);
+    } else if (a == "--device" && has_value) {
+      device = argv[++i];
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (!a.empty() && a[0] == '-' && a != "-") {
+      return usage_error("count", "unknown or incomplete option '" + a + "'", kUsage);
+    } else if (input.empty()) {
+      input = a;
+    } else {
+      return usage_error("count", "more than one pattern file given", kUsage);
+    }
+  }
+  if (prefix.empty() || input.empty()) {
+    std::fputs(kUsage, stderr);
+    return 1;
+  }
+  set_cpu_threads(static_cast<unsigned>(threads));
+  const Log log("count");
+  auto backend = choose_backend(device, log);
+  if (!backend.ok()) return fail("count", backend.status());
+  auto index = fmindex::FmIndex::load(index_path(prefix), *backend);
+  if (!index.ok()) return fail("count", index.status());
+  auto reader = aligner::SeqReader::open(input);
+  if (!reader.ok()) return fail("count", reader.status());
+
+  Batch batch;
+  aligner::SeqRecord record;
+  std::uint64_t patterns = 0, hits = 0;
+  while (true) {
+    auto got = reader->next(record);
+    if (!got.ok()) return fail("count", got.status());
+    if (*got) {
+      batch.names.push_back(record.name);
+      batch.patterns.push_back({batch.codes.size(), static_cast<std::uint32_t>(record.sequence.size())});
+      for (char c : record.sequence) {
+        const int code = fmindex::nucleotide_code(c);
+        batch.codes.push_back(static_cast<std::uint8_t>(code < 0 ? 4 : code));
+      }
+    }
+    if (batch.patterns.size() == batch_size || (!*got && !batch.patterns.empty())) {
+      const Status s = run_batch(*index, batch, locate, max_hits, hits);
+      if (!s.ok()) return fail("count", s);
+      patterns += batch.patterns.size();
+      batch.clear();
+      if (*got) log.info("%llu patterns", static_cast<unsigned long long>(patterns));
+    }
+    if (!*got) break;
+  }
+  const double seconds = log.seconds();
+  log.info("%llu patterns, %llu matches, %.1f s (%.0f patterns/s)", static_cast<unsigned long long>(patterns),
+           static_cast<unsigned long long>(hits), seconds, seconds > 0 ? static_cast<double>(patterns) / seconds : 0.0);
+  return 0;
+}
+
+}  // namespace wtmap::cli

@@ -1,0 +1,29 @@
+// wtmap: GPU FM-index over a wavelet tree -- index a reference, count and locate patterns.
+#include <cstdio>
+#include <cstring>
+
+#include "cli.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: wtmap <command> [options]\n"
+    "\n"
+    "Commands:\n"
+    "  index   build the FM-index of a FASTA reference (both strands)\n"
+    "  count   count and locate exact matches of many patterns at once\n"
+    "\n"
+    "Run 'wtmap <command>' without arguments for its options.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 1 : 0;
+  }
+  if (std::strcmp(argv[1], "index") == 0) return wtmap::cli::index_main(argc - 1, argv + 1);
+  if (std::strcmp(argv[1], "count") == 0) return wtmap::cli::count_main(argc - 1, argv + 1);
+  std::fprintf(stderr, "wtmap: unknown command '%s'\n\n%s", argv[1], kUsage);
+  return 1;
+}

@@ -1,0 +1,90 @@
+// wtmap fmindex: the FM-index as a trivially copyable view -- backward search, LF and locate as
+// __host__ __device__ functions for the CPU backend and GPU kernels alike.
+//
+// Ferragina and Manzini, "Opportunistic data structures with applications" (FOCS 2000). The
+// text is the reference's fragments and their reverse complement, T = F # rc(F) $, where every
+// separator # (contig ends, ambiguity runs, the strand junction) and the terminator $ are
+// symbols smaller than A. The BWT is stored in a 4-symbol quad-vector wavelet tree with the
+// few rows whose BWT symbol is # or $ ("special rows") stored as A and corrected at rank time
+// from a sorted table: so DNA stays a one-level, one-block-per-rank tree, and since # and $
+// are no DNA symbol, no backward search extends across them -- no match spans a separator.
+// Locate: SA samples at every text position divisible by s, and at every position that follows
+// a separator, marked by a rank bit vector; a locate costs at most s - 1 LF steps.
+#pragma once
+
+#include <cstdint>
+
+#include "wtmap/core/config.hpp"
+#include "wtmap/core/quad_wavelet_tree_view.hpp"
+#include "wtmap/core/rank_select_view.hpp"
+
+namespace wtmap::fmindex {
+
+// Rows [lo, hi) of the suffix array.
+struct SaInterval {
+  std::uint64_t lo = 0, hi = 0;
+  WTMAP_HD std::uint64_t size() const { return hi - lo; }
+  WTMAP_HD bool empty() const { return hi <= lo; }
+};
+
+struct FmIndexView {
+  static constexpr unsigned kBucketShift = 16;  // special-row counts every 65,536 rows
+
+  WaveletTreeView<std::uint8_t, 4> bwt;
+  std::uint64_t rows = 0;                  // text length n, including separators and $
+  std::uint64_t C[5] = {0, 0, 0, 0, 0};    // first row of the suffixes starting with A, C, G, T; C[4] = n
+  const std::uint64_t* special_rows = nullptr;  // sorted rows whose BWT symbol is # or $
+  std::uint64_t num_special = 0;
+  const std::uint64_t* special_before_bucket = nullptr;  // specials below row b << kBucketShift
+  RankSelectView sampled;                  // rows with a stored SA value
+  const std::uint64_t* sa_samples = nullptr;  // text positions of the sampled rows, in row order
+
+  // Special rows before row i: a cached bucket count plus the (rare) specials inside the bucket.
+  WTMAP_HD std::uint64_t specials_before(std::uint64_t i) const {
+    std::uint64_t j = special_before_bucket[i >> kBucketShift];
+    while (j < num_special && special_rows[j] < i) ++j;
+    return j;
+  }
+
+  // Occurrences of base c (0..3) in BWT[0, i).
+  WTMAP_HD std::uint64_t occ(unsigned c, std::uint64_t i) const {
+    const std::uint64_t r = bwt.levels[0].rank(c, i);
+    return c == 0 ? r - specials_before(i) : r;
+  }
+
+  WTMAP_HD SaInterval all() const { return {0, rows}; }
+
+  // The rows of cP given the rows of P.
+  WTMAP_HD SaInterval extend(const SaInterval& iv, unsigned c) const {
+    return {C[c] + occ(c, iv.lo), C[c] + occ(c, iv.hi)};
+  }
+
+  // Backward search of codes[0, length) (0..3; any other code matches nothing).
+  WTMAP_HD SaInterval backward_search(const std::uint8_t* codes, std::uint32_t length) const {
+    SaInterval iv = all();
+    for (std::uint32_t k = length; k-- > 0 && !iv.empty();) {
+      const unsigned c = codes[k];
+      if (c > 3) return {0, 0};
+      iv = extend(iv, c);
+    }
+    return iv;
+  }
+
+  // Row of the suffix one text position earlier (BWT[r] must be a base, i.e. r not special).
+  WTMAP_HD std::uint64_t lf(std::uint64_t r) const {
+    const QuadVectorView::SymbolRank s = bwt.levels[0].access_rank(r);
+    return C[s.symbol] + (s.symbol == 0 ? s.rank - specials_before(r) : s.rank);
+  }
+
+  // Text position of row r.
+  WTMAP_HD std::uint64_t locate(std::uint64_t r) const {
+    std::uint64_t steps = 0;
+    while (!sampled.access(r)) {
+      r = lf(r);
+      ++steps;
+    }
+    return sa_samples[sampled.rank1(r)] + steps;
+  }
+};
+
+}  // namespace wtmap::fmindex

@@ -1,0 +1,452 @@
+#include "wtmap/fmindex/fm_index.hpp"
+
+#include <divsufsort64.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "wtmap/core/detail/batch.cuh"
+
+namespace wtmap::fmindex {
+namespace {
+
+// Symbols of the suffix-sorted text: $ < # < A < C < G < T.
+constexpr std::uint8_t kTextEnd = 0, kTextSeparator = 1, kTextBase = 2;
+
+constexpr char kMagic[8] = {'W', 'T', 'M', 'A', 'P', 'I', 'D', 'X'};
+constexpr std::uint32_t kVersion = 1;
+
+// ---- batched queries (core/detail/batch.cuh) -------------------------------------------------
+
+struct SearchOp {
+  using In = PatternRef;
+  using Out = SaInterval;
+  FmIndexView v;
+  const std::uint8_t* codes;  // on the backend
+  std::uint64_t codes_size;
+  WTMAP_HD bool valid(const In& p) const { return p.offset + p.length <= codes_size; }
+  WTMAP_HD Out operator()(const In& p) const { return v.backward_search(codes + p.offset, p.length); }
+  std::string why_invalid(const In& p) const {
+    return "pattern at offset " + std::to_string(p.offset) + " runs past the " + std::to_string(codes_size) + " codes";
+  }
+};
+
+struct LocateOp {
+  using In = std::uint64_t;
+  using Out = std::uint64_t;
+  FmIndexView v;
+  WTMAP_HD bool valid(In r) const { return r < v.rows; }
+  WTMAP_HD Out operator()(In r) const { return v.locate(r); }
+  std::string why_invalid(In r) const { return "row " + std::to_string(r) + " is not below " + std::to_string(v.rows); }
+};
+
+// ---- index file sections ----------------------------------------------------------------------
+
+struct SectionWriter {
+  std::ostream& out;
+  void write(const char (&tag)[5], const std::string& payload) {
+    const std::uint64_t size = payload.size();
+    const auto crc = static_cast<std::uint32_t>(
+        crc32_z(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(payload.data()), payload.size()));
+    out.write(tag, 4);
+    out.write(reinterpret_cast<const char*>(&size), 8);
+    out.write(payload.data(), static_cast<std::streamsize>(payload.size()));
+    out.write(reinterpret_cast<const char*>(&crc), 4);
+  }
+};
+
+template <class T>
+void put(std::string& s, const T& v) { s.append(reinterpret_cast<const char*>(&v), sizeof v); }
+template <class T>
+void put_array(std::string& s, const std::vector<T>& v) {
+  put<std::uint64_t>(s, v.size());
+  s.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+// Reads a payload field by field, failing (never crashing) on a short payload.
+class PayloadReader {
+ public:
+  PayloadReader(const std::string& s, std::string what) : s_(s), what_(std::move(what)) {}
+  template <class T>
+  Status get(T& v) {
+    if (pos_ + sizeof v > s_.size()) return corrupt_data(what_ + " section is too short");
+    std::memcpy(&v, s_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return {};
+  }
+  template <class T>
+  Status get_array(std::vector<T>& v, std::uint64_t max_items) {
+    std::uint64_t n = 0;
+    WTMAP_TRY(get(n));
+    if (n > max_items || n * sizeof(T) > s_.size() - pos_) return corrupt_data(what_ + " section has an impossible length");
+    v.resize(n);
+    std::memcpy(v.data(), s_.data() + pos_, n * sizeof(T));
+    pos_ += n * sizeof(T);
+    return {};
+  }
+  Status get_string(std::string& v) {
+    std::uint32_t n = 0;
+    WTMAP_TRY(get(n));
+    if (n > s_.size() - pos_) return corrupt_data(what_ + " section has an impossible string length");
+    v.assign(s_.data() + pos_, n);
+    pos_ += n;
+    return {};
+  }
+  Status finish() const { return pos_ == s_.size() ? Status{} : corrupt_data(what_ + " section has trailing bytes"); }
+
+ private:
+  const std::string& s_;
+  std::string what_;
+  std::size_t pos_ = 0;
+};
+
+Result<std::string> read_section(std::istream& in, const char (&tag)[5], const std::string& path) {
+  char got[4];
+  std::uint64_t size = 0;
+  in.read(got, 4);
+  in.read(reinterpret_cast<char*>(&size), 8);
+  if (!in) return corrupt_data(path + ": truncated index file (missing the " + tag + " section)");
+  if (std::memcmp(got, tag, 4) != 0) {
+    return corrupt_data(path + ": corrupt index file (expected the " + std::string(tag) + " section)");
+  }
+  // Bound the size by what is left in the file before allocating.
+  const auto here = in.tellg();
+  in.seekg(0, std::ios::end);
+  const auto end = in.tellg();
+  in.seekg(here);
+  if (size + 4 > static_cast<std::uint64_t>(end - here)) {
+    return corrupt_data(path + ": truncated index file (the " + std::string(tag) + " section is cut short)");
+  }
+  std::string payload(size, '\0');
+  std::uint32_t stored = 0;
+  in.read(payload.data(), static_cast<std::streamsize>(size));
+  in.read(reinterpret_cast<char*>(&stored), 4);
+  if (!in) return corrupt_data(path + ": truncated index file (in the " + std::string(tag) + " section)");
+  const auto crc = static_cast<std::uint32_t>(
+      crc32_z(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(payload.data()), payload.size()));
+  if (crc != stored) return corrupt_data(path + ": corrupt index file (checksum mismatch in the " + std::string(tag) + " section)");
+  return payload;
+}
+
+}  // namespace
+
+FmIndex::FmIndex(FmIndex&&) noexcept = default;
+FmIndex& FmIndex::operator=(FmIndex&&) noexcept = default;
+FmIndex::~FmIndex() = default;
+
+std::size_t FmIndex::size_in_bytes() const { return bwt_.size_in_bytes() + sampled_.size_in_bytes() + tables_.size(); }
+
+Result<FmIndex> FmIndex::build(const Reference& ref, const FmIndexOptions& options) {
+  auto progress = [&](const std::string& s) {
+    if (options.progress) options.progress(s);
+  };
+  if (options.sample_rate == 0) return invalid_argument("the SA sample rate must be at least 1");
+  const std::uint64_t m = ref.forward.size();
+  const std::uint64_t n = 2 * m + 2;
+  // T = F # rc(F) $
+  std::vector<std::uint8_t> text(n);
+  for (std::uint64_t i = 0; i < m; ++i) {
+    const std::uint8_t c = ref.forward[i];
+    text[i] = c == kSeparator ? kTextSeparator : static_cast<std::uint8_t>(kTextBase + c);
+    text[2 * m - i] = c == kSeparator ? kTextSeparator : static_cast<std::uint8_t>(kTextBase + 3 - c);
+  }
+  text[m] = kTextSeparator;
+  text[n - 1] = kTextEnd;
+
+  progress("suffix array of " + std::to_string(n) + " symbols (divsufsort64)");
+  std::vector<saidx64_t> sa(n);
+  if (divsufsort64(text.data(), sa.data(), static_cast<saidx64_t>(n)) != 0) {
+    return Status{StatusCode::out_of_memory, "divsufsort64 failed (out of memory?)"};
+  }
+
+  progress("BWT and SA samples");
+  std::vector<std::uint8_t> bwt(n);
+  std::vector<std::uint32_t> sampled_words((n + 31) / 32, 0);
+  std::vector<std::uint64_t> samples, special_rows;
+  std::uint64_t counts[kTextBase + 4] = {0, 0, 0, 0, 0, 0};
+  for (std::uint64_t r = 0; r < n; ++r) {
+    const auto pos = static_cast<std::uint64_t>(sa[r]);
+    const std::uint8_t prev = text[pos == 0 ? n - 1 : pos - 1];
+    ++counts[text[pos]];
+    const bool special = prev < kTextBase;
+    bwt[r] = special ? 0 : static_cast<std::uint8_t>(prev - kTextBase);
+    if (special) special_rows.push_back(r);
+    if (special || pos % options.sample_rate == 0) {
+      sampled_words[r / 32] |= 1u << (r % 32);
+      samples.push_back(pos);
+    }
+  }
+  sa.clear();
+  sa.shrink_to_fit();
+
+  progress("wavelet tree and sampled-row vector on the " + std::string(backend_name(options.backend)));
+  auto tree = WaveletTree<std::uint8_t, 4>::build(bwt.data(), n, {options.backend, 4});
+  if (!tree.ok()) return tree.status();
+  auto sampled = RankSelectBitVector::build(sampled_words.data(), n, options.backend);
+  if (!sampled.ok()) return sampled.status();
+
+  FmIndex index(std::move(tree.value()), std::move(sampled.value()));
+  index.C_[0] = counts[kTextEnd] + counts[kTextSeparator];
+  for (unsigned c = 0; c < 4; ++c) index.C_[c + 1] = index.C_[c] + counts[kTextBase + c];
+  index.special_rows_host_ = std::move(special_rows);
+  index.contigs_ = ref.contigs;
+  index.fragments_ = ref.fragments;
+  index.forward_length_ = m;
+  index.sample_rate_ = options.sample_rate;
+  WTMAP_TRY(index.bind(samples));
+  return std::move(index);
+}
+
+FmIndex::FmIndex(WaveletTree<std::uint8_t, 4>&& bwt, RankSelectBitVector&& sampled)
+    : bwt_(std::move(bwt)), sampled_(std::move(sampled)) {}
+
+// Lays out the backend tables (special rows, their bucket counts, SA samples) and the view.
+Status FmIndex::bind(const std::vector<std::uint64_t>& samples) {
+  const std::uint64_t n = bwt_.size();
+  const std::uint64_t buckets = (n >> FmIndexView::kBucketShift) + 1;
+  std::vector<std::uint64_t> before(buckets, 0);
+  for (std::uint64_t b = 0, j = 0; b < buckets; ++b) {
+    while (j < special_rows_host_.size() && special_rows_host_[j] < (b << FmIndexView::kBucketShift)) ++j;
+    before[b] = j;
+  }
+  const std::uint64_t specials = special_rows_host_.size();
+  auto tables = Buffer::allocate(backend(), (specials + buckets + samples.size()) * 8, "FM-index tables");
+  if (!tables.ok()) return tables.status();
+  tables_ = std::move(tables.value());
+  WTMAP_TRY(tables_.copy_from_host(0, special_rows_host_.data(), specials * 8));
+  WTMAP_TRY(tables_.copy_from_host(specials * 8, before.data(), buckets * 8));
+  WTMAP_TRY(tables_.copy_from_host((specials + buckets) * 8, samples.data(), samples.size() * 8));
+  num_samples_ = samples.size();
+  if (num_samples_ != sampled_.ones()) return corrupt_data("FM-index: SA samples do not match the sampled rows");
+
+  const auto* base = reinterpret_cast<const std::uint64_t*>(tables_.data());
+  view_ = FmIndexView{};
+  view_.bwt = bwt_.view();
+  view_.rows = n;
+  for (unsigned c = 0; c < 4; ++c) view_.C[c] = C_[c];
+  view_.C[4] = n;
+  view_.special_rows = base;
+  view_.num_special = specials;
+  view_.special_before_bucket = base + specials;
+  view_.sampled = sampled_.view();
+  view_.sa_samples = base + specials + buckets;
+  if (!workspace_) workspace_ = std::make_unique<detail::QueryWorkspace>();
+  return {};
+}
+
+ReferenceHit FmIndex::to_reference(std::uint64_t p, std::uint64_t length) const {
+  const std::uint64_t m = forward_length_;
+  ReferenceHit hit;
+  std::uint64_t forward_start = p;
+  if (p > m) {  // reverse-complement half: rc(F) starts at m + 1
+    hit.reverse = true;
+    forward_start = m - (p - (m + 1)) - length;
+  }
+  auto it = std::upper_bound(fragments_.begin(), fragments_.end(), forward_start,
+                             [](std::uint64_t pos, const Fragment& f) { return pos < f.text_start; });
+  const Fragment& f = *(it - 1);
+  hit.contig = f.contig;
+  hit.position = f.contig_offset + (forward_start - f.text_start);
+  return hit;
+}
+
+Status FmIndex::search(const std::uint8_t* codes, std::uint64_t codes_size, const PatternRef* patterns,
+                       std::size_t count, SaInterval* out) const {
+  const std::uint8_t* backend_codes = codes;
+  Buffer device_codes;
+  if (backend() == Backend::gpu) {
+    auto b = Buffer::allocate(Backend::gpu, codes_size, "pattern batch");
+    if (!b.ok()) return b.status();
+    device_codes = std::move(b.value());
+    WTMAP_TRY(device_codes.copy_from_host(0, codes, codes_size));
+    backend_codes = reinterpret_cast<const std::uint8_t*>(device_codes.data());
+  }
+  return detail::run_batch(backend(), SearchOp{view_, backend_codes, codes_size}, patterns, out, count, *workspace_,
+                           "search");
+}
+
+Status FmIndex::locate(const std::uint64_t* rows, std::uint64_t* text_positions, std::size_t count) const {
+  return detail::run_batch(backend(), LocateOp{view_}, rows, text_positions, count, *workspace_, "locate");
+}
+
+Status FmIndex::save(const std::string& path) const {
+  std::string header, contigs, fragments, carray, specials, tree, sampled, samples;
+  header.append(kMagic, 8);
+  put(header, kVersion);
+  put<std::uint32_t>(header, sample_rate_);
+  put<std::uint64_t>(header, forward_length_);
+  put<std::uint64_t>(header, bwt_.size());
+  put<std::uint64_t>(contigs, contigs_.size());
+  for (const Contig& c : contigs_) {
+    put<std::uint32_t>(contigs, static_cast<std::uint32_t>(c.name.size()));
+    contigs += c.name;
+    put<std::uint64_t>(contigs, c.length);
+  }
+  put_array(fragments, fragments_);
+  for (unsigned c = 0; c < 4; ++c) put(carray, C_[c]);
+  put_array(specials, special_rows_host_);
+  {
+    std::ostringstream s;
+    WTMAP_TRY(bwt_.save(s));
+    tree = s.str();
+  }
+  {
+    std::ostringstream s;
+    WTMAP_TRY(sampled_.save(s));
+    sampled = s.str();
+  }
+  std::vector<std::uint64_t> sample_values(num_samples_);
+  const std::uint64_t sample_offset = (special_rows_host_.size() + (bwt_.size() >> FmIndexView::kBucketShift) + 1) * 8;
+  WTMAP_TRY(tables_.copy_to_host(sample_offset, sample_values.data(), num_samples_ * 8));
+  put_array(samples, sample_values);
+
+  const std::string temporary = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) return {StatusCode::io_error, temporary + ": cannot open for writing"};
+    SectionWriter w{out};
+    w.write("HEAD", header);
+    w.write("CTGS", contigs);
+    w.write("FRAG", fragments);
+    w.write("CARR", carray);
+    w.write("SPEC", specials);
+    w.write("BWTW", tree);
+    w.write("SMPB", sampled);
+    w.write("SMPA", samples);
+    out.flush();
+    if (!out) {
+      std::remove(temporary.c_str());
+      return {StatusCode::io_error, temporary + ": write failed (disk full?)"};
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    return {StatusCode::io_error, "cannot rename " + temporary + " to " + path};
+  }
+  return {};
+}
+
+Result<FmIndex> FmIndex::load(const std::string& path, Backend backend) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status{StatusCode::io_error, path + ": cannot open the index file"};
+  char magic[8] = {};
+  in.read(magic, 8);
+  in.seekg(0);
+  if (!in || std::memcmp(magic + 0, "HEAD", 4) != 0) {
+    return corrupt_data(path + ": not a wtmap index file");
+  }
+  auto header = read_section(in, "HEAD", path);
+  if (!header.ok()) return header.status();
+  PayloadReader h(*header, path + ": header");
+  char file_magic[8];
+  std::uint32_t version = 0, sample_rate = 0;
+  std::uint64_t m = 0, n = 0;
+  for (char& c : file_magic) WTMAP_TRY(h.get(c));
+  if (std::memcmp(file_magic, kMagic, 8) != 0) return corrupt_data(path + ": not a wtmap index file");
+  WTMAP_TRY(h.get(version));
+  if (version > kVersion) {
+    return corrupt_data(path + ": index format version " + std::to_string(version) + " is newer than this wtmap reads (" +
+                        std::to_string(kVersion) + "); rebuild the index or update wtmap");
+  }
+  WTMAP_TRY(h.get(sample_rate));
+  WTMAP_TRY(h.get(m));
+  WTMAP_TRY(h.get(n));
+  WTMAP_TRY(h.finish());
+  if (n != 2 * m + 2 || sample_rate == 0) return corrupt_data(path + ": inconsistent index header");
+
+  auto contigs = read_section(in, "CTGS", path);
+  if (!contigs.ok()) return contigs.status();
+  std::vector<Contig> contig_table;
+  {
+    PayloadReader r(*contigs, path + ": contig");
+    std::uint64_t count = 0;
+    WTMAP_TRY(r.get(count));
+    if (count > contigs->size()) return corrupt_data(path + ": contig section has an impossible count");
+    contig_table.resize(count);
+    for (Contig& c : contig_table) {
+      WTMAP_TRY(r.get_string(c.name));
+      WTMAP_TRY(r.get(c.length));
+    }
+    WTMAP_TRY(r.finish());
+  }
+  auto fragments = read_section(in, "FRAG", path);
+  if (!fragments.ok()) return fragments.status();
+  std::vector<Fragment> fragment_table;
+  {
+    PayloadReader r(*fragments, path + ": fragment");
+    WTMAP_TRY(r.get_array(fragment_table, m + 1));
+    WTMAP_TRY(r.finish());
+  }
+  auto carray = read_section(in, "CARR", path);
+  if (!carray.ok()) return carray.status();
+  std::uint64_t C[4];
+  {
+    PayloadReader r(*carray, path + ": C array");
+    for (auto& c : C) WTMAP_TRY(r.get(c));
+    WTMAP_TRY(r.finish());
+  }
+  auto specials = read_section(in, "SPEC", path);
+  if (!specials.ok()) return specials.status();
+  std::vector<std::uint64_t> special_rows;
+  {
+    PayloadReader r(*specials, path + ": special-row");
+    WTMAP_TRY(r.get_array(special_rows, n));
+    WTMAP_TRY(r.finish());
+  }
+  auto tree_bytes = read_section(in, "BWTW", path);
+  if (!tree_bytes.ok()) return tree_bytes.status();
+  std::istringstream tree_stream(*tree_bytes);
+  auto tree = WaveletTree<std::uint8_t, 4>::load(tree_stream, backend);
+  if (!tree.ok()) return Status{tree.status().code(), path + ": " + tree.status().message()};
+  auto sampled_bytes = read_section(in, "SMPB", path);
+  if (!sampled_bytes.ok()) return sampled_bytes.status();
+  std::istringstream sampled_stream(*sampled_bytes);
+  auto sampled = RankSelectBitVector::load(sampled_stream, backend);
+  if (!sampled.ok()) return Status{sampled.status().code(), path + ": " + sampled.status().message()};
+  auto samples_bytes = read_section(in, "SMPA", path);
+  if (!samples_bytes.ok()) return samples_bytes.status();
+  std::vector<std::uint64_t> samples;
+  {
+    PayloadReader r(*samples_bytes, path + ": SA sample");
+    WTMAP_TRY(r.get_array(samples, n));
+    WTMAP_TRY(r.finish());
+  }
+  if (in.peek() != std::char_traits<char>::eof()) return corrupt_data(path + ": trailing bytes after the last section");
+
+  // Cross-checks that keep every query in bounds.
+  if (tree->size() != n || sampled->size() != n || tree->sigma() != 4) return corrupt_data(path + ": sections disagree on the text length");
+  for (unsigned c = 0; c < 4; ++c) {
+    if (C[c] > n || (c > 0 && C[c] < C[c - 1])) return corrupt_data(path + ": corrupt C array");
+  }
+  for (std::size_t j = 0; j < special_rows.size(); ++j) {
+    if (special_rows[j] >= n || (j > 0 && special_rows[j] <= special_rows[j - 1])) return corrupt_data(path + ": corrupt special-row table");
+  }
+  for (const std::uint64_t s : samples) {
+    if (s >= n) return corrupt_data(path + ": corrupt SA samples");
+  }
+  for (std::size_t j = 0; j < fragment_table.size(); ++j) {
+    const Fragment& f = fragment_table[j];
+    if (f.contig >= contig_table.size() || f.text_start + f.length > m ||
+        f.contig_offset + f.length > contig_table[f.contig].length || (j == 0 && f.text_start != 0) ||
+        (j > 0 && f.text_start <= fragment_table[j - 1].text_start)) {
+      return corrupt_data(path + ": corrupt fragment table");
+    }
+  }
+  if (fragment_table.empty()) return corrupt_data(path + ": corrupt fragment table");
+
+  FmIndex index(std::move(tree.value()), std::move(sampled.value()));
+  for (unsigned c = 0; c < 4; ++c) index.C_[c] = C[c];
+  index.special_rows_host_ = std::move(special_rows);
+  index.contigs_ = std::move(contig_table);
+  index.fragments_ = std::move(fragment_table);
+  index.forward_length_ = m;
+  index.sample_rate_ = sample_rate;
+  WTMAP_TRY(index.bind(samples));
+  return std::move(index);
+}
+
+}  // namespace wtmap::fmindex
