@@ -51,6 +51,8 @@ constexpr char kMagic[8] = {'W', 'T', 'M', 'B', 'V', 'E', 'C', '1'};
 
 }  // namespace
 
+RankSelectBitVector::RankSelectBitVector(RankSelectBitVector&&) noexcept = default;
+RankSelectBitVector& RankSelectBitVector::operator=(RankSelectBitVector&&) noexcept = default;
 RankSelectBitVector::~RankSelectBitVector() = default;
 
 Result<RankSelectBitVector> RankSelectBitVector::build(const std::uint32_t* words, std::uint64_t n, Backend backend) {

@@ -24,8 +24,8 @@ class QueryWorkspace;
 
 class RankSelectBitVector {
  public:
-  RankSelectBitVector(RankSelectBitVector&&) noexcept = default;
-  RankSelectBitVector& operator=(RankSelectBitVector&&) noexcept = default;
+  RankSelectBitVector(RankSelectBitVector&&) noexcept;
+  RankSelectBitVector& operator=(RankSelectBitVector&&) noexcept;
   RankSelectBitVector(const RankSelectBitVector&) = delete;
   RankSelectBitVector& operator=(const RankSelectBitVector&) = delete;
   ~RankSelectBitVector();
