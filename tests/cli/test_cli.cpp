@@ -1,0 +1,378 @@
+// The `wtmap` executable as a user runs it: `wtmap index` on a FASTA.gz, `wtmap count --locate`
+// on FASTQ, FASTA and standard input, its TSV compared with a naive scan; malformed input,
+// missing index, failed index builds and usage.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fm_support.hpp"
+#include "wtmap/core/config.hpp"
+
+#ifndef WTMAP_EXECUTABLE
+#error "WTMAP_EXECUTABLE must name the wtmap program"
+#endif
+
+namespace wtmap::fmtest {
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+struct RunResult {
+  int exit_code = -1;  // -1: killed by a signal
+  std::string out, err;
+};
+
+// Runs `wtmap <args>` through the shell with standard input from `stdin_path`.
+RunResult run_wtmap(const TempDir& dir, const std::string& args, const std::string& stdin_path = "/dev/null") {
+  const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
+  const std::string command = shell_quote(WTMAP_EXECUTABLE) + " " + args + " < " + shell_quote(stdin_path) + " > " + shell_quote(out) +
+                              " 2> " + shell_quote(err);
+  const int status = std::system(command.c_str());
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+std::string describe(const RunResult& r) { return "exit " + std::to_string(r.exit_code) + ", stderr:\n" + r.err; }
+
+std::vector<std::string> split(const std::string& s, char by) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = s.find(by, begin);
+    parts.push_back(s.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+    if (end == std::string::npos) return parts;
+    begin = end + 1;
+  }
+}
+
+// One line of `wtmap count` output: name TAB count [TAB contig:pos1:strand,...].
+struct CountLine {
+  std::string name;
+  std::uint64_t count = 0;
+  std::vector<Hit> hits;  // 0-based positions
+  bool has_hits_column = false;
+};
+
+std::vector<CountLine> parse_count_output(const std::string& out, const std::vector<TestContig>& contigs) {
+  std::map<std::string, std::uint32_t> contig_ids;
+  for (std::uint32_t k = 0; k < contigs.size(); ++k) contig_ids[contigs[k].name] = k;
+  std::vector<CountLine> lines;
+  if (out.empty()) return lines;
+  if (out.back() != '\n') throw std::runtime_error("output does not end with a newline");
+  for (const std::string& line : split(out.substr(0, out.size() - 1), '\n')) {
+    const auto fields = split(line, '\t');
+    if (fields.size() < 2 || fields.size() > 3) throw std::runtime_error("not 2 or 3 fields: '" + line + "'");
+    CountLine c;
+    c.name = fields[0];
+    c.count = std::stoull(fields[1]);
+    c.has_hits_column = fields.size() == 3;
+    if (c.has_hits_column && !fields[2].empty()) {
+      for (const std::string& h : split(fields[2], ',')) {
+        const std::size_t strand_at = h.rfind(':'), pos_at = h.rfind(':', strand_at - 1);
+        if (strand_at == std::string::npos || pos_at == std::string::npos) throw std::runtime_error("bad hit '" + h + "'");
+        const std::string contig = h.substr(0, pos_at), strand = h.substr(strand_at + 1);
+        if (contig_ids.count(contig) == 0 || (strand != "+" && strand != "-")) throw std::runtime_error("bad hit '" + h + "'");
+        const std::uint64_t pos1 = std::stoull(h.substr(pos_at + 1, strand_at - pos_at - 1));
+        if (pos1 == 0) throw std::runtime_error("position 0 in '" + h + "' (positions are 1-based)");
+        c.hits.push_back({contig_ids[contig], pos1 - 1, strand[0]});
+      }
+    }
+    lines.push_back(std::move(c));
+  }
+  return lines;
+}
+
+// ---- the reference and the patterns ---------------------------------------------------------
+
+struct Pattern {
+  std::string name, sequence;
+};
+
+std::vector<TestContig> cli_reference() {
+  RandomReferenceSpec spec;
+  spec.seed = 2024;
+  spec.contigs = 4;
+  spec.min_length = 300;
+  spec.max_length = 900;
+  spec.n_run_rate = 0.01;
+  auto contigs = random_reference(spec);
+  contigs.push_back({"tandem", std::string(40, 'A') + "ACGTTACGTTACGTTACGTT" + "NNNN" + "ACGTT"});
+  return contigs;
+}
+
+// Random substrings and their reverse complements, contig ends, patterns across contig ends,
+// single bases, patterns with N, absent patterns; named p1, p2, ...
+std::vector<Pattern> cli_patterns(const std::vector<TestContig>& contigs) {
+  std::mt19937 rng(99);
+  std::vector<std::string> seqs = {"A", "C", "G", "T", "ACGTT", "NACGT", "ACNGT", "acgtt", "GGGGGGGGGGGGGGGGGGGGGGGGG"};
+  for (int i = 0; i < 80; ++i) {
+    const std::string s = normalized(contigs[rng() % contigs.size()].sequence);
+    const std::size_t pos = rng() % s.size(), len = 1 + rng() % std::min<std::size_t>(25, s.size() - pos);
+    seqs.push_back(s.substr(pos, len));
+    seqs.push_back(revcomp(seqs.back()));
+  }
+  for (std::size_t k = 0; k < contigs.size(); ++k) {
+    const std::string s = normalized(contigs[k].sequence);
+    seqs.push_back(s.substr(0, 10));
+    seqs.push_back(s.substr(s.size() - 10));
+    if (k + 1 < contigs.size()) seqs.push_back(s.substr(s.size() - 6) + normalized(contigs[k + 1].sequence).substr(0, 6));
+  }
+  std::vector<Pattern> patterns;
+  for (const std::string& s : seqs) patterns.push_back({"p" + std::to_string(patterns.size() + 1), s});
+  return patterns;
+}
+
+std::string fastq_text(const std::vector<Pattern>& patterns) {
+  std::string s;
+  for (const Pattern& p : patterns) s += "@" + p.name + " comment\n" + p.sequence + "\n+\n" + std::string(p.sequence.size(), 'I') + "\n";
+  return s;
+}
+
+std::string fasta_patterns_text(const std::vector<Pattern>& patterns) {
+  std::string s;
+  for (const Pattern& p : patterns) {  // sequences wrapped at 7 letters
+    s += ">" + p.name + "\n";
+    for (std::size_t i = 0; i < p.sequence.size(); i += 7) s += p.sequence.substr(i, 7) + "\n";
+  }
+  return s;
+}
+
+// Every output line against the naive scan, in input order.
+void expect_count_output(const std::string& out, const std::vector<TestContig>& contigs,
+                         const std::vector<Pattern>& patterns, bool located) {
+  std::vector<CountLine> lines;
+  ASSERT_NO_THROW(lines = parse_count_output(out, contigs)) << out;
+  ASSERT_EQ(lines.size(), patterns.size());
+  int wrong = 0;
+  for (std::size_t i = 0; i < patterns.size(); ++i) {
+    const auto expected = naive_hits(contigs, patterns[i].sequence);
+    SCOPED_TRACE(patterns[i].name + " " + patterns[i].sequence);
+    EXPECT_EQ(lines[i].name, patterns[i].name);
+    EXPECT_EQ(lines[i].count, expected.size());
+    EXPECT_EQ(lines[i].has_hits_column, located);
+    if (located) {
+      EXPECT_EQ(lines[i].hits, expected);
+    }
+    wrong += lines[i].count != expected.size();
+    ASSERT_LT(wrong, 10) << "stopping after 10 wrong counts";
+  }
+}
+
+// ---- the tests -------------------------------------------------------------------------------
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    contigs_ = cli_reference();
+    fasta_ = dir_.file("ref.fa.gz");
+    write_gzip(fasta_, fasta_text(contigs_, 60));
+    prefix_ = dir_.file("idx");
+  }
+  void index(const std::string& device = "cpu") {
+    const RunResult r = run_wtmap(dir_, "index " + shell_quote(fasta_) + " -p " + shell_quote(prefix_) + " --device " + device);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    ASSERT_TRUE(fs::exists(prefix_ + ".wtmap")) << describe(r);
+  }
+
+  TempDir dir_;
+  std::vector<TestContig> contigs_;
+  std::string fasta_, prefix_;
+};
+
+TEST_F(Cli, IndexWritesOnlyTheIndexFile) {
+  index();
+  const auto entries = dir_.entries();
+  EXPECT_EQ(entries, (std::vector<std::string>{"idx.wtmap", "ref.fa.gz", "stderr.txt", "stdout.txt"}));
+}
+
+// How the patterns reach `wtmap count`.
+enum class Input { fastq, fastq_gz, fasta, stdin_fastq, fastq_small_batches };
+
+std::string input_name(Input input) {
+  switch (input) {
+    case Input::fastq: return "Fastq";
+    case Input::fastq_gz: return "FastqGz";
+    case Input::fasta: return "Fasta";
+    case Input::stdin_fastq: return "StdinFastq";
+    case Input::fastq_small_batches: return "FastqSmallBatches";
+  }
+  return "?";
+}
+
+class CliCount : public Cli, public ::testing::WithParamInterface<Input> {};
+
+INSTANTIATE_TEST_SUITE_P(Cli, CliCount,
+                         ::testing::Values(Input::fastq, Input::fastq_gz, Input::fasta, Input::stdin_fastq,
+                                           Input::fastq_small_batches),
+                         [](const auto& info) { return input_name(info.param); });
+
+TEST_P(CliCount, LocateMatchesNaiveScan) {
+  index();
+  const auto patterns = cli_patterns(contigs_);
+  std::string input, stdin_path = "/dev/null", extra;
+  switch (GetParam()) {
+    case Input::fastq:
+    case Input::fastq_small_batches:
+      input = dir_.file("patterns.fq");
+      write_file(input, fastq_text(patterns));
+      if (GetParam() == Input::fastq_small_batches) extra = " --batch 7";
+      break;
+    case Input::fastq_gz:
+      input = dir_.file("patterns.fq.gz");
+      write_gzip(input, fastq_text(patterns));
+      break;
+    case Input::fasta:
+      input = dir_.file("patterns.fa");
+      write_file(input, fasta_patterns_text(patterns));
+      break;
+    case Input::stdin_fastq:
+      stdin_path = dir_.file("patterns.fq");
+      write_file(stdin_path, fastq_text(patterns));
+      input = "-";
+      break;
+  }
+  const RunResult r = run_wtmap(dir_, "count -x " + shell_quote(prefix_) + " --locate --max-hits 100000 --device cpu " + shell_quote(input) + extra,
+                          stdin_path);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  expect_count_output(r.out, contigs_, patterns, true);
+}
+
+TEST_F(Cli, CountWithoutLocatePrintsCounts) {
+  index();
+  const auto patterns = cli_patterns(contigs_);
+  write_file(dir_.file("p.fq"), fastq_text(patterns));
+  const RunResult r = run_wtmap(dir_, "count -x " + shell_quote(prefix_) + " --device cpu " + shell_quote(dir_.file("p.fq")));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  expect_count_output(r.out, contigs_, patterns, false);
+}
+
+TEST_F(Cli, MaxHitsLimitsPositionsNotCounts) {
+  index();
+  const std::vector<Pattern> patterns = {{"a", "A"}, {"acgtt", "ACGTT"}, {"none", "GGGGGGGGGGGGGGGGGGGGGGGGGGGGGG"}};
+  write_file(dir_.file("p.fa"), fasta_patterns_text(patterns));
+  const RunResult r = run_wtmap(dir_, "count -x " + shell_quote(prefix_) + " --locate --max-hits 3 --device cpu " + shell_quote(dir_.file("p.fa")));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  std::vector<CountLine> lines;
+  ASSERT_NO_THROW(lines = parse_count_output(r.out, contigs_)) << r.out;
+  ASSERT_EQ(lines.size(), patterns.size());
+  for (std::size_t i = 0; i < patterns.size(); ++i) {
+    const auto expected = naive_hits(contigs_, patterns[i].sequence);
+    EXPECT_EQ(lines[i].count, expected.size()) << patterns[i].name;
+    EXPECT_EQ(lines[i].hits.size(), std::min<std::size_t>(expected.size(), 3)) << patterns[i].name;
+    for (const Hit& h : lines[i].hits) {
+      EXPECT_TRUE(std::binary_search(expected.begin(), expected.end(), h)) << patterns[i].name << " " << h;
+    }
+  }
+}
+
+TEST_F(Cli, GpuDeviceMatchesNaiveScan) {
+  if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
+  index("gpu");
+  const auto patterns = cli_patterns(contigs_);
+  write_file(dir_.file("p.fq"), fastq_text(patterns));
+  const RunResult r = run_wtmap(dir_, "count -x " + shell_quote(prefix_) + " --locate --max-hits 100000 --device gpu " + shell_quote(dir_.file("p.fq")));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  expect_count_output(r.out, contigs_, patterns, true);
+}
+
+TEST_F(Cli, GpuDeviceWithoutCudaFailsCleanly) {
+  if (gpu_available()) GTEST_SKIP() << "a CUDA device is usable here";
+  const RunResult r = run_wtmap(dir_, "index " + shell_quote(fasta_) + " -p " + shell_quote(prefix_) + " --device gpu");
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find("CUDA"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(prefix_ + ".wtmap"));
+}
+
+// Malformed FASTQ: record `bad` is wrong; the run stops with its number.
+struct BadFastq {
+  const char* name;
+  std::string text;
+  int bad;
+};
+
+class CliBadInput : public Cli, public ::testing::WithParamInterface<BadFastq> {};
+
+const std::string kGood = "@r1\nACGT\n+\nIIII\n@r2\nGGCA\n+r2\nIIII\n";
+
+INSTANTIATE_TEST_SUITE_P(Cli, CliBadInput,
+                         ::testing::Values(BadFastq{"MissingPlusLine", kGood + "@r3\nACGT\nIIII\n@r4\nACGT\n+\nIIII\n", 3},
+                                           BadFastq{"QualityLengthMismatch", kGood + "@r3\nACGTA\n+\nIIII\n", 3},
+                                           BadFastq{"TruncatedRecord", kGood + "@r3\nACGT\n", 3},
+                                           BadFastq{"TruncatedAfterPlus", "@r1\nACGT\n+\n", 1},
+                                           BadFastq{"NotFastq", "ACGT\n", 1}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST_P(CliBadInput, FailsNamingTheRecord) {
+  index();
+  const std::string input = dir_.file("bad.fq");
+  write_file(input, GetParam().text);
+  const RunResult r = run_wtmap(dir_, "count -x " + shell_quote(prefix_) + " --device cpu " + shell_quote(input));
+  EXPECT_NE(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.exit_code, -1) << "killed by a signal";
+  EXPECT_NE(r.err.find("record " + std::to_string(GetParam().bad)), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(input), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, MissingIndex) {
+  write_file(dir_.file("p.fq"), kGood);
+  const RunResult r = run_wtmap(dir_, "count -x " + shell_quote(dir_.file("nothing")) + " --device cpu " + shell_quote(dir_.file("p.fq")));
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find(dir_.file("nothing.wtmap")), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("error"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(Cli, IndexOfBadFastaLeavesNoFile) {
+  write_gzip(fasta_, ">a\nACGT\n>b\nGGCC\n>a\nTTTT\n");
+  const RunResult r = run_wtmap(dir_, "index " + shell_quote(fasta_) + " -p " + shell_quote(prefix_) + " --device cpu");
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find("duplicate"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(fasta_ + ":5:"), std::string::npos) << r.err;
+  EXPECT_EQ(dir_.entries(), (std::vector<std::string>{"ref.fa.gz", "stderr.txt", "stdout.txt"}));
+}
+
+TEST_F(Cli, NoArgumentsPrintsUsageAndFails) {
+  const RunResult r = run_wtmap(dir_, "");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("Usage: wtmap"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(Cli, CountHelpPrintsUsageAndSucceeds) {
+  const RunResult r = run_wtmap(dir_, "count --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Usage: wtmap count"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--locate"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, CountWithoutArgumentsPrintsUsageAndFails) {
+  const RunResult r = run_wtmap(dir_, "count");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("Usage: wtmap count"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(Cli, UnknownCommandAndOptionFail) {
+  RunResult r = run_wtmap(dir_, "align x");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("align"), std::string::npos) << r.err;
+  r = run_wtmap(dir_, "count -x " + shell_quote(prefix_) + " --bogus p.fq");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--bogus"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace wtmap::fmtest

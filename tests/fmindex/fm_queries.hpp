@@ -1,0 +1,118 @@
+// Building an FmIndex from test contigs, asking it for the hits of a pattern set, and comparing
+// with the naive scan (fm_support.hpp).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fm_support.hpp"
+#include "wtmap/core/config.hpp"
+#include "wtmap/fmindex/fm_index.hpp"
+#include "wtmap/fmindex/reference.hpp"
+
+namespace wtmap::fmtest {
+
+inline bool skip_backend(Backend b) { return b == Backend::gpu && !gpu_available(); }
+
+#define WTMAP_FM_SKIP_WITHOUT(backend)                                                     \
+  do {                                                                                     \
+    if (::wtmap::fmtest::skip_backend(backend)) GTEST_SKIP() << "no usable CUDA device"; \
+  } while (0)
+
+// The reference of `contigs`, through a FASTA file in `dir` and read_fasta.
+inline fmindex::Reference load_reference(const TempDir& dir, const std::vector<TestContig>& contigs) {
+  const std::string path = dir.file("reference.fa");
+  write_file(path, fasta_text(contigs, 50));
+  auto ref = fmindex::read_fasta(path);
+  if (!ref.ok()) throw std::runtime_error("read_fasta: " + ref.status().message());
+  return std::move(ref).value();
+}
+
+inline fmindex::FmIndex build_index(const fmindex::Reference& ref, Backend backend, std::uint32_t sample_rate) {
+  fmindex::FmIndexOptions options;
+  options.backend = backend;
+  options.sample_rate = sample_rate;
+  auto index = fmindex::FmIndex::build(ref, options);
+  if (!index.ok()) throw std::runtime_error("FmIndex::build: " + index.status().message());
+  return std::move(index).value();
+}
+
+// What the index answers for each pattern: the interval size and the located hits, sorted.
+struct Answers {
+  std::vector<std::uint64_t> counts;
+  std::vector<std::vector<Hit>> hits;
+  bool operator==(const Answers& o) const { return counts == o.counts && hits == o.hits; }
+};
+
+inline Answers query(const fmindex::FmIndex& index, const std::vector<std::string>& patterns) {
+  std::vector<std::uint8_t> codes;
+  std::vector<fmindex::PatternRef> refs;
+  for (const std::string& p : patterns) {
+    const auto c = pattern_codes(p);
+    refs.push_back({codes.size(), static_cast<std::uint32_t>(c.size())});
+    codes.insert(codes.end(), c.begin(), c.end());
+  }
+  std::vector<fmindex::SaInterval> intervals(patterns.size());
+  const Status searched = index.search(codes.data(), codes.size(), refs.data(), refs.size(), intervals.data());
+  if (!searched.ok()) throw std::runtime_error("search: " + searched.message());
+  std::vector<std::uint64_t> rows;
+  for (const auto& iv : intervals) {
+    if (iv.lo > iv.hi || iv.hi > index.view().rows) throw std::runtime_error("search returned an interval out of range");
+    for (std::uint64_t r = iv.lo; r < iv.hi; ++r) rows.push_back(r);
+  }
+  std::vector<std::uint64_t> positions(rows.size());
+  const Status located = index.locate(rows.data(), positions.data(), rows.size());
+  if (!located.ok()) throw std::runtime_error("locate: " + located.message());
+  Answers a;
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < patterns.size(); ++i) {
+    a.counts.push_back(intervals[i].size());
+    std::vector<Hit> hits;
+    for (std::uint64_t k = 0; k < intervals[i].size(); ++k, ++next) {
+      const auto h = index.to_reference(positions[next], patterns[i].size());
+      hits.push_back({h.contig, h.position, h.reverse ? '-' : '+'});
+    }
+    std::sort(hits.begin(), hits.end());
+    a.hits.push_back(std::move(hits));
+  }
+  return a;
+}
+
+inline std::string describe(const std::vector<Hit>& hits) {
+  std::ostringstream s;
+  s << hits.size() << " [";
+  for (std::size_t i = 0; i < hits.size() && i < 8; ++i) s << (i ? " " : "") << hits[i];
+  if (hits.size() > 8) s << " ...";
+  return s.str() + "]";
+}
+
+// Compares the index's counts and located hits with the naive scan; names up to 10 patterns
+// that disagree.
+inline ::testing::AssertionResult MatchesNaiveScan(const fmindex::FmIndex& index, const std::vector<TestContig>& contigs,
+                                                   const std::vector<std::string>& patterns) {
+  Answers got;
+  try {
+    got = query(index, patterns);
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << e.what();
+  }
+  std::size_t wrong = 0;
+  std::ostringstream details;
+  for (std::size_t i = 0; i < patterns.size(); ++i) {
+    const std::vector<Hit> expected = naive_hits(contigs, patterns[i]);
+    if (got.counts[i] == expected.size() && got.hits[i] == expected) continue;
+    if (++wrong <= 10) {
+      details << "\n  pattern '" << patterns[i] << "': count " << got.counts[i] << ", hits " << describe(got.hits[i])
+              << "; expected " << describe(expected);
+    }
+  }
+  if (wrong == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << wrong << " of " << patterns.size() << " patterns disagree with the naive scan"
+                                       << details.str();
+}
+
+}  // namespace wtmap::fmtest
