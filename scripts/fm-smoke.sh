@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# A quick end-to-end of `wtmap index` and `wtmap count` on a generated reference, on the GPU and
+# the CPU, checking that both give the same output. Usage: scripts/fm-smoke.sh [bases]
+set -euo pipefail
+bases=${1:-2000000}
+dir=$(mktemp -d)
+python3 - "$bases" "$dir" <<'PY'
+import random, sys
+n, d = int(sys.argv[1]), sys.argv[2]
+rng = random.Random(7)
+seq = ''.join(rng.choice('ACGT') for _ in range(n))
+with open(f'{d}/ref.fa', 'w') as f:
+    for c in range(4):
+        s = seq[c * n // 4:(c + 1) * n // 4]
+        s = s[:1000] + 'N' * 50 + s[1050:]
+        f.write(f'>chr{c}\n' + '\n'.join(s[i:i + 80] for i in range(0, len(s), 80)) + '\n')
+with open(f'{d}/pat.fa', 'w') as f:
+    for i in range(200000):
+        p = rng.randrange(0, n - 40)
+        f.write(f'>p{i}\n{seq[p:p + 32]}\n')
+PY
+for dev in gpu cpu; do
+  wtmap index "$dir/ref.fa" -p "$dir/idx_$dev" --device "$dev"
+  wtmap count -x "$dir/idx_$dev" --locate --device "$dev" "$dir/pat.fa" > "$dir/out_$dev.tsv"
+done
+cmp "$dir/idx_gpu.wtmap" "$dir/idx_cpu.wtmap" && echo "index files identical (gpu vs cpu)"
+cmp "$dir/out_gpu.tsv" "$dir/out_cpu.tsv" && echo "count outputs identical (gpu vs cpu)"
+rm -rf "$dir"

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# On the GPU host, from the repository root after `source .device/env.sh`: runs every test binary
+# (the GPU suites must run, not skip), then the compute-sanitizer sweep, and packs all logs into
+# $OUT/gpu-check.tar.gz with a one-screen summary on stdout.
+#
+#   scripts/gpu-check.sh [--no-sanitizer] [--bench-quick|--bench]
+set -u -o pipefail
+OUT="${OUT:-$PWD/gpu-out}"
+logs="$OUT/logs"
+mkdir -p "$logs"
+bin_dir="$(dirname "$(command -v test_bits || echo build/tests/test_bits)")"
+sanitizer=1 bench=""
+for a in "$@"; do
+  case "$a" in
+    --no-sanitizer) sanitizer=0 ;;
+    --bench-quick) bench="--quick" ;;
+    --bench) bench="full" ;;
+  esac
+done
+
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; date -u; } > "$logs/host.txt" 2>&1
+cat "$logs/host.txt"
+
+status=0 total_pass=0 total_fail=0 total_skip=0
+for t in "$bin_dir"/test_*; do
+  name=$(basename "$t")
+  "$t" --gtest_color=no > "$logs/$name.log" 2>&1
+  rc=$?
+  pass=$(grep -c '^\[       OK \]' "$logs/$name.log")
+  fail=$(grep -c '^\[  FAILED  \] .*(' "$logs/$name.log")
+  skip=$(grep -c '^\[  SKIPPED \]' "$logs/$name.log")
+  total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
+  printf '%-28s rc=%d  passed %5d  failed %3d  skipped %3d\n' "$name" "$rc" "$pass" "$fail" "$skip"
+  [ "$rc" -eq 0 ] || status=1
+  grep '^\[  FAILED  \] .*(' "$logs/$name.log" | head -20
+done
+echo "tests: $total_pass passed, $total_fail failed, $total_skip skipped"
+
+if [ "$sanitizer" -eq 1 ]; then
+  LOG_DIR="$logs/sanitizer" SANITIZER_FILTER="${SANITIZER_FILTER:-*Gpu*:*Device*:*Kernel*-*Beyond32Bits*}" \
+    tests/run-compute-sanitizer.sh "$bin_dir" > "$logs/sanitizer.txt" 2>&1
+  rc=$?
+  tail -15 "$logs/sanitizer.txt"
+  echo "compute-sanitizer: rc=$rc"
+  [ "$rc" -eq 0 ] || status=1
+fi
+
+if [ -n "$bench" ]; then
+  if [ "$bench" = "--quick" ]; then OUT="$logs/bench" bench/run-core.sh --quick > "$logs/bench.txt" 2>&1
+  else OUT="$logs/bench" bench/run-core.sh > "$logs/bench.txt" 2>&1; fi
+  tail -40 "$logs/bench.txt"
+fi
+tar -C "$OUT" -czf "$OUT/gpu-check.tar.gz" logs && rm -rf "$logs"
+exit $status
