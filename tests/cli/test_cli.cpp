@@ -212,6 +212,8 @@ std::string input_name(Input input) {
   return "?";
 }
 
+void PrintTo(Input input, std::ostream* os) { *os << input_name(input); }
+
 class CliCount : public Cli, public ::testing::WithParamInterface<Input> {};
 
 INSTANTIATE_TEST_SUITE_P(Cli, CliCount,
@@ -302,6 +304,8 @@ struct BadFastq {
   std::string text;
   int bad;
 };
+
+void PrintTo(const BadFastq& b, std::ostream* os) { *os << b.name; }
 
 class CliBadInput : public Cli, public ::testing::WithParamInterface<BadFastq> {};
 

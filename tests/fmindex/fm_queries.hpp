@@ -14,6 +14,11 @@
 #include "wtmap/fmindex/fm_index.hpp"
 #include "wtmap/fmindex/reference.hpp"
 
+namespace wtmap {
+// Test names in ctest show "cpu"/"gpu" rather than bytes.
+inline void PrintTo(Backend b, std::ostream* os) { *os << backend_name(b); }
+}  // namespace wtmap
+
 namespace wtmap::fmtest {
 
 inline bool skip_backend(Backend b) { return b == Backend::gpu && !gpu_available(); }

@@ -77,6 +77,8 @@ const char* shape_name(Shape s) {
   return "?";
 }
 
+void PrintTo(Shape s, std::ostream* os) { *os << shape_name(s); }
+
 const char* backend_label(Backend b) { return b == Backend::gpu ? "Gpu" : "Cpu"; }
 
 // ---- pattern sets --------------------------------------------------------------------------
