@@ -280,6 +280,30 @@ TEST_F(Cli, MaxHitsLimitsPositionsNotCounts) {
   }
 }
 
+// A record without bases (FASTA header followed by a header; FASTQ with empty sequence and
+// quality lines) matches nothing: either its line says 0 with no positions, or the run stops
+// naming the record. Never a count of every suffix with positions past the contig ends.
+TEST_F(Cli, EmptyRecordsMatchNothing) {
+  index();
+  for (const auto& [file, text] : std::vector<std::pair<std::string, std::string>>{
+           {"empty.fa", ">e1\n>p2\nACGT\n"}, {"empty.fq", "@e1\n\n+\n\n@p2\nACGT\n+\nIIII\n"}}) {
+    SCOPED_TRACE(file);
+    write_file(dir_.file(file), text);
+    const RunResult r = run_wtmap(dir_, "count -x " + shell_quote(prefix_) + " --locate --device cpu " + shell_quote(dir_.file(file)));
+    if (r.exit_code != 0) {
+      EXPECT_NE(r.err.find("record 1"), std::string::npos) << describe(r);
+      continue;
+    }
+    std::vector<CountLine> lines;
+    ASSERT_NO_THROW(lines = parse_count_output(r.out, contigs_)) << r.out;
+    ASSERT_EQ(lines.size(), 2u) << r.out;
+    EXPECT_EQ(lines[0].name, "e1");
+    EXPECT_EQ(lines[0].count, 0u) << "the empty pattern's line begins: " << r.out.substr(0, 80);
+    EXPECT_TRUE(lines[0].hits.empty());
+    EXPECT_EQ(lines[1].count, naive_hits(contigs_, "ACGT").size());
+  }
+}
+
 TEST_F(Cli, GpuDeviceMatchesNaiveScan) {
   if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
   index("gpu");
