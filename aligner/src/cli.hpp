@@ -43,5 +43,6 @@ std::string index_path(const std::string& prefix);
 
 int index_main(int argc, char** argv);
 int count_main(int argc, char** argv);
+int align_main(int argc, char** argv);
 
 }  // namespace wtmap::cli

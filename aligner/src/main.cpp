@@ -1,4 +1,4 @@
-// wtmap: GPU FM-index over a wavelet tree -- index a reference, count and locate patterns.
+// wtmap: GPU FM-index over a wavelet tree -- index a reference, count patterns, align reads.
 #include <cstdio>
 #include <cstring>
 
@@ -12,6 +12,7 @@ constexpr const char* kUsage =
     "Commands:\n"
     "  index   build the FM-index of a FASTA reference (both strands)\n"
     "  count   count and locate exact matches of many patterns at once\n"
+    "  align   align FASTQ reads with up to k mismatches, write SAM/BAM\n"
     "\n"
     "Run 'wtmap <command>' without arguments for its options.\n";
 
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   }
   if (std::strcmp(argv[1], "index") == 0) return wtmap::cli::index_main(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "count") == 0) return wtmap::cli::count_main(argc - 1, argv + 1);
+  if (std::strcmp(argv[1], "align") == 0) return wtmap::cli::align_main(argc - 1, argv + 1);
   std::fprintf(stderr, "wtmap: unknown command '%s'\n\n%s", argv[1], kUsage);
   return 1;
 }

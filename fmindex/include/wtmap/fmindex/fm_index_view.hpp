@@ -52,6 +52,12 @@ struct FmIndexView {
     return c == 0 ? r - specials_before(i) : r;
   }
 
+  // occ(c, i) for the four bases at once, from one quad-vector block.
+  WTMAP_HD void occ_all(std::uint64_t i, std::uint64_t out[4]) const {
+    bwt.levels[0].rank_all(i, out);
+    out[0] -= specials_before(i);
+  }
+
   WTMAP_HD SaInterval all() const { return {0, rows}; }
 
   // The rows of cP given the rows of P.

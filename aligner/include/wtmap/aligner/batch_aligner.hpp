@@ -1,0 +1,68 @@
+// wtmap aligner: aligning a batch of reads -- k-mismatch search of every read on the backend,
+// choice of the reported hit, locate of the reported and alternative hits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "wtmap/aligner/mismatch_search.hpp"
+#include "wtmap/aligner/seq_reader.hpp"
+#include "wtmap/core/status.hpp"
+#include "wtmap/fmindex/fm_index.hpp"
+
+namespace wtmap::aligner {
+
+struct AlignOptions {
+  SearchParams search;
+  unsigned max_alternatives = 3;  // -N: XA lists the other hits when best + second <= N
+};
+
+// One placement of a read, in reference coordinates.
+struct Placement {
+  std::uint32_t contig = 0;
+  std::uint64_t position = 0;  // 0-based leftmost
+  bool reverse = false;
+  Edits edits{};               // substitutions, in read coordinates (before any reverse complement)
+};
+
+struct ReadAlignment {
+  bool mapped = false;
+  std::uint8_t flags = 0;      // SearchFlags
+  std::uint8_t mismatches = 0; // of the reported placement (the best stratum)
+  std::uint64_t best_count = 0;    // X0
+  std::uint64_t second_count = 0;  // X1
+  Placement primary;
+  std::vector<Placement> alternatives;  // XA
+};
+
+// FNV-1a of name and sequence: the tie-break between equally good hits, so the choice does not
+// depend on batch size, thread count, backend or run.
+std::uint64_t read_hash(const SeqRecord& read);
+
+// bwa aln's mapping quality (bwa_approx_mapQ): 37 unique, 25 unique with all k mismatches used,
+// 23 - 4.343 ln(X1) with suboptimal hits, 0 for repeats.
+int mapping_quality(const ReadAlignment& a, unsigned max_mismatches);
+
+class BatchAligner {
+ public:
+  BatchAligner(const fmindex::FmIndex& index, const AlignOptions& options);
+  ~BatchAligner();
+  BatchAligner(const BatchAligner&) = delete;
+  BatchAligner& operator=(const BatchAligner&) = delete;
+
+  // Aligns reads[0, n) into out[0, n) (resized). Reads with bases other than A/C/G/T/N letters
+  // count those as N.
+  Status align(const std::vector<SeqRecord>& reads, std::vector<ReadAlignment>& out);
+
+ private:
+  const fmindex::FmIndex& index_;
+  AlignOptions options_;
+  std::unique_ptr<wtmap::detail::QueryWorkspace> workspace_;
+  // Reused between batches.
+  std::vector<std::uint8_t> codes_;
+  std::vector<fmindex::PatternRef> patterns_;
+  std::vector<SearchResult> results_;
+};
+
+}  // namespace wtmap::aligner

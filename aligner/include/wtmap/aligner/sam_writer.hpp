@@ -1,0 +1,46 @@
+// wtmap aligner: SAM/BAM output through htslib, written to a temporary name and renamed when
+// complete, so a failed run never leaves a half-written file under the requested name.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wtmap/aligner/batch_aligner.hpp"
+#include "wtmap/aligner/seq_reader.hpp"
+#include "wtmap/core/status.hpp"
+
+namespace wtmap::aligner {
+
+struct SamOptions {
+  std::string path = "-";         // "-": SAM on stdout
+  std::string format;             // "sam" or "bam"; empty: from the path's extension, else SAM
+  std::string read_group;         // -R line with \t escapes, e.g. "@RG\tID:x\tSM:y"
+  std::string command_line;       // for @PG CL
+  unsigned threads = 1;           // formatting and BAM compression threads
+  unsigned max_mismatches = 4;    // for MAPQ
+};
+
+class SamWriter {
+ public:
+  SamWriter(SamWriter&&) noexcept;
+  SamWriter& operator=(SamWriter&&) noexcept;
+  ~SamWriter();  // removes the temporary file unless finish() succeeded
+
+  static Result<SamWriter> open(const SamOptions& options, const std::vector<fmindex::Contig>& contigs);
+
+  // Writes one record per read, in order.
+  Status write(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments);
+  // Flushes, closes and renames the temporary file to the requested name.
+  Status finish();
+
+ private:
+  struct Impl;
+  explicit SamWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The MD tag of a placement of a read of `length` bases (SAM orientation).
+std::string md_tag(const Placement& p, std::size_t length);
+
+}  // namespace wtmap::aligner

@@ -1,0 +1,198 @@
+// wtmap align: FASTQ/FASTA reads -> SAM/BAM, k-mismatch backward search on the GPU.
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bounded_queue.hpp"
+#include "cli.hpp"
+#include "wtmap/aligner/batch_aligner.hpp"
+#include "wtmap/aligner/sam_writer.hpp"
+#include "wtmap/aligner/seq_reader.hpp"
+#include "wtmap/fmindex/fm_index.hpp"
+
+namespace wtmap::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: wtmap align -x <prefix> [options] <reads.fq[.gz] | reads.fa[.gz] | ->\n"
+    "\n"
+    "Aligns single-end reads with up to k mismatches (no gaps) on both strands, like\n"
+    "`bwa aln -o 0 -n k` + `bwa samse`, and writes SAM (default, stdout) or BAM.\n"
+    "Every alignment with at most k mismatches is found; the best are reported (ties broken\n"
+    "by a hash of the read), the next stratum counted (X1). An N in a read is a mismatch.\n"
+    "\n"
+    "Options:\n"
+    "  -x STR            index prefix (reads STR.wtmap)\n"
+    "  -o FILE           output file; .bam gives BAM, anything else SAM [stdout]\n"
+    "  --output-fmt STR  SAM or BAM, overriding -o's extension\n"
+    "  -k INT            mismatches allowed, 0..4 [4]\n"
+    "  -N INT            list the other hits in XA when best + second-best hits <= INT [3]\n"
+    "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
+    "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
+    "  --batch INT       reads per batch; bounds memory (about 1 KB per read) [500000]\n"
+    "  --max-work INT    search nodes per read before giving up on a repetitive read [65536]\n"
+    "  --device S        auto, gpu or cpu [auto]\n"
+    "\n"
+    "Reads shorter than 10 or longer than 512 bases, and reads the work cap stopped, are\n"
+    "kept (unmapped, or MAPQ 0) and counted in the summary on stderr.\n";
+
+struct Batch {
+  std::vector<aligner::SeqRecord> reads;
+  std::vector<aligner::ReadAlignment> alignments;
+};
+
+struct Totals {
+  std::uint64_t reads = 0, mapped = 0, unique = 0, capped = 0, too_short = 0, too_long = 0;
+  void add(const Batch& b, unsigned k) {
+    for (const auto& a : b.alignments) {
+      ++reads;
+      mapped += a.mapped;
+      unique += a.mapped && aligner::mapping_quality(a, k) > 0;
+      capped += (a.flags & (aligner::kWorkCapped | aligner::kStackOverflow)) != 0;
+      too_short += (a.flags & aligner::kTooShort) != 0;
+      too_long += (a.flags & aligner::kTooLong) != 0;
+    }
+  }
+};
+
+double percent(std::uint64_t part, std::uint64_t whole) { return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole); }
+
+}  // namespace
+
+int align_main(int argc, char** argv) {
+  std::string prefix, device = "auto", input;
+  aligner::SamOptions sam;
+  aligner::AlignOptions options;
+  std::uint64_t k = 4, alternatives = 3, threads = 0, batch_size = 500000, max_work = 1u << 16;
+  for (int i = 1; i < argc; ++i) {
+    if (i > 1) sam.command_line += ' ';
+    sam.command_line += argv[i];
+  }
+  sam.command_line = "wtmap align " + sam.command_line;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "-x" && has_value) {
+      prefix = argv[++i];
+    } else if (a == "-o" && has_value) {
+      sam.path = argv[++i];
+    } else if (a == "--output-fmt" && has_value) {
+      std::string f = argv[++i];
+      for (char& c : f) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      sam.format = f;
+    } else if (a == "-k" && has_value) {
+      if (!parse_count(argv[++i], k) || k > aligner::kMaxMismatches) return usage_error("align", "-k needs an integer in 0..4", kUsage);
+    } else if (a == "-N" && has_value) {
+      if (!parse_count(argv[++i], alternatives) || alternatives > 1000) return usage_error("align", "-N needs an integer in 0..1000", kUsage);
+    } else if (a == "-R" && has_value) {
+      sam.read_group = argv[++i];
+    } else if (a == "-t" && has_value) {
+      if (!parse_count(argv[++i], threads) || threads == 0) return usage_error("align", "-t needs a positive integer", kUsage);
+    } else if (a == "--batch" && has_value) {
+      if (!parse_count(argv[++i], batch_size) || batch_size == 0) return usage_error("align", "--batch needs a positive integer", kUsage);
+    } else if (a == "--max-work" && has_value) {
+      if (!parse_count(argv[++i], max_work) || max_work == 0 || max_work > UINT32_MAX) {
+        return usage_error("align", "--max-work needs a positive 32-bit integer", kUsage);
+      }
+    } else if (a == "--device" && has_value) {
+      device = argv[++i];
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (!a.empty() && a[0] == '-' && a != "-") {
+      return usage_error("align", "unknown or incomplete option '" + a + "'", kUsage);
+    } else if (input.empty()) {
+      input = a;
+    } else {
+      return usage_error("align", "more than one read file given (paired-end is not supported)", kUsage);
+    }
+  }
+  if (prefix.empty() || input.empty()) {
+    std::fputs(kUsage, stderr);
+    return 1;
+  }
+  set_cpu_threads(static_cast<unsigned>(threads));
+  options.search.max_mismatches = static_cast<std::uint8_t>(k);
+  options.search.work_cap = static_cast<std::uint32_t>(max_work);
+  options.max_alternatives = static_cast<unsigned>(alternatives);
+  sam.max_mismatches = static_cast<unsigned>(k);
+  sam.threads = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : static_cast<unsigned>(threads);
+
+  const Log log("align");
+  auto backend = choose_backend(device, log);
+  if (!backend.ok()) return fail("align", backend.status());
+  auto index = fmindex::FmIndex::load(index_path(prefix), *backend);
+  if (!index.ok()) return fail("align", index.status());
+  auto reader = aligner::SeqReader::open(input);
+  if (!reader.ok()) return fail("align", reader.status());
+  auto writer = aligner::SamWriter::open(sam, index->contigs());
+  if (!writer.ok()) return fail("align", writer.status());
+  log.info("index loaded on the %s; aligning with up to %llu mismatches", backend_name(*backend),
+           static_cast<unsigned long long>(k));
+
+  // reader thread -> aligner (this thread, the GPU) -> writer thread
+  aligner::BoundedQueue<Batch> to_align(2), to_write(2);
+  Status read_status, write_status;
+  Totals totals;
+  std::thread read_thread([&] {
+    Batch batch;
+    aligner::SeqRecord record;
+    while (true) {
+      auto got = reader->next(record);
+      if (!got.ok()) {
+        read_status = got.status();
+        break;
+      }
+      if (*got) batch.reads.push_back(std::move(record));
+      if (batch.reads.size() == batch_size || (!*got && !batch.reads.empty())) {
+        if (!to_align.push(std::move(batch))) break;
+        batch = Batch{};
+      }
+      if (!*got) break;
+    }
+    to_align.close();
+  });
+  std::thread write_thread([&] {
+    std::uint64_t next_report = 1000000;
+    while (auto batch = to_write.pop()) {
+      write_status = writer->write(batch->reads, batch->alignments);
+      if (!write_status.ok()) break;
+      totals.add(*batch, static_cast<unsigned>(k));
+      if (totals.reads >= next_report) {
+        log.info("%llu reads, %.0f reads/s", static_cast<unsigned long long>(totals.reads),
+                 static_cast<double>(totals.reads) / log.seconds());
+        next_report += 1000000;
+      }
+    }
+    to_write.close();  // on a write error, stop the aligner too
+  });
+  aligner::BatchAligner batch_aligner(*index, options);
+  Status align_status;
+  while (auto batch = to_align.pop()) {
+    align_status = batch_aligner.align(batch->reads, batch->alignments);
+    if (!align_status.ok() || !to_write.push(std::move(*batch))) break;
+  }
+  to_align.close();
+  to_write.close();
+  read_thread.join();
+  write_thread.join();
+  for (const Status* s : {&read_status, &align_status, &write_status}) {
+    if (!s->ok()) return fail("align", *s);  // the writer's destructor removes the partial file
+  }
+  const Status finished = writer->finish();
+  if (!finished.ok()) return fail("align", finished);
+  const double seconds = log.seconds();
+  log.info("%llu reads; %llu mapped (%.2f%%), %llu with MAPQ > 0 (%.2f%%); %.1f s, %.0f reads/s",
+           static_cast<unsigned long long>(totals.reads), static_cast<unsigned long long>(totals.mapped),
+           percent(totals.mapped, totals.reads), static_cast<unsigned long long>(totals.unique),
+           percent(totals.unique, totals.reads), seconds, seconds > 0 ? static_cast<double>(totals.reads) / seconds : 0.0);
+  if (totals.capped + totals.too_short + totals.too_long > 0) {
+    log.info("not fully searched: %llu stopped by the work cap (MAPQ 0), %llu shorter than %u, %llu longer than %u bases",
+             static_cast<unsigned long long>(totals.capped), static_cast<unsigned long long>(totals.too_short),
+             aligner::kMinReadLength, static_cast<unsigned long long>(totals.too_long), aligner::kMaxReadLength);
+  }
+  return 0;
+}
+
+}  // namespace wtmap::cli

@@ -1,0 +1,234 @@
+#include "wtmap/aligner/sam_writer.hpp"
+
+#include <htslib/sam.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "wtmap/core/detail/parallel.hpp"
+
+namespace wtmap::aligner {
+namespace {
+
+constexpr char kVersion[] = "0.1.0";
+
+// "\t" escapes of -R to real tabs.
+std::string unescape_tabs(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == 't') {
+      out += '\t';
+      ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+char sam_base(char c) {
+  switch (c) {
+    case 'A': case 'a': return 'A';
+    case 'C': case 'c': return 'C';
+    case 'G': case 'g': return 'G';
+    case 'T': case 't': case 'U': case 'u': return 'T';
+    default: return 'N';
+  }
+}
+
+char complement(char c) {
+  switch (c) {
+    case 'A': return 'T';
+    case 'C': return 'G';
+    case 'G': return 'C';
+    case 'T': return 'A';
+    default: return 'N';
+  }
+}
+
+}  // namespace
+
+std::string md_tag(const Placement& p, std::size_t length) {
+  struct Mismatch {
+    std::size_t at;
+    char base;
+  };
+  std::vector<Mismatch> m;
+  for (unsigned e = 0; e < p.edits.count; ++e) {
+    const std::size_t i = p.edits.position[e];
+    const char ref = "ACGT"[p.edits.base[e]];
+    m.push_back(p.reverse ? Mismatch{length - 1 - i, complement(ref)} : Mismatch{i, ref});
+  }
+  std::sort(m.begin(), m.end(), [](const Mismatch& a, const Mismatch& b) { return a.at < b.at; });
+  std::string md;
+  std::size_t next = 0;
+  for (const Mismatch& x : m) {
+    md += std::to_string(x.at - next);
+    md += x.base;
+    next = x.at + 1;
+  }
+  md += std::to_string(length - next);
+  return md;
+}
+
+struct SamWriter::Impl {
+  SamOptions options;
+  std::string temporary;  // empty for stdout
+  samFile* file = nullptr;
+  sam_hdr_t* header = nullptr;
+  std::string read_group_id;
+  std::vector<std::string> contig_names;
+  bool finished = false;
+
+  ~Impl() {
+    if (header != nullptr) sam_hdr_destroy(header);
+    if (file != nullptr) sam_close(file);
+    if (!finished && !temporary.empty()) std::remove(temporary.c_str());
+  }
+
+  // One BAM record for a read and its alignment.
+  Status format(const SeqRecord& read, const ReadAlignment& a, bam1_t* b) const {
+    const std::size_t len = read.sequence.size();
+    std::string seq(len, 'N'), qual;
+    for (std::size_t i = 0; i < len; ++i) seq[i] = sam_base(read.sequence[i]);
+    const bool has_qual = !read.quality.empty();
+    if (has_qual) {
+      qual.resize(len);
+      for (std::size_t i = 0; i < len; ++i) qual[i] = static_cast<char>(read.quality[i] - 33);
+    }
+    std::uint16_t flag = BAM_FUNMAP;
+    std::int32_t tid = -1;
+    hts_pos_t pos = -1;
+    std::uint8_t mapq = 0;
+    std::uint32_t cigar = bam_cigar_gen(len, BAM_CMATCH);
+    if (a.mapped) {
+      flag = a.primary.reverse ? BAM_FREVERSE : 0;
+      tid = static_cast<std::int32_t>(a.primary.contig);
+      pos = static_cast<hts_pos_t>(a.primary.position);
+      mapq = static_cast<std::uint8_t>(mapping_quality(a, options.max_mismatches));
+      if (a.primary.reverse) {
+        std::reverse(seq.begin(), seq.end());
+        for (char& c : seq) c = complement(c);
+        std::reverse(qual.begin(), qual.end());
+      }
+    }
+    if (bam_set1(b, read.name.size(), read.name.c_str(), flag, tid, pos, mapq, a.mapped ? 1 : 0, &cigar, -1, -1, 0,
+                 len, seq.c_str(), has_qual ? qual.c_str() : nullptr, 64) < 0) {
+      return invalid_argument("read '" + read.name + "' cannot be stored as a BAM record (name or length too long)");
+    }
+    bool ok = true;
+    if (a.mapped) {
+      const std::int32_t nm = a.mismatches;
+      const std::string md = md_tag(a.primary, len);
+      const auto x0 = static_cast<std::int32_t>(std::min<std::uint64_t>(a.best_count, INT32_MAX));
+      const auto x1 = static_cast<std::int32_t>(std::min<std::uint64_t>(a.second_count, INT32_MAX));
+      ok = ok && bam_aux_update_int(b, "NM", nm) == 0;
+      ok = ok && bam_aux_update_str(b, "MD", -1, md.c_str()) == 0;
+      ok = ok && bam_aux_update_int(b, "X0", x0) == 0;
+      ok = ok && bam_aux_update_int(b, "X1", x1) == 0;
+      if (!a.alternatives.empty()) {
+        std::string xa;
+        for (const Placement& p : a.alternatives) {
+          xa += contig_names[p.contig];
+          xa += p.reverse ? ",-" : ",+";
+          xa += std::to_string(p.position + 1) + "," + std::to_string(len) + "M," + std::to_string(p.edits.count) + ";";
+        }
+        ok = ok && bam_aux_update_str(b, "XA", -1, xa.c_str()) == 0;
+      }
+    }
+    if (!read_group_id.empty()) ok = ok && bam_aux_update_str(b, "RG", -1, read_group_id.c_str()) == 0;
+    if (!ok) return {StatusCode::out_of_memory, "cannot add tags to the record of read '" + read.name + "'"};
+    return {};
+  }
+};
+
+SamWriter::SamWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SamWriter::SamWriter(SamWriter&&) noexcept = default;
+SamWriter& SamWriter::operator=(SamWriter&&) noexcept = default;
+SamWriter::~SamWriter() = default;
+
+Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<fmindex::Contig>& contigs) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  std::string format = options.format;
+  if (format.empty()) {
+    const auto dot = options.path.rfind('.');
+    const std::string ext = dot == std::string::npos ? "" : options.path.substr(dot + 1);
+    format = ext == "bam" ? "bam" : "sam";
+    if (ext == "cram") return invalid_argument(options.path + ": CRAM output is not supported; use .sam or .bam");
+  }
+  if (format != "sam" && format != "bam") return invalid_argument("--output-fmt must be SAM or BAM, not '" + format + "'");
+  const char* mode = format == "bam" ? "wb" : "w";
+  std::string target = options.path;
+  if (options.path != "-") {
+    impl->temporary = options.path + ".tmp." + std::to_string(getpid());
+    target = impl->temporary;
+  }
+  impl->file = sam_open(target.c_str(), mode);
+  if (impl->file == nullptr) return Status{StatusCode::io_error, (options.path == "-" ? std::string("stdout") : options.path) + ": cannot open for writing"};
+  if (options.threads > 1 && format == "bam") hts_set_threads(impl->file, static_cast<int>(options.threads));
+
+  sam_hdr_t* h = sam_hdr_init();
+  impl->header = h;
+  bool ok = sam_hdr_add_line(h, "HD", "VN", "1.6", "SO", "unsorted", nullptr) == 0;
+  for (const fmindex::Contig& c : contigs) {
+    const std::string length = std::to_string(c.length);
+    ok = ok && sam_hdr_add_line(h, "SQ", "SN", c.name.c_str(), "LN", length.c_str(), nullptr) == 0;
+    impl->contig_names.push_back(c.name);
+  }
+  if (!options.read_group.empty()) {
+    const std::string rg = unescape_tabs(options.read_group);
+    const auto id = rg.find("\tID:");
+    if (rg.rfind("@RG\t", 0) != 0 || id == std::string::npos) {
+      return invalid_argument("-R must look like '@RG\\tID:name\\t...', got '" + options.read_group + "'");
+    }
+    const auto end = rg.find('\t', id + 4);
+    impl->read_group_id = rg.substr(id + 4, end == std::string::npos ? std::string::npos : end - id - 4);
+    ok = ok && sam_hdr_add_lines(h, rg.c_str(), rg.size()) == 0;
+  }
+  ok = ok && sam_hdr_add_pg(h, "wtmap", "VN", kVersion, "CL", options.command_line.c_str(), nullptr) == 0;
+  if (!ok) return invalid_argument("cannot build the SAM header (bad -R line?)");
+  if (sam_hdr_write(impl->file, h) < 0) return Status{StatusCode::io_error, "writing the SAM header failed"};
+  return SamWriter(std::move(impl));
+}
+
+Status SamWriter::write(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments) {
+  const Impl& impl = *impl_;
+  std::vector<bam1_t*> records(reads.size(), nullptr);
+  std::vector<Status> errors(reads.size());
+  struct Free {
+    std::vector<bam1_t*>& r;
+    ~Free() {
+      for (bam1_t* b : r) if (b != nullptr) bam_destroy1(b);
+    }
+  } guard{records};
+  wtmap::detail::parallel_for_ranges(reads.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) {
+      records[i] = bam_init1();
+      errors[i] = records[i] == nullptr ? Status{StatusCode::out_of_memory, "cannot allocate a BAM record"}
+                                        : impl.format(reads[i], alignments[i], records[i]);
+    }
+  }, 1024);
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    WTMAP_TRY(errors[i]);
+    if (sam_write1(impl.file, impl.header, records[i]) < 0) {
+      return {StatusCode::io_error, (impl.options.path == "-" ? std::string("stdout") : impl.options.path) + ": write failed"};
+    }
+  }
+  return {};
+}
+
+Status SamWriter::finish() {
+  Impl& impl = *impl_;
+  const int rc = sam_close(impl.file);
+  impl.file = nullptr;
+  if (rc < 0) return {StatusCode::io_error, impl.options.path + ": closing the output failed"};
+  if (!impl.temporary.empty() && std::rename(impl.temporary.c_str(), impl.options.path.c_str()) != 0) {
+    return {StatusCode::io_error, "cannot rename " + impl.temporary + " to " + impl.options.path};
+  }
+  impl.finished = true;
+  return {};
+}
+
+}  // namespace wtmap::aligner
