@@ -44,6 +44,10 @@ Status run_batch(const fmindex::FmIndex& index, const Batch& batch, bool locate,
   std::vector<fmindex::SaInterval> intervals(batch.patterns.size());
   WTMAP_TRY(index.search(batch.codes.data(), batch.codes.size(), batch.patterns.data(), batch.patterns.size(),
                          intervals.data()));
+  // The empty pattern is a prefix of every suffix, but an empty record matches nothing.
+  for (std::size_t p = 0; p < intervals.size(); ++p) {
+    if (batch.patterns[p].length == 0) intervals[p] = {0, 0};
+  }
   std::vector<std::uint64_t> rows, first_row(batch.patterns.size() + 1, 0);
   if (locate) {
     for (std::size_t p = 0; p < intervals.size(); ++p) {

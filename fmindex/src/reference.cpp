@@ -60,10 +60,12 @@ Result<Reference> read_fasta(const std::string& path) {
   auto where = [&](const std::string& what) {
     return path + ":" + std::to_string(line_no) + ": " + what;
   };
+  std::uint64_t header_line = 0;
   auto close_contig = [&]() -> Status {
     if (ref.contigs.empty()) return {};
     if (ref.contigs.back().length == 0) {
-      return invalid_argument(where("contig '" + ref.contigs.back().name + "' has no bases"));
+      return invalid_argument(path + ":" + std::to_string(header_line) + ": contig '" + ref.contigs.back().name +
+                              "' has no bases");
     }
     in_run = false;
     return {};
@@ -83,6 +85,7 @@ Result<Reference> read_fasta(const std::string& path) {
       if (!names.insert(name).second) return invalid_argument(where("duplicate contig name '" + name + "'"));
       if (ref.contigs.size() >= UINT32_MAX) return invalid_argument(where("too many contigs"));
       ref.contigs.push_back({std::move(name), 0});
+      header_line = line_no;
       continue;
     }
     if (ref.contigs.empty()) return invalid_argument(where("sequence before the first '>' header (not FASTA?)"));
