@@ -1,0 +1,502 @@
+// `wtmap index` + `wtmap align` run as a user runs them: SAM and BAM output read back through
+// htslib and every record recomputed from the reference and the read (FLAG, POS, CIGAR, NM, MD,
+// X0, X1, XA, MAPQ, SEQ/QUAL orientation, RG) plus the header; records identical across batch
+// sizes, thread counts and devices; malformed input and options failing cleanly without leaving
+// an output file; reads too short, too long or all N kept unmapped and counted.
+#include <gtest/gtest.h>
+#include <htslib/sam.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "align_oracle.hpp"
+#include "fm_support.hpp"
+#include "wtmap/core/config.hpp"
+
+#ifndef WTMAP_EXECUTABLE
+#error "WTMAP_EXECUTABLE must name the wtmap program"
+#endif
+
+namespace wtmap::altest {
+namespace {
+
+namespace fs = std::filesystem;
+using fmtest::TempDir;
+
+// ---- running wtmap ----------------------------------------------------------------------------
+
+struct WtmapRun {
+  int exit_code = -1;  // -1: killed by a signal
+  std::string out, err;
+};
+
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// `wtmap <args>`, each argument passed verbatim; standard output and error captured in a
+// directory of their own, so the directories a test inspects hold only what wtmap wrote.
+WtmapRun run_wtmap(const std::vector<std::string>& args, const std::string& stdin_path = "/dev/null") {
+  const TempDir capture;
+  std::string command = quoted(WTMAP_EXECUTABLE);
+  for (const std::string& a : args) command += " " + quoted(a);
+  command += " < " + quoted(stdin_path) + " > " + quoted(capture.file("out")) + " 2> " + quoted(capture.file("err"));
+  const int status = std::system(command.c_str());
+  WtmapRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = fmtest::read_file(capture.file("out"));
+  r.err = fmtest::read_file(capture.file("err"));
+  return r;
+}
+
+std::string describe(const WtmapRun& r) { return "exit " + std::to_string(r.exit_code) + ", stderr:\n" + r.err; }
+
+// ---- reading SAM/BAM back through htslib --------------------------------------------------------
+
+struct SamRecord {
+  std::string name;
+  int flag = 0, tid = -1, mapq = 0;
+  std::int64_t pos = -1;  // 0-based, as htslib gives it
+  std::string cigar, seq, qual;
+  std::optional<std::int64_t> nm, x0, x1;
+  std::optional<std::string> md, xa, rg;
+};
+
+struct SamContents {
+  std::string header;
+  std::vector<std::pair<std::string, std::int64_t>> targets;
+  std::vector<SamRecord> records;
+};
+
+std::optional<std::int64_t> int_tag(const bam1_t* b, const char* tag) {
+  const std::uint8_t* p = bam_aux_get(b, tag);
+  return p == nullptr ? std::nullopt : std::optional<std::int64_t>(bam_aux2i(p));
+}
+
+std::optional<std::string> string_tag(const bam1_t* b, const char* tag) {
+  const std::uint8_t* p = bam_aux_get(b, tag);
+  return p == nullptr ? std::nullopt : std::optional<std::string>(bam_aux2Z(p));
+}
+
+SamContents read_alignments(const std::string& path) {
+  std::unique_ptr<samFile, int (*)(samFile*)> file(sam_open(path.c_str(), "r"), [](samFile* f) { return sam_close(f); });
+  if (!file) throw std::runtime_error("sam_open failed for " + path);
+  std::unique_ptr<sam_hdr_t, void (*)(sam_hdr_t*)> header(sam_hdr_read(file.get()), sam_hdr_destroy);
+  if (!header) throw std::runtime_error("sam_hdr_read failed for " + path);
+  SamContents s;
+  s.header = sam_hdr_str(header.get());
+  for (int t = 0; t < sam_hdr_nref(header.get()); ++t) {
+    s.targets.push_back({sam_hdr_tid2name(header.get(), t), sam_hdr_tid2len(header.get(), t)});
+  }
+  std::unique_ptr<bam1_t, void (*)(bam1_t*)> b(bam_init1(), bam_destroy1);
+  int got;
+  while ((got = sam_read1(file.get(), header.get(), b.get())) >= 0) {
+    SamRecord r;
+    r.name = bam_get_qname(b.get());
+    r.flag = b->core.flag;
+    r.tid = b->core.tid;
+    r.pos = b->core.pos;
+    r.mapq = b->core.qual;
+    const std::uint32_t* cigar = bam_get_cigar(b.get());
+    for (std::uint32_t i = 0; i < b->core.n_cigar; ++i) r.cigar += std::to_string(bam_cigar_oplen(cigar[i])) + bam_cigar_opchr(cigar[i]);
+    const std::uint8_t* seq = bam_get_seq(b.get());
+    const std::uint8_t* qual = bam_get_qual(b.get());
+    for (int i = 0; i < b->core.l_qseq; ++i) r.seq += seq_nt16_str[bam_seqi(seq, i)];
+    if (b->core.l_qseq > 0 && qual[0] != 0xff) {
+      for (int i = 0; i < b->core.l_qseq; ++i) r.qual += static_cast<char>(qual[i] + 33);
+    }
+    r.nm = int_tag(b.get(), "NM");
+    r.x0 = int_tag(b.get(), "X0");
+    r.x1 = int_tag(b.get(), "X1");
+    r.md = string_tag(b.get(), "MD");
+    r.xa = string_tag(b.get(), "XA");
+    r.rg = string_tag(b.get(), "RG");
+    s.records.push_back(std::move(r));
+  }
+  if (got < -1) throw std::runtime_error("sam_read1 failed in " + path + " after " + std::to_string(s.records.size()) + " records");
+  return s;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The alignment records of a SAM text (its lines not starting with '@').
+std::vector<std::string> record_lines(const std::string& sam) {
+  std::vector<std::string> records;
+  for (const std::string& line : lines_of(sam)) {
+    if (line.empty() || line[0] != '@') records.push_back(line);
+  }
+  return records;
+}
+
+// XA:Z:chr,+pos,<len>M,NM;... as windows (0-based positions).
+std::vector<Window> parse_xa(const std::string& xa, const std::map<std::string, std::uint32_t>& contig_ids,
+                             std::size_t length) {
+  std::vector<Window> windows;
+  std::istringstream in(xa);
+  for (std::string entry; std::getline(in, entry, ';');) {
+    std::istringstream fields(entry);
+    std::string contig, pos, cigar, nm;
+    if (!std::getline(fields, contig, ',') || !std::getline(fields, pos, ',') || !std::getline(fields, cigar, ',') ||
+        !std::getline(fields, nm, ',') || contig_ids.count(contig) == 0 || pos.size() < 2 ||
+        (pos[0] != '+' && pos[0] != '-') || cigar != std::to_string(length) + "M") {
+      throw std::runtime_error("malformed XA entry '" + entry + "'");
+    }
+    windows.push_back({contig_ids.at(contig), std::stoull(pos.substr(1)) - 1, pos[0] == '-',
+                       static_cast<unsigned>(std::stoul(nm))});
+  }
+  return windows;
+}
+
+// ---- the fixture: a reference with repeats and near copies, its index, planted reads -----------------
+
+struct Read {
+  std::string name, sequence, quality;
+};
+
+std::string fastq_text(const std::vector<Read>& reads) {
+  std::string s;
+  for (const Read& r : reads) s += "@" + r.name + " some comment\n" + r.sequence + "\n+\n" + r.quality + "\n";
+  return s;
+}
+
+// Qualities that differ along the read, so a reversal shows.
+std::string varied_quality(std::size_t length, std::size_t salt) {
+  std::string q;
+  for (std::size_t i = 0; i < length; ++i) q += static_cast<char>('!' + (i * 7 + salt) % 41);
+  return q;
+}
+
+constexpr unsigned kCliMismatches = 3;
+const std::string kReadGroup = "@RG\\tID:g1\\tSM:s1";  // as typed on the command line
+
+class AlignCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    contigs_ = make_reference(Shape::near_copy);
+    for (TestContig& c : make_reference(Shape::tandem)) contigs_.push_back(std::move(c));
+    contigs_.push_back(make_reference(Shape::random_with_n)[0]);  // IUPAC codes and lower case
+    fmtest::write_file(input_.file("ref.fa"), fmtest::fasta_text(contigs_, 70));
+    const WtmapRun r = run_wtmap({"index", input_.file("ref.fa"), "-p", prefix(), "--device", "cpu"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    for (std::size_t length : {36, 100, 150}) {
+      for (const std::string& s : planted_reads(contigs_, length, kCliMismatches, static_cast<std::uint32_t>(7 * length), 30)) {
+        reads_.push_back({"r" + std::to_string(reads_.size() + 1), s, varied_quality(s.size(), reads_.size())});
+      }
+    }
+    fmtest::write_file(reads_path(), fastq_text(reads_));
+  }
+
+  std::string prefix() const { return input_.file("idx"); }
+  std::string reads_path() const { return input_.file("reads.fq"); }
+
+  // `wtmap align -x <index> <options> <reads>`.
+  WtmapRun align(std::vector<std::string> options, const std::string& reads) const {
+    std::vector<std::string> args = {"align", "-x", prefix()};
+    args.insert(args.end(), options.begin(), options.end());
+    args.push_back(reads);
+    return run_wtmap(args);
+  }
+
+  // The SAM records of an alignment of the planted reads with extra options, through stdout.
+  std::vector<std::string> records_with(std::vector<std::string> options) const {
+    options.insert(options.end(), {"-k", std::to_string(kCliMismatches)});
+    const WtmapRun r = align(options, reads_path());
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    return record_lines(r.out);
+  }
+
+  TempDir input_;   // reference, index, reads
+  TempDir output_;  // what wtmap writes, and nothing else
+  std::vector<TestContig> contigs_;
+  std::vector<Read> reads_;
+};
+
+// ---- output read back and recomputed ---------------------------------------------------------------
+
+enum class Output { sam_file, bam_file, bam_by_option, sam_stdout };
+
+const char* output_name(Output o) {
+  switch (o) {
+    case Output::sam_file: return "SamFile";
+    case Output::bam_file: return "BamFile";
+    case Output::bam_by_option: return "BamByOutputFmt";
+    case Output::sam_stdout: return "SamStdout";
+  }
+  return "?";
+}
+
+void PrintTo(Output o, std::ostream* os) { *os << output_name(o); }
+
+class AlignOutput : public AlignCli, public ::testing::WithParamInterface<Output> {};
+
+INSTANTIATE_TEST_SUITE_P(Cli, AlignOutput,
+                         ::testing::Values(Output::sam_file, Output::bam_file, Output::bam_by_option, Output::sam_stdout),
+                         [](const auto& info) { return std::string(output_name(info.param)); });
+
+// One record against the read and the oracle; empty when right.
+std::string check_record(const SamRecord& rec, const Read& read, const BruteForce& oracle,
+                         const std::map<std::string, std::uint32_t>& contig_ids) {
+  std::ostringstream why;
+  const Expected e = oracle.expect(read.sequence, kCliMismatches);
+  if (rec.rg != std::optional<std::string>("g1")) why << "RG:Z " << rec.rg.value_or("(none)") << "; ";
+  if (!e.mapped) {
+    if (rec.flag != 4 || rec.tid != -1 || rec.pos != -1 || rec.mapq != 0 || !rec.cigar.empty()) {
+      why << "unmapped read as flag " << rec.flag << " tid " << rec.tid << " pos " << rec.pos << " MAPQ " << rec.mapq
+          << " CIGAR " << rec.cigar << "; expected flag 4, no position, MAPQ 0, no CIGAR; ";
+    }
+    if (rec.seq != BruteForce::oriented(read.sequence, false) || rec.qual != read.quality) why << "unmapped SEQ/QUAL changed; ";
+    if (rec.nm || rec.md || rec.x0 || rec.x1 || rec.xa) why << "unmapped read with alignment tags; ";
+    return why.str();
+  }
+  const bool reverse = (rec.flag & 16) != 0;
+  if (rec.flag != (reverse ? 16 : 0)) return "flag " + std::to_string(rec.flag) + " for a mapped read";
+  if (rec.tid < 0) return "mapped read without a reference";
+  const Window w{static_cast<std::uint32_t>(rec.tid), static_cast<std::uint64_t>(rec.pos), reverse, e.mismatches};
+  if (!e.is_best(w)) why << "placed at " << w << ", not a best window of " << describe(e.reportable) << "; ";
+  if (rec.cigar != std::to_string(read.sequence.size()) + "M") why << "CIGAR " << rec.cigar << "; ";
+  const unsigned d = oracle.distance(read.sequence, w.contig, w.position, w.reverse);
+  if (rec.nm != std::optional<std::int64_t>(d)) why << "NM " << rec.nm.value_or(-1) << ", the placement has " << d << "; ";
+  const std::string md = oracle.md(read.sequence, w.contig, w.position, w.reverse);
+  if (rec.md != md) why << "MD " << rec.md.value_or("(none)") << ", expected " << md << "; ";
+  if (rec.x0 != std::optional<std::int64_t>(e.x0) || rec.x1 != std::optional<std::int64_t>(e.x1)) {
+    why << "X0 " << rec.x0.value_or(-1) << " X1 " << rec.x1.value_or(-1) << ", expected " << e.x0 << " " << e.x1 << "; ";
+  }
+  const int mapq = expected_mapq(true, e.x0, e.x1, e.mismatches, kCliMismatches);
+  if (rec.mapq != mapq) why << "MAPQ " << rec.mapq << ", expected " << mapq << "; ";
+  const std::string seq = BruteForce::oriented(read.sequence, reverse);
+  const std::string qual = reverse ? std::string(read.quality.rbegin(), read.quality.rend()) : read.quality;
+  if (rec.seq != seq) why << "SEQ " << rec.seq << ", expected " << seq << "; ";
+  if (rec.qual != qual) why << "QUAL " << rec.qual << ", expected " << qual << "; ";
+  const bool listed = e.x0 + e.x1 <= 3 && e.x0 + e.x1 > 1;  // -N 3: every other hit in XA
+  if (listed != rec.xa.has_value()) {
+    why << (listed ? "no XA" : "XA " + rec.xa.value_or("")) << " with X0 + X1 = " << e.x0 + e.x1 << "; ";
+  } else if (listed) {
+    try {
+      std::vector<Window> all = parse_xa(*rec.xa, contig_ids, read.sequence.size());
+      for (const Window& alt : all) {
+        const unsigned alt_d = oracle.distance(read.sequence, alt.contig, alt.position, alt.reverse);
+        if (alt_d != alt.distance) why << "XA entry " << alt << " is at distance " << alt_d << "; ";
+      }
+      all.push_back(w);
+      std::sort(all.begin(), all.end());
+      if (all != e.reportable) why << "placement and XA give " << describe(all) << ", expected " << describe(e.reportable) << "; ";
+    } catch (const std::exception& ex) {
+      why << ex.what() << "; ";
+    }
+  }
+  return why.str();
+}
+
+TEST_P(AlignOutput, RecordsMatchTheReferenceAndTheReads) {
+  std::vector<std::string> options = {"-k", std::to_string(kCliMismatches), "-R", kReadGroup, "--device", "cpu"};
+  std::string path = output_.file("out.sam");
+  switch (GetParam()) {
+    case Output::sam_file: break;
+    case Output::bam_file: path = output_.file("out.bam"); break;
+    case Output::bam_by_option: path = output_.file("out.alignments"); options.insert(options.end(), {"--output-fmt", "BAM"}); break;
+    case Output::sam_stdout: break;
+  }
+  if (GetParam() != Output::sam_stdout) options.insert(options.end(), {"-o", path});
+  const WtmapRun r = align(options, reads_path());
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  if (GetParam() == Output::sam_stdout) {
+    fmtest::write_file(path, r.out);
+  } else {
+    EXPECT_TRUE(r.out.empty());
+    EXPECT_EQ(output_.entries(), std::vector<std::string>{fs::path(path).filename().string()}) << "no temporary file left";
+  }
+  const std::string bytes = fmtest::read_file(path);
+  const bool bam = GetParam() == Output::bam_file || GetParam() == Output::bam_by_option;
+  EXPECT_EQ(bytes.substr(0, 2), bam ? std::string("\x1f\x8b") : std::string("@H")) << "wrong output format";
+
+  SamContents sam;
+  ASSERT_NO_THROW(sam = read_alignments(path));
+  // Header: @HD first, every contig with its length (ambiguity codes included), @RG, @PG with CL.
+  const auto header = lines_of(sam.header);
+  ASSERT_FALSE(header.empty());
+  EXPECT_EQ(header[0].rfind("@HD\tVN:", 0), 0u) << header[0];
+  ASSERT_EQ(sam.targets.size(), contigs_.size());
+  std::map<std::string, std::uint32_t> contig_ids;
+  for (std::uint32_t c = 0; c < contigs_.size(); ++c) {
+    EXPECT_EQ(sam.targets[c].first, contigs_[c].name);
+    EXPECT_EQ(sam.targets[c].second, static_cast<std::int64_t>(contigs_[c].sequence.size())) << contigs_[c].name;
+    contig_ids[contigs_[c].name] = c;
+  }
+  EXPECT_NE(std::find(header.begin(), header.end(), "@RG\tID:g1\tSM:s1"), header.end()) << sam.header;
+  const auto pg = std::find_if(header.begin(), header.end(), [](const std::string& l) { return l.rfind("@PG\t", 0) == 0; });
+  ASSERT_NE(pg, header.end()) << sam.header;
+  EXPECT_NE(pg->find("\tID:wtmap"), std::string::npos) << *pg;
+  EXPECT_NE(pg->find("\tCL:wtmap align -x " + prefix() + " -k 3"), std::string::npos) << *pg;
+  EXPECT_NE(pg->find(reads_path()), std::string::npos) << *pg;
+
+  // Records: one per read, in input order, each recomputed.
+  ASSERT_EQ(sam.records.size(), reads_.size());
+  const BruteForce oracle(contigs_);
+  std::size_t wrong = 0, mapped = 0, reverse = 0, unmapped = 0;
+  for (std::size_t i = 0; i < reads_.size(); ++i) {
+    const SamRecord& rec = sam.records[i];
+    ASSERT_EQ(rec.name, reads_[i].name) << "record " << i + 1 << " out of input order";
+    const std::string why = check_record(rec, reads_[i], oracle, contig_ids);
+    mapped += rec.flag != 4;
+    reverse += (rec.flag & 16) != 0;
+    unmapped += rec.flag == 4;
+    if (!why.empty() && ++wrong <= 10) ADD_FAILURE() << rec.name << " " << reads_[i].sequence << ": " << why;
+  }
+  EXPECT_EQ(wrong, 0u) << "records that disagree with the reference, of " << reads_.size();
+  EXPECT_GT(reverse, 0u);
+  EXPECT_GT(mapped - reverse, 0u);
+  EXPECT_GT(unmapped, 0u);
+}
+
+// ---- determinism ----------------------------------------------------------------------------------
+
+TEST_F(AlignCli, RecordsIdenticalForAnyBatchSize) {
+  const auto reference = records_with({"--device", "cpu"});
+  ASSERT_EQ(reference.size(), reads_.size());
+  for (const char* batch : {"1", "7"}) {
+    EXPECT_EQ(records_with({"--device", "cpu", "--batch", batch}), reference) << "--batch " << batch;
+  }
+}
+
+TEST_F(AlignCli, RecordsIdenticalForAnyThreadCount) {
+  const auto one = records_with({"--device", "cpu", "-t", "1"});
+  ASSERT_EQ(one.size(), reads_.size());
+  EXPECT_EQ(records_with({"--device", "cpu", "-t", "2", "--batch", "50"}), one);
+  EXPECT_EQ(records_with({"--device", "cpu", "-t", "2"}), one);
+}
+
+TEST_F(AlignCli, RecordsIdenticalOnCpuAndGpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
+  const auto cpu = records_with({"--device", "cpu"});
+  ASSERT_EQ(cpu.size(), reads_.size());
+  EXPECT_EQ(records_with({"--device", "gpu"}), cpu);
+  EXPECT_EQ(records_with({"--device", "gpu", "--batch", "7"}), cpu);
+}
+
+// ---- bad input and options --------------------------------------------------------------------------
+
+struct BadRun {
+  const char* name;
+  std::string input;               // bytes of the reads file (empty: the planted reads)
+  bool gzip_suffix = false;        // name it reads.fq.gz
+  std::vector<std::string> options;
+  std::string message;             // expected in stderr
+};
+
+void PrintTo(const BadRun& b, std::ostream* os) { *os << b.name; }
+
+// 200 good records first, aligned in batches of one, so output was being written when the run fails.
+std::string good_records() {
+  std::vector<Read> reads;
+  std::mt19937 rng(3);
+  for (int i = 0; i < 200; ++i) {
+    const std::string s = random_bases(rng, 40);
+    reads.push_back({"g" + std::to_string(i + 1), s, std::string(40, 'I')});
+  }
+  return fastq_text(reads);
+}
+
+std::string corrupt_gzip() {
+  std::string bytes = {'\x1f', '\x8b', '\x08', '\x00', '\x00', '\x00', '\x00', '\x00', '\x00', '\x03'};
+  std::mt19937 rng(9);
+  for (int i = 0; i < 4000; ++i) bytes += static_cast<char>(rng() & 0xff);
+  return bytes;
+}
+
+class AlignBadRun : public AlignCli, public ::testing::WithParamInterface<BadRun> {};
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, AlignBadRun,
+    ::testing::Values(
+        BadRun{"TruncatedRecord", good_records() + "@bad\nACGTACGTACGT\n", false, {}, "record 201: truncated record"},
+        BadRun{"QualityLength", good_records() + "@bad\nACGTACGTACGT\n+\nIIII\n", false, {},
+               "record 201: sequence and quality differ in length"},
+        BadRun{"MissingPlus", good_records() + "@bad\nACGTACGTACGT\nIIIIIIIIIIII\n", false, {},
+               "record 201: missing the '+' separator line"},
+        BadRun{"BinaryLine", good_records() + std::string("\x7f" "ELF\x02\x01\x01\x00\xff\xfe\n", 11), false, {},
+               "record 201: expected a '>' or '@' header line"},
+        BadRun{"BinaryInSequence", good_records() + std::string("@bad\nACGT\x01GTACGT\n+\nIIIIIIIIIII\n"), false, {},
+               "record 201: byte 1 at sequence position 5 is not a base letter"},
+        BadRun{"CorruptGzip", corrupt_gzip(), true, {}, "bad.fq.gz"},
+        BadRun{"MissingIndex", "", false, {"-x", "/nonexistent/wtmap-test/none"}, "/nonexistent/wtmap-test/none.wtmap"},
+        BadRun{"MismatchesAboveFour", "", false, {"-k", "5"}, "-k needs an integer in 0..4"},
+        BadRun{"ReadGroupWithoutAt", "", false, {"-R", "ID:g1\\tSM:s1"}, "-R must look like"},
+        BadRun{"ReadGroupWithoutId", "", false, {"-R", "@RG\\tSM:s1"}, "-R must look like"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST_P(AlignBadRun, FailsWithMessageAndLeavesNoOutput) {
+  const BadRun& bad = GetParam();
+  std::string reads = reads_path();
+  if (!bad.input.empty()) {
+    reads = input_.file(bad.gzip_suffix ? "bad.fq.gz" : "bad.fq");
+    fmtest::write_file(reads, bad.input);
+  }
+  std::vector<std::string> options = {"--device", "cpu", "--batch", "1", "-o", output_.file("out.sam")};
+  options.insert(options.end(), bad.options.begin(), bad.options.end());  // a later -x wins
+  const WtmapRun r = align(options, reads);
+  EXPECT_NE(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.exit_code, -1) << "killed by a signal";
+  EXPECT_NE(r.err.find(bad.message), std::string::npos) << "expected '" << bad.message << "' in:\n" << r.err;
+  if (!bad.input.empty()) {
+    EXPECT_NE(r.err.find(reads), std::string::npos) << "the message names the file:\n" << r.err;
+  }
+  EXPECT_EQ(output_.entries(), std::vector<std::string>{}) << "an output or temporary file was left behind";
+}
+
+// A corrupt gzip stream is reported as such (not as a parse error of inflated garbage).
+TEST_F(AlignCli, CorruptGzipIsReportedAsGzipError) {
+  fmtest::write_file(input_.file("bad.fq.gz"), corrupt_gzip());
+  const WtmapRun r = align({"--device", "cpu", "-o", output_.file("out.bam")}, input_.file("bad.fq.gz"));
+  EXPECT_NE(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.exit_code, -1) << "killed by a signal";
+  EXPECT_NE(r.err.find("gzip"), std::string::npos) << r.err;
+  EXPECT_EQ(output_.entries(), std::vector<std::string>{});
+}
+
+// Reads the search does not take are kept, unmapped, and counted; never a crash.
+TEST_F(AlignCli, ShortLongAndAllNReadsAreUnmappedAndCounted) {
+  const std::string original = normalized(contigs_[0].sequence);  // 1500 bases, no N
+  const std::vector<Read> reads = {
+      {"empty", "", ""},
+      {"short9", original.substr(100, 9), std::string(9, 'I')},
+      {"len10", original.substr(100, 10), std::string(10, 'I')},
+      {"len512", original.substr(300, 512), std::string(512, 'I')},
+      {"long513", original.substr(300, 513), std::string(513, 'I')},
+      {"allN", std::string(100, 'N'), std::string(100, 'I')},
+  };
+  fmtest::write_file(input_.file("edge.fq"), fastq_text(reads));
+  const WtmapRun r = align({"--device", "cpu", "-o", output_.file("edge.sam")}, input_.file("edge.fq"));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  SamContents sam;
+  ASSERT_NO_THROW(sam = read_alignments(output_.file("edge.sam")));
+  ASSERT_EQ(sam.records.size(), reads.size());
+  const std::vector<int> flags = {4, 4, -1, 0, 4, 4};  // -1: mapped, either strand
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    EXPECT_EQ(sam.records[i].name, reads[i].name);
+    if (flags[i] == -1) {
+      EXPECT_NE(sam.records[i].flag, 4) << reads[i].name;
+    } else {
+      EXPECT_EQ(sam.records[i].flag, flags[i]) << reads[i].name;
+    }
+  }
+  EXPECT_EQ(sam.records[3].pos, 300) << "len512";
+  EXPECT_NE(r.err.find("6 reads; 2 mapped"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("2 shorter than 10"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 longer than 512"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace wtmap::altest

@@ -1,0 +1,388 @@
+// The k-mismatch search against a brute-force Hamming scan: search_read on the CPU (strata
+// counts, every kept SA interval located and checked), and BatchAligner on the CPU and GPU
+// backends (X0, X1, the reported placement, its NM and MD, XA's alternatives); for k = 0..4,
+// reads of 36, 100 and 150 bases, on random, repetitive and near-duplicate references.
+// Then mapping_quality against bwa's closed form and md_tag against hand-written tags.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "align_oracle.hpp"
+#include "fm_queries.hpp"
+#include "wtmap/aligner/batch_aligner.hpp"
+#include "wtmap/aligner/mismatch_search.hpp"
+#include "wtmap/aligner/sam_writer.hpp"
+
+namespace wtmap::altest {
+namespace {
+
+using aligner::Edits;
+using aligner::Placement;
+using aligner::ReadAlignment;
+
+constexpr std::size_t kReadLengths[] = {36, 100, 150};
+constexpr std::size_t kMaxReportedFailures = 10;
+
+std::vector<Substitution> substitutions_of(const Edits& e) {
+  std::vector<Substitution> subs;
+  for (unsigned i = 0; i < e.count; ++i) subs.push_back({e.position[i], "ACGT"[e.base[i] & 3]});
+  std::sort(subs.begin(), subs.end());
+  return subs;
+}
+
+std::string describe(const std::vector<Substitution>& subs) {
+  std::ostringstream s;
+  for (const auto& [at, base] : subs) s << " " << at << base;
+  return "{" + s.str() + " }";
+}
+
+// Collects the reads an implementation gets wrong; reports the first few in full.
+class Mistakes {
+ public:
+  void add(const std::string& read, const std::string& why) {
+    if (++count_ <= kMaxReportedFailures) text_ << "\n  read " << read << ": " << why;
+  }
+  ::testing::AssertionResult result(std::size_t reads) const {
+    if (count_ == 0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << count_ << " of " << reads << " reads disagree with the brute force"
+                                         << text_.str();
+  }
+
+ private:
+  std::size_t count_ = 0;
+  std::ostringstream text_;
+};
+
+// A placement the implementation reports, checked against the oracle: a valid window at the
+// claimed distance, with the claimed substitutions. Empty when right, else why not.
+std::string check_placement(const BruteForce& oracle, const std::string& read, const Window& w, const Edits& edits) {
+  std::ostringstream why;
+  const unsigned d = oracle.distance(read, w.contig, w.position, w.reverse);
+  if (d != edits.count) {
+    why << "placement " << w << " is at distance " << d << " but claims " << unsigned{edits.count} << " mismatches";
+  } else if (substitutions_of(edits) != oracle.substitutions(read, w.contig, w.position, w.reverse)) {
+    why << "placement " << w << " claims substitutions " << describe(substitutions_of(edits)) << ", the reference has "
+        << describe(oracle.substitutions(read, w.contig, w.position, w.reverse));
+  }
+  return why.str();
+}
+
+// ---- the fixture: one reference, its index and reads ---------------------------------------------
+
+struct Case {
+  Backend backend;
+  Shape shape;
+  unsigned k;
+};
+
+std::string case_name(const Case& c) {
+  return std::string(backend_name(c.backend)) + "_" + shape_name(c.shape) + "_k" + std::to_string(c.k);
+}
+
+void PrintTo(const Case& c, std::ostream* os) { *os << case_name(c); }
+
+std::vector<Case> cases(Backend backend) {
+  std::vector<Case> all;
+  for (Shape s : {Shape::random_with_n, Shape::tandem, Shape::near_copy}) {
+    for (unsigned k = 0; k <= aligner::kMaxMismatches; ++k) all.push_back({backend, s, k});
+  }
+  return all;
+}
+
+class MismatchSearch : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    WTMAP_FM_SKIP_WITHOUT(GetParam().backend);
+    contigs_ = make_reference(GetParam().shape);
+    index_.emplace(fmtest::build_index(fmtest::load_reference(dir_, contigs_), GetParam().backend, 8));
+    oracle_.emplace(contigs_);
+    for (std::size_t length : kReadLengths) {
+      const auto seed = static_cast<std::uint32_t>(1000 * GetParam().k + length + 17 * static_cast<int>(GetParam().shape));
+      for (const std::string& r : planted_reads(contigs_, length, GetParam().k, seed)) reads_.push_back(r);
+    }
+  }
+  unsigned k() const { return GetParam().k; }
+
+  fmtest::TempDir dir_;
+  std::vector<TestContig> contigs_;
+  std::optional<fmindex::FmIndex> index_;
+  std::optional<BruteForce> oracle_;
+  std::vector<std::string> reads_;
+};
+
+// Planted reads must cover what the oracle distinguishes: mapped and unmapped reads, every stratum
+// up to k, repeats (X0 > 1), suboptimal hits (X1 > 0) and reads with N. Guards the generator.
+TEST(PlantedReads, CoverEveryStratumRepeatsAndN) {
+  for (Shape shape : {Shape::random_with_n, Shape::tandem, Shape::near_copy}) {
+    SCOPED_TRACE(shape_name(shape));
+    const auto contigs = make_reference(shape);
+    const BruteForce oracle(contigs);
+    std::set<unsigned> strata;
+    std::size_t unmapped = 0, repeats = 0, suboptimal = 0, with_n = 0;
+    for (std::size_t length : kReadLengths) {
+      for (const std::string& r : planted_reads(contigs, length, 4, static_cast<std::uint32_t>(length))) {
+        const Expected e = oracle.expect(r, 4);
+        if (e.mapped) strata.insert(e.mismatches); else ++unmapped;
+        repeats += e.x0 > 1;
+        suboptimal += e.x1 > 0;
+        with_n += r.find('N') != std::string::npos;
+      }
+    }
+    EXPECT_EQ(strata, (std::set<unsigned>{0, 1, 2, 3, 4}));
+    EXPECT_GT(unmapped, 0u);
+    EXPECT_GT(with_n, 0u);
+    if (shape != Shape::random_with_n) {
+      EXPECT_GT(repeats, 0u);
+      EXPECT_GT(suboptimal, 0u);
+    }
+  }
+}
+
+// ---- search_read on the CPU ------------------------------------------------------------------------
+
+// One read's SearchResult against the oracle; empty when right.
+std::string check_search(const fmindex::FmIndex& index, const BruteForce& oracle, const std::string& read, unsigned k,
+                         const aligner::SearchResult& r) {
+  std::ostringstream why;
+  const Expected e = oracle.expect(read, k);
+  if ((r.flags & (aligner::kWorkCapped | aligner::kStackOverflow)) != 0) {
+    why << "search incomplete (flags " << unsigned{r.flags} << ", work " << r.work << ")";
+  } else if (r.mapped() != e.mapped) {
+    why << (e.mapped ? "unmapped, but the best window is at " : "mapped, but no window within k; best ")
+        << (e.mapped ? describe(e.reportable) : std::to_string(unsigned{r.best}));
+  } else if (!e.mapped) {
+    for (unsigned mm = 0; mm <= aligner::kMaxMismatches; ++mm) {
+      if (r.count[mm] != 0) why << "unmapped but count[" << mm << "] = " << r.count[mm];
+    }
+  } else if (r.best != e.mismatches || r.best_count() != e.x0 || r.second_count() != e.x1) {
+    why << "best " << unsigned{r.best} << " X0 " << r.best_count() << " X1 " << r.second_count() << "; expected best "
+        << e.mismatches << " X0 " << e.x0 << " X1 " << e.x1 << ", windows " << describe(e.reportable);
+  } else {
+    for (unsigned mm = k + 1; mm <= aligner::kMaxMismatches; ++mm) {
+      if (r.count[mm] != 0) why << "count[" << mm << "] = " << r.count[mm] << " beyond k = " << k;
+    }
+    // Every kept interval, located: windows at their claimed distance, in the reported strata.
+    std::vector<Window> kept;
+    bool kept_best = false;
+    for (unsigned s = 0; s < r.num_slots; ++s) {
+      const aligner::HitInterval& h = r.slots[s];
+      if (h.edits.count > k || h.edits.count > e.mismatches + 1u) {
+        why << "slot " << s << " has " << unsigned{h.edits.count} << " mismatches; ";
+        continue;
+      }
+      kept_best = kept_best || (h.edits.count == e.mismatches && h.hi > h.lo);
+      std::vector<std::uint64_t> rows, positions(h.hi - h.lo);
+      for (std::uint64_t row = h.lo; row < h.hi; ++row) rows.push_back(row);
+      const Status located = index.locate(rows.data(), positions.data(), rows.size());
+      if (!located.ok()) return "locate: " + located.message();
+      for (std::uint64_t p : positions) {
+        const auto hit = index.to_reference(p, read.size());
+        const Window w{hit.contig, hit.position, hit.reverse, h.edits.count};
+        const std::string wrong = check_placement(oracle, read, w, h.edits);
+        if (!wrong.empty()) why << wrong << "; ";
+        kept.push_back(w);
+      }
+    }
+    std::sort(kept.begin(), kept.end());
+    if (!kept_best) why << "no kept interval in the best stratum; ";
+    if ((r.flags & aligner::kSlotsOverflow) == 0 && kept != e.reportable) {
+      why << "kept intervals hold " << describe(kept) << ", expected " << describe(e.reportable);
+    }
+  }
+  return why.str();
+}
+
+class SearchReadCpu : public MismatchSearch {};
+
+INSTANTIATE_TEST_SUITE_P(Aligner, SearchReadCpu, ::testing::ValuesIn(cases(Backend::cpu)),
+                         [](const auto& info) { return case_name(info.param); });
+
+TEST_P(SearchReadCpu, MatchesBruteForce) {
+  aligner::SearchParams params;
+  params.max_mismatches = static_cast<std::uint8_t>(k());
+  Mistakes mistakes;
+  for (const std::string& read : reads_) {
+    const auto codes = fmtest::pattern_codes(read);
+    aligner::SearchResult result;
+    aligner::search_read(index_->view(), codes.data(), static_cast<std::uint32_t>(codes.size()), params, result);
+    const std::string wrong = check_search(*index_, *oracle_, read, k(), result);
+    if (!wrong.empty()) mistakes.add(read, wrong);
+  }
+  EXPECT_TRUE(mistakes.result(reads_.size()));
+}
+
+// ---- BatchAligner on the CPU and the GPU ---------------------------------------------------------
+
+// One read's ReadAlignment against the oracle (XA listed when X0 + X1 <= max_alternatives).
+std::string check_alignment(const BruteForce& oracle, const std::string& read, unsigned k, const ReadAlignment& a,
+                            unsigned max_alternatives) {
+  std::ostringstream why;
+  const Expected e = oracle.expect(read, k);
+  auto window_of = [](const Placement& p, unsigned d) { return Window{p.contig, p.position, p.reverse, d}; };
+  if ((a.flags & (aligner::kWorkCapped | aligner::kStackOverflow)) != 0) {
+    why << "search incomplete (flags " << unsigned{a.flags} << ")";
+  } else if (a.mapped != e.mapped) {
+    why << (e.mapped ? "unmapped, but windows within k: " + describe(e.reportable)
+                     : "mapped at " + std::to_string(a.primary.contig) + ":" + std::to_string(a.primary.position) +
+                           " with no window within k");
+  } else if (!e.mapped) {
+    if (a.best_count != 0 || a.second_count != 0 || !a.alternatives.empty()) why << "unmapped read with hits";
+  } else if (a.mismatches != e.mismatches || a.best_count != e.x0 || a.second_count != e.x1) {
+    why << "mismatches " << unsigned{a.mismatches} << " X0 " << a.best_count << " X1 " << a.second_count
+        << "; expected " << e.mismatches << " X0 " << e.x0 << " X1 " << e.x1 << ", windows " << describe(e.reportable);
+  } else {
+    const Window primary = window_of(a.primary, a.mismatches);
+    if (!e.is_best(primary)) why << "reported " << primary << " is no best window of " << describe(e.reportable) << "; ";
+    if (a.primary.edits.count != a.mismatches) why << "NM " << unsigned{a.mismatches} << " but " << unsigned{a.primary.edits.count} << " edits; ";
+    why << check_placement(oracle, read, primary, a.primary.edits);
+    const std::string md = aligner::md_tag(a.primary, read.size());
+    const std::string expected_md = oracle.md(read, primary.contig, primary.position, primary.reverse);
+    if (md != expected_md) why << "MD " << md << ", expected " << expected_md << "; ";
+    if (e.x0 + e.x1 <= max_alternatives) {  // XA: every other reportable window
+      std::vector<Window> listed = {primary};
+      for (const Placement& p : a.alternatives) {
+        const Window w = window_of(p, p.edits.count);
+        const std::string wrong = check_placement(oracle, read, w, p.edits);
+        if (!wrong.empty()) why << "alternative: " << wrong << "; ";
+        listed.push_back(w);
+      }
+      std::sort(listed.begin(), listed.end());
+      if (listed != e.reportable) why << "primary and XA list " << describe(listed) << ", expected " << describe(e.reportable);
+    } else if (!a.alternatives.empty()) {
+      why << a.alternatives.size() << " alternatives listed although X0 + X1 > " << max_alternatives;
+    }
+  }
+  return why.str();
+}
+
+class BatchAlignerBackends : public MismatchSearch {};
+
+std::vector<Case> both_backends() {
+  std::vector<Case> all = cases(Backend::cpu);
+  for (const Case& c : cases(Backend::gpu)) all.push_back(c);
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(Aligner, BatchAlignerBackends, ::testing::ValuesIn(both_backends()),
+                         [](const auto& info) { return case_name(info.param); });
+
+TEST_P(BatchAlignerBackends, MatchesBruteForce) {
+  aligner::AlignOptions options;
+  options.search.max_mismatches = static_cast<std::uint8_t>(k());
+  std::vector<aligner::SeqRecord> records;
+  for (const std::string& r : reads_) records.push_back({"read" + std::to_string(records.size()), r, ""});
+  aligner::BatchAligner batch(*index_, options);
+  std::vector<ReadAlignment> out;
+  const Status aligned = batch.align(records, out);
+  ASSERT_TRUE(aligned.ok()) << aligned.message();
+  ASSERT_EQ(out.size(), records.size());
+  Mistakes mistakes;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const std::string wrong = check_alignment(*oracle_, reads_[i], k(), out[i], options.max_alternatives);
+    if (!wrong.empty()) mistakes.add(reads_[i], wrong);
+  }
+  EXPECT_TRUE(mistakes.result(records.size()));
+}
+
+// Reads of other letters than A/C/G/T count them as N: an IUPAC code is one mismatch.
+TEST(BatchAlignerCpu, NonBaseLettersAreMismatches) {
+  fmtest::TempDir dir;
+  const auto contigs = make_reference(Shape::near_copy);
+  const auto index = fmtest::build_index(fmtest::load_reference(dir, contigs), Backend::cpu, 8);
+  const BruteForce oracle(contigs);
+  std::string read = normalized(contigs[3].sequence.substr(20, 100));
+  read[10] = 'R';
+  read[50] = 'n';
+  aligner::AlignOptions options;
+  aligner::BatchAligner batch(index, options);
+  std::vector<ReadAlignment> out;
+  ASSERT_TRUE(batch.align({{"iupac", read, ""}}, out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_TRUE(out[0].mapped);
+  EXPECT_EQ(out[0].mismatches, 2u);
+  EXPECT_EQ(out[0].primary.contig, 3u);
+  EXPECT_EQ(out[0].primary.position, 20u);
+  EXPECT_EQ(check_alignment(oracle, read, 4, out[0], options.max_alternatives), "");
+}
+
+// ---- mapping_quality and md_tag ---------------------------------------------------------------------
+
+ReadAlignment alignment(std::uint64_t x0, std::uint64_t x1, unsigned mismatches) {
+  ReadAlignment a;
+  a.mapped = true;
+  a.best_count = x0;
+  a.second_count = x1;
+  a.mismatches = static_cast<std::uint8_t>(mismatches);
+  return a;
+}
+
+TEST(MappingQuality, MatchesBwaClosedForm) {
+  for (unsigned k = 0; k <= aligner::kMaxMismatches; ++k) {
+    for (unsigned mm = 0; mm <= k; ++mm) {
+      for (std::uint64_t x0 : {1, 2, 3, 10, 1000}) {
+        for (std::uint64_t x1 : {0, 1, 2, 3, 5, 10, 100, 177, 178, 200, 254, 255, 256, 100000}) {
+          if (mm == k && x1 > 0) continue;  // the stratum k + 1 is never searched
+          EXPECT_EQ(aligner::mapping_quality(alignment(x0, x1, mm), k), expected_mapq(true, x0, x1, mm, k))
+              << "k " << k << " mismatches " << mm << " X0 " << x0 << " X1 " << x1;
+        }
+      }
+    }
+  }
+}
+
+TEST(MappingQuality, HandComputedValues) {
+  EXPECT_EQ(aligner::mapping_quality(ReadAlignment{}, 2), 0);       // unmapped
+  EXPECT_EQ(aligner::mapping_quality(alignment(1, 0, 0), 2), 37);   // unique
+  EXPECT_EQ(aligner::mapping_quality(alignment(1, 0, 1), 2), 37);
+  EXPECT_EQ(aligner::mapping_quality(alignment(1, 0, 2), 2), 25);   // unique with all k mismatches
+  EXPECT_EQ(aligner::mapping_quality(alignment(1, 0, 0), 0), 25);   // k = 0: an exact hit uses all of them
+  EXPECT_EQ(aligner::mapping_quality(alignment(2, 0, 0), 2), 0);    // repeat
+  EXPECT_EQ(aligner::mapping_quality(alignment(2, 7, 1), 2), 0);
+  EXPECT_EQ(aligner::mapping_quality(alignment(1, 1, 0), 2), 23);   // 23 - round(4.343 ln 1)
+  EXPECT_EQ(aligner::mapping_quality(alignment(1, 2, 0), 2), 20);   // 4.343 ln 2 = 3.01
+  EXPECT_EQ(aligner::mapping_quality(alignment(1, 3, 1), 2), 18);   // 4.343 ln 3 = 4.77
+  EXPECT_EQ(aligner::mapping_quality(alignment(1, 10, 0), 4), 13);  // 4.343 ln 10 = 10.00
+  EXPECT_EQ(aligner::mapping_quality(alignment(1, 100, 0), 4), 3);  // 4.343 ln 100 = 20.00
+  EXPECT_EQ(aligner::mapping_quality(alignment(1, 177, 0), 4), 1);  // 22.48 rounds to 22
+  EXPECT_EQ(aligner::mapping_quality(alignment(1, 178, 0), 4), 0);  // 22.504 rounds to 23
+  EXPECT_EQ(aligner::mapping_quality(alignment(1, 5000, 0), 4), 0);
+}
+
+Placement placement(bool reverse, std::vector<std::pair<unsigned, unsigned>> edits) {
+  Placement p;
+  p.reverse = reverse;
+  for (const auto& [at, base] : edits) {
+    p.edits.position[p.edits.count] = static_cast<std::uint16_t>(at);
+    p.edits.base[p.edits.count] = static_cast<std::uint8_t>(base);
+    ++p.edits.count;
+  }
+  return p;
+}
+
+TEST(MdTag, ForwardPlacements) {
+  EXPECT_EQ(aligner::md_tag(placement(false, {}), 36), "36");
+  EXPECT_EQ(aligner::md_tag(placement(false, {{3, 2}}), 10), "3G6");
+  EXPECT_EQ(aligner::md_tag(placement(false, {{0, 0}}), 10), "0A9");
+  EXPECT_EQ(aligner::md_tag(placement(false, {{9, 3}}), 10), "9T0");
+  EXPECT_EQ(aligner::md_tag(placement(false, {{7, 1}, {0, 3}}), 10), "0T6C2");      // edits in search order
+  EXPECT_EQ(aligner::md_tag(placement(false, {{5, 1}, {4, 0}, {2, 3}, {3, 2}}), 12), "2T0G0A0C6");
+}
+
+TEST(MdTag, ReversePlacementsAreInReferenceOrientation) {
+  // Read position i sits at SAM position length - 1 - i; the reference base is the complement.
+  EXPECT_EQ(aligner::md_tag(placement(true, {}), 100), "100");
+  EXPECT_EQ(aligner::md_tag(placement(true, {{0, 0}}), 10), "9T0");
+  EXPECT_EQ(aligner::md_tag(placement(true, {{9, 2}}), 10), "0C9");
+  EXPECT_EQ(aligner::md_tag(placement(true, {{2, 1}, {6, 3}}), 10), "3A3G2");
+  EXPECT_EQ(aligner::md_tag(placement(true, {{4, 0}, {5, 1}}), 10), "4G0T4");
+}
+
+}  // namespace
+}  // namespace wtmap::altest
