@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Aligner benchmark on the GPU host: wtmap align (GPU) against bwa aln -o 0 + samse, bwa mem and
+# bowtie2-align-s on the same ART-simulated single-end reads, the same host; wall time, reads/s,
+# ratios to bwa aln, the I/O floor, and accuracy from the simulated truth (bench/evaluate.py).
+#
+#   source .device/env.sh && source .baselines/env.sh && bench/run-aligner.sh [--quick]
+#
+# From the repository root. Genomes: the E. coli 536 genome ($WTMAP_ECOLI_FA, set by
+# .baselines/env.sh) and a synthetic one ($WTMAP_BENCH_SYNTH_MBP, default 1000 Mbp; no real large
+# genome is available offline). Per genome and read length: ART reads -> indexes (not timed) ->
+# timed runs -> evaluation. Everything lives in $WTMAP_BENCH_WORK (default ./bench-work) and
+# finished steps are not redone: when the time budget ($WTMAP_BENCH_BUDGET_S, default 530 s) runs
+# out, the script stops and the next run (same machine, still warm) continues where it stopped.
+# On the 1 Gbp genome `bwa index` (single-threaded, ~15-25 min) runs detached in the background
+# and the timed runs of that genome wait for it (the same run, or a later one).
+# Results in $OUT: aligner.txt (table), aligner.json, aligner.tsv, aligner-logs.tar.gz.
+set -euo pipefail
+if [[ "${1:-}" == "--quick" ]]; then export WTMAP_BENCH_QUICK=1; shift; fi
+source "$(dirname "${BASH_SOURCE[0]}")/harness-lib.sh"
+
+if [[ "$QUICK" == 1 ]]; then
+  READS="${WTMAP_BENCH_READS:-2e4}"; SYNTH_MBP="${WTMAP_BENCH_SYNTH_MBP:-5}"
+else
+  READS="${WTMAP_BENCH_READS:-1e6}"; SYNTH_MBP="${WTMAP_BENCH_SYNTH_MBP:-1000}"
+fi
+READS=$(number "$READS")
+GENOMES="${WTMAP_BENCH_GENOMES:-ecoli,synth}"
+LENS="${WTMAP_BENCH_READ_LENS:-100,150}"
+K="${WTMAP_BENCH_K:-4}"
+SKIP=",${WTMAP_BENCH_SKIP:-},"                 # any of bwa_aln,bwa_mem,bowtie2,search
+ECOLI="${WTMAP_ECOLI_FA:-/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz}"
+ok() { [[ "$SKIP" != *",$1,"* ]]; }
+rm -rf "$WORK/logs"; mkdir -p "$WORK/logs"
+
+WTMAP="$(find_prog wtmap)"
+BWA="$(find_prog bwa)"; BT2="$(find_prog bowtie2-align-s)"; BT2B="$(find_prog bowtie2-build-s)"
+SAMTOOLS="$(find_prog samtools)"; ART="$(find_prog art_illumina)"
+SEARCH="$(find_prog bench_align_search || true)"
+if "$WTMAP" align --help 2>&1 | grep -q -- '--io-only'; then
+  IO_FLOOR=wtmap; IO_DESC="wtmap align --io-only (FASTQ.gz -> BAM, no search)"
+else
+  IO_FLOOR=samtools; IO_DESC="samtools import -@T FASTQ.gz -> BAM (stand-in: wtmap align has no --io-only)"
+fi
+host_info | tee "$WORK/logs/host.txt"
+echo "reads: $READS per run; lengths: $LENS; k: $K; genomes: $GENOMES (synth: $SYNTH_MBP Mbp); I/O floor: $IO_DESC" | tee -a "$WORK/logs/host.txt"
+
+done_ok() { grep -q -P "^\Q$1\E\t[0-9.]+\t[0-9.]+\t0$" "$TSV" 2>/dev/null; }
+# tstep LABEL ...: a measured step, skipped when an earlier run finished it.
+tstep() {
+  local label="$1"; shift
+  if done_ok "$label"; then echo "== $label: done earlier" >&2; return 0; fi
+  sed -i "/^${label//\//\\/}\t/d" "$TSV" 2>/dev/null || true
+  step "$label" "$@"
+}
+out_of_time() { (( $(remaining) < 5 )); }
+status=0
+
+bwa_index_bg() {  # G REF: detached bwa index, surviving the end of this run; G/bwa.done when done
+  local G="$1" REF="$2"
+  [[ -e "$G/bwa.done" ]] && return 0
+  if [[ -s "$G/bwa.pid" ]] && kill -0 "$(cat "$G/bwa.pid")" 2>/dev/null; then return 0; fi
+  echo "== bwa index of $REF (background)" >&2
+  setsid nohup bash -c "start=\$(date +%s.%N); '$BWA' index -b 100000000 -p '$G/bwa' '$REF' > '$G/bwa-index.log' 2>&1 && \
+    echo \"bwa index wall_s=\$(echo \"\$(date +%s.%N) - \$start\" | bc 2>/dev/null || echo ?)\" >> '$G/bwa-index.log' && touch '$G/bwa.done'" \
+    > /dev/null 2>&1 < /dev/null &
+  echo $! > "$G/bwa.pid"
+}
+bwa_index_wait() {
+  local G="$1"
+  while [[ ! -e "$G/bwa.done" ]]; do
+    if ! kill -0 "$(cat "$G/bwa.pid" 2>/dev/null || echo 0)" 2>/dev/null; then
+      echo "harness: bwa index of $G failed (see $G/bwa-index.log)" >&2; return 1
+    fi
+    if out_of_time; then echo "harness: bwa index of $G still running; run again to continue" >&2; return 1; fi
+    sleep 2
+  done
+}
+
+IFS=, read -ra genomes <<< "$GENOMES"
+IFS=, read -ra lens <<< "$LENS"
+for g in "${genomes[@]}"; do
+  case "$g" in
+    ecoli) G="$WORK/genome-ecoli"; DESC="E. coli 536, NC_008253, 4.9 Mbp, real";;
+    synth) G="$WORK/genome-synth-${SYNTH_MBP}mbp"; DESC="synthetic ${SYNTH_MBP} Mbp, random + repeats + N runs (no real large genome offline)";;
+    *) echo "run-aligner.sh: unknown genome $g" >&2; exit 2;;
+  esac
+  mkdir -p "$G"
+  TSV="$G/index.tsv"; touch "$TSV"
+  REF="$G/ref.fa"
+  if [[ ! -s "$REF" ]]; then
+    if [[ "$g" == ecoli ]]; then
+      # ART keeps the whole FASTA header line as the contig name in its .aln: shorten headers
+      python3 -c "import gzip,sys; f=gzip.open(sys.argv[1],'rt') if sys.argv[1].endswith('.gz') else open(sys.argv[1]); o=open(sys.argv[2],'w'); [o.write(l.split()[0]+'\n' if l.startswith('>') else l) for l in f]" "$ECOLI" "$REF.tmp"
+    else
+      python3 "$here/gen_data.py" reference --mbp "$SYNTH_MBP" --contigs 8 --seed 7 "$REF.tmp"
+    fi
+    mv "$REF.tmp" "$REF"
+  fi
+  GLEN=$(python3 -c "import sys; print(sum(len(l)-1 for l in open(sys.argv[1]) if not l.startswith('>')))" "$REF")
+  if ok bwa_aln || ok bwa_mem; then bwa_index_bg "$G" "$REF"; fi
+  tstep index/wtmap -- "$WTMAP" index "$REF" -p "$G/wtmap" --device "$DEVICE" -t "$THREADS" || status=1
+  if ok bowtie2; then tstep index/bowtie2 --stdout /dev/null -- "$BT2B" --threads "$THREADS" "$REF" "$G/bt2" || status=1; fi
+
+  for L in "${lens[@]}"; do
+    out_of_time && break
+    D="$WORK/aligner-$g-${L}bp-$READS-k$K"
+    mkdir -p "$D"
+    TSV="$D/measure.tsv"; touch "$TSV"
+    # ---- reads (untimed): ART HS25 (MSv3 when HS25 cannot make L bp), names carry the truth
+    PROFILE=HS25
+    (( L > 150 )) && PROFILE=MSv3
+    FQ="$D/reads.fq.gz"
+    if [[ ! -s "$FQ" ]]; then
+      COV=$(python3 -c "print($READS * $L / $GLEN * 1.0005)")
+      echo "== ART $PROFILE ${L} bp, coverage $COV" >&2
+      "$ART" -ss "$PROFILE" -l "$L" -f "$COV" -rs 42 -i "$REF" -o "$D/art" > "$D/art.log" 2>&1 || { echo "ART failed: $(tail -3 "$D/art.log")" >&2; status=1; continue; }
+      python3 "$here/gen_data.py" art2fq "$D/art.fq" "$D/art.aln" "$FQ.tmp" --max "$READS" && mv "$FQ.tmp" "$FQ"
+      rm -f "$D/art.fq" "$D/art.aln"
+    fi
+    NREADS=$(python3 -c "import gzip,sys; print(sum(1 for _ in gzip.open(sys.argv[1]))//4)" "$FQ")
+    python3 -c "import json,sys; json.dump(dict(genome=sys.argv[1], genome_desc=sys.argv[2], genome_bp=int(sys.argv[3]), reads=int(sys.argv[4]), read_len=int(sys.argv[5]), art_profile=sys.argv[6], k=int(sys.argv[7]), device=sys.argv[8], threads=int(sys.argv[9]), io_floor_desc=sys.argv[10]), open(sys.argv[11],'w'), indent=1)" \
+      "$g" "$DESC" "$GLEN" "$NREADS" "$L" "$PROFILE" "$K" "$DEVICE" "$THREADS" "$IO_DESC" "$D/meta.json"
+    cp "$WORK/logs/host.txt" "$D/host.txt"
+
+    # ---- timed runs; bwa needs its index (maybe still building in the background)
+    if ok bwa_aln || ok bwa_mem; then bwa_index_wait "$G" || { status=1; break; }; fi
+    if ok search && [[ -n "$SEARCH" ]]; then
+      if [[ ! -s "$D/search.json" ]]; then
+        tstep search/wtmap -- "$SEARCH" "$G/wtmap" "$FQ" -k "$K" --device "$DEVICE" --json "$D/search.json" || status=1
+      fi
+    fi
+    tstep align/wtmap_e2e -- "$WTMAP" align -x "$G/wtmap" "$FQ" -o "$D/wtmap.bam" -k "$K" -t "$THREADS" --device "$DEVICE" || status=1
+    tstep align/wtmap_sam -- "$WTMAP" align -x "$G/wtmap" "$FQ" -o "$D/wtmap.sam" -k "$K" -t "$THREADS" --device "$DEVICE" || status=1
+    if [[ "$IO_FLOOR" == wtmap ]]; then
+      tstep io/floor -- "$WTMAP" align --io-only -x "$G/wtmap" "$FQ" -o "$D/floor.bam" -k "$K" -t "$THREADS" --device "$DEVICE" || status=1
+    else
+      tstep io/floor -- "$SAMTOOLS" import -@ "$THREADS" -0 "$FQ" -o "$D/floor.bam" || status=1
+    fi
+    if ok bwa_aln; then
+      tstep align/bwa_aln --stdout "$D/bwa_aln.sai" -- "$BWA" aln -o 0 -n "$K" -t "$THREADS" "$G/bwa" "$FQ" || status=1
+      tstep align/bwa_samse --stdout "$D/bwa_aln.sam" -- "$BWA" samse "$G/bwa" "$D/bwa_aln.sai" "$FQ" || status=1
+    fi
+    if ok bwa_mem; then tstep align/bwa_mem --stdout "$D/bwa_mem.sam" -- "$BWA" mem -t "$THREADS" "$G/bwa" "$FQ" || status=1; fi
+    if ok bowtie2; then tstep align/bowtie2 -- "$BT2" -p "$THREADS" -x "$G/bt2" -U "$FQ" -S "$D/bowtie2.sam" || status=1; fi
+
+    # ---- accuracy
+    runs=()
+    done_ok align/wtmap_e2e && runs+=("wtmap=$D/wtmap.bam")
+    done_ok align/bwa_samse && runs+=("bwa_aln=$D/bwa_aln.sam")
+    done_ok align/bwa_mem && runs+=("bwa_mem=$D/bwa_mem.sam")
+    done_ok align/bowtie2 && runs+=("bowtie2=$D/bowtie2.sam")
+    if (( ${#runs[@]} )) && ! out_of_time; then
+      echo "== evaluate ${runs[*]##*/}" >&2
+      PATH="$(dirname "$SAMTOOLS"):$PATH" python3 "$here/evaluate.py" --k "$K" --json "$D/eval.json" "${runs[@]}" | tee "$D/eval.txt" || status=1
+    fi
+  done
+done
+
+# ---- report (every finished run in $WORK, this call's and earlier ones)
+cat "$WORK"/aligner-*/measure.tsv 2>/dev/null | sed 's/^/x\t/' > /dev/null || true
+for d in "$WORK"/aligner-*/; do [[ -s "$d/measure.tsv" ]] && sed "s|^|$(basename "$d")\t|" "$d/measure.tsv"; done > "$OUT/aligner.tsv" || true
+python3 "$here/report.py" aligner "$WORK" "$OUT" | tee "$OUT/aligner.txt"
+(cd "$WORK" && tar -czf "$OUT/aligner-logs.tar.gz" logs $(ls -d aligner-*/{eval.txt,search.json,measure.tsv,art.log,meta.json} genome-*/{index.tsv,bwa-index.log} 2>/dev/null)) || true
+if out_of_time; then echo "== time budget used up: run bench/run-aligner.sh again (same machine) to continue"; fi
+echo "== total $((SECONDS - START_S)) s; results in $OUT"
+exit $status
