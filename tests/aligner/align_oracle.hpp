@@ -26,13 +26,14 @@ using fmtest::TestContig;
 
 // ---- reference shapes ------------------------------------------------------------------------
 
-enum class Shape { random_with_n, tandem, near_copy };
+enum class Shape { random_with_n, tandem, near_copy, repeat_family };
 
 inline const char* shape_name(Shape s) {
   switch (s) {
     case Shape::random_with_n: return "RandomWithN";
     case Shape::tandem: return "Tandem";
     case Shape::near_copy: return "NearCopy";
+    case Shape::repeat_family: return "RepeatFamily";
   }
   return "?";
 }
@@ -89,6 +90,20 @@ inline std::vector<TestContig> make_reference(Shape shape) {
       const std::string rc_copy = with_substitutions(revcomp(original.substr(200, 600)), 120, rng);
       const std::string other = random_bases(rng, 500) + "NNNNNNNN" + random_bases(rng, 400);
       return {{"original", original}, {"copy", copy}, {"rc_copy", rc_copy}, {"other", other}};
+    }
+    case Shape::repeat_family: {  // 20 copies of a unit, each with its own two substitutions
+      std::mt19937 rng(31337);
+      const std::string unit = random_bases(rng, 160);
+      std::string family = unit;
+      for (int copy = 0; copy < 20; ++copy) {
+        std::string member = unit;
+        for (int m = 0; m < 2; ++m) {
+          const std::size_t at = rng() % member.size();
+          member[at] = "ACGT"[(std::string("ACGT").find(member[at]) + 1 + rng() % 3) % 4];
+        }
+        family += random_bases(rng, 25) + (copy % 3 == 0 ? revcomp(member) : member);
+      }
+      return {{"family", family}, {"single", random_bases(rng, 600)}};
     }
   }
   return {};

@@ -186,7 +186,9 @@ class AlignCli : public ::testing::Test {
  protected:
   void SetUp() override {
     contigs_ = make_reference(Shape::near_copy);
-    for (TestContig& c : make_reference(Shape::tandem)) contigs_.push_back(std::move(c));
+    for (Shape shape : {Shape::tandem, Shape::repeat_family}) {
+      for (TestContig& c : make_reference(shape)) contigs_.push_back(std::move(c));
+    }
     contigs_.push_back(make_reference(Shape::random_with_n)[0]);  // IUPAC codes and lower case
     fmtest::write_file(input_.file("ref.fa"), fmtest::fasta_text(contigs_, 70));
     const WtmapRun r = run_wtmap({"index", input_.file("ref.fa"), "-p", prefix(), "--device", "cpu"});

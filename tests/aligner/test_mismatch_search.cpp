@@ -90,7 +90,7 @@ void PrintTo(const Case& c, std::ostream* os) { *os << case_name(c); }
 
 std::vector<Case> cases(Backend backend) {
   std::vector<Case> all;
-  for (Shape s : {Shape::random_with_n, Shape::tandem, Shape::near_copy}) {
+  for (Shape s : {Shape::random_with_n, Shape::tandem, Shape::near_copy, Shape::repeat_family}) {
     for (unsigned k = 0; k <= aligner::kMaxMismatches; ++k) all.push_back({backend, s, k});
   }
   return all;
@@ -120,7 +120,7 @@ class MismatchSearch : public ::testing::TestWithParam<Case> {
 // Planted reads must cover what the oracle distinguishes: mapped and unmapped reads, every stratum
 // up to k, repeats (X0 > 1), suboptimal hits (X1 > 0) and reads with N. Guards the generator.
 TEST(PlantedReads, CoverEveryStratumRepeatsAndN) {
-  for (Shape shape : {Shape::random_with_n, Shape::tandem, Shape::near_copy}) {
+  for (Shape shape : {Shape::random_with_n, Shape::tandem, Shape::near_copy, Shape::repeat_family}) {
     SCOPED_TRACE(shape_name(shape));
     const auto contigs = make_reference(shape);
     const BruteForce oracle(contigs);
@@ -273,22 +273,27 @@ std::vector<Case> both_backends() {
 INSTANTIATE_TEST_SUITE_P(Aligner, BatchAlignerBackends, ::testing::ValuesIn(both_backends()),
                          [](const auto& info) { return case_name(info.param); });
 
+// With -N 3 (the default) and -N 1000, where XA must list every hit of the two strata.
 TEST_P(BatchAlignerBackends, MatchesBruteForce) {
-  aligner::AlignOptions options;
-  options.search.max_mismatches = static_cast<std::uint8_t>(k());
   std::vector<aligner::SeqRecord> records;
   for (const std::string& r : reads_) records.push_back({"read" + std::to_string(records.size()), r, ""});
-  aligner::BatchAligner batch(*index_, options);
-  std::vector<ReadAlignment> out;
-  const Status aligned = batch.align(records, out);
-  ASSERT_TRUE(aligned.ok()) << aligned.message();
-  ASSERT_EQ(out.size(), records.size());
-  Mistakes mistakes;
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const std::string wrong = check_alignment(*oracle_, reads_[i], k(), out[i], options.max_alternatives);
-    if (!wrong.empty()) mistakes.add(reads_[i], wrong);
+  for (unsigned max_alternatives : {3u, 1000u}) {
+    SCOPED_TRACE("-N " + std::to_string(max_alternatives));
+    aligner::AlignOptions options;
+    options.search.max_mismatches = static_cast<std::uint8_t>(k());
+    options.max_alternatives = max_alternatives;
+    aligner::BatchAligner batch(*index_, options);
+    std::vector<ReadAlignment> out;
+    const Status aligned = batch.align(records, out);
+    ASSERT_TRUE(aligned.ok()) << aligned.message();
+    ASSERT_EQ(out.size(), records.size());
+    Mistakes mistakes;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const std::string wrong = check_alignment(*oracle_, reads_[i], k(), out[i], max_alternatives);
+      if (!wrong.empty()) mistakes.add(reads_[i], wrong);
+    }
+    EXPECT_TRUE(mistakes.result(records.size()));
   }
-  EXPECT_TRUE(mistakes.result(records.size()));
 }
 
 // Reads of other letters than A/C/G/T count them as N: an IUPAC code is one mismatch.
