@@ -117,7 +117,7 @@ inline std::vector<TestContig> make_reference(Shape shape) {
 // ambiguity codes give reads with N. Deterministic for a seed.
 inline std::vector<std::string> planted_reads(const std::vector<TestContig>& contigs, std::size_t length,
                                               unsigned max_substitutions, std::uint32_t seed,
-                                              std::size_t random_count = 40) {
+                                              std::size_t random_count = 100) {
   std::mt19937 rng(seed);
   std::vector<std::pair<std::size_t, std::size_t>> starts;  // contig, position
   for (std::size_t c = 0; c < contigs.size(); ++c) {
