@@ -49,7 +49,7 @@ def evaluate(args):
         if name in seen:
             continue
         seen.add(name)
-        _, contig, tpos, tstrand, tmm = name.split("|")
+        contig, tpos, tstrand, tmm = name.split("|", 1)[1].rsplit("|", 3)
         tpos, tmm = int(tpos), int(tmm)
         n += 1
         is_mapped = not flag & 4

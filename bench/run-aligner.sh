@@ -60,9 +60,8 @@ bwa_index_bg() {  # G REF: detached bwa index, surviving the end of this run; G/
   [[ -e "$G/bwa.done" ]] && return 0
   if [[ -s "$G/bwa.pid" ]] && kill -0 "$(cat "$G/bwa.pid")" 2>/dev/null; then return 0; fi
   echo "== bwa index of $REF (background)" >&2
-  setsid nohup bash -c "start=\$(date +%s.%N); '$BWA' index -b 100000000 -p '$G/bwa' '$REF' > '$G/bwa-index.log' 2>&1 && \
-    echo \"bwa index wall_s=\$(echo \"\$(date +%s.%N) - \$start\" | bc 2>/dev/null || echo ?)\" >> '$G/bwa-index.log' && touch '$G/bwa.done'" \
-    > /dev/null 2>&1 < /dev/null &
+  setsid nohup bash -c "s=\$SECONDS; '$BWA' index -b 100000000 -p '$G/bwa' '$REF' > '$G/bwa-index.log' 2>&1 && \
+    echo \"bwa index wall_s=\$((SECONDS - s))\" >> '$G/bwa-index.log' && touch '$G/bwa.done'" > /dev/null 2>&1 < /dev/null &
   echo $! > "$G/bwa.pid"
 }
 bwa_index_wait() {
@@ -157,7 +156,6 @@ for g in "${genomes[@]}"; do
 done
 
 # ---- report (every finished run in $WORK, this call's and earlier ones)
-cat "$WORK"/aligner-*/measure.tsv 2>/dev/null | sed 's/^/x\t/' > /dev/null || true
 for d in "$WORK"/aligner-*/; do [[ -s "$d/measure.tsv" ]] && sed "s|^|$(basename "$d")\t|" "$d/measure.tsv"; done > "$OUT/aligner.tsv" || true
 python3 "$here/report.py" aligner "$WORK" "$OUT" | tee "$OUT/aligner.txt"
 (cd "$WORK" && tar -czf "$OUT/aligner-logs.tar.gz" logs $(ls -d aligner-*/{eval.txt,search.json,measure.tsv,art.log,meta.json} genome-*/{index.tsv,bwa-index.log} 2>/dev/null)) || true
