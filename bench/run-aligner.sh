@@ -44,12 +44,12 @@ fi
 host_info | tee "$WORK/logs/host.txt"
 echo "reads: $READS per run; lengths: $LENS; k: $K; genomes: $GENOMES (synth: $SYNTH_MBP Mbp); I/O floor: $IO_DESC" | tee -a "$WORK/logs/host.txt"
 
-done_ok() { grep -q -P "^\Q$1\E\t[0-9.]+\t[0-9.]+\t0$" "$TSV" 2>/dev/null; }
+done_ok() { [[ -f "$TSV" ]] && awk -F'\t' -v l="$1" '$1 == l && $4 == "0" {f = 1} END {exit !f}' "$TSV"; }
 # tstep LABEL ...: a measured step, skipped when an earlier run finished it.
 tstep() {
   local label="$1"; shift
   if done_ok "$label"; then echo "== $label: done earlier" >&2; return 0; fi
-  sed -i "/^${label//\//\\/}\t/d" "$TSV" 2>/dev/null || true
+  awk -F'\t' -v l="$label" '$1 != l' "$TSV" > "$TSV.tmp" && mv "$TSV.tmp" "$TSV"
   step "$label" "$@"
 }
 out_of_time() { (( $(remaining) < 5 )); }
