@@ -55,6 +55,9 @@ BatchAligner::BatchAligner(const fmindex::FmIndex& index, const AlignOptions& op
 BatchAligner::~BatchAligner() = default;
 
 Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<ReadAlignment>& out) {
+  if (options_.max_alternatives > kMaxAlternatives) {
+    return invalid_argument("at most " + std::to_string(kMaxAlternatives) + " alternative hits can be listed");
+  }
   const std::size_t n = reads.size();
   codes_.clear();
   patterns_.resize(n);

@@ -27,7 +27,7 @@ constexpr const char* kUsage =
     "  -o FILE           output file; .bam gives BAM, anything else SAM [stdout]\n"
     "  --output-fmt STR  SAM or BAM, overriding -o's extension\n"
     "  -k INT            mismatches allowed, 0..4 [4]\n"
-    "  -N INT            list the other hits in XA when best + second-best hits <= INT [3]\n"
+    "  -N INT            list the other hits in XA when best + second-best hits <= INT, 0..8 [3]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
     "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
     "  --batch INT       reads per batch; bounds memory (about 1 KB per read) [500000]\n"
@@ -86,7 +86,9 @@ int align_main(int argc, char** argv) {
     } else if (a == "-k" && has_value) {
       if (!parse_count(argv[++i], k) || k > aligner::kMaxMismatches) return usage_error("align", "-k needs an integer in 0..4", kUsage);
     } else if (a == "-N" && has_value) {
-      if (!parse_count(argv[++i], alternatives) || alternatives > 1000) return usage_error("align", "-N needs an integer in 0..1000", kUsage);
+      if (!parse_count(argv[++i], alternatives) || alternatives > aligner::kMaxAlternatives) {
+        return usage_error("align", "-N needs an integer in 0.." + std::to_string(aligner::kMaxAlternatives), kUsage);
+      }
     } else if (a == "-R" && has_value) {
       sam.read_group = argv[++i];
     } else if (a == "-t" && has_value) {

@@ -13,9 +13,13 @@
 
 namespace wtmap::aligner {
 
+// The largest -N: X0 + X1 <= N hits lie in at most N distinct sequences, all of which the search
+// keeps (kHitSlots), so XA is complete.
+constexpr unsigned kMaxAlternatives = kHitSlots;
+
 struct AlignOptions {
   SearchParams search;
-  unsigned max_alternatives = 3;  // -N: XA lists the other hits when best + second <= N
+  unsigned max_alternatives = 3;  // -N (<= kMaxAlternatives): XA lists the other hits when X0 + X1 <= N
 };
 
 // One placement of a read, in reference coordinates.

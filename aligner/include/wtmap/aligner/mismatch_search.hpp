@@ -6,11 +6,14 @@
 // all four bases at every read position with rank_all (two quad-vector blocks per node), pruned
 // by bwa's lower bound D[i] on the mismatches needed in read[0, i] (bwt_cal_width). Because the
 // index text is closed under reverse complement, D is computed with the same index: extending
-// read[j, i] to the right is a backward step of its reverse complement. The explicit stack
-// explores the exact branch first; once a best stratum s is known, paths with more than s + 1
-// mismatches are cut, so the best stratum and the next one are complete: every alignment with
-// at most min(k, s + 1) mismatches is found. An N in the read matches no base (a mismatch).
-// Work per read is capped so repetitive reads cannot stall a batch; such reads are flagged.
+// read[j, i] to the right is a backward step of its reverse complement. The passes deepen one
+// mismatch at a time (a stratified search, as bowtie's): passes with limits D, D + 1, ... stop at
+// their first hit, so the best stratum s is the first limit with one; a last pass with limit
+// min(k, s + 1) then collects every hit of strata s and s + 1. So every alignment with at most
+// min(k, s + 1) mismatches is found, and a read whose first searched base is wrong no longer
+// explores the whole k-mismatch tree before its one-mismatch hit. The explicit stack explores
+// the exact branch first. An N in the read matches no base (a mismatch). Work per read is
+// capped so repetitive reads cannot stall a batch; such reads are flagged.
 #pragma once
 
 #include <cstdint>
@@ -47,13 +50,15 @@ enum SearchFlags : std::uint8_t {
   kSlotsOverflow = 16,   // more intervals than kHitSlots: some hits are counted but not kept
 };
 
-struct SearchResult {
-  HitInterval slots[kHitSlots];
+template <unsigned Slots>
+struct BasicSearchResult {
+  static constexpr unsigned kSlots = Slots;
+  HitInterval slots[Slots];
   std::uint64_t count[kMaxMismatches + 1];  // rows found at each mismatch count
-  std::uint8_t num_slots;
+  std::uint32_t num_slots;
+  std::uint32_t work;    // search nodes visited
   std::uint8_t flags;
   std::uint8_t best;     // mismatches of the best hits; 0xFF when unmapped
-  std::uint32_t work;    // search nodes visited
 
   WTMAP_HD bool mapped() const { return best != 0xFF; }
   WTMAP_HD std::uint64_t best_count() const { return mapped() ? count[best] : 0; }
@@ -61,6 +66,7 @@ struct SearchResult {
     return mapped() && best < kMaxMismatches ? count[best + 1] : 0;
   }
 };
+using SearchResult = BasicSearchResult<kHitSlots>;
 
 struct SearchParams {
   std::uint8_t max_mismatches = 4;  // k
@@ -95,10 +101,79 @@ WTMAP_HD void lower_bounds(const fmindex::FmIndexView& index, const std::uint8_t
   }
 }
 
+// One depth-first pass with a fixed mismatch limit. With `first_only` it stops at its first hit
+// and returns it in `first`; otherwise it records every hit in `out`. False when no hit was found.
+template <unsigned Slots>
+WTMAP_HD bool search_pass(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
+                          const std::uint8_t* lower, unsigned limit, bool first_only, std::uint32_t work_cap,
+                          BasicSearchResult<Slots>& out, HitInterval& first) {
+  Node stack[kStackCapacity];
+  unsigned top = 0;
+  bool found = false;
+  stack[top++] = {0, index.rows, {{0, 0, 0, 0}, {0, 0, 0, 0}, 0}, static_cast<std::uint16_t>(length)};
+  while (top > 0) {
+    const Node node = stack[--top];
+    if (++out.work > work_cap) {
+      out.flags |= kWorkCapped;
+      return found;
+    }
+    if (node.remaining == 0) {  // a hit: all occurrences of one string
+      found = true;
+      if (first_only) {
+        first = {node.lo, node.hi, node.edits};
+        return true;
+      }
+      const unsigned mm = node.edits.count;
+      out.count[mm] += node.hi - node.lo;
+      if (out.num_slots < Slots) {
+        out.slots[out.num_slots++] = {node.lo, node.hi, node.edits};
+      } else {  // full: a better hit replaces the worst kept one
+        out.flags |= kSlotsOverflow;
+        unsigned worst = 0;
+        for (unsigned s = 1; s < Slots; ++s) {
+          if (out.slots[s].edits.count > out.slots[worst].edits.count) worst = s;
+        }
+        if (out.slots[worst].edits.count > mm) out.slots[worst] = {node.lo, node.hi, node.edits};
+      }
+      continue;
+    }
+    const unsigned i = node.remaining - 1u;
+    const unsigned base = read[i];
+    const unsigned needed_before = i > 0 ? lower[i - 1] : 0u;
+    std::uint64_t lo[4], hi[4];
+    index.occ_all(node.lo, lo);
+    index.occ_all(node.hi, hi);
+    // Mismatching children first, so that the exact child is explored first (stack order).
+    for (unsigned round = 0; round < 2; ++round) {
+      for (unsigned c = 0; c < 4; ++c) {
+        const bool mismatch = c != base;
+        if (mismatch != (round == 0)) continue;
+        const unsigned mm = node.edits.count + (mismatch ? 1u : 0u);
+        if (mm + needed_before > limit) continue;
+        const std::uint64_t clo = index.C[c] + lo[c], chi = index.C[c] + hi[c];
+        if (clo >= chi) continue;
+        if (top == kStackCapacity) {
+          out.flags |= kStackOverflow;
+          continue;
+        }
+        Node child{clo, chi, node.edits, static_cast<std::uint16_t>(i)};
+        if (mismatch) {
+          child.edits.position[child.edits.count] = static_cast<std::uint16_t>(i);
+          child.edits.base[child.edits.count] = static_cast<std::uint8_t>(c);
+          ++child.edits.count;
+        }
+        stack[top++] = child;
+      }
+    }
+  }
+  return found;
+}
+
 }  // namespace detail
 
+template <unsigned Slots>
 WTMAP_HD void search_read(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
-                          const SearchParams& params, SearchResult& out) {
+                          const SearchParams& params, BasicSearchResult<Slots>& out) {
   out.num_slots = 0;
   out.flags = 0;
   out.best = 0xFF;
@@ -114,76 +189,24 @@ WTMAP_HD void search_read(const fmindex::FmIndexView& index, const std::uint8_t*
   }
   std::uint8_t lower[kMaxReadLength];
   detail::lower_bounds(index, read, length, lower);
-  unsigned max_mm = params.max_mismatches;
-  if (lower[length - 1] > max_mm) return;
-
-  detail::Node stack[kStackCapacity];
-  unsigned top = 0;
-  stack[top++] = {0, index.rows, {{0, 0, 0, 0}, {0, 0, 0, 0}, 0}, static_cast<std::uint16_t>(length)};
-  while (top > 0) {
-    const detail::Node node = stack[--top];
-    const unsigned still_needed = node.remaining > 0 ? lower[node.remaining - 1] : 0u;
-    if (node.edits.count + still_needed > max_mm) continue;  // the bound tightened since the push
-    if (++out.work > params.work_cap) {
-      out.flags |= kWorkCapped;
-      break;
-    }
-    if (node.remaining == 0) {  // a hit: all occurrences of one string
-      const unsigned mm = node.edits.count;
-      out.count[mm] += node.hi - node.lo;
-      if (mm < out.best) {
-        out.best = static_cast<std::uint8_t>(mm);
-        if (mm + 1 < max_mm) max_mm = mm + 1;
-        unsigned kept = 0;  // drop slots outside the two strata still reported
-        for (unsigned s = 0; s < out.num_slots; ++s) {
-          if (out.slots[s].edits.count <= mm + 1) out.slots[kept++] = out.slots[s];
-        }
-        out.num_slots = static_cast<std::uint8_t>(kept);
-      }
-      if (out.num_slots < kHitSlots) {
-        out.slots[out.num_slots++] = {node.lo, node.hi, node.edits};
-      } else {  // full: a better hit replaces the worst kept one
-        out.flags |= kSlotsOverflow;
-        unsigned worst = 0;
-        for (unsigned s = 1; s < kHitSlots; ++s) {
-          if (out.slots[s].edits.count > out.slots[worst].edits.count) worst = s;
-        }
-        if (out.slots[worst].edits.count > mm) out.slots[worst] = {node.lo, node.hi, node.edits};
-      }
+  const unsigned k = params.max_mismatches;
+  HitInterval first{};
+  for (unsigned limit = lower[length - 1]; limit <= k; ++limit) {
+    if (!detail::search_pass(index, read, length, lower, limit, true, params.work_cap, out, first)) {
+      if (out.flags & kWorkCapped) return;
       continue;
     }
-    const unsigned i = node.remaining - 1u;
-    const unsigned base = read[i];
-    const unsigned needed_before = i > 0 ? lower[i - 1] : 0u;
-    std::uint64_t lo[4], hi[4];
-    index.occ_all(node.lo, lo);
-    index.occ_all(node.hi, hi);
-    // Mismatching children first, so that the exact child is explored first (stack order).
-    for (unsigned pass = 0; pass < 2; ++pass) {
-      for (unsigned c = 0; c < 4; ++c) {
-        const bool mismatch = c != base;
-        if (mismatch != (pass == 0)) continue;
-        const unsigned mm = node.edits.count + (mismatch ? 1u : 0u);
-        if (mm + needed_before > max_mm) continue;
-        const std::uint64_t clo = index.C[c] + lo[c], chi = index.C[c] + hi[c];
-        if (clo >= chi) continue;
-        if (top == kStackCapacity) {
-          out.flags |= kStackOverflow;
-          continue;
-        }
-        detail::Node child{clo, chi, node.edits, static_cast<std::uint16_t>(i)};
-        if (mismatch) {
-          child.edits.position[child.edits.count] = static_cast<std::uint16_t>(i);
-          child.edits.base[child.edits.count] = static_cast<std::uint8_t>(c);
-          ++child.edits.count;
-        }
-        stack[top++] = child;
-      }
+    // The best stratum is `limit`: collect it and the next one.
+    out.best = static_cast<std::uint8_t>(limit);
+    detail::search_pass(index, read, length, lower, limit < k ? limit + 1 : k, false, params.work_cap, out, first);
+    bool have_best = false;  // a cut-short pass may have missed them all: keep the first one
+    for (unsigned s = 0; s < out.num_slots; ++s) have_best = have_best || out.slots[s].edits.count == limit;
+    if (!have_best) {
+      if (out.num_slots == Slots) --out.num_slots;
+      out.slots[out.num_slots++] = first;
+      if (out.count[limit] == 0) out.count[limit] = first.hi - first.lo;
     }
-  }
-  // Strata beyond best + 1 were counted before the best was known, and are incomplete.
-  if (out.mapped()) {
-    for (unsigned mm = out.best + 2u; mm <= kMaxMismatches; ++mm) out.count[mm] = 0;
+    return;
   }
 }
 

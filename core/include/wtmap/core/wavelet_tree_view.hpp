@@ -63,7 +63,26 @@ struct WaveletTreeCommon {
 template <class Symbol, unsigned Arity = 2>
 struct WaveletTreeView;
 
-// Internal nodes are numbered as in a binary heap: root 0, children 2h + 1 (left), 2h + 2.
+// A node met on a walk down the binary tree: the minimal symbols [first, last) it covers and its
+// number in a binary heap (root 0, children 2h + 1 left and 2h + 2 right). A node of m >= 2
+// symbols splits after the largest power of two below m (the reduced codes).
+struct BinaryNode {
+  std::uint64_t first, last, heap;
+
+  WTMAP_HD std::uint64_t width() const { return last - first; }
+  WTMAP_HD std::uint64_t split() const { return first + bits::split_size(width()); }
+  WTMAP_HD void descend(bool right) {
+    const std::uint64_t mid = split();
+    if (right) {
+      first = mid;
+      heap = 2 * heap + 2;
+    } else {
+      last = mid;
+      heap = 2 * heap + 1;
+    }
+  }
+};
+
 template <class Symbol>
 struct WaveletTreeView<Symbol, 2> : WaveletTreeCommon<Symbol> {
   static constexpr unsigned kMaxLevels = 8 * sizeof(Symbol);
@@ -75,27 +94,25 @@ struct WaveletTreeView<Symbol, 2> : WaveletTreeCommon<Symbol> {
   const std::uint64_t* node_start = nullptr;   // per heap node: its first position in its level
   const std::uint64_t* node_rank0 = nullptr;   // per heap node: rank0 of its level at node_start
 
+  // Ones before the node-relative position i of node h at level l.
+  WTMAP_HD std::uint64_t ones_in_node(unsigned l, std::uint64_t h, std::uint64_t i) const {
+    const std::uint64_t start = node_start[h];
+    return levels[l].rank1(start + i) - (start - node_rank0[h]);
+  }
+
   // Symbol at position i, i in [0, n) (thesis Alg. 5, with the fused access+rank and the early
   // stop at nodes of two symbols).
   WTMAP_HD Symbol access(std::uint64_t i) const {
-    std::uint64_t s = 0, e = sigma, h = 0;
+    BinaryNode node{0, sigma, 0};
     for (unsigned l = 0;; ++l) {
-      if (e - s <= 1) return from_minimal(s);
+      if (node.width() <= 1) return from_minimal(node.first);
       const RankSelectView& level = levels[l];
-      const std::uint64_t start = node_start[h];
-      if (e - s == 2) return from_minimal(s + (level.access(start + i) ? 1 : 0));
+      const std::uint64_t start = node_start[node.heap];
+      if (node.width() == 2) return from_minimal(node.first + (level.access(start + i) ? 1 : 0));
       const RankSelectView::RankAndBit rb = level.rank1_and_bit(start + i);
-      const std::uint64_t ones_before = rb.rank1 - (start - node_rank0[h]);  // inside the node
-      const std::uint64_t p = bits::split_size(e - s);
-      if (rb.bit) {
-        i = ones_before;
-        s += p;
-        h = 2 * h + 2;
-      } else {
-        i -= ones_before;
-        e = s + p;
-        h = 2 * h + 1;
-      }
+      const std::uint64_t ones_before = rb.rank1 - (start - node_rank0[node.heap]);
+      i = rb.bit ? ones_before : i - ones_before;
+      node.descend(rb.bit);
     }
   }
 
@@ -103,20 +120,12 @@ struct WaveletTreeView<Symbol, 2> : WaveletTreeCommon<Symbol> {
   WTMAP_HD std::uint64_t rank(Symbol c, std::uint64_t i) const {
     std::uint64_t m = 0;
     if (!to_minimal(c, m)) return 0;
-    std::uint64_t s = 0, e = sigma, h = 0;
-    for (unsigned l = 0; e - s > 1; ++l) {
-      const std::uint64_t start = node_start[h];
-      const std::uint64_t ones_before = levels[l].rank1(start + i) - (start - node_rank0[h]);
-      const std::uint64_t p = bits::split_size(e - s);
-      if (m >= s + p) {
-        i = ones_before;
-        s += p;
-        h = 2 * h + 2;
-      } else {
-        i -= ones_before;
-        e = s + p;
-        h = 2 * h + 1;
-      }
+    BinaryNode node{0, sigma, 0};
+    for (unsigned l = 0; node.width() > 1; ++l) {
+      const bool right = m >= node.split();
+      const std::uint64_t ones_before = ones_in_node(l, node.heap, i);
+      i = right ? ones_before : i - ones_before;
+      node.descend(right);
     }
     return i;
   }
@@ -127,20 +136,10 @@ struct WaveletTreeView<Symbol, 2> : WaveletTreeCommon<Symbol> {
   WTMAP_HD std::uint64_t select(Symbol c, std::uint64_t k) const {
     std::uint64_t m = 0;
     to_minimal(c, m);
-    std::uint64_t s = 0, e = sigma, h = 0;
+    BinaryNode node{0, sigma, 0};
     unsigned depth = 0;
-    while (e - s > 1) {
-      const std::uint64_t p = bits::split_size(e - s);
-      if (m >= s + p) {
-        s += p;
-        h = 2 * h + 2;
-      } else {
-        e = s + p;
-        h = 2 * h + 1;
-      }
-      ++depth;
-    }
-    // h is now the (virtual) leaf; climb to the root.
+    for (; node.width() > 1; ++depth) node.descend(m >= node.split());
+    std::uint64_t h = node.heap;  // the (virtual) leaf; climb to the root
     while (depth > 0) {
       --depth;
       const bool right = (h & 1) == 0;
@@ -163,16 +162,13 @@ struct SymbolCode {
   unsigned length;
 };
 WTMAP_HD SymbolCode encode_symbol(std::uint64_t m, std::uint64_t sigma, unsigned num_levels) {
-  std::uint64_t s = 0, e = sigma, code = 0;
+  BinaryNode node{0, sigma, 0};
+  std::uint64_t code = 0;
   unsigned l = 0;
-  for (; e - s > 1; ++l) {
-    const std::uint64_t p = bits::split_size(e - s);
-    if (m >= s + p) {
-      code |= std::uint64_t{1} << (num_levels - 1 - l);
-      s += p;
-    } else {
-      e = s + p;
-    }
+  for (; node.width() > 1; ++l) {
+    const bool right = m >= node.split();
+    if (right) code |= std::uint64_t{1} << (num_levels - 1 - l);
+    node.descend(right);
   }
   return {code, l};
 }
@@ -185,14 +181,13 @@ struct NodeRange {
 WTMAP_HD NodeRange node_range(std::uint64_t h, std::uint64_t sigma) {
   const std::uint64_t path = h + 1;  // a leading 1, then one bit per level: 0 left, 1 right
   const unsigned depth = 63u - static_cast<unsigned>(bits::count_leading_zeros64(path));
-  std::uint64_t s = 0, e = sigma;
+  BinaryNode node{0, sigma, 0};
   for (int l = static_cast<int>(depth) - 1; l >= 0; --l) {
-    if (e - s <= 1) return {s, s, depth};
-    const std::uint64_t p = bits::split_size(e - s);
-    if ((path >> l) & 1) s += p; else e = s + p;
+    if (node.width() <= 1) return {node.first, node.first, depth};
+    node.descend((path >> l) & 1);
   }
-  if (e - s <= 1) return {s, s, depth};
-  return {s, e, depth};
+  if (node.width() <= 1) return {node.first, node.first, depth};
+  return {node.first, node.last, depth};
 }
 
 // One 32-bit word of a level: bit `bit` of the codes codes[32w .. 32w + 31] below `count`.
