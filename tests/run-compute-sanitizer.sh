@@ -11,13 +11,15 @@
 #                     for the GPU configurations only, or "-*Beyond32Bits*" to leave out the
 #                     512 MiB vectors)
 #   SANITIZER_ARGS    extra compute-sanitizer arguments, e.g. "--leak-check full"
+#   WTMAP_TEST_SIZES  "small" (default here) runs the wavelet-tree contract on a subset of its
+#                     alphabet sizes and lengths; "all" runs every one (racecheck then takes long)
 #   LOG_DIR           where the per-run logs go (default: a fresh temporary folder)
 # Exit status: 0 all clean; 1 a tool reported errors or a test failed; 2 usage or setup problem
 # (no compute-sanitizer on PATH, no usable GPU: the GPU tests would only be skipped).
 set -u -o pipefail
 
 if [[ $# -lt 1 || ! -d $1 ]]; then
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2
   exit 2
 fi
 bin_dir=$(cd "$1" && pwd)
@@ -42,6 +44,7 @@ fi
 
 tools=${SANITIZER_TOOLS:-memcheck racecheck initcheck synccheck}
 filter=${SANITIZER_FILTER:-*}
+export WTMAP_TEST_SIZES=${WTMAP_TEST_SIZES:-small}
 log_dir=${LOG_DIR:-$(mktemp -d -t wtmap-sanitizer.XXXXXX)}
 mkdir -p "$log_dir"
 

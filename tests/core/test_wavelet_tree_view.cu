@@ -122,13 +122,24 @@ TYPED_TEST(WaveletTreeDeviceBatch, QueriesOnDeviceMemory) {
   EXPECT_TRUE(SameAnswers(expected_access, *a, at));
   EXPECT_TRUE(SameAnswers(expected_rank, *r, at));
   EXPECT_TRUE(SameAnswers(positions, *s, at));
+}
 
+TYPED_TEST(WaveletTreeDeviceBatch, OutOfRangeQueriesOnDeviceMemory) {
+  using S = TypeParam;
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  const std::vector<S> text = {7, 3, 7, 9, 3};
+  const std::uint64_t n = text.size();
+  WaveletTreeOptions options;  // GPU, alphabet extracted
+  auto tree = WaveletTree<S>::build(text.data(), n, options);
+  ASSERT_TRUE(IsOk(tree));
+  auto access = [&](auto... a) { return tree->access_device(a...); };
+  auto rank = [&](auto... a) { return tree->rank_device(a...); };
+  auto select = [&](auto... a) { return tree->select_device(a...); };
   EXPECT_TRUE(RejectsQuery(device_batch<S>(std::vector<std::uint64_t>{0, n, n}, access), 1));
-  EXPECT_TRUE(RejectsQuery(device_batch<std::uint64_t>(std::vector<RankQuery<S>>{{n, text[0]}, {n + 1, text[0]}}, rank), 1));
-  const S absent = static_cast<S>(sparse_symbol<S>(0, sigma) + 1);
-  EXPECT_TRUE(RejectsQuery(
-      device_batch<std::uint64_t>(std::vector<SelectQuery<S>>{{1, text[0]}, {0, text[0]}, {1, absent}}, select), 1));
-  EXPECT_TRUE(RejectsQuery(device_batch<std::uint64_t>(std::vector<SelectQuery<S>>{{1, absent}}, select), 0));
+  EXPECT_TRUE(RejectsQuery(device_batch<std::uint64_t>(std::vector<RankQuery<S>>{{n, 7}, {n + 1, 7}}, rank), 1));
+  EXPECT_TRUE(RejectsQuery(device_batch<std::uint64_t>(std::vector<SelectQuery<S>>{{1, 7}, {0, 7}, {1, 8}}, select), 1));
+  EXPECT_TRUE(RejectsQuery(device_batch<std::uint64_t>(std::vector<SelectQuery<S>>{{1, 9}, {2, 9}}, select), 1));
+  EXPECT_TRUE(RejectsQuery(device_batch<std::uint64_t>(std::vector<SelectQuery<S>>{{1, 8}}, select), 0));
 }
 
 TYPED_TEST(WaveletTreeDeviceBatch, CpuBackendRefusesDeviceBatches) {

@@ -69,8 +69,7 @@ inline Status cuda_status(cudaError_t e, const char* what) {
 template <class T>
 class DeviceArray {
  public:
-  explicit DeviceArray(std::size_t n)
-      : status_(n == 0 ? Status{} : cuda_status(cudaMalloc(reinterpret_cast<void**>(&data_), n * sizeof(T)), "cudaMalloc")) {}
+  explicit DeviceArray(std::size_t n) : status_(allocate(n)) {}
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
   ~DeviceArray() {
@@ -80,7 +79,15 @@ class DeviceArray {
   T* data() { return data_; }
 
  private:
-  T* data_ = nullptr;
+  // Zero-filled, so that copying back answers with padding bytes reads no uninitialised memory
+  // (compute-sanitizer initcheck).
+  Status allocate(std::size_t n) {
+    if (n == 0) return {};
+    WTMAP_TRY(cuda_status(cudaMalloc(reinterpret_cast<void**>(&data_), n * sizeof(T)), "cudaMalloc"));
+    return cuda_status(cudaMemset(data_, 0, n * sizeof(T)), "cudaMemset");
+  }
+
+  T* data_ = nullptr;  // before status_, which allocate() initialises
   Status status_;
 };
 
