@@ -9,6 +9,8 @@ OUT="${OUT:-$PWD/gpu-out}"
 logs="$OUT/logs"
 mkdir -p "$logs"
 bin_dir="$(dirname "$(command -v test_bits || echo build/tests/test_bits)")"
+# The CLI tests run the wtmap found on PATH (.device/bin), not the build tree's.
+export WTMAP_PROGRAM="${WTMAP_PROGRAM:-$(command -v wtmap || true)}"
 sanitizer=1 bench=""
 for a in "$@"; do
   case "$a" in

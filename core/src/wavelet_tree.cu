@@ -234,9 +234,10 @@ struct SelectOp {
   View v;
   WTMAP_HD bool valid(const In& q) const { return q.k >= 1 && q.k <= v.count(q.symbol); }
   WTMAP_HD Out operator()(const In& q) const { return v.select(q.symbol, q.k); }
+  // Host-side message: the view's tables may live on the GPU, so nothing of it is read here.
   std::string why_invalid(const In& q) const {
-    return "symbol " + symbol_text(q) + " occurs " + std::to_string(v.count(q.symbol)) + " times, so k = " +
-           std::to_string(q.k) + " has no occurrence";
+    return "symbol " + symbol_text(q) + " has no occurrence number k = " + std::to_string(q.k) +
+           " (k must lie in [1, occurrences of the symbol])";
   }
 };
 

@@ -286,7 +286,13 @@ Status FmIndex::save(const std::string& path) const {
     contigs += c.name;
     put<std::uint64_t>(contigs, c.length);
   }
-  put_array(fragments, fragments_);
+  put<std::uint64_t>(fragments, fragments_.size());  // field by field: no struct padding on disk
+  for (const Fragment& f : fragments_) {
+    put(fragments, f.text_start);
+    put(fragments, f.length);
+    put(fragments, f.contig_offset);
+    put(fragments, f.contig);
+  }
   for (unsigned c = 0; c < 4; ++c) put(carray, C_[c]);
   put_array(specials, special_rows_host_);
   {
@@ -378,7 +384,16 @@ Result<FmIndex> FmIndex::load(const std::string& path, Backend backend) {
   std::vector<Fragment> fragment_table;
   {
     PayloadReader r(*fragments, path + ": fragment");
-    WTMAP_TRY(r.get_array(fragment_table, m + 1));
+    std::uint64_t count = 0;
+    WTMAP_TRY(r.get(count));
+    if (count > m + 1 || count > fragments->size()) return corrupt_data(path + ": fragment section has an impossible count");
+    fragment_table.resize(count);
+    for (Fragment& f : fragment_table) {
+      WTMAP_TRY(r.get(f.text_start));
+      WTMAP_TRY(r.get(f.length));
+      WTMAP_TRY(r.get(f.contig_offset));
+      WTMAP_TRY(r.get(f.contig));
+    }
     WTMAP_TRY(r.finish());
   }
   auto carray = read_section(in, "CARR", path);

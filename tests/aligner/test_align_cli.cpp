@@ -28,6 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using fmtest::TempDir;
+using fmtest::shell_quote;
 
 // ---- running wtmap ----------------------------------------------------------------------------
 
@@ -36,19 +37,13 @@ struct WtmapRun {
   std::string out, err;
 };
 
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 // `wtmap <args>`, each argument passed verbatim; standard output and error captured in a
 // directory of their own, so the directories a test inspects hold only what wtmap wrote.
 WtmapRun run_wtmap(const std::vector<std::string>& args, const std::string& stdin_path = "/dev/null") {
   const TempDir capture;
-  std::string command = quoted(WTMAP_EXECUTABLE);
-  for (const std::string& a : args) command += " " + quoted(a);
-  command += " < " + quoted(stdin_path) + " > " + quoted(capture.file("out")) + " 2> " + quoted(capture.file("err"));
+  std::string command = shell_quote(fmtest::wtmap_program(WTMAP_EXECUTABLE));
+  for (const std::string& a : args) command += " " + shell_quote(a);
+  command += " < " + shell_quote(stdin_path) + " > " + shell_quote(capture.file("out")) + " 2> " + shell_quote(capture.file("err"));
   const int status = std::system(command.c_str());
   WtmapRun r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

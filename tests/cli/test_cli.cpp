@@ -21,12 +21,6 @@
 namespace wtmap::fmtest {
 namespace {
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 struct RunResult {
   int exit_code = -1;  // -1: killed by a signal
   std::string out, err;
@@ -35,7 +29,7 @@ struct RunResult {
 // Runs `wtmap <args>` through the shell with standard input from `stdin_path`.
 RunResult run_wtmap(const TempDir& dir, const std::string& args, const std::string& stdin_path = "/dev/null") {
   const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
-  const std::string command = shell_quote(WTMAP_EXECUTABLE) + " " + args + " < " + shell_quote(stdin_path) + " > " + shell_quote(out) +
+  const std::string command = shell_quote(wtmap_program(WTMAP_EXECUTABLE)) + " " + args + " < " + shell_quote(stdin_path) + " > " + shell_quote(out) +
                               " 2> " + shell_quote(err);
   const int status = std::system(command.c_str());
   RunResult r;

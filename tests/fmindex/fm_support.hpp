@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -62,6 +63,20 @@ inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A word for /bin/sh, single-quoted.
+inline std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The wtmap program under test: $WTMAP_PROGRAM where set (on the GPU host the binaries live
+// elsewhere than in the build tree), else the one this build made.
+inline std::string wtmap_program(const char* built) {
+  const char* env = std::getenv("WTMAP_PROGRAM");
+  return env != nullptr && *env != '\0' ? env : built;
 }
 
 inline void write_gzip(const std::string& path, const std::string& bytes) {

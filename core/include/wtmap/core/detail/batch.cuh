@@ -4,7 +4,8 @@
 //   using In = ...; using Out = ...;
 //   WTMAP_HD bool valid(const In&) const;   // is the query inside the structure's range?
 //   WTMAP_HD Out operator()(const In&) const;
-//   std::string why_invalid(const In&) const;  // host only, for the error message
+//   std::string why_invalid(const In&) const;  // host only, for the error message; must not
+//                                               // read through the view (it may be GPU memory)
 // The CPU backend calls it from a parallel loop, the GPU backend from one generic kernel; the
 // host-memory GPU path cuts the batch in chunks whose copy-in, kernel and copy-out overlap on two
 // streams (thesis 4.3.1), staging pageable memory through reusable pinned buffers.
