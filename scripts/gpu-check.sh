@@ -3,17 +3,21 @@
 # (the GPU suites must run, not skip), then the compute-sanitizer sweep, and packs all logs into
 # $OUT/gpu-check.tar.gz with a one-screen summary on stdout.
 #
-#   scripts/gpu-check.sh [--no-sanitizer] [--bench-quick|--bench]
+#   scripts/gpu-check.sh [--no-tests] [--no-sanitizer] [--bench-quick|--bench]
+# SANITIZER_BINARIES="test_a test_b" limits the sanitizer sweep to those binaries.
 set -u -o pipefail
 OUT="${OUT:-$PWD/gpu-out}"
 logs="$OUT/logs"
 mkdir -p "$logs"
+# Pack the logs however the script ends (the device tool returns at most 8 files).
+trap 'tar -C "$OUT" -czf "$OUT/gpu-check.tar.gz" logs && rm -rf "$logs"' EXIT
 bin_dir="$(dirname "$(command -v test_bits || echo build/tests/test_bits)")"
 # The CLI tests run the wtmap found on PATH (.device/bin), not the build tree's.
 export WTMAP_PROGRAM="${WTMAP_PROGRAM:-$(command -v wtmap || true)}"
-sanitizer=1 bench=""
+sanitizer=1 bench="" tests=1
 for a in "$@"; do
   case "$a" in
+    --no-tests) tests=0 ;;
     --no-sanitizer) sanitizer=0 ;;
     --bench-quick) bench="--quick" ;;
     --bench) bench="full" ;;
@@ -25,6 +29,7 @@ cat "$logs/host.txt"
 
 status=0 total_pass=0 total_fail=0 total_skip=0
 for t in "$bin_dir"/test_*; do
+  [ "$tests" -eq 1 ] || break
   name=$(basename "$t")
   "$t" --gtest_color=no > "$logs/$name.log" 2>&1
   rc=$?
@@ -39,8 +44,8 @@ done
 echo "tests: $total_pass passed, $total_fail failed, $total_skip skipped"
 
 if [ "$sanitizer" -eq 1 ]; then
-  LOG_DIR="$logs/sanitizer" SANITIZER_FILTER="${SANITIZER_FILTER:-*Gpu*:*Device*:*Kernel*-*Beyond32Bits*}" \
-    tests/run-compute-sanitizer.sh "$bin_dir" > "$logs/sanitizer.txt" 2>&1
+  LOG_DIR="$logs/sanitizer" SANITIZER_FILTER="${SANITIZER_FILTER:-*Gpu*:*gpu*:*Device*:*Kernel*-*Beyond32Bits*}" \
+    tests/run-compute-sanitizer.sh "$bin_dir" ${SANITIZER_BINARIES:-} > "$logs/sanitizer.txt" 2>&1
   rc=$?
   tail -15 "$logs/sanitizer.txt"
   echo "compute-sanitizer: rc=$rc"
@@ -52,5 +57,4 @@ if [ -n "$bench" ]; then
   else OUT="$logs/bench" bench/run-core.sh > "$logs/bench.txt" 2>&1; fi
   tail -40 "$logs/bench.txt"
 fi
-tar -C "$OUT" -czf "$OUT/gpu-check.tar.gz" logs && rm -rf "$logs"
 exit $status

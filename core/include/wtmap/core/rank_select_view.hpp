@@ -10,7 +10,8 @@
 // Unlike the thesis, which keeps L1 counts, L2 counts and bits in three arrays (three cache lines
 // per rank), the counts are interleaved: each 32-byte RankRecord -- one GPU memory sector -- holds
 // the absolute count before its first 512-bit block and 16-bit counts for 12 blocks, so a rank
-// reads one sector of counts and then the bits of one block.
+// reads one sector of counts and one 32-byte half of a block's bits (counting forward from the
+// block's count or back from the next one's).
 #pragma once
 
 #include <cstdint>
@@ -86,9 +87,25 @@ struct RankSelectView {
   };
   WTMAP_HD RankAndBit rank1_and_bit(std::uint64_t i) const {
     const std::uint64_t b = i >> L::kBlockShift;
-    std::uint64_t result = ones_before_block(b);
     const std::uint64_t* w = words + b * L::kWordsPerBlock;
     const unsigned full = static_cast<unsigned>((i >> 6) & (L::kWordsPerBlock - 1));
+    const unsigned slot = static_cast<unsigned>(b % L::kBlocksPerRecord);
+    const unsigned offset = static_cast<unsigned>(i & 63);
+    // In the upper half of a block, count back from the next block's count (same record sector)
+    // so that only the upper 32-byte sector of bits is read: two sectors per rank, not three.
+    if (full >= L::kWordsPerBlock / 2 && slot + 1 < L::kBlocksPerRecord && b < (size >> L::kBlockShift)) {
+      const RankRecord& r = records[b / L::kBlocksPerRecord];
+      const std::uint64_t first = w[full];
+      unsigned tail = static_cast<unsigned>(bits::popcount64(first >> offset));
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (unsigned k = L::kWordsPerBlock / 2; k < L::kWordsPerBlock; ++k) {
+        if (k > full) tail += static_cast<unsigned>(bits::popcount64(w[k]));
+      }
+      return {r.base + r.relative[slot + 1] - tail, ((first >> offset) & 1u) != 0};
+    }
+    std::uint64_t result = ones_before_block(b);
     // Predicated, unrolled loads so that all words of the block are requested at once.
 #if defined(__CUDA_ARCH__)
 #pragma unroll
@@ -97,7 +114,6 @@ struct RankSelectView {
       if (k < full) result += static_cast<unsigned>(bits::popcount64(w[k]));
     }
     bool bit = false;
-    const unsigned offset = static_cast<unsigned>(i & 63);
     if (i < size) {
       const std::uint64_t last = w[full];
       result += static_cast<unsigned>(bits::popcount64(last & bits::low_mask64(offset)));

@@ -135,7 +135,7 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* 
   auto finish_chunk = [&](std::uint64_t c) -> Status {
     const int s = static_cast<int>(c & 1);
     WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[s]));
-    if (!out_pinned) std::memcpy(out + c * chunk, ws.pinned_out[s], chunk_length(c) * sizeof(Out));
+    if (!out_pinned) parallel_copy(out + c * chunk, ws.pinned_out[s], chunk_length(c) * sizeof(Out));
     return {};
   };
   for (std::uint64_t c = 0; c < chunks; ++c) {
@@ -144,7 +144,7 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* 
     const std::uint64_t begin = c * chunk, length = chunk_length(c);
     const In* src = in + begin;
     if (!in_pinned) {
-      std::memcpy(ws.pinned_in[s], src, length * sizeof(In));
+      parallel_copy(ws.pinned_in[s], src, length * sizeof(In));
       src = static_cast<const In*>(ws.pinned_in[s]);
     }
     auto* d_in = static_cast<In*>(ws.device_in[s]);
