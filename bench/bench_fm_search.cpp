@@ -1,0 +1,74 @@
+// In-memory count throughput of the FM-index: loads an index and pattern files, then times
+// FmIndex::search (backward search of every pattern, host memory in and out, copies included)
+// with no parsing or output -- the number to hold against bench_fm_count's SDSL loop, which
+// also counts patterns already in memory.
+//
+//   bench_fm_search PREFIX PATTERNS.fa|fq [PATTERNS2 ...] [--device gpu|cpu] [--repeat N]
+//
+// Per pattern file: patterns, total count, best-of-N seconds, patterns/s.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "wtmap/aligner/seq_reader.hpp"
+#include "wtmap/core/config.hpp"
+#include "wtmap/fmindex/fm_index.hpp"
+
+using namespace wtmap;
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] static void die(const std::string& msg) {
+  std::fprintf(stderr, "bench_fm_search: %s\n", msg.c_str());
+  std::exit(1);
+}
+
+int main(int argc, char** argv) {
+  std::string prefix, device = "gpu";
+  std::vector<std::string> files;
+  int repeat = 5;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--device" && i + 1 < argc) device = argv[++i];
+    else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+    else if (prefix.empty()) prefix = a;
+    else files.push_back(a);
+  }
+  if (prefix.empty() || files.empty()) die("usage: bench_fm_search PREFIX PATTERNS... [--device gpu|cpu] [--repeat N]");
+  const Backend backend = device == "cpu" ? Backend::cpu : Backend::gpu;
+  auto index = fmindex::FmIndex::load(prefix + ".wtmap", backend);
+  if (!index.ok()) die(index.status().message());
+  for (const std::string& path : files) {
+    auto reader = aligner::SeqReader::open(path);
+    if (!reader.ok()) die(reader.status().message());
+    std::vector<std::uint8_t> codes;
+    std::vector<fmindex::PatternRef> patterns;
+    aligner::SeqRecord r;
+    while (true) {
+      auto got = reader->next(r);
+      if (!got.ok()) die(got.status().message());
+      if (!*got) break;
+      patterns.push_back({codes.size(), static_cast<std::uint32_t>(r.sequence.size())});
+      for (char c : r.sequence) {
+        const int code = fmindex::nucleotide_code(c);
+        codes.push_back(static_cast<std::uint8_t>(code < 0 ? 4 : code));
+      }
+    }
+    std::vector<fmindex::SaInterval> out(patterns.size());
+    double best = 1e300;
+    for (int run = 0; run <= repeat; ++run) {  // run 0 warms up (workspace allocation)
+      const auto t0 = Clock::now();
+      const Status s = index->search(codes.data(), codes.size(), patterns.data(), patterns.size(), out.data());
+      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (!s.ok()) die(s.message());
+      if (run > 0) best = std::min(best, seconds);
+    }
+    std::uint64_t total = 0;
+    for (const auto& iv : out) total += iv.size();
+    std::printf("%s: %zu patterns, %llu matches, search %.4f s, %.4g patterns/s (%s)\n", path.c_str(), patterns.size(),
+                static_cast<unsigned long long>(total), best, static_cast<double>(patterns.size()) / best, device.c_str());
+  }
+  return 0;
+}
