@@ -15,7 +15,35 @@ int usage_error(const char* command, const std::string& message, const char* usa
   return 1;
 }
 
-Result<Backend> choose_backend(const std::string& device, const Log& log) {
+CommonOptions::Outcome CommonOptions::handle(int argc, char** argv, int& i) {
+  const std::string a = argv[i];
+  const bool has_value = i + 1 < argc;
+  if (a == "-h" || a == "--help") return Outcome::help;
+  if (a == "-t" && has_value) {
+    return parse_count(argv[++i], threads) && threads > 0 ? Outcome::consumed : Outcome::bad_threads;
+  }
+  if (a == "--device" && has_value) {
+    device = argv[++i];
+    return Outcome::consumed;
+  }
+  return Outcome::not_common;
+}
+
+int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& i, const char* command,
+                             const char* usage) {
+  switch (common.handle(argc, argv, i)) {
+    case CommonOptions::Outcome::consumed: return -1;
+    case CommonOptions::Outcome::help: std::fputs(usage, stdout); return 0;
+    case CommonOptions::Outcome::bad_threads: return usage_error(command, "-t needs a positive integer", usage);
+    case CommonOptions::Outcome::not_common: break;
+  }
+  const std::string a = argv[i];
+  if (!a.empty() && a[0] == '-' && a != "-") return usage_error(command, "unknown or incomplete option '" + a + "'", usage);
+  return -1;
+}
+
+Result<Backend> CommonOptions::apply(const Log& log) const {
+  set_cpu_threads(static_cast<unsigned>(threads));
   if (device == "cpu") return Backend::cpu;
   if (device == "gpu") {
     if (!gpu_available()) return Status{StatusCode::unavailable, "--device gpu: no usable CUDA device (driver or card missing)"};

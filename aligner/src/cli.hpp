@@ -33,8 +33,22 @@ class Log {
 int fail(const char* command, const Status& s);
 int usage_error(const char* command, const std::string& message, const char* usage);
 
-// --device auto|gpu|cpu; auto falls back to the CPU with a note on stderr.
-Result<Backend> choose_backend(const std::string& device, const Log& log);
+// The options every command takes: -t INT, --device auto|gpu|cpu, -h/--help.
+struct CommonOptions {
+  std::string device = "auto";
+  std::uint64_t threads = 0;  // 0: all cores
+
+  enum class Outcome { not_common, consumed, help, bad_threads };
+  // Consumes argv[i] (and its value, advancing i) when it is one of the common options.
+  Outcome handle(int argc, char** argv, int& i);
+  // Applies -t, then picks the backend: auto falls back to the CPU with a note on stderr.
+  Result<Backend> apply(const Log& log) const;
+};
+
+// Handles a common option or an unknown one for `command`; returns -1 to go on parsing, else
+// the exit status (0 after --help, 1 after a usage error).
+int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& i, const char* command,
+                             const char* usage);
 
 // Parses an unsigned integer option value; false if it is not one.
 bool parse_count(const char* text, std::uint64_t& value);

@@ -62,10 +62,11 @@ double percent(std::uint64_t part, std::uint64_t whole) { return whole == 0 ? 0.
 }  // namespace
 
 int align_main(int argc, char** argv) {
-  std::string prefix, device = "auto", input;
+  CommonOptions common;
+  std::string prefix, input;
   aligner::SamOptions sam;
   aligner::AlignOptions options;
-  std::uint64_t k = 4, alternatives = 3, threads = 0, batch_size = 500000, max_work = 1u << 16;
+  std::uint64_t k = 4, alternatives = 3, batch_size = 500000, max_work = 1u << 16;
   bool io_only = false;
   for (int i = 1; i < argc; ++i) {
     if (i > 1) sam.command_line += ' ';
@@ -91,23 +92,16 @@ int align_main(int argc, char** argv) {
       }
     } else if (a == "-R" && has_value) {
       sam.read_group = argv[++i];
-    } else if (a == "-t" && has_value) {
-      if (!parse_count(argv[++i], threads) || threads == 0) return usage_error("align", "-t needs a positive integer", kUsage);
     } else if (a == "--batch" && has_value) {
       if (!parse_count(argv[++i], batch_size) || batch_size == 0) return usage_error("align", "--batch needs a positive integer", kUsage);
     } else if (a == "--max-work" && has_value) {
       if (!parse_count(argv[++i], max_work) || max_work == 0 || max_work > UINT32_MAX) {
         return usage_error("align", "--max-work needs a positive 32-bit integer", kUsage);
       }
-    } else if (a == "--device" && has_value) {
-      device = argv[++i];
     } else if (a == "--io-only") {
       io_only = true;
-    } else if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
     } else if (!a.empty() && a[0] == '-' && a != "-") {
-      return usage_error("align", "unknown or incomplete option '" + a + "'", kUsage);
+      if (const int rc = handle_common_or_unknown(common, argc, argv, i, "align", kUsage); rc >= 0) return rc;
     } else if (input.empty()) {
       input = a;
     } else {
@@ -118,15 +112,14 @@ int align_main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 1;
   }
-  set_cpu_threads(static_cast<unsigned>(threads));
   options.search.max_mismatches = static_cast<std::uint8_t>(k);
   options.search.work_cap = static_cast<std::uint32_t>(max_work);
   options.max_alternatives = static_cast<unsigned>(alternatives);
   sam.max_mismatches = static_cast<unsigned>(k);
-  sam.threads = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : static_cast<unsigned>(threads);
+  sam.threads = common.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : static_cast<unsigned>(common.threads);
 
   const Log log("align");
-  auto backend = choose_backend(device, log);
+  auto backend = common.apply(log);
   if (!backend.ok()) return fail("align", backend.status());
   auto index = fmindex::FmIndex::load(index_path(prefix), *backend);
   if (!index.ok()) return fail("align", index.status());

@@ -92,8 +92,9 @@ Status run_batch(const fmindex::FmIndex& index, const Batch& batch, bool locate,
 }  // namespace
 
 int count_main(int argc, char** argv) {
-  std::string prefix, device = "auto", input;
-  std::uint64_t max_hits = 100, batch_size = 1000000, threads = 0;
+  CommonOptions common;
+  std::string prefix, input;
+  std::uint64_t max_hits = 100, batch_size = 1000000;
   bool locate = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -106,15 +107,8 @@ int count_main(int argc, char** argv) {
       if (!parse_count(argv[++i], max_hits)) return usage_error("count", "--max-hits needs an integer", kUsage);
     } else if (a == "--batch" && has_value) {
       if (!parse_count(argv[++i], batch_size) || batch_size == 0) return usage_error("count", "--batch needs a positive integer", kUsage);
-    } else if (a == "-t" && has_value) {
-      if (!parse_count(argv[++i], threads) || threads == 0) return usage_error("count", "-t needs a positive integer", kUsage);
-    } else if (a == "--device" && has_value) {
-      device = argv[++i];
-    } else if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
     } else if (!a.empty() && a[0] == '-' && a != "-") {
-      return usage_error("count", "unknown or incomplete option '" + a + "'", kUsage);
+      if (const int rc = handle_common_or_unknown(common, argc, argv, i, "count", kUsage); rc >= 0) return rc;
     } else if (input.empty()) {
       input = a;
     } else {
@@ -125,9 +119,8 @@ int count_main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 1;
   }
-  set_cpu_threads(static_cast<unsigned>(threads));
   const Log log("count");
-  auto backend = choose_backend(device, log);
+  auto backend = common.apply(log);
   if (!backend.ok()) return fail("count", backend.status());
   auto index = fmindex::FmIndex::load(index_path(prefix), *backend);
   if (!index.ok()) return fail("count", index.status());

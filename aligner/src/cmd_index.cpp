@@ -26,8 +26,9 @@ constexpr const char* kUsage =
 }  // namespace
 
 int index_main(int argc, char** argv) {
-  std::string prefix, device = "auto", fasta;
-  std::uint64_t sample_rate = 32, threads = 0;
+  CommonOptions common;
+  std::string prefix, fasta;
+  std::uint64_t sample_rate = 32;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -37,15 +38,8 @@ int index_main(int argc, char** argv) {
       if (!parse_count(argv[++i], sample_rate) || sample_rate == 0 || sample_rate > (1u << 20)) {
         return usage_error("index", "-s needs an integer in 1..1048576", kUsage);
       }
-    } else if (a == "-t" && has_value) {
-      if (!parse_count(argv[++i], threads) || threads == 0) return usage_error("index", "-t needs a positive integer", kUsage);
-    } else if (a == "--device" && has_value) {
-      device = argv[++i];
-    } else if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
     } else if (!a.empty() && a[0] == '-' && a != "-") {
-      return usage_error("index", "unknown or incomplete option '" + a + "'", kUsage);
+      if (const int rc = handle_common_or_unknown(common, argc, argv, i, "index", kUsage); rc >= 0) return rc;
     } else if (fasta.empty()) {
       fasta = a;
     } else {
@@ -57,9 +51,8 @@ int index_main(int argc, char** argv) {
     return 1;
   }
   if (prefix.empty()) prefix = fasta == "-" ? "stdin" : fasta;
-  set_cpu_threads(static_cast<unsigned>(threads));
   const Log log("index");
-  auto backend = choose_backend(device, log);
+  auto backend = common.apply(log);
   if (!backend.ok()) return fail("index", backend.status());
 
   log.info("reading %s", fasta.c_str());
