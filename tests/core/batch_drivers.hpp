@@ -85,16 +85,16 @@ struct HostBatch {
   }
 
   // Wavelet trees.
-  template <class S>
-  static Result<std::vector<S>> access(const WaveletTree<S>& t, const U64s& q) {
+  template <class S, unsigned A>
+  static Result<std::vector<S>> access(const WaveletTree<S, A>& t, const U64s& q) {
     return run_host_batch<M, S>(q, [&](auto in, auto out, std::size_t n) { return t.access(in, out, n); });
   }
-  template <class S>
-  static Result<U64s> rank(const WaveletTree<S>& t, const std::vector<RankQuery<S>>& q) {
+  template <class S, unsigned A>
+  static Result<U64s> rank(const WaveletTree<S, A>& t, const std::vector<RankQuery<S>>& q) {
     return run_host_batch<M, std::uint64_t>(q, [&](auto in, auto out, std::size_t n) { return t.rank(in, out, n); });
   }
-  template <class S>
-  static Result<U64s> select(const WaveletTree<S>& t, const std::vector<SelectQuery<S>>& q) {
+  template <class S, unsigned A>
+  static Result<U64s> select(const WaveletTree<S, A>& t, const std::vector<SelectQuery<S>>& q) {
     return run_host_batch<M, std::uint64_t>(q, [&](auto in, auto out, std::size_t n) { return t.select(in, out, n); });
   }
 };

@@ -14,7 +14,8 @@ namespace wtmap::test {
 namespace {
 
 template <class D>
-using AllSymbols = ::testing::Types<WtCase<D, std::uint8_t>, WtCase<D, std::uint16_t>, WtCase<D, std::uint32_t>>;
+using AllSymbols = ::testing::Types<WtCase<D, std::uint8_t>, WtCase<D, std::uint16_t>, WtCase<D, std::uint32_t>,
+                                    WtCase<D, std::uint8_t, 4>, WtCase<D, std::uint16_t, 4>, WtCase<D, std::uint32_t, 4>>;
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Cpu, WaveletTreeContract, AllSymbols<CpuBatch>, DriverNames);
 INSTANTIATE_TYPED_TEST_SUITE_P(GpuPageable, WaveletTreeContract, AllSymbols<GpuBatchPageable>, DriverNames);
@@ -48,17 +49,19 @@ std::vector<TextCase<S>> assorted_texts(std::mt19937_64& rng) {
   return all;
 }
 
-template <class S>
-Result<WaveletTree<S>> build(const TextCase<S>& c, Backend backend) {
+template <class Tree>
+Result<Tree> build(const TextCase<typename Tree::symbol_type>& c, Backend backend) {
   WaveletTreeOptions options;
   options.backend = backend;
   options.sigma = c.sigma;
-  return WaveletTree<S>::build(c.text.data(), c.text.size(), options);
+  return Tree::build(c.text.data(), c.text.size(), options);
 }
 
-template <class S>
+// Parameterised by the tree type: each symbol type, binary and quad-vector levels.
+template <class Tree>
 class WaveletTreeAcrossBackends : public ::testing::Test {
  protected:
+  using S = typename Tree::symbol_type;
   // Build with From's backend, save, load with To's and query through To: the reference's
   // answers, and the reloaded tree saves to the same bytes.
   template <class From, class To>
@@ -67,10 +70,10 @@ class WaveletTreeAcrossBackends : public ::testing::Test {
     std::mt19937_64 rng(kSeed);
     for (const TextCase<S>& c : assorted_texts<S>(rng)) {
       SCOPED_TRACE(c.describe());
-      auto built = build(c, From::kBackend);
+      auto built = build<Tree>(c, From::kBackend);
       ASSERT_TRUE(IsOk(built));
       const std::string bytes = saved_bytes(*built);
-      auto loaded = load_bytes<WaveletTree<S>>(bytes, To::kBackend);
+      auto loaded = load_bytes<Tree>(bytes, To::kBackend);
       ASSERT_TRUE(IsOk(loaded));
       EXPECT_EQ(loaded->backend(), To::kBackend);
       check_wavelet_tree<To>(*loaded, c.text, c.sigma, rng);
@@ -78,8 +81,9 @@ class WaveletTreeAcrossBackends : public ::testing::Test {
     }
   }
 };
-using SymbolTypes = ::testing::Types<std::uint8_t, std::uint16_t, std::uint32_t>;
-TYPED_TEST_SUITE(WaveletTreeAcrossBackends, SymbolTypes);
+using TreeTypes = ::testing::Types<WaveletTree<std::uint8_t>, WaveletTree<std::uint16_t>, WaveletTree<std::uint32_t>,
+                                   WaveletTree<std::uint8_t, 4>, WaveletTree<std::uint16_t, 4>, WaveletTree<std::uint32_t, 4>>;
+TYPED_TEST_SUITE(WaveletTreeAcrossBackends, TreeTypes);
 
 TYPED_TEST(WaveletTreeAcrossBackends, SaveLoadCpuToCpu) { this->template check_round_trip<CpuBatch, CpuBatch>(); }
 TYPED_TEST(WaveletTreeAcrossBackends, SaveLoadCpuToGpu) { this->template check_round_trip<CpuBatch, GpuBatchPageable>(); }
@@ -89,10 +93,11 @@ TYPED_TEST(WaveletTreeAcrossBackends, SaveLoadGpuToCpu) { this->template check_r
 TYPED_TEST(WaveletTreeAcrossBackends, SaveIsByteIdentical) {
   WTMAP_SKIP_WITHOUT(Backend::gpu);
   std::mt19937_64 rng(kSeed);
-  for (const TextCase<TypeParam>& c : assorted_texts<TypeParam>(rng)) {
+  using S = typename TypeParam::symbol_type;
+  for (const TextCase<S>& c : assorted_texts<S>(rng)) {
     SCOPED_TRACE(c.describe());
-    auto cpu = build(c, Backend::cpu);
-    auto gpu = build(c, Backend::gpu);
+    auto cpu = build<TypeParam>(c, Backend::cpu);
+    auto gpu = build<TypeParam>(c, Backend::gpu);
     ASSERT_TRUE(IsOk(cpu));
     ASSERT_TRUE(IsOk(gpu));
     EXPECT_EQ(cpu->sigma(), gpu->sigma());
@@ -104,8 +109,8 @@ TYPED_TEST(WaveletTreeAcrossBackends, SaveIsByteIdentical) {
 
 TYPED_TEST(WaveletTreeAcrossBackends, GpuBuildWithoutDeviceIsUnavailable) {
   if (gpu_available()) GTEST_SKIP() << "a CUDA device is usable here";
-  const TextCase<TypeParam> c{{1, 2, 3}, 4};
-  EXPECT_TRUE(HasCode(build(c, Backend::gpu), StatusCode::unavailable));
+  const TextCase<typename TypeParam::symbol_type> c{{1, 2, 3}, 4};
+  EXPECT_TRUE(HasCode(build<TypeParam>(c, Backend::gpu), StatusCode::unavailable));
 }
 
 }  // namespace

@@ -13,7 +13,8 @@ namespace wtmap::test {
 namespace {
 
 template <class D>
-using AllSymbols = ::testing::Types<WtCase<D, std::uint8_t>, WtCase<D, std::uint16_t>, WtCase<D, std::uint32_t>>;
+using AllSymbols = ::testing::Types<WtCase<D, std::uint8_t>, WtCase<D, std::uint16_t>, WtCase<D, std::uint32_t>,
+                                    WtCase<D, std::uint8_t, 4>, WtCase<D, std::uint16_t, 4>, WtCase<D, std::uint32_t, 4>>;
 
 // The views leave range checks to their callers: the batch-error suite does not apply.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(WaveletTreeBatchErrors);

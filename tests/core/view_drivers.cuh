@@ -37,19 +37,19 @@ struct BvAccess {
   RankSelectView v;
   __host__ __device__ std::uint8_t operator()(std::uint64_t i) const { return v.access(i) ? 1 : 0; }
 };
-template <class S>
+template <class S, unsigned A>
 struct WtAccess {
-  WaveletTreeView<S> v;
+  WaveletTreeView<S, A> v;
   __host__ __device__ S operator()(std::uint64_t i) const { return v.access(i); }
 };
-template <class S>
+template <class S, unsigned A>
 struct WtRank {
-  WaveletTreeView<S> v;
+  WaveletTreeView<S, A> v;
   __host__ __device__ std::uint64_t operator()(const RankQuery<S>& q) const { return v.rank(q.symbol, q.position); }
 };
-template <class S>
+template <class S, unsigned A>
 struct WtSelect {
-  WaveletTreeView<S> v;
+  WaveletTreeView<S, A> v;
   __host__ __device__ std::uint64_t operator()(const SelectQuery<S>& q) const { return v.select(q.symbol, q.k); }
 };
 
@@ -141,15 +141,17 @@ struct ViewDriver {
     return run<std::uint8_t>(BvAccess{bv.view()}, q);
   }
 
-  template <class S>
-  static Result<std::vector<S>> access(const WaveletTree<S>& t, const U64s& q) { return run<S>(WtAccess<S>{t.view()}, q); }
-  template <class S>
-  static Result<U64s> rank(const WaveletTree<S>& t, const std::vector<RankQuery<S>>& q) {
-    return run<std::uint64_t>(WtRank<S>{t.view()}, q);
+  template <class S, unsigned A>
+  static Result<std::vector<S>> access(const WaveletTree<S, A>& t, const U64s& q) {
+    return run<S>(WtAccess<S, A>{t.view()}, q);
   }
-  template <class S>
-  static Result<U64s> select(const WaveletTree<S>& t, const std::vector<SelectQuery<S>>& q) {
-    return run<std::uint64_t>(WtSelect<S>{t.view()}, q);
+  template <class S, unsigned A>
+  static Result<U64s> rank(const WaveletTree<S, A>& t, const std::vector<RankQuery<S>>& q) {
+    return run<std::uint64_t>(WtRank<S, A>{t.view()}, q);
+  }
+  template <class S, unsigned A>
+  static Result<U64s> select(const WaveletTree<S, A>& t, const std::vector<SelectQuery<S>>& q) {
+    return run<std::uint64_t>(WtSelect<S, A>{t.view()}, q);
   }
 };
 

@@ -23,11 +23,17 @@
 
 namespace wtmap::test {
 
-template <class Driver, class Symbol>
+// One configuration of the contract: a driver, a symbol type and the arity of the levels (2:
+// binary, the thesis' tree; 4: quad vectors).
+template <class Driver, class Symbol, unsigned Arity = 2>
 struct WtCase {
   using D = Driver;
   using S = Symbol;
-  static std::string name() { return D::name() + "_u" + std::to_string(8 * sizeof(Symbol)); }
+  using Tree = WaveletTree<Symbol, Arity>;
+  static constexpr unsigned kArity = Arity;
+  static std::string name() {
+    return D::name() + "_u" + std::to_string(8 * sizeof(Symbol)) + (Arity == 4 ? "_quad" : "");
+  }
 };
 
 // WTMAP_TEST_SIZES=small (set by run-compute-sanitizer.sh) keeps a subset of the alphabet sizes
@@ -77,8 +83,8 @@ std::vector<T> sample(const std::vector<T>& all, std::size_t limit, std::mt19937
 
 // Queries `tree` through driver D and compares with the occurrence lists of `text`.
 // `given_sigma` is options.sigma of the build (0: alphabet extracted).
-template <class D, class Symbol>
-void check_wavelet_tree(const WaveletTree<Symbol>& tree, const std::vector<Symbol>& text, std::uint64_t given_sigma,
+template <class D, class Tree, class Symbol>
+void check_wavelet_tree(const Tree& tree, const std::vector<Symbol>& text, std::uint64_t given_sigma,
                         std::mt19937_64& rng) {
   const TextReference<Symbol> ref(text);
   const std::uint64_t n = text.size();
@@ -90,7 +96,9 @@ void check_wavelet_tree(const WaveletTree<Symbol>& tree, const std::vector<Symbo
   } else {
     ASSERT_EQ(tree.sigma(), given_sigma);
   }
-  ASSERT_EQ(tree.num_levels(), bits::ceil_log2(tree.sigma()));
+  // One level per code bit (binary), or per two bits (quad vectors).
+  const unsigned code_bits = bits::ceil_log2(tree.sigma());
+  ASSERT_EQ(tree.num_levels(), Tree::kArity == 2 ? code_bits : (code_bits + 1) / 2);
 
   // access: all positions of small texts, else block edges and random ones.
   const auto positions = query_positions(n, 512, 1000, rng);
@@ -154,14 +162,14 @@ void check_wavelet_tree(const WaveletTree<Symbol>& tree, const std::vector<Symbo
   }
 }
 
-template <class D, class Symbol>
+template <class Case, class Symbol>
 void build_and_check(const std::vector<Symbol>& text, std::uint64_t given_sigma, std::mt19937_64& rng) {
   WaveletTreeOptions options;
-  options.backend = D::kBackend;
+  options.backend = Case::D::kBackend;
   options.sigma = given_sigma;
-  auto tree = WaveletTree<Symbol>::build(text.data(), text.size(), options);
+  auto tree = Case::Tree::build(text.data(), text.size(), options);
   ASSERT_TRUE(IsOk(tree));
-  check_wavelet_tree<D>(*tree, text, given_sigma, rng);
+  check_wavelet_tree<typename Case::D>(*tree, text, given_sigma, rng);
 }
 
 // ---- The typed contract -----------------------------------------------------------------
@@ -184,7 +192,7 @@ TYPED_TEST_P(WaveletTreeContract, AlphabetGiven) {
     for (std::uint64_t n : text_lengths()) {
       SCOPED_TRACE("alphabet given, sigma = " + std::to_string(sigma) + ", n = " + std::to_string(n));
       const auto text = random_text<S>(n, sigma, true, [](std::uint64_t m) { return static_cast<S>(m); }, this->rng);
-      build_and_check<typename TypeParam::D>(text, sigma, this->rng);
+      build_and_check<TypeParam>(text, sigma, this->rng);
       if (this->HasFatalFailure()) return;
     }
   }
@@ -198,7 +206,7 @@ TYPED_TEST_P(WaveletTreeContract, AlphabetExtracted) {
     for (std::uint64_t n : text_lengths()) {
       SCOPED_TRACE("alphabet extracted, sigma = " + std::to_string(sigma) + ", n = " + std::to_string(n));
       const auto text = random_text<S>(n, sigma, false, [&](std::uint64_t m) { return sparse_symbol<S>(m, sigma); }, this->rng);
-      build_and_check<typename TypeParam::D>(text, 0, this->rng);
+      build_and_check<TypeParam>(text, 0, this->rng);
       if (this->HasFatalFailure()) return;
     }
   }
@@ -210,11 +218,11 @@ TYPED_TEST_P(WaveletTreeContract, OneRepeatedSymbol) {
   constexpr S kMax = std::numeric_limits<S>::max();
   for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{513}, std::uint64_t{65537}}) {
     SCOPED_TRACE("n = " + std::to_string(n));
-    build_and_check<typename TypeParam::D>(std::vector<S>(n, S{0}), 1, this->rng);
-    build_and_check<typename TypeParam::D>(std::vector<S>(n, S{4}), 5, this->rng);
-    build_and_check<typename TypeParam::D>(std::vector<S>(n, kMax), 0, this->rng);
-    if (std::uint64_t{kMax} + 1 <= WaveletTree<S>::kMaxSigma) {  // every value in the given alphabet
-      build_and_check<typename TypeParam::D>(std::vector<S>(n, kMax), std::uint64_t{kMax} + 1, this->rng);
+    build_and_check<TypeParam>(std::vector<S>(n, S{0}), 1, this->rng);
+    build_and_check<TypeParam>(std::vector<S>(n, S{4}), 5, this->rng);
+    build_and_check<TypeParam>(std::vector<S>(n, kMax), 0, this->rng);
+    if (std::uint64_t{kMax} + 1 <= TypeParam::Tree::kMaxSigma) {  // every value in the given alphabet
+      build_and_check<TypeParam>(std::vector<S>(n, kMax), std::uint64_t{kMax} + 1, this->rng);
     }
   }
 }
@@ -229,8 +237,8 @@ TYPED_TEST_P(WaveletTreeContract, SkewedText) {
     for (std::uint64_t i = 0; i < n; i += 97) text[i] = static_cast<S>(any(this->rng));
     for (std::uint64_t i = n - 600; i < n; ++i) text[i] = static_cast<S>(sigma - 1);
     SCOPED_TRACE("sigma = " + std::to_string(sigma));
-    build_and_check<typename TypeParam::D>(text, sigma, this->rng);
-    build_and_check<typename TypeParam::D>(text, 0, this->rng);
+    build_and_check<TypeParam>(text, sigma, this->rng);
+    build_and_check<TypeParam>(text, 0, this->rng);
   }
 }
 
@@ -249,11 +257,11 @@ class WaveletTreeBatchErrors : public WaveletTreeContract<Case> {
     for (std::size_t i = 0; i < t.size(); ++i) t[i] = static_cast<S>(i % 3 == 2 ? 3 : i % 3);
     return t;
   }
-  Result<WaveletTree<S>> build(const std::vector<S>& t, std::uint64_t sigma) const {
+  Result<typename Case::Tree> build(const std::vector<S>& t, std::uint64_t sigma) const {
     WaveletTreeOptions options;
     options.backend = D::kBackend;
     options.sigma = sigma;
-    return WaveletTree<S>::build(t.data(), t.size(), options);
+    return Case::Tree::build(t.data(), t.size(), options);
   }
 };
 TYPED_TEST_SUITE_P(WaveletTreeBatchErrors);
@@ -359,17 +367,21 @@ TYPED_TEST_P(WaveletTreeBatchErrors, CorruptStreamsAreRejected) {
   auto tree = this->build(t, 0);
   ASSERT_TRUE(IsOk(tree));
   const std::string good = saved_bytes(*tree);
-  expect_corrupt_streams_rejected<WaveletTree<S>>(good, D::kBackend);
+  using Tree = typename TypeParam::Tree;
+  constexpr unsigned kArity = TypeParam::kArity;
+  expect_corrupt_streams_rejected<Tree>(good, D::kBackend);
 
-  // A stream of another symbol width: load it as each other width.
+  // A stream of another symbol width, or of the other arity: load it as each.
   using Other1 = std::conditional_t<sizeof(S) == 1, std::uint16_t, std::uint8_t>;
   using Other2 = std::conditional_t<sizeof(S) == 4, std::uint16_t, std::uint32_t>;
-  EXPECT_TRUE(HasCode(load_bytes<WaveletTree<Other1>>(good, D::kBackend), StatusCode::corrupt_data));
-  EXPECT_TRUE(HasCode(load_bytes<WaveletTree<Other2>>(good, D::kBackend), StatusCode::corrupt_data));
-  // A patched width field (the u64 after the version) is caught too.
-  EXPECT_TRUE(HasCode(load_bytes<WaveletTree<S>>(with_u64(good, 16, 8), D::kBackend), StatusCode::corrupt_data));
-  // A header whose n disagrees with the stored histogram.
-  EXPECT_TRUE(HasCode(load_bytes<WaveletTree<S>>(with_u64(good, 24, t.size() + 1), D::kBackend), StatusCode::corrupt_data));
+  EXPECT_TRUE(HasCode(load_bytes<WaveletTree<Other1, kArity>>(good, D::kBackend), StatusCode::corrupt_data));
+  EXPECT_TRUE(HasCode(load_bytes<WaveletTree<Other2, kArity>>(good, D::kBackend), StatusCode::corrupt_data));
+  EXPECT_TRUE(HasCode(load_bytes<WaveletTree<S, 6 - kArity>>(good, D::kBackend), StatusCode::corrupt_data));
+  // Header: magic, version, arity (offset 16), symbol width (24), n (32). A patched arity or
+  // width field is caught, and so is an n that disagrees with the stored histogram.
+  EXPECT_TRUE(HasCode(load_bytes<Tree>(with_u64(good, 16, 3), D::kBackend), StatusCode::corrupt_data));
+  EXPECT_TRUE(HasCode(load_bytes<Tree>(with_u64(good, 24, 8), D::kBackend), StatusCode::corrupt_data));
+  EXPECT_TRUE(HasCode(load_bytes<Tree>(with_u64(good, 32, t.size() + 1), D::kBackend), StatusCode::corrupt_data));
 }
 
 REGISTER_TYPED_TEST_SUITE_P(WaveletTreeBatchErrors, AccessOutOfRange, RankOutOfRange, SelectOutOfRange,

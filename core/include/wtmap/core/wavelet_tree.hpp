@@ -51,6 +51,8 @@ template <class Symbol, unsigned Arity = 2>
 class WaveletTree {
  public:
   using View = WaveletTreeView<Symbol, Arity>;
+  using symbol_type = Symbol;
+  static constexpr unsigned kArity = Arity;
   // Largest alphabet accepted (the per-node tables grow with the padded alphabet).
   static constexpr std::uint64_t kMaxSigma = std::uint64_t{1} << (Arity == 2 ? 26 : 22);
 
