@@ -184,4 +184,15 @@ void h2d_benchmark(benchmark::State& state, std::size_t bytes, bool pinned) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(bytes));
 }
 
+int benchmark_main(int argc, char** argv, const char* without_gpu, void (*register_all)()) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  add_common_context();
+  if (!gpu_present()) std::fprintf(stderr, "note: %s; running %s only\n", kNoGpu, without_gpu);
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
+
 }  // namespace wtmap::bench

@@ -37,6 +37,10 @@ int host_threads();
 // Adds card name, host threads and the quick flag to the JSON context; call once from main.
 void add_common_context();
 
+// The main() of every benchmark program: Google Benchmark's flags, the shared context, a note
+// naming what still runs without a GPU (`without_gpu`), then the program's registrations.
+int benchmark_main(int argc, char** argv, const char* without_gpu, void (*register_all)());
+
 // ---- GPU presence and error handling -------------------------------------------------------
 
 bool gpu_present();

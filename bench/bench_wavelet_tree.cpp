@@ -340,12 +340,5 @@ void register_all() {
 }  // namespace wtmap::bench
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  wtmap::bench::add_common_context();
-  if (!wtmap::bench::gpu_present()) std::fprintf(stderr, "note: %s; running the CPU and SDSL parts only\n", wtmap::bench::kNoGpu);
-  wtmap::bench::register_all();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return wtmap::bench::benchmark_main(argc, argv, "the CPU and SDSL parts", wtmap::bench::register_all);
 }
