@@ -7,16 +7,8 @@
 #include <string>
 
 #include "wtmap/core/detail/cuda_check.hpp"
-#include "wtmap/core/detail/parallel.hpp"
 
 namespace wtmap {
-
-bool gpu_available() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
-
-void set_cpu_threads(unsigned threads) { detail::cpu_thread_limit().store(threads); }
 
 Buffer::~Buffer() {
   if (data_ == nullptr) return;
