@@ -28,17 +28,8 @@ if [[ -z "$ncu_bin" ]]; then
   echo "profile-dna-rank.sh: note: ncu (Nsight Compute) not found; no sector counts measured" | tee "$OUT/profile-dna.txt"
   exit 0
 fi
-prog=""
-if prog="$(command -v bench_dna_rank)"; then :; else
-  prog=""
-  for d in build-bench/bench build-dna/bench build/bench; do
-    if [[ -x "$d/bench_dna_rank" ]]; then prog="$d/bench_dna_rank"; break; fi
-  done
-fi
-if [[ -z "$prog" ]]; then
-  echo "profile-dna-rank.sh: bench_dna_rank not found on PATH or in build-bench/bench, build-dna/bench, build/bench" >&2
-  exit 1
-fi
+source "$here/harness-lib.sh"  # find_prog
+prog="$(find_prog bench_dna_rank)"
 
 metrics="l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,lts__t_sectors_srcunit_tex_op_read.sum,dram__sectors_read.sum,smsp__inst_executed.sum"
 echo "== ncu on $prog: 2^$log2n symbols, $queries queries, $chains chains x $steps steps"

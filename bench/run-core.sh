@@ -22,15 +22,7 @@ min_time="${WTMAP_BENCH_MIN_TIME:-0.2}"
 budget_bv="${WTMAP_BENCH_TIMEOUT_BV:-200}"
 budget_wt="${WTMAP_BENCH_TIMEOUT_WT:-260}"
 
-find_prog() {
-  local p
-  if p="$(command -v "$1")"; then echo "$p"; return; fi
-  for d in build-bench/bench build/bench; do
-    if [[ -x "$d/$1" ]]; then echo "$d/$1"; return; fi
-  done
-  echo "run-core.sh: $1 not found on PATH or in build-bench/bench, build/bench" >&2
-  exit 1
-}
+source "$here/harness-lib.sh"  # find_prog
 
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -22,17 +22,8 @@ fi
 min_time="${WTMAP_BENCH_MIN_TIME:-0.2}"
 budget="${WTMAP_BENCH_TIMEOUT_DNA:-420}"
 
-prog=""
-if prog="$(command -v bench_dna_rank)"; then :; else
-  prog=""
-  for d in build-bench/bench build-dna/bench build/bench; do
-    if [[ -x "$d/bench_dna_rank" ]]; then prog="$d/bench_dna_rank"; break; fi
-  done
-fi
-if [[ -z "$prog" ]]; then
-  echo "run-dna.sh: bench_dna_rank not found on PATH or in build-bench/bench, build-dna/bench, build/bench" >&2
-  exit 1
-fi
+source "$here/harness-lib.sh"  # find_prog
+prog="$(find_prog bench_dna_rank)"
 
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
