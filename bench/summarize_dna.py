@@ -10,25 +10,12 @@ All ratios come from the one run:
              buffer of the structure's size (quad_level uses the quad tree's buffer)
 Standard library only (runs on the GPU host as is).
 """
-import json
 import sys
+
+from summarize import fmt_rate as rate, load  # the same JSON reading and number format
 
 IMPLS = ["quad_level", "quad_tree", "binary_tree", "occ128"]
 OPS = ["rank", "rank_all", "access_rank"]
-
-
-def load(path):
-    text = open(path).read()
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:  # a run stopped early: keep its complete entries
-        cut = text.rfind("\n    }")
-        if cut < 0:
-            return {"context": {}, "benchmarks": []}
-        try:
-            return json.loads(text[: cut + 6] + "\n  ]\n}\n")
-        except json.JSONDecodeError:
-            return {"context": {}, "benchmarks": []}
 
 
 def count_of(s):
@@ -37,15 +24,6 @@ def count_of(s):
         base, exp = s.split("^")
         return int(base) ** int(exp)
     return int(s)
-
-
-def rate(x):
-    if x is None:
-        return "-"
-    for unit, div in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if x >= div:
-            return f"{x / div:.3g}{unit}"
-    return f"{x:.3g}"
 
 
 def ratio(a, b):
