@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   // warm-up: the first batch once, untimed (workspace allocation, first kernel launches)
   if (auto s = al.align(batches[0], out); !s.ok()) die(s.message());
   std::size_t mapped = 0;
+  const aligner::BatchAligner::StageSeconds warm = al.stage_seconds();
   t0 = Clock::now();
   for (const auto& b : batches) {
     if (auto s = al.align(b, out); !s.ok()) die(s.message());
@@ -81,6 +82,9 @@ int main(int argc, char** argv) {
   }
   const double search_s = since(t0);
   const double rate = search_s > 0 ? n / search_s : 0.0;
+  const aligner::BatchAligner::StageSeconds& all = al.stage_seconds();
+  std::printf("bench_align_search: stages (s): encode %.3f, search %.3f, choose hits %.3f, locate and place %.3f\n",
+              all.encode - warm.encode, all.search - warm.search, all.choose - warm.choose, all.locate - warm.locate);
   std::printf("bench_align_search: %s, k=%u, %zu reads in %zu batches; index load %.2f s, read %.2f s; "
               "search %.3f s, %.4g reads/s, %zu mapped\n",
               device.c_str(), k, n, batches.size(), load_s, read_s, search_s, rate, mapped);

@@ -1,5 +1,6 @@
 #include "wtmap/aligner/batch_aligner.hpp"
 
+#include <chrono>
 #include <cmath>
 
 #include "wtmap/core/detail/batch.cuh"
@@ -58,6 +59,12 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
   if (options_.max_alternatives > kMaxAlternatives) {
     return invalid_argument("at most " + std::to_string(kMaxAlternatives) + " alternative hits can be listed");
   }
+  using Clock = std::chrono::steady_clock;
+  auto lap = [last = Clock::now()](double& stage) mutable {
+    const auto now = Clock::now();
+    stage += std::chrono::duration<double>(now - last).count();
+    last = now;
+  };
   const std::size_t n = reads.size();
   codes_.clear();
   patterns_.resize(n);
@@ -70,6 +77,7 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
     }
   }
   results_.resize(n);
+  lap(seconds_.encode);
   const std::uint8_t* backend_codes = codes_.data();
   Buffer device_codes;
   if (index_.backend() == Backend::gpu) {
@@ -81,6 +89,7 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
   }
   const SearchOp op{index_.view(), backend_codes, codes_.size(), options_.search};
   WTMAP_TRY(wtmap::detail::run_batch(index_.backend(), op, patterns_.data(), results_.data(), n, *workspace_, "search"));
+  lap(seconds_.search);
 
   // Which rows to locate: the reported one (chosen by the read's hash among the best rows), and
   // the alternatives when the hits are few enough to list.
@@ -130,6 +139,7 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
   }
   std::vector<std::uint64_t> rows(wanted.size()), positions(wanted.size());
   for (std::size_t w = 0; w < wanted.size(); ++w) rows[w] = wanted[w].row;
+  lap(seconds_.choose);
   WTMAP_TRY(index_.locate(rows.data(), positions.data(), rows.size()));
   for (std::size_t w = 0; w < wanted.size(); ++w) {
     const Wanted& x = wanted[w];
@@ -137,6 +147,7 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
     const Placement p{hit.contig, hit.position, hit.reverse, x.slot->edits};
     if (x.primary) out[x.read].primary = p; else out[x.read].alternatives.push_back(p);
   }
+  lap(seconds_.locate);
   return {};
 }
 

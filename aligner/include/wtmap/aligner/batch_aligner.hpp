@@ -59,6 +59,13 @@ class BatchAligner {
   // count those as N.
   Status align(const std::vector<SeqRecord>& reads, std::vector<ReadAlignment>& out);
 
+  // Wall seconds spent in each stage of align(), summed over all calls: where a batch's time
+  // goes (the search includes the copies of reads and results between host and GPU).
+  struct StageSeconds {
+    double encode = 0, search = 0, choose = 0, locate = 0;
+  };
+  const StageSeconds& stage_seconds() const { return seconds_; }
+
  private:
   const fmindex::FmIndex& index_;
   AlignOptions options_;
@@ -67,6 +74,7 @@ class BatchAligner {
   std::vector<std::uint8_t> codes_;
   std::vector<fmindex::PatternRef> patterns_;
   std::vector<SearchResult> results_;
+  StageSeconds seconds_;
 };
 
 }  // namespace wtmap::aligner
