@@ -10,9 +10,7 @@
 # WTMAP_BENCH_QUICK=1) runs the smoke-test sizes. Sizes: see bench/README.md.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-OUT="${OUT:-$PWD/bench-out}"
-mkdir -p "$OUT"
+source "$(dirname "${BASH_SOURCE[0]}")/harness-lib.sh"  # here, OUT (created), find_prog
 if [[ "${1:-}" == "--quick" ]]; then
   export WTMAP_BENCH_QUICK=1
   shift
@@ -22,7 +20,6 @@ min_time="${WTMAP_BENCH_MIN_TIME:-0.2}"
 budget_bv="${WTMAP_BENCH_TIMEOUT_BV:-200}"
 budget_wt="${WTMAP_BENCH_TIMEOUT_WT:-260}"
 
-source "$here/harness-lib.sh"  # find_prog
 
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -12,9 +12,7 @@
 # Sizes: see bench/README.md ("DNA rank").
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-OUT="${OUT:-$PWD/bench-out}"
-mkdir -p "$OUT"
+source "$(dirname "${BASH_SOURCE[0]}")/harness-lib.sh"  # here, OUT (created), find_prog
 if [[ "${1:-}" == "--quick" ]]; then
   export WTMAP_BENCH_QUICK=1
   shift
@@ -22,7 +20,6 @@ fi
 min_time="${WTMAP_BENCH_MIN_TIME:-0.2}"
 budget="${WTMAP_BENCH_TIMEOUT_DNA:-420}"
 
-source "$here/harness-lib.sh"  # find_prog
 prog="$(find_prog bench_dna_rank)"
 
 {
