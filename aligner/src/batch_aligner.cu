@@ -8,19 +8,18 @@
 namespace wtmap::aligner {
 namespace {
 
+// A stepwise batch operation (detail/batch.cuh): the GPU keeps every thread on a read.
 struct SearchOp {
   using In = fmindex::PatternRef;
   using Out = SearchResult;
+  using State = ReadSearch<kHitSlots>;
   fmindex::FmIndexView v;
   const std::uint8_t* codes;  // on the backend
   std::uint64_t codes_size;
   SearchParams params;
   WTMAP_HD bool valid(const In& p) const { return p.offset + p.length <= codes_size; }
-  WTMAP_HD Out operator()(const In& p) const {
-    SearchResult r;
-    search_read(v, codes + p.offset, p.length, params, r);
-    return r;
-  }
+  WTMAP_HD void start(State& s, const In& p, Out& r) const { s.start(v, codes + p.offset, p.length, params, r); }
+  WTMAP_HD bool step(State& s, Out& r) const { return s.step(v, r); }
   std::string why_invalid(const In& p) const {
     return "read at offset " + std::to_string(p.offset) + " runs past the " + std::to_string(codes_size) + " bases";
   }

@@ -12,6 +12,7 @@ QueryWorkspace::~QueryWorkspace() {
     cudaFreeHost(pinned_out[s]);
   }
   cudaFree(device_first_invalid);
+  cudaFree(device_next_query);
   cudaFreeHost(pinned_first_invalid);
 }
 
@@ -19,6 +20,7 @@ Status QueryWorkspace::reserve(std::size_t in_bytes, std::size_t out_bytes) {
   if (streams[0] == nullptr) {
     for (auto& s : streams) WTMAP_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     WTMAP_CUDA_TRY(cudaMalloc(&device_first_invalid, sizeof(unsigned long long)));
+    WTMAP_CUDA_TRY(cudaMalloc(&device_next_query, 2 * sizeof(unsigned long long)));
     WTMAP_CUDA_TRY(cudaMallocHost(&pinned_first_invalid, sizeof(unsigned long long)));
   }
   if (in_bytes > in_capacity) {

@@ -81,132 +81,221 @@ struct Node {
   std::uint16_t remaining;  // read positions still to match: read[0, remaining)
 };
 
-// bwt_cal_width: lower[i] = greedy count of disjoint pieces of read[0, i] absent from the text.
-WTMAP_HD void lower_bounds(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
-                           std::uint8_t* lower) {
-  std::uint8_t z = 0;
-  fmindex::SaInterval iv = index.all();
-  for (std::uint32_t i = 0; i < length; ++i) {
-    const unsigned c = read[i];
-    if (c > 3) {
-      iv = {0, 0};
-    } else {
-      iv = index.extend(iv, 3 - c);  // complement: read[j, i] forward = rc backward
-    }
-    if (iv.empty()) {
-      if (z < 0xFF) ++z;
-      iv = index.all();
-    }
-    lower[i] = z;
-  }
-}
+}  // namespace detail
 
-// One depth-first pass with a fixed mismatch limit. With `first_only` it stops at its first hit
-// and returns it in `first`; otherwise it records every hit in `out`. False when no hit was found.
+// The search of one read as a resumable state machine: start() sets it up and each step() does
+// one unit of work -- one base of the lower bound, or one search node -- at the cost of at most
+// two rank_all calls. One read is searched by calling step() until it returns false
+// (search_read below); the GPU kernel instead gives each thread a fresh read as soon as its
+// current one is done, so the threads of a warp stay busy however unequal the reads' work is
+// (a read-per-thread loop runs each warp as long as its slowest read: 9 of 32 threads active).
+//
+// Phases:
+//   lower_bounds:  bwt_cal_width -- lower[i] = greedy count of disjoint pieces of read[0, i]
+//                  absent from the text, one base per step;
+//   first_pass:    depth-first search with limit l (from lower[length - 1] up to k) that stops
+//                  at its first hit; none -> the next limit, or unmapped after k;
+//   collect_pass:  with limit min(k, best + 1), records every hit in the result;
+//   done.
 template <unsigned Slots>
-WTMAP_HD bool search_pass(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
-                          const std::uint8_t* lower, unsigned limit, bool first_only, std::uint32_t work_cap,
-                          BasicSearchResult<Slots>& out, HitInterval& first) {
-  Node stack[kStackCapacity];
-  unsigned top = 0;
-  bool found = false;
-  stack[top++] = {0, index.rows, {{0, 0, 0, 0}, {0, 0, 0, 0}, 0}, static_cast<std::uint16_t>(length)};
-  while (top > 0) {
-    const Node node = stack[--top];
-    if (++out.work > work_cap) {
-      out.flags |= kWorkCapped;
-      return found;
+class ReadSearch {
+ public:
+  using Result = BasicSearchResult<Slots>;
+
+  WTMAP_HD void start(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
+                      const SearchParams& params, Result& out) {
+    rows_ = index.rows;
+    read_ = read;
+    length_ = length;
+    k_ = params.max_mismatches;
+    work_cap_ = params.work_cap;
+    work_ = 0;
+    out.num_slots = 0;
+    out.flags = 0;
+    out.best = 0xFF;
+    out.work = 0;
+    for (auto& c : out.count) c = 0;
+    phase_ = Phase::done;
+    if (length < kMinReadLength) {
+      out.flags = kTooShort;
+    } else if (length > kMaxReadLength) {
+      out.flags = kTooLong;
+    } else {
+      phase_ = Phase::lower_bounds;
+      position_ = 0;
+      bound_ = 0;
+      interval_ = {0, rows_};
     }
-    if (node.remaining == 0) {  // a hit: all occurrences of one string
-      found = true;
-      if (first_only) {
-        first = {node.lo, node.hi, node.edits};
+  }
+
+  // One unit of work; false once the read is finished (out then holds its result).
+  WTMAP_HD bool step(const fmindex::FmIndexView& index, Result& out) {
+    if (phase_ == Phase::done) return false;
+    // Which rows this step extends, and whether it extends at all.
+    std::uint64_t lo = 0, hi = 0;
+    bool expand = false;
+    detail::Node node{};
+    if (phase_ == Phase::lower_bounds) {
+      lo = interval_.lo;
+      hi = interval_.hi;
+      expand = read_[position_] <= 3;
+    } else {
+      node = stack_[--top_];
+      if (++work_ > work_cap_) {
+        out.flags |= kWorkCapped;
+        return finish_pass(out, false);
+      }
+      if (node.remaining == 0) return record_hit(node, out);
+      lo = node.lo;
+      hi = node.hi;
+      expand = true;
+    }
+    // The memory work of every step, the same code for every phase (so a warp's threads stay
+    // converged whatever phase each is in): the counts of the four bases before lo and hi.
+    std::uint64_t occ_lo[4] = {0, 0, 0, 0}, occ_hi[4] = {0, 0, 0, 0};
+    if (expand) {
+      index.occ_all(lo, occ_lo);
+      index.occ_all(hi, occ_hi);
+    }
+    if (phase_ == Phase::lower_bounds) {
+      // read[j, i] forward is its reverse complement backward: extend by the complement.
+      const unsigned c = expand ? 3 - read_[position_] : 0;
+      interval_ = expand ? fmindex::SaInterval{index.C[c] + occ_lo[c], index.C[c] + occ_hi[c]} : fmindex::SaInterval{};
+      if (interval_.empty()) {  // read[j, i] is absent: one more mismatch needed; a new piece
+        if (bound_ < 0xFF) ++bound_;
+        interval_ = {0, rows_};
+      }
+      lower_[position_++] = bound_;
+      if (position_ < length_) return true;
+      begin_pass(lower_[length_ - 1], Phase::first_pass);
+      return finish_if_done(out);
+    }
+    push_children(index, node, occ_lo, occ_hi, out);
+    if (top_ == 0) return finish_pass(out, false);
+    return true;
+  }
+
+ private:
+  enum class Phase : std::uint8_t { lower_bounds, first_pass, collect_pass, done };
+
+  WTMAP_HD void begin_pass(unsigned limit, Phase phase) {
+    if (limit > k_) {
+      phase_ = Phase::done;
+      return;
+    }
+    limit_ = limit;
+    phase_ = phase;
+    top_ = 0;
+    stack_[top_++] = {0, rows_, {{0, 0, 0, 0}, {0, 0, 0, 0}, 0}, static_cast<std::uint16_t>(length_)};
+  }
+
+  WTMAP_HD bool finish_if_done(Result& out) {
+    if (phase_ != Phase::done) return true;
+    out.work = work_;
+    return false;
+  }
+
+  // A pass ended: its stack ran empty, its first hit was found (first pass), or the work cap hit.
+  WTMAP_HD bool finish_pass(Result& out, bool found_first) {
+    if (phase_ == Phase::first_pass) {
+      if (found_first) {
+        out.best = static_cast<std::uint8_t>(limit_);
+        begin_pass(limit_ < k_ ? limit_ + 1 : k_, Phase::collect_pass);
         return true;
       }
-      const unsigned mm = node.edits.count;
-      out.count[mm] += node.hi - node.lo;
-      if (out.num_slots < Slots) {
-        out.slots[out.num_slots++] = {node.lo, node.hi, node.edits};
-      } else {  // full: a better hit replaces the worst kept one
-        out.flags |= kSlotsOverflow;
-        unsigned worst = 0;
-        for (unsigned s = 1; s < Slots; ++s) {
-          if (out.slots[s].edits.count > out.slots[worst].edits.count) worst = s;
-        }
-        if (out.slots[worst].edits.count > mm) out.slots[worst] = {node.lo, node.hi, node.edits};
+      if (out.flags & kWorkCapped) {
+        phase_ = Phase::done;
+      } else {
+        begin_pass(limit_ + 1, Phase::first_pass);
       }
-      continue;
+    } else {
+      // A cut-short collect pass may have missed every best hit: keep the first one.
+      const unsigned best = out.best;
+      bool have_best = false;
+      for (unsigned s = 0; s < out.num_slots; ++s) have_best = have_best || out.slots[s].edits.count == best;
+      if (!have_best) {
+        if (out.num_slots == Slots) --out.num_slots;
+        out.slots[out.num_slots++] = first_;
+        if (out.count[best] == 0) out.count[best] = first_.hi - first_.lo;
+      }
+      phase_ = Phase::done;
     }
+    return finish_if_done(out);
+  }
+
+  // A node with the whole read matched: all occurrences of one string.
+  WTMAP_HD bool record_hit(const detail::Node& node, Result& out) {
+    if (phase_ == Phase::first_pass) {
+      first_ = {node.lo, node.hi, node.edits};
+      return finish_pass(out, true);
+    }
+    const unsigned mm = node.edits.count;
+    out.count[mm] += node.hi - node.lo;
+    if (out.num_slots < Slots) {
+      out.slots[out.num_slots++] = {node.lo, node.hi, node.edits};
+    } else {  // full: a better hit replaces the worst kept one
+      out.flags |= kSlotsOverflow;
+      unsigned worst = 0;
+      for (unsigned s = 1; s < Slots; ++s) {
+        if (out.slots[s].edits.count > out.slots[worst].edits.count) worst = s;
+      }
+      if (out.slots[worst].edits.count > mm) out.slots[worst] = {node.lo, node.hi, node.edits};
+    }
+    if (top_ == 0) return finish_pass(out, false);
+    return true;
+  }
+
+  // Children of node in stack order: mismatching bases first, so the exact child is explored
+  // first; pruned by the mismatches the rest of the read needs at least (bwa's D).
+  WTMAP_HD void push_children(const fmindex::FmIndexView& index, const detail::Node& node,
+                              const std::uint64_t occ_lo[4], const std::uint64_t occ_hi[4], Result& out) {
     const unsigned i = node.remaining - 1u;
-    const unsigned base = read[i];
-    const unsigned needed_before = i > 0 ? lower[i - 1] : 0u;
-    std::uint64_t lo[4], hi[4];
-    index.occ_all(node.lo, lo);
-    index.occ_all(node.hi, hi);
-    // Mismatching children first, so that the exact child is explored first (stack order).
+    const unsigned base = read_[i];
+    const unsigned needed_before = i > 0 ? lower_[i - 1] : 0u;
     for (unsigned round = 0; round < 2; ++round) {
       for (unsigned c = 0; c < 4; ++c) {
         const bool mismatch = c != base;
         if (mismatch != (round == 0)) continue;
         const unsigned mm = node.edits.count + (mismatch ? 1u : 0u);
-        if (mm + needed_before > limit) continue;
-        const std::uint64_t clo = index.C[c] + lo[c], chi = index.C[c] + hi[c];
+        if (mm + needed_before > limit_) continue;
+        const std::uint64_t clo = index.C[c] + occ_lo[c], chi = index.C[c] + occ_hi[c];
         if (clo >= chi) continue;
-        if (top == kStackCapacity) {
+        if (top_ == kStackCapacity) {
           out.flags |= kStackOverflow;
           continue;
         }
-        Node child{clo, chi, node.edits, static_cast<std::uint16_t>(i)};
+        detail::Node child{clo, chi, node.edits, static_cast<std::uint16_t>(i)};
         if (mismatch) {
           child.edits.position[child.edits.count] = static_cast<std::uint16_t>(i);
           child.edits.base[child.edits.count] = static_cast<std::uint8_t>(c);
           ++child.edits.count;
         }
-        stack[top++] = child;
+        stack_[top_++] = child;
       }
     }
   }
-  return found;
-}
 
-}  // namespace detail
+  std::uint64_t rows_ = 0;
+  const std::uint8_t* read_ = nullptr;
+  std::uint32_t length_ = 0;
+  std::uint32_t work_ = 0, work_cap_ = 0;
+  unsigned k_ = 0, limit_ = 0, top_ = 0;
+  Phase phase_ = Phase::done;
+  std::uint32_t position_ = 0;  // lower_bounds: the next read position
+  std::uint8_t bound_ = 0;      // lower_bounds: pieces absent so far
+  fmindex::SaInterval interval_;  // lower_bounds: rows of the current piece
+  HitInterval first_{};         // the first pass's hit
+  std::uint8_t lower_[kMaxReadLength];
+  detail::Node stack_[kStackCapacity];
+};
 
+// The whole search of one read (the CPU backend's and the tests' entry point).
 template <unsigned Slots>
 WTMAP_HD void search_read(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
                           const SearchParams& params, BasicSearchResult<Slots>& out) {
-  out.num_slots = 0;
-  out.flags = 0;
-  out.best = 0xFF;
-  out.work = 0;
-  for (auto& c : out.count) c = 0;
-  if (length < kMinReadLength) {
-    out.flags = kTooShort;
-    return;
-  }
-  if (length > kMaxReadLength) {
-    out.flags = kTooLong;
-    return;
-  }
-  std::uint8_t lower[kMaxReadLength];
-  detail::lower_bounds(index, read, length, lower);
-  const unsigned k = params.max_mismatches;
-  HitInterval first{};
-  for (unsigned limit = lower[length - 1]; limit <= k; ++limit) {
-    if (!detail::search_pass(index, read, length, lower, limit, true, params.work_cap, out, first)) {
-      if (out.flags & kWorkCapped) return;
-      continue;
-    }
-    // The best stratum is `limit`: collect it and the next one.
-    out.best = static_cast<std::uint8_t>(limit);
-    detail::search_pass(index, read, length, lower, limit < k ? limit + 1 : k, false, params.work_cap, out, first);
-    bool have_best = false;  // a cut-short pass may have missed them all: keep the first one
-    for (unsigned s = 0; s < out.num_slots; ++s) have_best = have_best || out.slots[s].edits.count == limit;
-    if (!have_best) {
-      if (out.num_slots == Slots) --out.num_slots;
-      out.slots[out.num_slots++] = first;
-      if (out.count[limit] == 0) out.count[limit] = first.hi - first.lo;
-    }
-    return;
+  ReadSearch<Slots> search;
+  search.start(index, read, length, params, out);
+  while (search.step(index, out)) {
   }
 }
 

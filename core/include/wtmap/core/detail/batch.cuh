@@ -6,6 +6,14 @@
 //   WTMAP_HD Out operator()(const In&) const;
 //   std::string why_invalid(const In&) const;  // host only, for the error message; must not
 //                                               // read through the view (it may be GPU memory)
+// A stepwise operation (queries whose work varies a lot, such as a read's mismatch search) has,
+// instead of operator(),
+//   using State = ...;                                   // working state of one query
+//   WTMAP_HD void start(State&, const In&, Out&) const;
+//   WTMAP_HD bool step(State&, Out&) const;              // false once the query is finished
+// Its kernel hands each thread the next query as soon as the thread's current one is finished,
+// so a warp's threads all keep working until the batch runs out, instead of idling until the
+// slowest query of their warp is done.
 // The CPU backend calls it from a parallel loop, the GPU backend from one generic kernel; the
 // host-memory GPU path cuts the batch in chunks whose copy-in, kernel and copy-out overlap on two
 // streams (thesis 4.3.1), staging pageable memory through reusable pinned buffers.
@@ -20,6 +28,7 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 #include "wtmap/core/detail/cuda_check.hpp"
 #include "wtmap/core/detail/parallel.hpp"
@@ -46,6 +55,7 @@ class QueryWorkspace {
   void* pinned_in[2] = {nullptr, nullptr};
   void* pinned_out[2] = {nullptr, nullptr};
   unsigned long long* device_first_invalid = nullptr;
+  unsigned long long* device_next_query = nullptr;  // stepwise kernels: one counter per stream
   unsigned long long* pinned_first_invalid = nullptr;
   std::size_t in_capacity = 0, out_capacity = 0;  // bytes per slot
 
@@ -56,19 +66,60 @@ class QueryWorkspace {
 bool is_pinned(const void* p);
 int multiprocessor_count();
 
+template <class Op, class = void>
+struct is_stepwise : std::false_type {};
+template <class Op>
+struct is_stepwise<Op, std::void_t<typename Op::State>> : std::true_type {};
+
 template <class Op>
 __global__ void __launch_bounds__(kQueryBlockThreads)
     batch_query_kernel(Op op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
-                       std::uint64_t first_index, unsigned long long* first_invalid) {
-  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
-  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) {
-    const typename Op::In q = in[i];
-    if (op.valid(q)) {
-      out[i] = op(q);
-    } else {
-      out[i] = typename Op::Out{};
-      atomicMin(first_invalid, static_cast<unsigned long long>(first_index + i));
+                       std::uint64_t first_index, unsigned long long* first_invalid, unsigned long long* next_query) {
+  using In = typename Op::In;
+  using Out = typename Op::Out;
+  if constexpr (is_stepwise<Op>::value) {
+    typename Op::State state;
+    std::uint64_t i = 0;
+    bool busy = false;
+    while (true) {
+      if (!busy) {
+        i = atomicAdd(next_query, 1ull);
+        if (i >= count) return;
+        const In q = in[i];
+        if (!op.valid(q)) {
+          out[i] = Out{};
+          atomicMin(first_invalid, static_cast<unsigned long long>(first_index + i));
+          continue;
+        }
+        op.start(state, q, out[i]);
+      }
+      busy = op.step(state, out[i]);
     }
+  } else {
+    (void)next_query;
+    const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+    for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) {
+      const In q = in[i];
+      if (op.valid(q)) {
+        out[i] = op(q);
+      } else {
+        out[i] = Out{};
+        atomicMin(first_invalid, static_cast<unsigned long long>(first_index + i));
+      }
+    }
+  }
+}
+
+// One query on the CPU.
+template <class Op>
+void run_query_cpu(const Op& op, const typename Op::In& q, typename Op::Out& out) {
+  if constexpr (is_stepwise<Op>::value) {
+    typename Op::State state;
+    op.start(state, q, out);
+    while (op.step(state, out)) {
+    }
+  } else {
+    out = op(q);
   }
 }
 
@@ -98,7 +149,7 @@ Status run_batch_cpu(const Op& op, const typename Op::In* in, typename Op::Out* 
   parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t i = begin; i < end; ++i) {
       if (op.valid(in[i])) {
-        out[i] = op(in[i]);
+        run_query_cpu(op, in[i], out[i]);
       } else {
         out[i] = typename Op::Out{};
         std::uint64_t seen = first_invalid.load();
@@ -120,10 +171,11 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* 
   using Out = typename Op::Out;
   if (count == 0) return {};
   std::lock_guard<std::mutex> lock(ws.mutex);
-  // At least four chunks for large batches so that copies and kernels overlap.
-  const std::uint64_t chunk =
-      std::min<std::uint64_t>(count, std::max<std::uint64_t>(std::uint64_t{1} << 16,
-                                                             std::min<std::uint64_t>((count + 3) / 4, std::uint64_t{1} << 22)));
+  // At least four chunks for large batches so that copies and kernels overlap; stepwise kernels
+  // have a tail (the last queries run on few threads) that larger chunks make relatively smaller.
+  const std::uint64_t min_chunk = std::uint64_t{1} << (is_stepwise<Op>::value ? 18 : 16);
+  const std::uint64_t chunk = std::min<std::uint64_t>(
+      count, std::max<std::uint64_t>(min_chunk, std::min<std::uint64_t>((count + 3) / 4, std::uint64_t{1} << 22)));
   WTMAP_TRY(ws.reserve(chunk * sizeof(In), chunk * sizeof(Out)));
   const bool in_pinned = is_pinned(in), out_pinned = is_pinned(out);
   WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_first_invalid, 0xFF, sizeof(unsigned long long), ws.streams[0]));
@@ -150,9 +202,11 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* 
     auto* d_in = static_cast<In*>(ws.device_in[s]);
     auto* d_out = static_cast<Out*>(ws.device_out[s]);
     WTMAP_CUDA_TRY(cudaMemcpyAsync(d_in, src, length * sizeof(In), cudaMemcpyHostToDevice, ws.streams[s]));
+    WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_next_query + s, 0, sizeof(unsigned long long), ws.streams[s]));
     const int blocks = static_cast<int>(std::min<std::uint64_t>(grid, (length + kQueryBlockThreads - 1) / kQueryBlockThreads));
     batch_query_kernel<Op><<<blocks, kQueryBlockThreads, 0, ws.streams[s]>>>(op, d_in, d_out, length, begin,
-                                                                             ws.device_first_invalid);
+                                                                             ws.device_first_invalid,
+                                                                             ws.device_next_query + s);
     WTMAP_CUDA_TRY_LAUNCH();
     Out* dst = out_pinned ? out + begin : static_cast<Out*>(ws.pinned_out[s]);
     WTMAP_CUDA_TRY(cudaMemcpyAsync(dst, d_out, length * sizeof(Out), cudaMemcpyDeviceToHost, ws.streams[s]));
@@ -173,9 +227,11 @@ Status run_batch_device(const Op& op, const typename Op::In* d_in, typename Op::
   std::lock_guard<std::mutex> lock(ws.mutex);
   WTMAP_TRY(ws.reserve(0, 0));
   WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_first_invalid, 0xFF, sizeof(unsigned long long), stream));
+  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_next_query, 0, sizeof(unsigned long long), stream));
   const int blocks = static_cast<int>(
       std::min<std::uint64_t>(persistent_grid_size<Op>(), (count + kQueryBlockThreads - 1) / kQueryBlockThreads));
-  batch_query_kernel<Op><<<blocks, kQueryBlockThreads, 0, stream>>>(op, d_in, d_out, count, 0, ws.device_first_invalid);
+  batch_query_kernel<Op><<<blocks, kQueryBlockThreads, 0, stream>>>(op, d_in, d_out, count, 0, ws.device_first_invalid,
+                                                                    ws.device_next_query);
   WTMAP_CUDA_TRY_LAUNCH();
   WTMAP_CUDA_TRY(cudaMemcpyAsync(ws.pinned_first_invalid, ws.device_first_invalid, sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, stream));
