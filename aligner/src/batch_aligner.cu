@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "wtmap/core/detail/batch.cuh"
+#include "wtmap/core/detail/parallel.hpp"
 
 namespace wtmap::aligner {
 namespace {
@@ -65,87 +66,111 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
     last = now;
   };
   const std::size_t n = reads.size();
-  codes_.clear();
+  // Encode: offsets serially (a prefix sum), bases in parallel.
   patterns_.resize(n);
+  std::uint64_t total = 0;
   for (std::size_t r = 0; r < n; ++r) {
-    const std::string& s = reads[r].sequence;
-    patterns_[r] = {codes_.size(), static_cast<std::uint32_t>(s.size())};
-    for (char c : s) {
-      const int code = fmindex::nucleotide_code(c);
-      codes_.push_back(static_cast<std::uint8_t>(code < 0 ? 4 : code));
-    }
+    patterns_[r] = {total, static_cast<std::uint32_t>(reads[r].sequence.size())};
+    total += reads[r].sequence.size();
   }
+  codes_.resize(total);
+  wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t r = begin; r < end; ++r) {
+      std::uint8_t* dst = codes_.data() + patterns_[r].offset;
+      for (char c : reads[r].sequence) {
+        const int code = fmindex::nucleotide_code(c);
+        *dst++ = static_cast<std::uint8_t>(code < 0 ? 4 : code);
+      }
+    }
+  }, 1 << 12);
   results_.resize(n);
   lap(seconds_.encode);
   const std::uint8_t* backend_codes = codes_.data();
-  Buffer device_codes;
+  std::lock_guard<std::mutex> lock(workspace_->scratch_mutex);
   if (index_.backend() == Backend::gpu) {
-    auto b = Buffer::allocate(Backend::gpu, codes_.size(), "read batch");
-    if (!b.ok()) return b.status();
-    device_codes = std::move(b.value());
-    WTMAP_TRY(device_codes.copy_from_host(0, codes_.data(), codes_.size()));
-    backend_codes = reinterpret_cast<const std::uint8_t*>(device_codes.data());
+    WTMAP_TRY(workspace_->reserve_scratch(codes_.size()));
+    WTMAP_TRY(wtmap::detail::upload_staged(*workspace_, workspace_->scratch.data(), codes_.data(), codes_.size()));
+    backend_codes = reinterpret_cast<const std::uint8_t*>(workspace_->scratch.data());
   }
   const SearchOp op{index_.view(), backend_codes, codes_.size(), options_.search};
   WTMAP_TRY(wtmap::detail::run_batch(index_.backend(), op, patterns_.data(), results_.data(), n, *workspace_, "search"));
   lap(seconds_.search);
 
-  // Which rows to locate: the reported one (chosen by the read's hash among the best rows), and
-  // the alternatives when the hits are few enough to list.
-  struct Wanted {
-    std::size_t read;
-    const HitInterval* slot;
-    std::uint64_t row;
-    bool primary;
-  };
-  std::vector<Wanted> wanted;
+  // Which rows to locate, per read: the reported one (chosen by the read's hash among the best
+  // rows) first, then the alternatives when the hits are few enough to list. Counted, then
+  // filled at offsets from a prefix sum, both in parallel over the reads.
   out.assign(n, ReadAlignment{});
-  for (std::size_t r = 0; r < n; ++r) {
-    const SearchResult& res = results_[r];
-    ReadAlignment& a = out[r];
-    a.flags = res.flags;
-    if (!res.mapped()) continue;
-    a.mapped = true;
-    a.mismatches = res.best;
-    a.best_count = res.best_count();
-    a.second_count = res.second_count();
-    std::uint64_t kept_best = 0;
-    for (unsigned s = 0; s < res.num_slots; ++s) {
-      if (res.slots[s].edits.count == res.best) kept_best += res.slots[s].hi - res.slots[s].lo;
-    }
-    std::uint64_t pick = read_hash(reads[r]) % kept_best;
-    const HitInterval* primary_slot = nullptr;
-    std::uint64_t primary_row = 0;
-    for (unsigned s = 0; s < res.num_slots && primary_slot == nullptr; ++s) {
-      const HitInterval& h = res.slots[s];
-      if (h.edits.count != res.best) continue;
-      if (pick < h.hi - h.lo) {
-        primary_slot = &h;
-        primary_row = h.lo + pick;
-      } else {
-        pick -= h.hi - h.lo;
+  wanted_begin_.assign(n + 1, 0);
+  wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t r = begin; r < end; ++r) {
+      const SearchResult& res = results_[r];
+      ReadAlignment& a = out[r];
+      a.flags = res.flags;
+      if (!res.mapped()) continue;
+      a.mapped = true;
+      a.mismatches = res.best;
+      a.best_count = res.best_count();
+      a.second_count = res.second_count();
+      std::uint64_t listed = 1;
+      if (a.best_count + a.second_count <= options_.max_alternatives) {
+        listed = 0;
+        for (unsigned s = 0; s < res.num_slots; ++s) listed += res.slots[s].hi - res.slots[s].lo;
       }
+      wanted_begin_[r + 1] = listed;
     }
-    wanted.push_back({r, primary_slot, primary_row, true});
-    if (a.best_count + a.second_count <= options_.max_alternatives) {
+  }, 1 << 12);
+  for (std::size_t r = 0; r < n; ++r) wanted_begin_[r + 1] += wanted_begin_[r];
+  wanted_.resize(wanted_begin_[n]);
+  rows_.resize(wanted_.size());
+  positions_.resize(wanted_.size());
+  wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t r = begin; r < end; ++r) {
+      if (wanted_begin_[r] == wanted_begin_[r + 1]) continue;
+      const SearchResult& res = results_[r];
+      std::uint64_t kept_best = 0;
+      for (unsigned s = 0; s < res.num_slots; ++s) {
+        if (res.slots[s].edits.count == res.best) kept_best += res.slots[s].hi - res.slots[s].lo;
+      }
+      std::uint64_t pick = read_hash(reads[r]) % kept_best;
+      unsigned primary_slot = 0;
+      std::uint64_t primary_row = 0;
       for (unsigned s = 0; s < res.num_slots; ++s) {
         const HitInterval& h = res.slots[s];
+        if (h.edits.count != res.best) continue;
+        if (pick < h.hi - h.lo) {
+          primary_slot = s;
+          primary_row = h.lo + pick;
+          break;
+        }
+        pick -= h.hi - h.lo;
+      }
+      std::uint64_t w = wanted_begin_[r];
+      wanted_[w] = primary_slot;
+      rows_[w++] = primary_row;
+      for (unsigned s = 0; s < res.num_slots && w < wanted_begin_[r + 1]; ++s) {
+        const HitInterval& h = res.slots[s];
         for (std::uint64_t row = h.lo; row < h.hi; ++row) {
-          if (&h != primary_slot || row != primary_row) wanted.push_back({r, &h, row, false});
+          if (s == primary_slot && row == primary_row) continue;
+          wanted_[w] = s;
+          rows_[w++] = row;
         }
       }
     }
-  }
-  std::vector<std::uint64_t> rows(wanted.size()), positions(wanted.size());
-  for (std::size_t w = 0; w < wanted.size(); ++w) rows[w] = wanted[w].row;
+  }, 1 << 12);
   lap(seconds_.choose);
-  WTMAP_TRY(index_.locate(rows.data(), positions.data(), rows.size()));
-  for (std::size_t w = 0; w < wanted.size(); ++w) {
-    const Wanted& x = wanted[w];
-    const fmindex::ReferenceHit hit = index_.to_reference(positions[w], reads[x.read].sequence.size());
-    const Placement p{hit.contig, hit.position, hit.reverse, x.slot->edits};
-    if (x.primary) out[x.read].primary = p; else out[x.read].alternatives.push_back(p);
-  }
+  WTMAP_TRY(index_.locate(rows_.data(), positions_.data(), rows_.size()));
+  wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t r = begin; r < end; ++r) {
+      const std::uint64_t first = wanted_begin_[r], last = wanted_begin_[r + 1];
+      if (first == last) continue;
+      out[r].alternatives.reserve(last - first - 1);
+      for (std::uint64_t w = first; w < last; ++w) {
+        const fmindex::ReferenceHit hit = index_.to_reference(positions_[w], reads[r].sequence.size());
+        const Placement p{hit.contig, hit.position, hit.reverse, results_[r].slots[wanted_[w]].edits};
+        if (w == first) out[r].primary = p; else out[r].alternatives.push_back(p);
+      }
+    }
+  }, 1 << 12);
   lap(seconds_.locate);
   return {};
 }

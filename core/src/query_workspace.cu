@@ -46,6 +46,38 @@ Status QueryWorkspace::reserve(std::size_t in_bytes, std::size_t out_bytes) {
   return {};
 }
 
+Status QueryWorkspace::reserve_scratch(std::size_t bytes) {
+  if (scratch.size() >= bytes) return {};
+  scratch = Buffer{};  // free the old one first: both need not fit at once
+  auto b = Buffer::allocate(Backend::gpu, bytes + bytes / 4, "query batch data");  // room to grow
+  if (!b.ok()) return b.status();
+  scratch = std::move(b.value());
+  return {};
+}
+
+Status upload_staged(QueryWorkspace& ws, void* device_dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return {};
+  std::lock_guard<std::mutex> lock(ws.mutex);
+  constexpr std::size_t kPiece = std::size_t{16} << 20;
+  WTMAP_TRY(ws.reserve(std::max(ws.in_capacity, kPiece), ws.out_capacity));
+  if (is_pinned(src)) {
+    WTMAP_CUDA_TRY(cudaMemcpyAsync(device_dst, src, bytes, cudaMemcpyHostToDevice, ws.streams[0]));
+    WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[0]));
+    return {};
+  }
+  const std::size_t piece = ws.in_capacity;
+  for (std::size_t offset = 0, p = 0; offset < bytes; offset += piece, ++p) {
+    const int s = static_cast<int>(p & 1);
+    const std::size_t length = std::min(piece, bytes - offset);
+    WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[s]));  // its pinned buffer is free again
+    parallel_copy(ws.pinned_in[s], static_cast<const char*>(src) + offset, length);
+    WTMAP_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(device_dst) + offset, ws.pinned_in[s], length,
+                                   cudaMemcpyHostToDevice, ws.streams[s]));
+  }
+  for (cudaStream_t stream : ws.streams) WTMAP_CUDA_TRY(cudaStreamSynchronize(stream));
+  return {};
+}
+
 bool is_pinned(const void* p) {
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {

@@ -257,13 +257,11 @@ ReferenceHit FmIndex::to_reference(std::uint64_t p, std::uint64_t length) const 
 Status FmIndex::search(const std::uint8_t* codes, std::uint64_t codes_size, const PatternRef* patterns,
                        std::size_t count, SaInterval* out) const {
   const std::uint8_t* backend_codes = codes;
-  Buffer device_codes;
+  std::lock_guard<std::mutex> lock(workspace_->scratch_mutex);
   if (backend() == Backend::gpu) {
-    auto b = Buffer::allocate(Backend::gpu, codes_size, "pattern batch");
-    if (!b.ok()) return b.status();
-    device_codes = std::move(b.value());
-    WTMAP_TRY(device_codes.copy_from_host(0, codes, codes_size));
-    backend_codes = reinterpret_cast<const std::uint8_t*>(device_codes.data());
+    WTMAP_TRY(workspace_->reserve_scratch(codes_size));
+    WTMAP_TRY(detail::upload_staged(*workspace_, workspace_->scratch.data(), codes, codes_size));
+    backend_codes = reinterpret_cast<const std::uint8_t*>(workspace_->scratch.data());
   }
   return detail::run_batch(backend(), SearchOp{view_, backend_codes, codes_size}, patterns, out, count, *workspace_,
                            "search");

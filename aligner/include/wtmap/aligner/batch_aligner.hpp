@@ -74,6 +74,11 @@ class BatchAligner {
   std::vector<std::uint8_t> codes_;
   std::vector<fmindex::PatternRef> patterns_;
   std::vector<SearchResult> results_;
+  // Rows to locate: those of read r are [wanted_begin_[r], wanted_begin_[r + 1]), the reported
+  // one first; wanted_ holds each row's hit slot.
+  std::vector<std::uint64_t> wanted_begin_;
+  std::vector<std::uint8_t> wanted_;
+  std::vector<std::uint64_t> rows_, positions_;
   StageSeconds seconds_;
 };
 
