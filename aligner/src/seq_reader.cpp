@@ -1,28 +1,85 @@
 #include "wtmap/aligner/seq_reader.hpp"
 
 #include <htslib/bgzf.h>
-#include <htslib/kstring.h>
 
-#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "bounded_queue.hpp"
 
 namespace wtmap::aligner {
 
+// Lines come from a second thread that inflates the input in large chunks: zlib's inflate of
+// a plain .gz (which cannot be split) is the slowest single step of an alignment run, so it
+// runs beside the parsing instead of before it.
 struct SeqReader::Impl {
+  static constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
+  struct Chunk {
+    std::vector<char> bytes;  // empty: the end of the input
+    Status error;
+  };
+
   std::string path;
   BGZF* file = nullptr;
-  kstring_t line = {0, 0, nullptr};
+  BoundedQueue<Chunk> chunks{4};
+  std::thread inflater;
+  Chunk current;
+  std::size_t position = 0;  // in current.bytes
+  bool at_end = false;
+  std::string line;
   bool have_line = false;  // `line` holds a header read ahead (FASTA)
-  bool eof = false;
+
   ~Impl() {
+    chunks.close();  // stops an inflater blocked on a full queue
+    if (inflater.joinable()) inflater.join();
     if (file != nullptr) bgzf_close(file);
-    std::free(line.s);
   }
-  // Next line without the line terminator; false at end of input; -2 from htslib on errors.
+
+  void start_inflater() {
+    inflater = std::thread([this] {
+      while (true) {
+        Chunk c;
+        c.bytes.resize(kChunkBytes);
+        const ssize_t n = bgzf_read(file, c.bytes.data(), kChunkBytes);
+        if (n < 0) {
+          c.bytes.clear();
+          c.error = Status{StatusCode::io_error, path + ": read error (corrupt gzip data?)"};
+        } else {
+          c.bytes.resize(static_cast<std::size_t>(n));
+        }
+        const bool last = n <= 0;
+        if (!chunks.push(std::move(c)) || last) break;
+      }
+      chunks.close();  // the parser drains what is queued, then sees the end
+    });
+  }
+
+  // Next line without the line terminator into `line`; false at the end of the input.
   Result<bool> read_line() {
-    const int r = bgzf_getline(file, '\n', &line);
-    if (r == -1) return false;
-    if (r < -1) return Status{StatusCode::io_error, path + ": read error (corrupt gzip data?)"};
-    if (line.l > 0 && line.s[line.l - 1] == '\r') line.s[--line.l] = '\0';
+    line.clear();
+    while (true) {
+      if (position == current.bytes.size()) {
+        if (at_end) return !line.empty();  // a last line without '\n' counts
+        std::optional<Chunk> next = chunks.pop();
+        if (!next || next->bytes.empty()) {
+          if (next && !next->error.ok()) return next->error;
+          at_end = true;
+          continue;
+        }
+        current = std::move(*next);
+        position = 0;
+      }
+      const char* begin = current.bytes.data() + position;
+      const std::size_t left = current.bytes.size() - position;
+      const auto* newline = static_cast<const char*>(std::memchr(begin, '\n', left));
+      const std::size_t length = newline != nullptr ? static_cast<std::size_t>(newline - begin) : left;
+      line.append(begin, length);
+      position += length + (newline != nullptr ? 1 : 0);
+      if (newline != nullptr) break;
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     return true;
   }
 };
@@ -37,6 +94,7 @@ Result<SeqReader> SeqReader::open(const std::string& path) {
   impl->path = path == "-" ? "<stdin>" : path;
   impl->file = path == "-" ? bgzf_dopen(0, "r") : bgzf_open(path.c_str(), "r");
   if (impl->file == nullptr) return Status{StatusCode::io_error, path + ": cannot open for reading"};
+  impl->start_inflater();
   return SeqReader(std::move(impl));
 }
 
@@ -58,14 +116,14 @@ Result<bool> SeqReader::next(SeqRecord& record) {
       auto got = in.read_line();
       if (!got.ok()) return got.status();
       if (!*got) return false;
-    } while (in.line.l == 0);
+    } while (in.line.size() == 0);
   }
   in.have_line = false;
-  const char kind = in.line.s[0];
+  const char kind = in.line[0];
   if (kind != '>' && kind != '@') return fail("expected a '>' or '@' header line, found another line (not FASTA/FASTQ?)");
   std::size_t end = 1;
-  while (end < in.line.l && in.line.s[end] != ' ' && in.line.s[end] != '\t') ++end;
-  record.name.assign(in.line.s + 1, end - 1);
+  while (end < in.line.size() && in.line[end] != ' ' && in.line[end] != '\t') ++end;
+  record.name.assign(in.line.data() + 1, end - 1);
   record.sequence.clear();
   record.quality.clear();
   auto check_sequence = [&](const std::string& s) -> Status {
@@ -82,11 +140,11 @@ Result<bool> SeqReader::next(SeqRecord& record) {
       auto got = in.read_line();
       if (!got.ok()) return got.status();
       if (!*got) break;
-      if (in.line.l > 0 && (in.line.s[0] == '>' || in.line.s[0] == '@')) {
+      if (in.line.size() > 0 && (in.line[0] == '>' || in.line[0] == '@')) {
         in.have_line = true;
         break;
       }
-      record.sequence.append(in.line.s, in.line.l);
+      record.sequence.append(in.line.data(), in.line.size());
     }
     WTMAP_TRY(check_sequence(record.sequence));
     ++records_;
@@ -96,16 +154,16 @@ Result<bool> SeqReader::next(SeqRecord& record) {
   auto got = in.read_line();
   if (!got.ok()) return got.status();
   if (!*got) return fail("truncated record (no sequence line)");
-  record.sequence.assign(in.line.s, in.line.l);
+  record.sequence.assign(in.line.data(), in.line.size());
   WTMAP_TRY(check_sequence(record.sequence));
   got = in.read_line();
   if (!got.ok()) return got.status();
   if (!*got) return fail("truncated record (no '+' line)");
-  if (in.line.l == 0 || in.line.s[0] != '+') return fail("missing the '+' separator line");
+  if (in.line.size() == 0 || in.line[0] != '+') return fail("missing the '+' separator line");
   got = in.read_line();
   if (!got.ok()) return got.status();
   if (!*got) return fail("truncated record (no quality line)");
-  record.quality.assign(in.line.s, in.line.l);
+  record.quality.assign(in.line.data(), in.line.size());
   if (record.quality.size() != record.sequence.size()) {
     return fail("sequence and quality differ in length (" + std::to_string(record.sequence.size()) + " vs " +
                 std::to_string(record.quality.size()) + ")");
