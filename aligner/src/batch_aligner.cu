@@ -95,6 +95,7 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
   const SearchOp op{index_.view(), backend_codes, codes_.size(), options_.search};
   WTMAP_TRY(wtmap::detail::run_batch(index_.backend(), op, patterns_.data(), results_.data(), n, *workspace_, "search"));
   lap(seconds_.search);
+  for (const SearchResult& r : results_) seconds_.search_nodes += r.work;
 
   // Which rows to locate, per read: the reported one (chosen by the read's hash among the best
   // rows) first, then the alternatives when the hits are few enough to list. Counted, then

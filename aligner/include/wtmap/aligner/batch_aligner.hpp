@@ -63,6 +63,7 @@ class BatchAligner {
   // goes (the search includes the copies of reads and results between host and GPU).
   struct StageSeconds {
     double encode = 0, search = 0, choose = 0, locate = 0;
+    std::uint64_t search_nodes = 0;  // search steps (SearchResult::work) of all reads
   };
   const StageSeconds& stage_seconds() const { return seconds_; }
 
