@@ -1,5 +1,6 @@
 #include "wtmap/aligner/batch_aligner.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 
@@ -50,8 +51,11 @@ int mapping_quality(const ReadAlignment& a, unsigned max_mismatches) {
   return log_n > 23 ? 0 : 23 - log_n;
 }
 
-BatchAligner::BatchAligner(const fmindex::FmIndex& index, const AlignOptions& options)
-    : index_(index), options_(options), workspace_(std::make_unique<wtmap::detail::QueryWorkspace>()) {}
+BatchAligner::BatchAligner(const fmindex::FmIndex& index, const AlignOptions& options, const fmindex::FmIndex* cpu_index)
+    : index_(index),
+      cpu_index_(cpu_index != nullptr && cpu_index->backend() == Backend::cpu ? cpu_index : nullptr),
+      options_(options),
+      workspace_(std::make_unique<wtmap::detail::QueryWorkspace>()) {}
 
 BatchAligner::~BatchAligner() = default;
 
@@ -92,9 +96,31 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
     WTMAP_TRY(wtmap::detail::upload_staged(*workspace_, workspace_->scratch.data(), codes_.data(), codes_.size()));
     backend_codes = reinterpret_cast<const std::uint8_t*>(workspace_->scratch.data());
   }
-  const SearchOp op{index_.view(), backend_codes, codes_.size(), options_.search};
+  SearchParams params = options_.search;
+  const bool sliced = index_.backend() == Backend::gpu && cpu_index_ != nullptr && params.work_cap > options_.gpu_work_slice;
+  if (sliced) params.work_cap = options_.gpu_work_slice;
+  const SearchOp op{index_.view(), backend_codes, codes_.size(), params};
   WTMAP_TRY(wtmap::detail::run_batch(index_.backend(), op, patterns_.data(), results_.data(), n, *workspace_, "search"));
   lap(seconds_.search);
+  if (sliced) {
+    // The reads the slice cut short, searched again from the start with the full cap, one at a
+    // time per CPU thread (their work varies by orders of magnitude: no static split).
+    deferred_.clear();
+    for (std::size_t r = 0; r < n; ++r) {
+      if (results_[r].flags & kWorkCapped) deferred_.push_back(r);
+    }
+    seconds_.cpu_reads += deferred_.size();
+    std::atomic<std::size_t> next{0};
+    const fmindex::FmIndexView host_view = cpu_index_->view();
+    wtmap::detail::parallel_for_ranges(std::min<std::uint64_t>(deferred_.size(), wtmap::detail::cpu_threads()),
+                                       [&](std::uint64_t, std::uint64_t) {
+      for (std::size_t j; (j = next++) < deferred_.size();) {
+        const std::size_t r = deferred_[j];
+        search_read(host_view, codes_.data() + patterns_[r].offset, patterns_[r].length, options_.search, results_[r]);
+      }
+    }, 1);
+  }
+  lap(seconds_.cpu_search);
   for (const SearchResult& r : results_) seconds_.search_nodes += r.work;
 
   // Which rows to locate, per read: the reported one (chosen by the read's hash among the best

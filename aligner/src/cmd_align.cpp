@@ -1,5 +1,6 @@
 // wtmap align: FASTQ/FASTA reads -> SAM/BAM, k-mismatch backward search on the GPU.
 #include <atomic>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,8 +31,10 @@ constexpr const char* kUsage =
     "  -N INT            list the other hits in XA when best + second-best hits <= INT, 0..8 [3]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
     "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
-    "  --batch INT       reads per batch; bounds memory (about 1 KB per read) [500000]\n"
-    "  --max-work INT    search nodes per read before giving up on a repetitive read [65536]\n"
+    "  --batch INT       reads per batch; bounds memory (about 1 KB per read) [100000]\n"
+    "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
+    "                    on the GPU, reads past 4096 nodes are finished by the CPU threads on a\n"
+    "                    CPU copy of the index (host memory: about the index file's size)\n"
     "  --device S        auto, gpu or cpu [auto]\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"
     "\n"
@@ -66,7 +69,7 @@ int align_main(int argc, char** argv) {
   std::string prefix, input;
   aligner::SamOptions sam;
   aligner::AlignOptions options;
-  std::uint64_t k = 4, alternatives = 3, batch_size = 500000, max_work = 1u << 16;
+  std::uint64_t k = 4, alternatives = 3, batch_size = 100000, max_work = 1u << 16;
   bool io_only = false;
   for (int i = 1; i < argc; ++i) {
     if (i > 1) sam.command_line += ' ';
@@ -123,6 +126,13 @@ int align_main(int argc, char** argv) {
   if (!backend.ok()) return fail("align", backend.status());
   auto index = fmindex::FmIndex::load(index_path(prefix), *backend);
   if (!index.ok()) return fail("align", index.status());
+  // On the GPU, a CPU copy of the index finishes the few reads with long searches (AlignOptions).
+  std::optional<fmindex::FmIndex> cpu_index;
+  if (*backend == Backend::gpu && !io_only) {
+    auto loaded = fmindex::FmIndex::load(index_path(prefix), Backend::cpu);
+    if (!loaded.ok()) return fail("align", loaded.status());
+    cpu_index.emplace(std::move(*loaded));
+  }
   auto reader = aligner::SeqReader::open(input);
   if (!reader.ok()) return fail("align", reader.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
@@ -166,7 +176,7 @@ int align_main(int argc, char** argv) {
     }
     to_write.close();  // on a write error, stop the aligner too
   });
-  aligner::BatchAligner batch_aligner(*index, options);
+  aligner::BatchAligner batch_aligner(*index, options, cpu_index ? &*cpu_index : nullptr);
   Status align_status;
   while (auto batch = to_align.pop()) {
     if (io_only) {

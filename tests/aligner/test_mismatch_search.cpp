@@ -273,19 +273,31 @@ std::vector<Case> both_backends() {
 INSTANTIATE_TEST_SUITE_P(Aligner, BatchAlignerBackends, ::testing::ValuesIn(both_backends()),
                          [](const auto& info) { return case_name(info.param); });
 
-// With -N 3 (the default) and the largest -N, where XA must list every hit of the two strata.
+// With -N 3 (the default) and the largest -N, where XA must list every hit of the two strata. On
+// the GPU also with a CPU copy of the index and a GPU slice of 32 nodes, so that many reads are
+// cut short on the GPU and searched again on the CPU.
 TEST_P(BatchAlignerBackends, MatchesBruteForce) {
   std::vector<aligner::SeqRecord> records;
   for (const std::string& r : reads_) records.push_back({"read" + std::to_string(records.size()), r, ""});
-  for (unsigned max_alternatives : {3u, aligner::kMaxAlternatives}) {
-    SCOPED_TRACE("-N " + std::to_string(max_alternatives));
+  std::optional<fmindex::FmIndex> cpu_copy;
+  if (GetParam().backend == Backend::gpu) {
+    cpu_copy.emplace(fmtest::build_index(fmtest::load_reference(dir_, contigs_), Backend::cpu, 8));
+  }
+  const std::pair<unsigned, bool> configs[] = {{3u, false}, {aligner::kMaxAlternatives, false}, {aligner::kMaxAlternatives, true}};
+  for (const auto& [max_alternatives, sliced] : configs) {
+    if (sliced && !cpu_copy) continue;
+    SCOPED_TRACE("-N " + std::to_string(max_alternatives) + (sliced ? ", GPU slice of 32 nodes" : ""));
     aligner::AlignOptions options;
     options.search.max_mismatches = static_cast<std::uint8_t>(k());
     options.max_alternatives = max_alternatives;
-    aligner::BatchAligner batch(*index_, options);
+    options.gpu_work_slice = 32;
+    aligner::BatchAligner batch(*index_, options, sliced ? &*cpu_copy : nullptr);
     std::vector<ReadAlignment> out;
     const Status aligned = batch.align(records, out);
     ASSERT_TRUE(aligned.ok()) << aligned.message();
+    if (sliced) {
+      EXPECT_GT(batch.stage_seconds().cpu_reads, 0u) << "no read was cut short: the slice path ran untested";
+    }
     ASSERT_EQ(out.size(), records.size());
     Mistakes mistakes;
     for (std::size_t i = 0; i < records.size(); ++i) {

@@ -20,6 +20,12 @@ constexpr unsigned kMaxAlternatives = kHitSlots;
 struct AlignOptions {
   SearchParams search;
   unsigned max_alternatives = 3;  // -N (<= kMaxAlternatives): XA lists the other hits when X0 + X1 <= N
+  // With a CPU copy of the index, the GPU stops each read's search after this many nodes and
+  // the CPU threads search the few reads that needed more again, up to search.work_cap: a GPU
+  // batch lasts as long as its slowest read (a dependent chain of ~1 us per node), so one read
+  // at the full cap would hold the batch for ~100 ms. The results are those of one search with
+  // search.work_cap wherever it runs.
+  std::uint32_t gpu_work_slice = 4096;
 };
 
 // One placement of a read, in reference coordinates.
@@ -50,7 +56,9 @@ int mapping_quality(const ReadAlignment& a, unsigned max_mismatches);
 
 class BatchAligner {
  public:
-  BatchAligner(const fmindex::FmIndex& index, const AlignOptions& options);
+  // cpu_index: optionally the same index loaded on the CPU backend, for the reads whose search
+  // outgrows options.gpu_work_slice on the GPU (see AlignOptions); it must outlive the aligner.
+  BatchAligner(const fmindex::FmIndex& index, const AlignOptions& options, const fmindex::FmIndex* cpu_index = nullptr);
   ~BatchAligner();
   BatchAligner(const BatchAligner&) = delete;
   BatchAligner& operator=(const BatchAligner&) = delete;
@@ -62,19 +70,22 @@ class BatchAligner {
   // Wall seconds spent in each stage of align(), summed over all calls: where a batch's time
   // goes (the search includes the copies of reads and results between host and GPU).
   struct StageSeconds {
-    double encode = 0, search = 0, choose = 0, locate = 0;
+    double encode = 0, search = 0, cpu_search = 0, choose = 0, locate = 0;
     std::uint64_t search_nodes = 0;  // search steps (SearchResult::work) of all reads
+    std::uint64_t cpu_reads = 0;     // reads searched again on the CPU (past gpu_work_slice)
   };
   const StageSeconds& stage_seconds() const { return seconds_; }
 
  private:
   const fmindex::FmIndex& index_;
+  const fmindex::FmIndex* cpu_index_;
   AlignOptions options_;
   std::unique_ptr<wtmap::detail::QueryWorkspace> workspace_;
   // Reused between batches.
   std::vector<std::uint8_t> codes_;
   std::vector<fmindex::PatternRef> patterns_;
   std::vector<SearchResult> results_;
+  std::vector<std::size_t> deferred_;  // reads the CPU searches again
   // Rows to locate: those of read r are [wanted_begin_[r], wanted_begin_[r + 1]), the reported
   // one first; wanted_ holds each row's hit slot.
   std::vector<std::uint64_t> wanted_begin_;
