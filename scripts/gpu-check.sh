@@ -35,7 +35,7 @@ for t in "$bin_dir"/test_*; do
   rc=$?
   pass=$(grep -c '^\[       OK \]' "$logs/$name.log")
   fail=$(grep -c '^\[  FAILED  \] .*(' "$logs/$name.log")
-  skip=$(grep -c '^\[  SKIPPED \]' "$logs/$name.log")
+  skip=$(grep -c '^\[  SKIPPED \] .*(' "$logs/$name.log")
   total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
   printf '%-28s rc=%d  passed %5d  failed %3d  skipped %3d\n' "$name" "$rc" "$pass" "$fail" "$skip"
   [ "$rc" -eq 0 ] || status=1
