@@ -140,7 +140,9 @@ class ReadSearch {
       hi = interval_.hi;
       expand = read_[position_] <= 3;
     } else {
-      node = stack_[--top_];
+      // The node to visit: the child the last step kept in registers, else the top of the stack.
+      node = has_next_ ? next_ : stack_[--top_];
+      has_next_ = false;
       if (++work_ > work_cap_) {
         out.flags |= kWorkCapped;
         return finish_pass(out, false);
@@ -171,7 +173,7 @@ class ReadSearch {
       return finish_if_done(out);
     }
     push_children(index, node, occ_lo, occ_hi, out);
-    if (top_ == 0) return finish_pass(out, false);
+    if (top_ == 0 && !has_next_) return finish_pass(out, false);
     return true;
   }
 
@@ -186,7 +188,8 @@ class ReadSearch {
     limit_ = limit;
     phase_ = phase;
     top_ = 0;
-    stack_[top_++] = {0, rows_, {{0, 0, 0, 0}, {0, 0, 0, 0}, 0}, static_cast<std::uint16_t>(length_)};
+    next_ = {0, rows_, {{0, 0, 0, 0}, {0, 0, 0, 0}, 0}, static_cast<std::uint16_t>(length_)};
+    has_next_ = true;
   }
 
   WTMAP_HD bool finish_if_done(Result& out) {
@@ -241,12 +244,15 @@ class ReadSearch {
       }
       if (out.slots[worst].edits.count > mm) out.slots[worst] = {node.lo, node.hi, node.edits};
     }
-    if (top_ == 0) return finish_pass(out, false);
+    if (top_ == 0 && !has_next_) return finish_pass(out, false);
     return true;
   }
 
   // Children of node in stack order: mismatching bases first, so the exact child is explored
-  // first; pruned by the mismatches the rest of the read needs at least (bwa's D).
+  // first; pruned by the mismatches the rest of the read needs at least (bwa's D). The last
+  // child, the one a push would have popped next, stays in registers as next_ instead: the
+  // same order of visits, without a round trip through the stack in local memory (the search's
+  // main memory traffic besides the ranks) on every step down an exact path.
   WTMAP_HD void push_children(const fmindex::FmIndexView& index, const detail::Node& node,
                               const std::uint64_t occ_lo[4], const std::uint64_t occ_hi[4], Result& out) {
     const unsigned i = node.remaining - 1u;
@@ -260,17 +266,20 @@ class ReadSearch {
         if (mm + needed_before > limit_) continue;
         const std::uint64_t clo = index.C[c] + occ_lo[c], chi = index.C[c] + occ_hi[c];
         if (clo >= chi) continue;
-        if (top_ == kStackCapacity) {
-          out.flags |= kStackOverflow;
-          continue;
+        if (has_next_) {  // an earlier sibling: to the stack after all
+          if (top_ == kStackCapacity) {
+            out.flags |= kStackOverflow;
+          } else {
+            stack_[top_++] = next_;
+          }
         }
-        detail::Node child{clo, chi, node.edits, static_cast<std::uint16_t>(i)};
+        next_ = {clo, chi, node.edits, static_cast<std::uint16_t>(i)};
         if (mismatch) {
-          child.edits.position[child.edits.count] = static_cast<std::uint16_t>(i);
-          child.edits.base[child.edits.count] = static_cast<std::uint8_t>(c);
-          ++child.edits.count;
+          next_.edits.position[next_.edits.count] = static_cast<std::uint16_t>(i);
+          next_.edits.base[next_.edits.count] = static_cast<std::uint8_t>(c);
+          ++next_.edits.count;
         }
-        stack_[top_++] = child;
+        has_next_ = true;
       }
     }
   }
@@ -280,6 +289,8 @@ class ReadSearch {
   std::uint32_t length_ = 0;
   std::uint32_t work_ = 0, work_cap_ = 0;
   unsigned k_ = 0, limit_ = 0, top_ = 0;
+  bool has_next_ = false;
+  detail::Node next_{};  // the next node to visit, when not on the stack
   Phase phase_ = Phase::done;
   std::uint32_t position_ = 0;  // lower_bounds: the next read position
   std::uint8_t bound_ = 0;      // lower_bounds: pieces absent so far
