@@ -126,12 +126,15 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
   // Which rows to locate, per read: the reported one (chosen by the read's hash among the best
   // rows) first, then the alternatives when the hits are few enough to list. Counted, then
   // filled at offsets from a prefix sum, both in parallel over the reads.
-  out.assign(n, ReadAlignment{});
-  wanted_begin_.assign(n + 1, 0);
+  out.resize(n);
+  wanted_begin_.resize(n + 1);
+  wanted_begin_[0] = 0;
   wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t r = begin; r < end; ++r) {
       const SearchResult& res = results_[r];
       ReadAlignment& a = out[r];
+      a = ReadAlignment{};  // here, not serially before: a million resets are not free
+      wanted_begin_[r + 1] = 0;
       a.flags = res.flags;
       if (!res.mapped()) continue;
       a.mapped = true;
