@@ -1,5 +1,6 @@
 // wtmap align: FASTQ/FASTA reads -> SAM/BAM, k-mismatch backward search on the GPU.
 #include <atomic>
+#include <future>
 #include <optional>
 #include <string>
 #include <thread>
@@ -124,15 +125,20 @@ int align_main(int argc, char** argv) {
   const Log log("align");
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("align", backend.status());
-  auto index = fmindex::FmIndex::load(index_path(prefix), *backend);
-  if (!index.ok()) return fail("align", index.status());
-  // On the GPU, a CPU copy of the index finishes the few reads with long searches (AlignOptions).
-  std::optional<fmindex::FmIndex> cpu_index;
+  // On the GPU, a CPU copy of the index finishes the few reads with long searches (AlignOptions);
+  // it loads on a second thread while the GPU copy loads.
+  std::future<Result<fmindex::FmIndex>> cpu_load;
   if (*backend == Backend::gpu && !io_only) {
-    auto loaded = fmindex::FmIndex::load(index_path(prefix), Backend::cpu);
+    cpu_load = std::async(std::launch::async, [path = index_path(prefix)] { return fmindex::FmIndex::load(path, Backend::cpu); });
+  }
+  auto index = fmindex::FmIndex::load(index_path(prefix), *backend);
+  std::optional<fmindex::FmIndex> cpu_index;
+  if (cpu_load.valid()) {
+    auto loaded = cpu_load.get();
     if (!loaded.ok()) return fail("align", loaded.status());
     cpu_index.emplace(std::move(*loaded));
   }
+  if (!index.ok()) return fail("align", index.status());
   auto reader = aligner::SeqReader::open(input);
   if (!reader.ok()) return fail("align", reader.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
