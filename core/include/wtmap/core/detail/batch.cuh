@@ -103,6 +103,8 @@ __global__ void __launch_bounds__(kQueryBlockThreads)
           atomicMin(first_invalid, static_cast<unsigned long long>(first_index + i));
           continue;
         }
+        out[i] = Out{};  // every byte written, as the non-stepwise kernel does: start() may leave
+                         // parts unset (unused result slots) that are still copied to the host
         op.start(state, q, out[i]);
       }
       busy = op.step(state, out[i]);
@@ -127,6 +129,7 @@ template <class Op>
 void run_query_cpu(const Op& op, const typename Op::In& q, typename Op::Out& out) {
   if constexpr (is_stepwise<Op>::value) {
     typename Op::State state;
+    out = typename Op::Out{};
     op.start(state, q, out);
     while (op.step(state, out)) {
     }
