@@ -109,7 +109,10 @@ int main(int argc, char** argv) {
     std::ofstream j(json_path);
     j << "{\"device\":\"" << device << "\",\"k\":" << k << ",\"reads\":" << n << ",\"search_s\":" << search_s
       << ",\"reads_per_s\":" << rate << ",\"mapped\":" << mapped << ",\"load_s\":" << load_s
-      << ",\"search_nodes\":" << nodes << ",\"search_stage_s\":" << search_stage_s << "}\n";
+      << ",\"search_nodes\":" << nodes << ",\"search_stage_s\":" << search_stage_s
+      << ",\"encode_s\":" << all.encode - warm.encode << ",\"cpu_search_s\":" << all.cpu_search - warm.cpu_search
+      << ",\"cpu_reads\":" << all.cpu_reads - warm.cpu_reads << ",\"choose_s\":" << all.choose - warm.choose
+      << ",\"locate_s\":" << all.locate - warm.locate << "}\n";
   }
   return 0;
 }
