@@ -15,7 +15,6 @@ namespace wtmap::aligner {
 // a plain .gz (which cannot be split) is the slowest single step of an alignment run, so it
 // runs beside the parsing instead of before it.
 struct SeqReader::Impl {
-  static constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
   struct Chunk {
     std::vector<char> bytes;  // empty: the end of the input
     Status error;

@@ -2,6 +2,7 @@
 // errors that name the file, the record number and the reason.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -18,6 +19,9 @@ struct SeqRecord {
 
 class SeqReader {
  public:
+  // The input is inflated on a second thread in chunks of this many bytes; lines may span them.
+  static constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
+
   SeqReader(SeqReader&&) noexcept;
   SeqReader& operator=(SeqReader&&) noexcept;
   ~SeqReader();

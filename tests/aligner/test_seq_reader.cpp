@@ -1,0 +1,172 @@
+// SeqReader (seq_reader.hpp): the records read back are the records written -- FASTQ and
+// multi-line FASTA, plain and gzip, LF and CRLF line ends -- with line ends placed on purpose
+// at the edges of the chunks the reader inflates on its second thread (SeqReader::kChunkBytes):
+// a line end as the last byte of a chunk, as the first byte of the next one (for CRLF: "\r" and
+// "\n" in different chunks), and a header line cut in two.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fm_support.hpp"
+#include "wtmap/aligner/seq_reader.hpp"
+
+namespace wtmap::altest {
+namespace {
+
+using aligner::SeqReader;
+using aligner::SeqRecord;
+
+struct Format {
+  bool fastq;
+  bool crlf;
+  bool gzip;
+};
+
+std::string format_name(const Format& f) {
+  return std::string(f.fastq ? "Fastq" : "Fasta") + (f.crlf ? "Crlf" : "Lf") + (f.gzip ? "Gzip" : "Plain");
+}
+
+// The bytes of a file and the records they hold, built record by record.
+class FileBuilder {
+ public:
+  explicit FileBuilder(const Format& f) : format_(f), eol_(f.crlf ? "\r\n" : "\n") {}
+
+  // A record of random length.
+  void add_random() { add(next_name(), random_length(rng_)); }
+
+  // Records of random length, then one whose last line end finishes exactly at byte `end`
+  // (exclusive) of the file.
+  void fill_to(std::uint64_t end) {
+    while (bytes_.size() + 2000 < end) add_random();
+    for (std::string name = next_name();; name += 'x') {  // a longer name fixes the parity
+      for (std::uint64_t length = 1; length < 4000; ++length) {
+        if (bytes_.size() + record_bytes(name, length) == end) return add(name, length);
+        if (bytes_.size() + record_bytes(name, length) > end) break;
+      }
+    }
+  }
+
+  const std::string& bytes() const { return bytes_; }
+  const std::vector<SeqRecord>& records() const { return records_; }
+
+ private:
+  static constexpr std::uint64_t kFastaWidth = 60;
+  inline static const std::string kComment = " comment";  // after the name: not part of it
+
+  std::string next_name() { return "read" + std::to_string(records_.size()); }
+
+  std::uint64_t record_bytes(const std::string& name, std::uint64_t length) const {
+    const std::uint64_t e = eol_.size(), header = 1 + name.size() + kComment.size() + e;
+    if (format_.fastq) return header + length + e + 1 + e + length + e;
+    return header + length + (length + kFastaWidth - 1) / kFastaWidth * e;
+  }
+
+  void add(const std::string& name, std::uint64_t length) {
+    SeqRecord r;
+    r.name = name;
+    for (std::uint64_t i = 0; i < length; ++i) r.sequence += "ACGTNacgtRY"[rng_() % 11];
+    bytes_ += (format_.fastq ? "@" : ">") + name + kComment + eol_;
+    if (format_.fastq) {
+      for (std::uint64_t i = 0; i < length; ++i) r.quality += static_cast<char>('!' + rng_() % 94);
+      bytes_ += r.sequence + eol_ + "+" + eol_ + r.quality + eol_;
+    } else {
+      for (std::uint64_t i = 0; i < length; i += kFastaWidth) bytes_ += r.sequence.substr(i, kFastaWidth) + eol_;
+    }
+    records_.push_back(std::move(r));
+  }
+
+  Format format_;
+  std::string eol_;
+  std::string bytes_;
+  std::vector<SeqRecord> records_;
+  std::mt19937_64 rng_{12345};
+  std::uniform_int_distribution<std::uint64_t> random_length{1, 400};
+};
+
+std::vector<SeqRecord> read_all(const std::string& path) {
+  std::vector<SeqRecord> out;
+  auto reader = SeqReader::open(path);
+  EXPECT_TRUE(reader.ok()) << reader.status().message();
+  if (!reader.ok()) return out;
+  SeqRecord r;
+  while (true) {
+    auto got = reader->next(r);
+    EXPECT_TRUE(got.ok()) << got.status().message();
+    if (!got.ok() || !*got) break;
+    out.push_back(r);
+  }
+  EXPECT_EQ(reader->records_read(), out.size());
+  return out;
+}
+
+// The index of the first record that differs, or the shorter size; -1 when equal.
+long first_difference(const std::vector<SeqRecord>& a, const std::vector<SeqRecord>& b) {
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    if (a[i].name != b[i].name || a[i].sequence != b[i].sequence || a[i].quality != b[i].quality) return static_cast<long>(i);
+  }
+  return a.size() == b.size() ? -1 : static_cast<long>(std::min(a.size(), b.size()));
+}
+
+class SeqReaderFormats : public ::testing::TestWithParam<Format> {};
+
+INSTANTIATE_TEST_SUITE_P(SeqReader, SeqReaderFormats,
+                         ::testing::Values(Format{true, false, false}, Format{true, false, true}, Format{true, true, false},
+                                           Format{true, true, true}, Format{false, false, false}, Format{false, false, true},
+                                           Format{false, true, false}, Format{false, true, true}),
+                         [](const auto& info) { return format_name(info.param); });
+
+TEST_P(SeqReaderFormats, RecordsAcrossChunkEdgesReadBackUnchanged) {
+  const std::uint64_t chunk = SeqReader::kChunkBytes;
+  FileBuilder file(GetParam());
+  file.fill_to(chunk);          // a line end is the last byte of chunk 1
+  file.fill_to(2 * chunk + 1);  // LF: "\n" opens chunk 3; CRLF: "\r" ends chunk 2, "\n" opens chunk 3
+  file.fill_to(3 * chunk - 3);  // the next header line runs across the edge of chunks 3 and 4
+  for (int i = 0; i < 100; ++i) file.add_random();
+  ASSERT_EQ(file.bytes()[chunk - 1], '\n');
+  ASSERT_EQ(file.bytes()[2 * chunk], '\n');
+  ASSERT_EQ(file.bytes()[3 * chunk - 3], GetParam().fastq ? '@' : '>');
+
+  fmtest::TempDir dir;
+  const std::string path = dir.file(GetParam().gzip ? "reads.gz" : "reads.txt");
+  if (GetParam().gzip) fmtest::write_gzip(path, file.bytes()); else fmtest::write_file(path, file.bytes());
+  const std::vector<SeqRecord> got = read_all(path);
+  EXPECT_EQ(got.size(), file.records().size());
+  const long diff = first_difference(got, file.records());
+  EXPECT_EQ(diff, -1) << "record " << diff + 1 << " differs";
+}
+
+TEST(SeqReader, LastLineWithoutLineEndIsRead) {
+  fmtest::TempDir dir;
+  fmtest::write_file(dir.file("r.fq"), "@a\nACGT\n+\nIIII\n@b\nGG\n+\nII");
+  const std::vector<SeqRecord> got = read_all(dir.file("r.fq"));
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].name, "b");
+  EXPECT_EQ(got[1].sequence, "GG");
+  EXPECT_EQ(got[1].quality, "II");
+}
+
+TEST(SeqReader, EmptyInputHasNoRecords) {
+  fmtest::TempDir dir;
+  fmtest::write_file(dir.file("empty.fq"), "");
+  fmtest::write_gzip(dir.file("empty.fq.gz"), "");
+  EXPECT_TRUE(read_all(dir.file("empty.fq")).empty());
+  EXPECT_TRUE(read_all(dir.file("empty.fq.gz")).empty());
+}
+
+TEST(SeqReader, TruncatedRecordNamesFileAndRecordNumber) {
+  fmtest::TempDir dir;
+  const std::string path = dir.file("cut.fq");
+  fmtest::write_file(path, "@a\nACGT\n+\nIIII\n@b\nACGT\n");
+  auto reader = SeqReader::open(path);
+  ASSERT_TRUE(reader.ok());
+  SeqRecord r;
+  ASSERT_TRUE(reader->next(r).ok());
+  const auto second = reader->next(r);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find(path + ": record 2"), std::string::npos) << second.status().message();
+}
+
+}  // namespace
+}  // namespace wtmap::altest
