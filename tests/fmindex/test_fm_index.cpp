@@ -500,5 +500,38 @@ TEST_P(CpuVsGpu, SameAnswersAndSameIndexFile) {
   }
 }
 
+// A batch whose pattern codes span several pieces of the staged upload (pinned buffers of
+// 16 MiB, upload_staged): 40 MB of codes, every answer equal to the CPU backend's.
+TEST(FmIndexGpu, PatternBatchLargerThanTheUploadPieces) {
+  WTMAP_FM_SKIP_WITHOUT(Backend::gpu);
+  TempDir dir;
+  const auto contigs = make_contigs(Shape::random_large);
+  const auto reference = load_reference(dir, contigs);
+  const FmIndex cpu = build_index(reference, Backend::cpu, 32);
+  const FmIndex gpu = build_index(reference, Backend::gpu, 32);
+  constexpr std::size_t kPatterns = 400000, kLength = 100;
+  std::mt19937_64 rng(99);
+  std::vector<std::uint8_t> codes;
+  std::vector<fmindex::PatternRef> refs;
+  for (std::size_t i = 0; i < kPatterns; ++i) {
+    const std::string& s = contigs[rng() % contigs.size()].sequence;
+    const std::string p = s.size() >= kLength ? s.substr(rng() % (s.size() - kLength + 1), kLength) : s;
+    const auto c = pattern_codes(i % 3 == 0 ? p : std::string(p.rbegin(), p.rend()));  // some absent
+    refs.push_back({codes.size(), static_cast<std::uint32_t>(c.size())});
+    codes.insert(codes.end(), c.begin(), c.end());
+  }
+  ASSERT_GT(codes.size(), std::size_t{2} * (16 << 20));
+  std::vector<fmindex::SaInterval> on_cpu(kPatterns), on_gpu(kPatterns);
+  ASSERT_TRUE(cpu.search(codes.data(), codes.size(), refs.data(), kPatterns, on_cpu.data()).ok());
+  ASSERT_TRUE(gpu.search(codes.data(), codes.size(), refs.data(), kPatterns, on_gpu.data()).ok());
+  std::size_t differ = 0, found = 0;
+  for (std::size_t i = 0; i < kPatterns; ++i) {
+    differ += on_cpu[i].lo != on_gpu[i].lo || on_cpu[i].hi != on_gpu[i].hi;
+    found += !on_cpu[i].empty();
+  }
+  EXPECT_EQ(differ, 0u);
+  EXPECT_GT(found, kPatterns / 10);  // the comparison is not between empty answers (15 % on the CPU)
+}
+
 }  // namespace
 }  // namespace wtmap::fmtest
