@@ -1,10 +1,13 @@
 // wtmap count: exact matches of many patterns (both strands) -> one TSV line per pattern.
 #include <algorithm>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
+#include "bounded_queue.hpp"
 #include "cli.hpp"
+#include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
 
@@ -59,33 +62,43 @@ Status run_batch(const fmindex::FmIndex& index, const Batch& batch, bool locate,
   }
   std::vector<std::uint64_t> positions(rows.size());
   WTMAP_TRY(index.locate(rows.data(), positions.data(), rows.size()));
-  std::string out;
-  std::vector<fmindex::ReferenceHit> hits;
-  for (std::size_t p = 0; p < intervals.size(); ++p) {
-    total_hits += intervals[p].size();
-    out += batch.names[p];
-    out += '\t';
-    out += std::to_string(intervals[p].size());
-    if (locate) {
-      hits.clear();
-      for (std::uint64_t k = first_row[p]; k < first_row[p + 1]; ++k) {
-        hits.push_back(index.to_reference(positions[k], batch.patterns[p].length));
-      }
-      std::sort(hits.begin(), hits.end(), [](const auto& a, const auto& b) {
-        return std::tie(a.contig, a.position, a.reverse) < std::tie(b.contig, b.position, b.reverse);
-      });
-      out += '\t';
-      for (std::size_t k = 0; k < hits.size(); ++k) {
-        if (k > 0) out += ',';
-        out += index.contigs()[hits[k].contig].name;
-        out += ':';
-        out += std::to_string(hits[k].position + 1);
-        out += hits[k].reverse ? ":-" : ":+";
+  for (const auto& iv : intervals) total_hits += iv.size();
+  // The lines, formatted in parallel into one string per range of patterns, written in order.
+  constexpr std::uint64_t kPatternsPerPart = 1 << 14;
+  std::vector<std::string> parts((intervals.size() + kPatternsPerPart - 1) / kPatternsPerPart);
+  detail::parallel_for_ranges(parts.size(), [&](std::uint64_t first_part, std::uint64_t last_part) {
+    std::vector<fmindex::ReferenceHit> hits;
+    for (std::uint64_t part = first_part; part < last_part; ++part) {
+      std::string& out = parts[part];
+      const std::size_t end = std::min<std::size_t>(intervals.size(), (part + 1) * kPatternsPerPart);
+      for (std::size_t p = part * kPatternsPerPart; p < end; ++p) {
+        out += batch.names[p];
+        out += '\t';
+        out += std::to_string(intervals[p].size());
+        if (locate) {
+          hits.clear();
+          for (std::uint64_t k = first_row[p]; k < first_row[p + 1]; ++k) {
+            hits.push_back(index.to_reference(positions[k], batch.patterns[p].length));
+          }
+          std::sort(hits.begin(), hits.end(), [](const auto& a, const auto& b) {
+            return std::tie(a.contig, a.position, a.reverse) < std::tie(b.contig, b.position, b.reverse);
+          });
+          out += '\t';
+          for (std::size_t k = 0; k < hits.size(); ++k) {
+            if (k > 0) out += ',';
+            out += index.contigs()[hits[k].contig].name;
+            out += ':';
+            out += std::to_string(hits[k].position + 1);
+            out += hits[k].reverse ? ":-" : ":+";
+          }
+        }
+        out += '\n';
       }
     }
-    out += '\n';
+  }, 1);
+  for (const std::string& out : parts) {
+    if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) return {StatusCode::io_error, "writing to stdout failed"};
   }
-  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) return {StatusCode::io_error, "writing to stdout failed"};
   return {};
 }
 
@@ -127,29 +140,47 @@ int count_main(int argc, char** argv) {
   auto reader = aligner::SeqReader::open(input);
   if (!reader.ok()) return fail("count", reader.status());
 
-  Batch batch;
-  aligner::SeqRecord record;
-  std::uint64_t patterns = 0, hits = 0;
-  while (true) {
-    auto got = reader->next(record);
-    if (!got.ok()) return fail("count", got.status());
-    if (*got) {
-      batch.names.push_back(record.name);
-      batch.patterns.push_back({batch.codes.size(), static_cast<std::uint32_t>(record.sequence.size())});
-      for (char c : record.sequence) {
-        const int code = fmindex::nucleotide_code(c);
-        batch.codes.push_back(static_cast<std::uint8_t>(code < 0 ? 4 : code));
+  // reader thread (parsing) -> this thread (search, locate, output), one batch ahead.
+  aligner::BoundedQueue<Batch> to_search(2);
+  Status read_status;
+  std::thread read_thread([&] {
+    Batch batch;
+    aligner::SeqRecord record;
+    while (true) {
+      auto got = reader->next(record);
+      if (!got.ok()) {
+        read_status = got.status();
+        break;
       }
+      if (*got) {
+        batch.names.push_back(record.name);
+        batch.patterns.push_back({batch.codes.size(), static_cast<std::uint32_t>(record.sequence.size())});
+        for (char c : record.sequence) {
+          const int code = fmindex::nucleotide_code(c);
+          batch.codes.push_back(static_cast<std::uint8_t>(code < 0 ? 4 : code));
+        }
+      }
+      if (batch.patterns.size() == batch_size || (!*got && !batch.patterns.empty())) {
+        if (!to_search.push(std::move(batch))) break;
+        batch = Batch{};
+      }
+      if (!*got) break;
     }
-    if (batch.patterns.size() == batch_size || (!*got && !batch.patterns.empty())) {
-      const Status s = run_batch(*index, batch, locate, max_hits, hits);
-      if (!s.ok()) return fail("count", s);
-      patterns += batch.patterns.size();
-      batch.clear();
-      if (*got) log.info("%llu patterns", static_cast<unsigned long long>(patterns));
-    }
-    if (!*got) break;
+    to_search.close();
+  });
+  std::uint64_t patterns = 0, hits = 0;
+  Status search_status;
+  while (auto batch = to_search.pop()) {
+    search_status = run_batch(*index, *batch, locate, max_hits, hits);
+    if (!search_status.ok()) break;
+    patterns += batch->patterns.size();
+    log.info("%llu patterns", static_cast<unsigned long long>(patterns));
   }
+  to_search.close();  // on a search error, stop the reader too
+  read_thread.join();
+  // A bad record stops the run where it is; the lines before it are already written.
+  if (!read_status.ok()) return fail("count", read_status);
+  if (!search_status.ok()) return fail("count", search_status);
   const double seconds = log.seconds();
   log.info("%llu patterns, %llu matches, %.1f s (%.0f patterns/s)", static_cast<unsigned long long>(patterns),
            static_cast<unsigned long long>(hits), seconds, seconds > 0 ? static_cast<double>(patterns) / seconds : 0.0);
