@@ -53,6 +53,7 @@ host_info() {
   echo "nproc: $(nproc); threads used: $THREADS"
   echo "mem: $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
   echo "device: $DEVICE; quick: $QUICK; budget_s: $BUDGET"
-  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  # .device/COMMIT names the commit the bundle was built from (the device's copy of .git may lag).
+  echo "commit: $(cat .device/COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "wtmap: $(command -v wtmap || echo not-on-path)"
 }
