@@ -24,7 +24,7 @@ for a in "$@"; do
   esac
 done
 
-{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; date -u; } > "$logs/host.txt" 2>&1
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; date -u; echo "commit $(cat .device/COMMIT 2>/dev/null || echo unknown)"; } > "$logs/host.txt" 2>&1
 cat "$logs/host.txt"
 
 status=0 total_pass=0 total_fail=0 total_skip=0
