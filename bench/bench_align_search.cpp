@@ -2,7 +2,8 @@
 // then times BatchAligner::align over the reads in batches (no parsing, no SAM/BAM output).
 // This is the number to hold against `bwa aln` (which also only searches and writes .sai).
 //
-//   bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--json OUT.json]
+//   bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES]
+//                      [--json OUT.json]
 //
 // Prints reads, mapped, search seconds (first batch run untimed once as warm-up), reads/s.
 #include <chrono>
@@ -32,18 +33,20 @@ int main(int argc, char** argv) {
   std::string prefix, reads_path, device = "gpu", json_path;
   unsigned k = 4;
   std::size_t batch = 500000;
+  std::uint32_t gpu_slice = 0;  // 0: AlignOptions' default
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-k" && i + 1 < argc) k = static_cast<unsigned>(std::atoi(argv[++i]));
     else if (a == "--batch" && i + 1 < argc) batch = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--device" && i + 1 < argc) device = argv[++i];
+    else if (a == "--gpu-slice" && i + 1 < argc) gpu_slice = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (prefix.empty()) prefix = a;
     else if (reads_path.empty()) reads_path = a;
     else die("unexpected argument " + a);
   }
   if (prefix.empty() || reads_path.empty() || batch == 0)
-    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--json OUT]");
+    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES] [--json OUT]");
   Backend backend = device == "cpu" ? Backend::cpu : Backend::gpu;
   if (backend == Backend::gpu && !gpu_available()) die("--device gpu: no usable CUDA device");
 
@@ -70,6 +73,7 @@ int main(int argc, char** argv) {
 
   aligner::AlignOptions options;
   options.search.max_mismatches = static_cast<std::uint8_t>(k);
+  if (gpu_slice != 0) options.gpu_work_slice = gpu_slice;
   // As `wtmap align` does on the GPU: a CPU copy of the index for the reads with long searches.
   std::optional<fmindex::FmIndex> cpu_index;
   if (backend == Backend::gpu) {
@@ -102,6 +106,11 @@ int main(int argc, char** argv) {
   std::printf("bench_align_search: %.4g search nodes, %.1f per read, %.4g nodes/s in the search stage (%.4g rank_all/s)\n",
               nodes, n > 0 ? nodes / static_cast<double>(n) : 0.0, search_stage_s > 0 ? nodes / search_stage_s : 0.0,
               search_stage_s > 0 ? 2 * nodes / search_stage_s : 0.0);
+  const double long_reads = static_cast<double>(all.long_reads - warm.long_reads);
+  const double long_nodes = static_cast<double>(all.long_read_nodes - warm.long_read_nodes);
+  std::printf("bench_align_search: %.0f reads (%.3g %%) need more than %u nodes; they hold %.3g %% of all nodes\n",
+              long_reads, n > 0 ? 100 * long_reads / static_cast<double>(n) : 0.0, options.gpu_work_slice,
+              nodes > 0 ? 100 * long_nodes / nodes : 0.0);
   std::printf("bench_align_search: %s, k=%u, %zu reads in %zu batches; index load %.2f s, read %.2f s; "
               "search %.3f s, %.4g reads/s, %zu mapped\n",
               device.c_str(), k, n, batches.size(), load_s, read_s, search_s, rate, mapped);
@@ -111,7 +120,8 @@ int main(int argc, char** argv) {
       << ",\"reads_per_s\":" << rate << ",\"mapped\":" << mapped << ",\"load_s\":" << load_s
       << ",\"search_nodes\":" << nodes << ",\"search_stage_s\":" << search_stage_s
       << ",\"encode_s\":" << all.encode - warm.encode << ",\"cpu_search_s\":" << all.cpu_search - warm.cpu_search
-      << ",\"cpu_reads\":" << all.cpu_reads - warm.cpu_reads << ",\"choose_s\":" << all.choose - warm.choose
+      << ",\"cpu_reads\":" << all.cpu_reads - warm.cpu_reads << ",\"long_reads\":" << long_reads
+      << ",\"long_read_nodes\":" << long_nodes << ",\"choose_s\":" << all.choose - warm.choose
       << ",\"locate_s\":" << all.locate - warm.locate << "}\n";
   }
   return 0;

@@ -121,7 +121,13 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
     }, 1);
   }
   lap(seconds_.cpu_search);
-  for (const SearchResult& r : results_) seconds_.search_nodes += r.work;
+  for (const SearchResult& r : results_) {
+    seconds_.search_nodes += r.work;
+    if (r.work > options_.gpu_work_slice) {
+      ++seconds_.long_reads;
+      seconds_.long_read_nodes += r.work;
+    }
+  }
 
   // Which rows to locate, per read: the reported one (chosen by the read's hash among the best
   // rows) first, then the alternatives when the hits are few enough to list. Counted, then

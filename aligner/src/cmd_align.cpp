@@ -34,7 +34,7 @@ constexpr const char* kUsage =
     "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
     "  --batch INT       reads per batch; bounds memory (about 1 KB per read) [100000]\n"
     "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
-    "                    on the GPU, reads past 4096 nodes are finished by the CPU threads on a\n"
+    "                    on the GPU, reads past 8192 nodes are finished by the CPU threads on a\n"
     "                    CPU copy of the index (host memory: about the index file's size)\n"
     "  --device S        auto, gpu or cpu [auto]\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"

@@ -24,8 +24,11 @@ struct AlignOptions {
   // the CPU threads search the few reads that needed more again, up to search.work_cap: a GPU
   // batch lasts as long as its slowest read (a dependent chain of ~1 us per node), so one read
   // at the full cap would hold the batch for ~100 ms. The results are those of one search with
-  // search.work_cap wherever it runs.
-  std::uint32_t gpu_work_slice = 4096;
+  // search.work_cap wherever it runs. 8192: on a 400 Mbp synthetic genome with repeats, 1.3 % of
+  // ART reads need more than 4096 nodes and hold 13.5 % of all nodes, but only 0.06 % need more
+  // than 8192 (3.8 % of the nodes); 16 CPU threads search some 30-50x fewer nodes per second
+  // than the GPU, so they must get only the rare ones.
+  std::uint32_t gpu_work_slice = 8192;
 };
 
 // One placement of a read, in reference coordinates.
@@ -72,6 +75,9 @@ class BatchAligner {
   struct StageSeconds {
     double encode = 0, search = 0, cpu_search = 0, choose = 0, locate = 0;
     std::uint64_t search_nodes = 0;  // search steps (SearchResult::work) of all reads
+    // Reads whose search needs more than options.gpu_work_slice nodes, and their nodes (on any
+    // backend: how much a GPU run hands to the CPU).
+    std::uint64_t long_reads = 0, long_read_nodes = 0;
     std::uint64_t cpu_reads = 0;     // reads searched again on the CPU (past gpu_work_slice)
   };
   const StageSeconds& stage_seconds() const { return seconds_; }
