@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <new>
 #include <string>
 
 #include "wtmap/core/config.hpp"
@@ -31,6 +32,19 @@ class Log {
 };
 
 int fail(const char* command, const Status& s);
+
+// Runs body() (returning Status) and turns a std::bad_alloc it throws (a container that cannot
+// grow) into a Status: pipeline threads report it like any other error instead of taking
+// the process down with std::terminate.
+template <class Body>
+Status guarded(Body&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return {StatusCode::out_of_memory, "out of host memory"};
+  }
+}
+
 int usage_error(const char* command, const std::string& message, const char* usage);
 
 // The options every command takes: -t INT, --device auto|gpu|cpu, -h/--help.

@@ -132,13 +132,19 @@ int align_main(int argc, char** argv) {
     cpu_load = std::async(std::launch::async, [path = index_path(prefix)] { return fmindex::FmIndex::load(path, Backend::cpu); });
   }
   auto index = fmindex::FmIndex::load(index_path(prefix), *backend);
+  if (!index.ok()) return fail("align", index.status());
   std::optional<fmindex::FmIndex> cpu_index;
   if (cpu_load.valid()) {
     auto loaded = cpu_load.get();
-    if (!loaded.ok()) return fail("align", loaded.status());
-    cpu_index.emplace(std::move(*loaded));
+    if (loaded.ok()) {
+      cpu_index.emplace(std::move(*loaded));
+    } else if (loaded.status().code() == StatusCode::out_of_memory) {  // the run works without it, slower
+      log.info("warning: no host memory for the CPU copy of the index (%s); the GPU searches every read to the end",
+               loaded.status().message().c_str());
+    } else {
+      return fail("align", loaded.status());
+    }
   }
-  if (!index.ok()) return fail("align", index.status());
   auto reader = aligner::SeqReader::open(input);
   if (!reader.ok()) return fail("align", reader.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
@@ -148,50 +154,53 @@ int align_main(int argc, char** argv) {
 
   // reader thread -> aligner (this thread, the GPU) -> writer thread
   aligner::BoundedQueue<Batch> to_align(2), to_write(2);
-  Status read_status, write_status;
+  Status read_status, write_status;  // set by the two threads
   Totals totals;
   std::thread read_thread([&] {
-    Batch batch;
-    aligner::SeqRecord record;
-    while (true) {
-      auto got = reader->next(record);
-      if (!got.ok()) {
-        read_status = got.status();
-        break;
+    read_status = guarded([&]() -> Status {
+      Batch batch;
+      aligner::SeqRecord record;
+      while (true) {
+        auto got = reader->next(record);
+        if (!got.ok()) return got.status();
+        if (*got) batch.reads.push_back(std::move(record));
+        if (batch.reads.size() == batch_size || (!*got && !batch.reads.empty())) {
+          if (!to_align.push(std::move(batch))) return {};
+          batch = Batch{};
+        }
+        if (!*got) return {};
       }
-      if (*got) batch.reads.push_back(std::move(record));
-      if (batch.reads.size() == batch_size || (!*got && !batch.reads.empty())) {
-        if (!to_align.push(std::move(batch))) break;
-        batch = Batch{};
-      }
-      if (!*got) break;
-    }
+    });
     to_align.close();
   });
   std::thread write_thread([&] {
-    std::uint64_t next_report = 1000000;
-    while (auto batch = to_write.pop()) {
-      write_status = writer->write(batch->reads, batch->alignments);
-      if (!write_status.ok()) break;
-      totals.add(*batch, static_cast<unsigned>(k));
-      if (totals.reads >= next_report) {
-        log.info("%llu reads, %.0f reads/s", static_cast<unsigned long long>(totals.reads),
-                 static_cast<double>(totals.reads) / log.seconds());
-        next_report += 1000000;
+    write_status = guarded([&]() -> Status {
+      std::uint64_t next_report = 1000000;
+      while (auto batch = to_write.pop()) {
+        WTMAP_TRY(writer->write(batch->reads, batch->alignments));
+        totals.add(*batch, static_cast<unsigned>(k));
+        if (totals.reads >= next_report) {
+          log.info("%llu reads, %.0f reads/s", static_cast<unsigned long long>(totals.reads),
+                   static_cast<double>(totals.reads) / log.seconds());
+          next_report += 1000000;
+        }
       }
-    }
+      return {};
+    });
     to_write.close();  // on a write error, stop the aligner too
   });
   aligner::BatchAligner batch_aligner(*index, options, cpu_index ? &*cpu_index : nullptr);
-  Status align_status;
-  while (auto batch = to_align.pop()) {
-    if (io_only) {
-      batch->alignments.assign(batch->reads.size(), aligner::ReadAlignment{});
-    } else {
-      align_status = batch_aligner.align(batch->reads, batch->alignments);
+  Status align_status = guarded([&]() -> Status {
+    while (auto batch = to_align.pop()) {
+      if (io_only) {
+        batch->alignments.assign(batch->reads.size(), aligner::ReadAlignment{});
+      } else {
+        WTMAP_TRY(batch_aligner.align(batch->reads, batch->alignments));
+      }
+      if (!to_write.push(std::move(*batch))) return {};
     }
-    if (!align_status.ok() || !to_write.push(std::move(*batch))) break;
-  }
+    return {};
+  });
   to_align.close();
   to_write.close();
   read_thread.join();

@@ -144,38 +144,38 @@ int count_main(int argc, char** argv) {
   aligner::BoundedQueue<Batch> to_search(2);
   Status read_status;
   std::thread read_thread([&] {
-    Batch batch;
-    aligner::SeqRecord record;
-    while (true) {
-      auto got = reader->next(record);
-      if (!got.ok()) {
-        read_status = got.status();
-        break;
-      }
-      if (*got) {
-        batch.names.push_back(record.name);
-        batch.patterns.push_back({batch.codes.size(), static_cast<std::uint32_t>(record.sequence.size())});
-        for (char c : record.sequence) {
-          const int code = fmindex::nucleotide_code(c);
-          batch.codes.push_back(static_cast<std::uint8_t>(code < 0 ? 4 : code));
+    read_status = guarded([&]() -> Status {
+      Batch batch;
+      aligner::SeqRecord record;
+      while (true) {
+        auto got = reader->next(record);
+        if (!got.ok()) return got.status();
+        if (*got) {
+          batch.names.push_back(record.name);
+          batch.patterns.push_back({batch.codes.size(), static_cast<std::uint32_t>(record.sequence.size())});
+          for (char c : record.sequence) {
+            const int code = fmindex::nucleotide_code(c);
+            batch.codes.push_back(static_cast<std::uint8_t>(code < 0 ? 4 : code));
+          }
         }
+        if (batch.patterns.size() == batch_size || (!*got && !batch.patterns.empty())) {
+          if (!to_search.push(std::move(batch))) return {};
+          batch = Batch{};
+        }
+        if (!*got) return {};
       }
-      if (batch.patterns.size() == batch_size || (!*got && !batch.patterns.empty())) {
-        if (!to_search.push(std::move(batch))) break;
-        batch = Batch{};
-      }
-      if (!*got) break;
-    }
+    });
     to_search.close();
   });
   std::uint64_t patterns = 0, hits = 0;
-  Status search_status;
-  while (auto batch = to_search.pop()) {
-    search_status = run_batch(*index, *batch, locate, max_hits, hits);
-    if (!search_status.ok()) break;
-    patterns += batch->patterns.size();
-    log.info("%llu patterns", static_cast<unsigned long long>(patterns));
-  }
+  const Status search_status = guarded([&]() -> Status {
+    while (auto batch = to_search.pop()) {
+      WTMAP_TRY(run_batch(*index, *batch, locate, max_hits, hits));
+      patterns += batch->patterns.size();
+      log.info("%llu patterns", static_cast<unsigned long long>(patterns));
+    }
+    return {};
+  });
   to_search.close();  // on a search error, stop the reader too
   read_thread.join();
   // A bad record stops the run where it is; the lines before it are already written.

@@ -1,6 +1,8 @@
 // wtmap: GPU FM-index over a wavelet tree -- index a reference, count patterns, align reads.
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
 
 #include "cli.hpp"
 
@@ -16,9 +18,7 @@ constexpr const char* kUsage =
     "\n"
     "Run 'wtmap <command>' without arguments for its options.\n";
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 1 : 0;
@@ -27,5 +27,20 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "count") == 0) return wtmap::cli::count_main(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "align") == 0) return wtmap::cli::align_main(argc - 1, argv + 1);
   std::fprintf(stderr, "wtmap: unknown command '%s'\n\n%s", argv[1], kUsage);
+  return 1;
+}
+
+}  // namespace
+
+// Errors travel as Status (the pipeline threads turn std::bad_alloc into one, cli::guarded);
+// what still throws ends the run here with a message instead of an abort.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fputs("wtmap: out of host memory\n", stderr);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wtmap: %s\n", e.what());
+  }
   return 1;
 }

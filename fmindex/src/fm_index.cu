@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <unistd.h>
 
@@ -151,7 +152,13 @@ Result<std::string> read_section(std::istream& in, const char (&tag)[5], const s
   if (size + 4 > static_cast<std::uint64_t>(end - here)) {
     return corrupt_data(path + ": truncated index file (the " + std::string(tag) + " section is cut short)");
   }
-  std::string payload(size, '\0');
+  std::string payload;
+  try {
+    payload.resize(size);
+  } catch (const std::bad_alloc&) {
+    return Status{StatusCode::out_of_memory, path + ": not enough host memory for the " + std::string(tag) +
+                                                 " section (" + std::to_string(size) + " bytes)"};
+  }
   std::uint32_t stored = 0;
   in.read(payload.data(), static_cast<std::streamsize>(size));
   in.read(reinterpret_cast<char*>(&stored), 4);
