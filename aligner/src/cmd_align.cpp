@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "batch_reader.hpp"
 #include "bounded_queue.hpp"
 #include "cli.hpp"
 #include "wtmap/aligner/batch_aligner.hpp"
@@ -45,6 +46,8 @@ constexpr const char* kUsage =
 struct Batch {
   std::vector<aligner::SeqRecord> reads;
   std::vector<aligner::ReadAlignment> alignments;
+  void add(aligner::SeqRecord&& r) { reads.push_back(std::move(r)); }
+  std::size_t size() const { return reads.size(); }
 };
 
 struct Totals {
@@ -156,23 +159,7 @@ int align_main(int argc, char** argv) {
   aligner::BoundedQueue<Batch> to_align(2), to_write(2);
   Status read_status, write_status;  // set by the two threads
   Totals totals;
-  std::thread read_thread([&] {
-    read_status = guarded([&]() -> Status {
-      Batch batch;
-      aligner::SeqRecord record;
-      while (true) {
-        auto got = reader->next(record);
-        if (!got.ok()) return got.status();
-        if (*got) batch.reads.push_back(std::move(record));
-        if (batch.reads.size() == batch_size || (!*got && !batch.reads.empty())) {
-          if (!to_align.push(std::move(batch))) return {};
-          batch = Batch{};
-        }
-        if (!*got) return {};
-      }
-    });
-    to_align.close();
-  });
+  std::thread read_thread = start_batch_reader(*reader, batch_size, to_align, read_status);
   std::thread write_thread([&] {
     write_status = guarded([&]() -> Status {
       std::uint64_t next_report = 1000000;

@@ -5,10 +5,11 @@
 #include <tuple>
 #include <vector>
 
+#include "batch_reader.hpp"
 #include "bounded_queue.hpp"
 #include "cli.hpp"
-#include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
+#include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
 
 namespace wtmap::cli {
@@ -34,11 +35,15 @@ struct Batch {
   std::vector<std::string> names;
   std::vector<std::uint8_t> codes;
   std::vector<fmindex::PatternRef> patterns;
-  void clear() {
-    names.clear();
-    codes.clear();
-    patterns.clear();
+  void add(aligner::SeqRecord&& r) {
+    names.push_back(std::move(r.name));
+    patterns.push_back({codes.size(), static_cast<std::uint32_t>(r.sequence.size())});
+    for (char c : r.sequence) {
+      const int code = fmindex::nucleotide_code(c);
+      codes.push_back(static_cast<std::uint8_t>(code < 0 ? 4 : code));
+    }
   }
+  std::size_t size() const { return patterns.size(); }
 };
 
 // Searches one batch, locates up to max_hits rows per pattern, prints the lines.
@@ -143,30 +148,7 @@ int count_main(int argc, char** argv) {
   // reader thread (parsing) -> this thread (search, locate, output), one batch ahead.
   aligner::BoundedQueue<Batch> to_search(2);
   Status read_status;
-  std::thread read_thread([&] {
-    read_status = guarded([&]() -> Status {
-      Batch batch;
-      aligner::SeqRecord record;
-      while (true) {
-        auto got = reader->next(record);
-        if (!got.ok()) return got.status();
-        if (*got) {
-          batch.names.push_back(record.name);
-          batch.patterns.push_back({batch.codes.size(), static_cast<std::uint32_t>(record.sequence.size())});
-          for (char c : record.sequence) {
-            const int code = fmindex::nucleotide_code(c);
-            batch.codes.push_back(static_cast<std::uint8_t>(code < 0 ? 4 : code));
-          }
-        }
-        if (batch.patterns.size() == batch_size || (!*got && !batch.patterns.empty())) {
-          if (!to_search.push(std::move(batch))) return {};
-          batch = Batch{};
-        }
-        if (!*got) return {};
-      }
-    });
-    to_search.close();
-  });
+  std::thread read_thread = start_batch_reader(*reader, batch_size, to_search, read_status);
   std::uint64_t patterns = 0, hits = 0;
   const Status search_status = guarded([&]() -> Status {
     while (auto batch = to_search.pop()) {
