@@ -1,5 +1,5 @@
 // wtmap aligner: exhaustive k-mismatch backward search of one read, as a __host__ __device__
-// function (one GPU thread per read, or one CPU loop iteration).
+// state machine (ReadSearch, stepped by a GPU thread or a CPU loop; search_read runs it to the end).
 //
 // The search is bwa aln's (Li and Durbin, Bioinformatics 2009) restricted to substitutions
 // (bwa aln -o 0): a depth-first backward search over the FM-index of both strands, branching on
