@@ -132,7 +132,13 @@ int align_main(int argc, char** argv) {
   // it loads on a second thread while the GPU copy loads.
   std::future<Result<fmindex::FmIndex>> cpu_load;
   if (*backend == Backend::gpu && !io_only) {
-    cpu_load = std::async(std::launch::async, [path = index_path(prefix)] { return fmindex::FmIndex::load(path, Backend::cpu); });
+    cpu_load = std::async(std::launch::async, [path = index_path(prefix)]() -> Result<fmindex::FmIndex> {
+      try {
+        return fmindex::FmIndex::load(path, Backend::cpu);
+      } catch (const std::bad_alloc&) {
+        return Status{StatusCode::out_of_memory, "out of host memory"};
+      }
+    });
   }
   auto index = fmindex::FmIndex::load(index_path(prefix), *backend);
   if (!index.ok()) return fail("align", index.status());
