@@ -81,6 +81,10 @@ class Reader {
     }
     auto b = Buffer::allocate(backend, size, what_.c_str());
     if (!b.ok()) return b.status();
+    if (backend == Backend::cpu) {  // straight into the buffer
+      WTMAP_TRY(bytes(b->data(), size, "data block"));
+      return b;
+    }
     std::vector<char> stage(std::min<std::uint64_t>(size, kCopyChunk));
     for (std::uint64_t off = 0; off < size; off += kCopyChunk) {
       const std::size_t n = std::min<std::uint64_t>(kCopyChunk, size - off);

@@ -48,35 +48,41 @@ struct LocateOp {
 
 // ---- index file sections ----------------------------------------------------------------------
 
-// CRC-32 of a section, in pieces on all CPU threads joined with crc32_combine: zlib's CRC runs
-// at about 0.5 GB/s on one core, which made it most of the load time of a gigabase index.
-std::uint32_t section_crc(const std::string& payload) {
+// CRC-32 of `size` bytes, in pieces on all CPU threads joined with crc32_combine: zlib's CRC
+// runs at about 0.5 GB/s on one core, which made it most of the load time of a gigabase index.
+std::uint32_t parallel_crc(const char* data, std::uint64_t size) {
   constexpr std::uint64_t kPiece = std::uint64_t{16} << 20;
-  const std::uint64_t pieces = (payload.size() + kPiece - 1) / kPiece;
+  const std::uint64_t pieces = (size + kPiece - 1) / kPiece;
   std::vector<uLong> crcs(pieces);
   detail::parallel_for_ranges(pieces, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t p = begin; p < end; ++p) {
-      const std::uint64_t first = p * kPiece, length = std::min<std::uint64_t>(kPiece, payload.size() - first);
-      crcs[p] = crc32_z(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(payload.data() + first), length);
+      const std::uint64_t first = p * kPiece, length = std::min<std::uint64_t>(kPiece, size - first);
+      crcs[p] = crc32_z(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(data + first), length);
     }
   }, 1);
   uLong crc = crc32(0L, Z_NULL, 0);
   for (std::uint64_t p = 0; p < pieces; ++p) {
-    crc = crc32_combine64(crc, crcs[p], static_cast<z_off64_t>(std::min<std::uint64_t>(kPiece, payload.size() - p * kPiece)));
+    crc = crc32_combine64(crc, crcs[p], static_cast<z_off64_t>(std::min<std::uint64_t>(kPiece, size - p * kPiece)));
   }
   return static_cast<std::uint32_t>(crc);
 }
 
-// An istream over a string's bytes without copying them (std::istringstream copies).
-class BorrowedStream : public std::istream {
- public:
-  explicit BorrowedStream(std::string& bytes) : std::istream(&buffer_), buffer_(bytes) {}
+std::uint32_t section_crc(const std::string& payload) { return parallel_crc(payload.data(), payload.size()); }
 
- private:
-  struct Buffer : std::streambuf {
-    explicit Buffer(std::string& s) { setg(s.data(), s.data(), s.data() + s.size()); }
-  } buffer_;
-};
+// A counted array of 64-bit values from a section's payload of `size` bytes: the count is
+// checked against the payload and `max_items` before anything is allocated.
+Result<std::vector<std::uint64_t>> read_u64_array(std::istream& payload, std::uint64_t size, std::uint64_t max_items,
+                                                  const char* what) {
+  std::uint64_t count = 0;
+  payload.read(reinterpret_cast<char*>(&count), 8);
+  if (payload.gcount() != 8 || count > max_items || count > (size - 8) / 8) {
+    return corrupt_data(std::string(what) + " section has an impossible length");
+  }
+  std::vector<std::uint64_t> values(count);
+  payload.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(count * 8));
+  if (static_cast<std::uint64_t>(payload.gcount()) != count * 8) return corrupt_data(std::string(what) + " section is cut short");
+  return values;
+}
 
 struct SectionWriter {
   std::ostream& out;
@@ -135,7 +141,8 @@ class PayloadReader {
   std::size_t pos_ = 0;
 };
 
-Result<std::string> read_section(std::istream& in, const char (&tag)[5], const std::string& path) {
+// A section's tag and payload size, the size bounded by what is left of the file.
+Result<std::uint64_t> section_header(std::istream& in, const char (&tag)[5], const std::string& path) {
   char got[4];
   std::uint64_t size = 0;
   in.read(got, 4);
@@ -144,7 +151,6 @@ Result<std::string> read_section(std::istream& in, const char (&tag)[5], const s
   if (std::memcmp(got, tag, 4) != 0) {
     return corrupt_data(path + ": corrupt index file (expected the " + std::string(tag) + " section)");
   }
-  // Bound the size by what is left in the file before allocating.
   const auto here = in.tellg();
   in.seekg(0, std::ios::end);
   const auto end = in.tellg();
@@ -152,6 +158,76 @@ Result<std::string> read_section(std::istream& in, const char (&tag)[5], const s
   if (size + 4 > static_cast<std::uint64_t>(end - here)) {
     return corrupt_data(path + ": truncated index file (the " + std::string(tag) + " section is cut short)");
   }
+  return size;
+}
+
+// The payload of one section as a stream of its own: at most `size` bytes of the file, their
+// CRC-32 taken on the way (large reads go straight into the reader's memory and are summed in
+// parallel). The large sections (tree, sampled rows, SA samples) are parsed from it directly
+// instead of being copied into a string first: a third fewer passes over a gigabyte index.
+class SectionBuffer : public std::streambuf {
+ public:
+  SectionBuffer(std::istream& in, std::uint64_t size) : in_(in), left_(size) {}
+  std::uint32_t crc() const { return static_cast<std::uint32_t>(crc_); }
+  bool all_consumed() const { return left_ == 0 && gptr() == egptr(); }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    const std::streamsize got = fill(buffer_, std::min<std::uint64_t>(sizeof buffer_, left_));
+    if (got <= 0) return traits_type::eof();
+    setg(buffer_, buffer_, buffer_ + got);
+    return traits_type::to_int_type(buffer_[0]);
+  }
+  std::streamsize xsgetn(char* dst, std::streamsize count) override {
+    const std::streamsize buffered = std::min<std::streamsize>(count, egptr() - gptr());
+    if (buffered > 0) {
+      std::memcpy(dst, gptr(), static_cast<std::size_t>(buffered));
+      gbump(static_cast<int>(buffered));
+    }
+    return buffered + fill(dst + buffered, std::min<std::uint64_t>(static_cast<std::uint64_t>(count - buffered), left_));
+  }
+
+ private:
+  std::streamsize fill(char* dst, std::uint64_t n) {
+    if (n == 0) return 0;
+    in_.read(dst, static_cast<std::streamsize>(n));
+    const std::streamsize got = in_.gcount();
+    crc_ = crc32_combine64(crc_, parallel_crc(dst, static_cast<std::uint64_t>(got)), got);
+    left_ -= static_cast<std::uint64_t>(got);
+    return got;
+  }
+
+  std::istream& in_;
+  std::uint64_t left_;
+  uLong crc_ = crc32(0L, Z_NULL, 0);
+  char buffer_[1 << 16];
+};
+
+// Parses one section with parse(std::istream& payload, size) -> Result<T>, then checks that it used the whole
+// payload and that the payload's checksum is the stored one. A parse error caused by a corrupt
+// byte is reported as the parser's error (the checksum would have caught it too).
+template <class Parse>
+auto read_streamed_section(std::istream& in, const char (&tag)[5], const std::string& path, Parse&& parse)
+    -> decltype(parse(in, std::uint64_t{0})) {
+  auto size = section_header(in, tag, path);
+  if (!size.ok()) return size.status();
+  SectionBuffer buffer(in, *size);
+  std::istream payload(&buffer);
+  auto parsed = parse(payload, *size);
+  if (!parsed.ok()) return Status{parsed.status().code(), path + ": " + parsed.status().message()};
+  if (!buffer.all_consumed()) return corrupt_data(path + ": corrupt index file (the " + std::string(tag) + " section is longer than its content)");
+  std::uint32_t stored = 0;
+  in.read(reinterpret_cast<char*>(&stored), 4);
+  if (!in) return corrupt_data(path + ": truncated index file (in the " + std::string(tag) + " section)");
+  if (buffer.crc() != stored) return corrupt_data(path + ": corrupt index file (checksum mismatch in the " + std::string(tag) + " section)");
+  return parsed;
+}
+
+Result<std::string> read_section(std::istream& in, const char (&tag)[5], const std::string& path) {
+  auto section_size = section_header(in, tag, path);
+  if (!section_size.ok()) return section_size.status();
+  const std::uint64_t size = *section_size;
   std::string payload;
   try {
     payload.resize(size);
@@ -445,24 +521,18 @@ Result<FmIndex> FmIndex::load(const std::string& path, Backend backend) {
     WTMAP_TRY(r.get_array(special_rows, n));
     WTMAP_TRY(r.finish());
   }
-  auto tree_bytes = read_section(in, "BWTW", path);
-  if (!tree_bytes.ok()) return tree_bytes.status();
-  BorrowedStream tree_stream(*tree_bytes);
-  auto tree = WaveletTree<std::uint8_t, 4>::load(tree_stream, backend);
-  if (!tree.ok()) return Status{tree.status().code(), path + ": " + tree.status().message()};
-  auto sampled_bytes = read_section(in, "SMPB", path);
-  if (!sampled_bytes.ok()) return sampled_bytes.status();
-  BorrowedStream sampled_stream(*sampled_bytes);
-  auto sampled = RankSelectBitVector::load(sampled_stream, backend);
-  if (!sampled.ok()) return Status{sampled.status().code(), path + ": " + sampled.status().message()};
-  auto samples_bytes = read_section(in, "SMPA", path);
-  if (!samples_bytes.ok()) return samples_bytes.status();
-  std::vector<std::uint64_t> samples;
-  {
-    PayloadReader r(*samples_bytes, path + ": SA sample");
-    WTMAP_TRY(r.get_array(samples, n));
-    WTMAP_TRY(r.finish());
-  }
+  auto tree = read_streamed_section(in, "BWTW", path, [&](std::istream& payload, std::uint64_t) {
+    return WaveletTree<std::uint8_t, 4>::load(payload, backend);
+  });
+  if (!tree.ok()) return tree.status();
+  auto sampled = read_streamed_section(in, "SMPB", path, [&](std::istream& payload, std::uint64_t) {
+    return RankSelectBitVector::load(payload, backend);
+  });
+  if (!sampled.ok()) return sampled.status();
+  auto samples = read_streamed_section(in, "SMPA", path, [&](std::istream& payload, std::uint64_t size) {
+    return read_u64_array(payload, size, n, "SA sample");
+  });
+  if (!samples.ok()) return samples.status();
   if (in.peek() != std::char_traits<char>::eof()) return corrupt_data(path + ": trailing bytes after the last section");
 
   // Cross-checks that keep every query in bounds.
@@ -473,7 +543,7 @@ Result<FmIndex> FmIndex::load(const std::string& path, Backend backend) {
   for (std::size_t j = 0; j < special_rows.size(); ++j) {
     if (special_rows[j] >= n || (j > 0 && special_rows[j] <= special_rows[j - 1])) return corrupt_data(path + ": corrupt special-row table");
   }
-  for (const std::uint64_t s : samples) {
+  for (const std::uint64_t s : *samples) {
     if (s >= n) return corrupt_data(path + ": corrupt SA samples");
   }
   for (std::size_t j = 0; j < fragment_table.size(); ++j) {
@@ -493,7 +563,7 @@ Result<FmIndex> FmIndex::load(const std::string& path, Backend backend) {
   index.fragments_ = std::move(fragment_table);
   index.forward_length_ = m;
   index.sample_rate_ = sample_rate;
-  WTMAP_TRY(index.bind(samples));
+  WTMAP_TRY(index.bind(*samples));
   return std::move(index);
 }
 
