@@ -163,8 +163,8 @@ Result<std::uint64_t> section_header(std::istream& in, const char (&tag)[5], con
 
 // The payload of one section as a stream of its own: at most `size` bytes of the file, their
 // CRC-32 taken on the way (large reads go straight into the reader's memory and are summed in
-// parallel). The large sections (tree, sampled rows, SA samples) are parsed from it directly
-// instead of being copied into a string first: a third fewer passes over a gigabyte index.
+// parallel). The large sections (tree, sampled rows, SA samples) are parsed from it directly,
+// not from a zero-filled copy of the section: one pass less over memory the size of the index.
 class SectionBuffer : public std::streambuf {
  public:
   SectionBuffer(std::istream& in, std::uint64_t size) : in_(in), left_(size) {}
@@ -204,9 +204,9 @@ class SectionBuffer : public std::streambuf {
   char buffer_[1 << 16];
 };
 
-// Parses one section with parse(std::istream& payload, size) -> Result<T>, then checks that it used the whole
-// payload and that the payload's checksum is the stored one. A parse error caused by a corrupt
-// byte is reported as the parser's error (the checksum would have caught it too).
+// Parses one section with parse(std::istream& payload, size) -> Result<T>, then checks that it
+// used the whole payload and that the payload's checksum is the stored one. A parse error caused
+// by a corrupt byte is reported as the parser's error (the checksum would have caught it too).
 template <class Parse>
 auto read_streamed_section(std::istream& in, const char (&tag)[5], const std::string& path, Parse&& parse)
     -> decltype(parse(in, std::uint64_t{0})) {
