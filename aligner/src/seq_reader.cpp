@@ -3,6 +3,7 @@
 #include <htslib/bgzf.h>
 
 #include <cstring>
+#include <new>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -40,7 +41,13 @@ struct SeqReader::Impl {
     inflater = std::thread([this] {
       while (true) {
         Chunk c;
-        c.bytes.resize(kChunkBytes);
+        try {
+          c.bytes.resize(kChunkBytes);
+        } catch (const std::bad_alloc&) {
+          c.error = Status{StatusCode::out_of_memory, path + ": no host memory for the input buffer"};
+          chunks.push(std::move(c));
+          break;
+        }
         const ssize_t n = bgzf_read(file, c.bytes.data(), kChunkBytes);
         if (n < 0) {
           c.bytes.clear();
