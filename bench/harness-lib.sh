@@ -1,6 +1,7 @@
-# Shared by the bench/run-*.sh scripts (sourced, not run).
-# Sets: here, OUT, WORK, DEVICE, THREADS, QUICK, BUDGET; defines find_prog, step, remaining,
-# number, host_info.
+# Shared by the bench/run-*.sh scripts (sourced without arguments, not run).
+# Takes a leading --quick off the script's arguments (exports WTMAP_BENCH_QUICK=1).
+# Sets: here, OUT, WORK, DEVICE, THREADS, QUICK, BUDGET, min_time; defines find_prog, step,
+# remaining, number, host_info.
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT="${OUT:-$PWD/bench-out}"
@@ -10,7 +11,13 @@ mkdir -p "$WORK"
 WORK="$(cd "$WORK" && pwd)"
 DEVICE="${WTMAP_BENCH_DEVICE:-gpu}"           # wtmap's --device for the measured runs
 THREADS="${WTMAP_BENCH_THREADS:-$(nproc)}"
+# Sourced without arguments, this file sees the script's own "$@", and `shift` shifts it.
+if [[ "${1:-}" == "--quick" ]]; then
+  export WTMAP_BENCH_QUICK=1
+  shift
+fi
 QUICK="${WTMAP_BENCH_QUICK:-0}"
+min_time="${WTMAP_BENCH_MIN_TIME:-0.2}"         # Google Benchmark's --benchmark_min_time
 BUDGET="${WTMAP_BENCH_BUDGET_S:-530}"         # seconds this run may take (device calls: 600)
 START_S=$SECONDS
 

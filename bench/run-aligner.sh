@@ -15,7 +15,6 @@
 # and the timed runs of that genome wait for it (the same run, or a later one).
 # Results in $OUT: aligner.txt (table), aligner.json, aligner.tsv, aligner-logs.tar.gz.
 set -euo pipefail
-if [[ "${1:-}" == "--quick" ]]; then export WTMAP_BENCH_QUICK=1; shift; fi
 source "$(dirname "${BASH_SOURCE[0]}")/harness-lib.sh"
 
 if [[ "$QUICK" == 1 ]]; then

@@ -11,11 +11,6 @@
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/harness-lib.sh"  # here, OUT (created), find_prog
-if [[ "${1:-}" == "--quick" ]]; then
-  export WTMAP_BENCH_QUICK=1
-  shift
-fi
-min_time="${WTMAP_BENCH_MIN_TIME:-0.2}"
 # Seconds each program may run before it is stopped (its finished results are kept).
 budget_bv="${WTMAP_BENCH_TIMEOUT_BV:-200}"
 budget_wt="${WTMAP_BENCH_TIMEOUT_WT:-260}"

@@ -13,11 +13,6 @@
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/harness-lib.sh"  # here, OUT (created), find_prog
-if [[ "${1:-}" == "--quick" ]]; then
-  export WTMAP_BENCH_QUICK=1
-  shift
-fi
-min_time="${WTMAP_BENCH_MIN_TIME:-0.2}"
 budget="${WTMAP_BENCH_TIMEOUT_DNA:-420}"
 
 prog="$(find_prog bench_dna_rank)"

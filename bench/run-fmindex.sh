@@ -10,7 +10,6 @@
 # Results in $OUT (default ./bench-out): fmindex.txt (table), fmindex.json, fmindex.tsv,
 # fmindex-logs.tar.gz. Sizes and switches: see bench/README.md.
 set -euo pipefail
-if [[ "${1:-}" == "--quick" ]]; then export WTMAP_BENCH_QUICK=1; shift; fi
 source "$(dirname "${BASH_SOURCE[0]}")/harness-lib.sh"
 
 if [[ "$QUICK" == 1 ]]; then

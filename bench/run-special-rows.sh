@@ -12,11 +12,6 @@
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/harness-lib.sh"  # here, OUT (created), find_prog
-if [[ "${1:-}" == "--quick" ]]; then
-  export WTMAP_BENCH_QUICK=1
-  shift
-fi
-min_time="${WTMAP_BENCH_MIN_TIME:-0.2}"
 
 prog="$(find_prog bench_special_rows)"
 echo "== $prog (gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo none); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown))"
