@@ -51,10 +51,7 @@ int main(int argc, char** argv) {
       if (!got.ok()) die(got.status().message());
       if (!*got) break;
       patterns.push_back({codes.size(), static_cast<std::uint32_t>(r.sequence.size())});
-      for (char c : r.sequence) {
-        const int code = fmindex::nucleotide_code(c);
-        codes.push_back(static_cast<std::uint8_t>(code < 0 ? 4 : code));
-      }
+      for (char c : r.sequence) codes.push_back(fmindex::search_code(c));
     }
     std::vector<fmindex::SaInterval> out(patterns.size());
     double best = 1e300;

@@ -81,10 +81,7 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
   wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t r = begin; r < end; ++r) {
       std::uint8_t* dst = codes_.data() + patterns_[r].offset;
-      for (char c : reads[r].sequence) {
-        const int code = fmindex::nucleotide_code(c);
-        *dst++ = static_cast<std::uint8_t>(code < 0 ? 4 : code);
-      }
+      for (char c : reads[r].sequence) *dst++ = fmindex::search_code(c);
     }
   }, 1 << 12);
   results_.resize(n);

@@ -38,10 +38,7 @@ struct Batch {
   void add(aligner::SeqRecord&& r) {
     names.push_back(std::move(r.name));
     patterns.push_back({codes.size(), static_cast<std::uint32_t>(r.sequence.size())});
-    for (char c : r.sequence) {
-      const int code = fmindex::nucleotide_code(c);
-      codes.push_back(static_cast<std::uint8_t>(code < 0 ? 4 : code));
-    }
+    for (char c : r.sequence) codes.push_back(fmindex::search_code(c));
   }
   std::size_t size() const { return patterns.size(); }
 };

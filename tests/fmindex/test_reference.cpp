@@ -239,6 +239,7 @@ TEST(NucleotideCode, Alphabet) {
       expected = 4;
     }
     EXPECT_EQ(nucleotide_code(c), expected) << "byte " << b;
+    EXPECT_EQ(search_code(c), expected >= 0 && expected < 4 ? expected : 4) << "byte " << b;
   }
 }
 

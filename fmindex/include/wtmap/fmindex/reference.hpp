@@ -51,4 +51,12 @@ Result<Reference> read_fasta(const std::string& path);
 // codes, -1 for anything else.
 int nucleotide_code(char c);
 
+// The search code of a pattern or read letter: 0..3 for A/C/G/T/U, 4 for everything else -- a
+// code no backward search extends by, so a pattern holding one matches nothing (an N in a read
+// is a mismatch).
+inline std::uint8_t search_code(char c) {
+  const int code = nucleotide_code(c);
+  return static_cast<std::uint8_t>(code < 0 ? 4 : code);
+}
+
 }  // namespace wtmap::fmindex
