@@ -67,8 +67,6 @@ std::uint32_t parallel_crc(const char* data, std::uint64_t size) {
   return static_cast<std::uint32_t>(crc);
 }
 
-std::uint32_t section_crc(const std::string& payload) { return parallel_crc(payload.data(), payload.size()); }
-
 // A counted array of 64-bit values from a section's payload of `size` bytes: the count is
 // checked against the payload and `max_items` before anything is allocated.
 Result<std::vector<std::uint64_t>> read_u64_array(std::istream& payload, std::uint64_t size, std::uint64_t max_items,
@@ -88,7 +86,7 @@ struct SectionWriter {
   std::ostream& out;
   void write(const char (&tag)[5], const std::string& payload) {
     const std::uint64_t size = payload.size();
-    const std::uint32_t crc = section_crc(payload);
+    const std::uint32_t crc = parallel_crc(payload.data(), payload.size());
     out.write(tag, 4);
     out.write(reinterpret_cast<const char*>(&size), 8);
     out.write(payload.data(), static_cast<std::streamsize>(payload.size()));
@@ -224,23 +222,22 @@ auto read_streamed_section(std::istream& in, const char (&tag)[5], const std::st
   return parsed;
 }
 
+// A small section's whole payload, checked like any other.
 Result<std::string> read_section(std::istream& in, const char (&tag)[5], const std::string& path) {
-  auto section_size = section_header(in, tag, path);
-  if (!section_size.ok()) return section_size.status();
-  const std::uint64_t size = *section_size;
-  std::string payload;
-  try {
-    payload.resize(size);
-  } catch (const std::bad_alloc&) {
-    return Status{StatusCode::out_of_memory, path + ": not enough host memory for the " + std::string(tag) +
-                                                 " section (" + std::to_string(size) + " bytes)"};
-  }
-  std::uint32_t stored = 0;
-  in.read(payload.data(), static_cast<std::streamsize>(size));
-  in.read(reinterpret_cast<char*>(&stored), 4);
-  if (!in) return corrupt_data(path + ": truncated index file (in the " + std::string(tag) + " section)");
-  if (section_crc(payload) != stored) return corrupt_data(path + ": corrupt index file (checksum mismatch in the " + std::string(tag) + " section)");
-  return payload;
+  return read_streamed_section(in, tag, path, [&](std::istream& payload, std::uint64_t size) -> Result<std::string> {
+    std::string bytes;
+    try {
+      bytes.resize(size);
+    } catch (const std::bad_alloc&) {
+      return Status{StatusCode::out_of_memory, "not enough host memory for the " + std::string(tag) + " section (" +
+                                                   std::to_string(size) + " bytes)"};
+    }
+    payload.read(bytes.data(), static_cast<std::streamsize>(size));
+    if (static_cast<std::uint64_t>(payload.gcount()) != size) {
+      return corrupt_data("truncated index file (in the " + std::string(tag) + " section)");
+    }
+    return bytes;
+  });
 }
 
 }  // namespace
