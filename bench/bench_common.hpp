@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "wtmap/core/config.hpp"
 #include "wtmap/core/status.hpp"
 
 namespace wtmap::bench {
@@ -107,6 +108,13 @@ void parallel_generate(T* out, std::size_t n, std::uint64_t seed, Gen gen) {
     const std::size_t end = std::min(n, static_cast<std::size_t>(c + 1) * kChunk);
     for (std::size_t i = static_cast<std::size_t>(c) * kChunk; i < end; ++i) out[i] = gen(rng);
   }
+}
+
+// Four counts folded into one checked word (odd multipliers, so each count matters): what the
+// DNA rank_all kernels write per query.
+WTMAP_HD std::uint64_t fold4(const std::uint64_t r[4]) {
+  return r[0] * 0x9E3779B97F4A7C15ull + r[1] * 0xC2B2AE3D27D4EB4Full + r[2] * 0x165667B19E3779F9ull +
+         r[3] * 0x27D4EB2F165667C5ull;
 }
 
 // ---- Timing ----------------------------------------------------------------------------------

@@ -68,12 +68,6 @@ DNA_HD std::uint64_t mix64(std::uint64_t z) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
-// Four ranks folded into one checked word (odd multipliers, so each count matters).
-DNA_HD std::uint64_t fold4(const std::uint64_t r[4]) {
-  return r[0] * 0x9E3779B97F4A7C15ull + r[1] * 0xC2B2AE3D27D4EB4Full + r[2] * 0x165667B19E3779F9ull +
-         r[3] * 0x27D4EB2F165667C5ull;
-}
-
 // C[c] = symbols < c in the text; C[4] = n.
 struct Cumulative {
   std::uint64_t c[5];

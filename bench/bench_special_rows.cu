@@ -43,12 +43,6 @@ constexpr std::size_t kChecked = 100000;
 constexpr unsigned kCheckpointShift = 10;
 constexpr unsigned kHostLog2n = 24;  // the text size without a GPU
 
-// The four counts folded into one word (odd multipliers, so each count matters).
-WTMAP_HD std::uint64_t fold4(const std::uint64_t r[4]) {
-  return r[0] * 0x9E3779B97F4A7C15ull + r[1] * 0xC2B2AE3D27D4EB4Full + r[2] * 0x165667B19E3779F9ull +
-         r[3] * 0x27D4EB2F165667C5ull;
-}
-
 enum class Variant { none, table, bitvector };
 const char* variant_name(Variant v) { return v == Variant::none ? "none" : v == Variant::table ? "table" : "bitvector"; }
 
