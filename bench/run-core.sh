@@ -21,7 +21,7 @@ budget_wt="${WTMAP_BENCH_TIMEOUT_WT:-260}"
   echo "gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || echo none)"
   echo "nproc: $(nproc)"
   echo "quick: ${WTMAP_BENCH_QUICK:-0}"
-  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "commit: $(cat .device/COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "command: $0 $*"
 } | tee "$OUT/host.txt"
 

@@ -14,6 +14,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/harness-lib.sh"  # here, OUT (created), find_prog
 
 prog="$(find_prog bench_special_rows)"
-echo "== $prog (gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo none); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown))"
+echo "== $prog (gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo none); commit $(cat .device/COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown))"
 "$prog" --benchmark_format=console --benchmark_out="$OUT/special-rows.json" --benchmark_out_format=json \
   --benchmark_min_time="$min_time" "$@" 2>&1 | tee "$OUT/special-rows.txt"
