@@ -129,6 +129,24 @@ int align_main(int argc, char** argv) {
   sam.threads = common.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : static_cast<unsigned>(common.threads);
 
   const Log log("align");
+  // Reading starts first, so that inflating the first batches overlaps with the CUDA start-up
+  // and the index loads (a second or two for a large genome). The guard stops and joins the
+  // reader on every way out of this function.
+  auto reader = aligner::SeqReader::open(input, sam.threads);
+  if (!reader.ok()) return fail("align", reader.status());
+  aligner::BoundedQueue<Batch> to_align(2), to_write(2);
+  Status read_status;  // set by the reader thread
+  StageClock read_clock, align_clock, write_clock;  // each touched by its own thread only
+  std::thread read_thread = start_batch_reader(*reader, batch_size, to_align, read_status, &read_clock);
+  struct JoinReader {
+    aligner::BoundedQueue<Batch>& queue;
+    std::thread& thread;
+    ~JoinReader() {
+      queue.close();
+      if (thread.joinable()) thread.join();
+    }
+  } join_reader{to_align, read_thread};
+
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("align", backend.status());
   // On the GPU, a CPU copy of the index finishes the few reads with long searches (AlignOptions);
@@ -157,20 +175,15 @@ int align_main(int argc, char** argv) {
       return fail("align", loaded.status());
     }
   }
-  auto reader = aligner::SeqReader::open(input, sam.threads);
-  if (!reader.ok()) return fail("align", reader.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
   if (!writer.ok()) return fail("align", writer.status());
   log.info("index loaded on the %s; aligning with up to %llu mismatches", backend_name(*backend),
            static_cast<unsigned long long>(k));
 
   // reader thread -> aligner (this thread, the GPU) -> writer thread
-  aligner::BoundedQueue<Batch> to_align(2), to_write(2);
-  Status read_status, write_status;  // set by the two threads
+  Status write_status;  // set by the writer thread
   Totals totals;
-  StageClock read_clock, align_clock, write_clock;  // each touched by its own thread only
   const double start_seconds = log.seconds();
-  std::thread read_thread = start_batch_reader(*reader, batch_size, to_align, read_status, &read_clock);
   std::thread write_thread([&] {
     write_status = guarded([&]() -> Status {
       std::uint64_t next_report = 1000000;
