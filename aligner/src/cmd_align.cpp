@@ -33,7 +33,8 @@ constexpr const char* kUsage =
     "  -N INT            list the other hits in XA when best + second-best hits <= INT, 0..8 [3]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
     "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
-    "  --batch INT       reads per batch; bounds memory (about 1 KB per read) [100000]\n"
+    "  --batch INT       reads per batch [100000]; memory holds at most 11 batches (about\n"
+    "                    1 KB per read): 6 read ahead (while the index loads), 5 in the stages\n"
     "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
     "                    on the GPU, reads past 8192 nodes are finished by the CPU threads on a\n"
     "                    CPU copy of the index (host memory: about the index file's size)\n"
@@ -134,7 +135,9 @@ int align_main(int argc, char** argv) {
   // reader on every way out of this function.
   auto reader = aligner::SeqReader::open(input, sam.threads);
   if (!reader.ok()) return fail("align", reader.status());
-  aligner::BoundedQueue<Batch> to_align(2), to_write(2);
+  // Six batches read ahead: enough to keep the reader busy while a large index loads (1.5-2 s
+  // for a 1 Gbp genome) without holding the whole input.
+  aligner::BoundedQueue<Batch> to_align(6), to_write(2);
   Status read_status;  // set by the reader thread
   StageClock read_clock, align_clock, write_clock;  // each touched by its own thread only
   std::thread read_thread = start_batch_reader(*reader, batch_size, to_align, read_status, &read_clock);
