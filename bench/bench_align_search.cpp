@@ -1,5 +1,6 @@
 // Search-only timing of the wtmap aligner: loads the index, reads every read into memory,
-// then times BatchAligner::align over the reads in batches (no parsing, no SAM/BAM output).
+// then times BatchAligner::search and finish over the reads in batches, pipelined as `wtmap align`
+// runs them (no parsing, no SAM/BAM output).
 // This is the number to hold against `bwa aln` (which also only searches and writes .sai).
 //
 //   bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES]
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,11 +89,23 @@ int main(int argc, char** argv) {
   if (auto s = al.align(batches[0], out); !s.ok()) die(s.message());
   std::size_t mapped = 0;
   const aligner::BatchAligner::StageSeconds warm = al.stage_seconds();
+  // As `wtmap align` runs them: batch i + 1 is searched (GPU) while batch i is finished (CPU
+  // search of the long reads, hit choice, locate) on a second thread.
+  aligner::SearchedBatch searched[2];
+  std::future<std::size_t> finishing;  // mapped reads of the batch being finished
   t0 = Clock::now();
-  for (const auto& b : batches) {
-    if (auto s = al.align(b, out); !s.ok()) die(s.message());
-    for (const auto& a : out) mapped += a.mapped;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    if (auto s = al.search(batches[i], searched[i % 2]); !s.ok()) die(s.message());
+    if (finishing.valid()) mapped += finishing.get();
+    finishing = std::async(std::launch::async, [&al, &batch = batches[i], &work = searched[i % 2]] {
+      std::vector<aligner::ReadAlignment> alignments;
+      if (auto s = al.finish(batch, work, alignments); !s.ok()) die(s.message());
+      std::size_t m = 0;
+      for (const auto& a : alignments) m += a.mapped;
+      return m;
+    });
   }
+  if (finishing.valid()) mapped += finishing.get();
   const double search_s = since(t0);
   const double rate = search_s > 0 ? n / search_s : 0.0;
   const aligner::BatchAligner::StageSeconds& all = al.stage_seconds();

@@ -60,65 +60,92 @@ BatchAligner::BatchAligner(const fmindex::FmIndex& index, const AlignOptions& op
 BatchAligner::~BatchAligner() = default;
 
 Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<ReadAlignment>& out) {
+  WTMAP_TRY(search(reads, own_));
+  return finish(reads, own_, out);
+}
+
+namespace {
+
+// Adds the seconds since the last call to a stage's total.
+class Lap {
+ public:
+  void operator()(double& stage) {
+    const auto now = std::chrono::steady_clock::now();
+    stage += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& batch) {
   if (options_.max_alternatives > kMaxAlternatives) {
     return invalid_argument("at most " + std::to_string(kMaxAlternatives) + " alternative hits can be listed");
   }
-  using Clock = std::chrono::steady_clock;
-  auto lap = [last = Clock::now()](double& stage) mutable {
-    const auto now = Clock::now();
-    stage += std::chrono::duration<double>(now - last).count();
-    last = now;
-  };
+  Lap lap;
   const std::size_t n = reads.size();
   // Encode: offsets serially (a prefix sum), bases in parallel.
-  patterns_.resize(n);
+  batch.patterns.resize(n);
   std::uint64_t total = 0;
   for (std::size_t r = 0; r < n; ++r) {
-    patterns_[r] = {total, static_cast<std::uint32_t>(reads[r].sequence.size())};
+    batch.patterns[r] = {total, static_cast<std::uint32_t>(reads[r].sequence.size())};
     total += reads[r].sequence.size();
   }
-  codes_.resize(total);
+  batch.codes.resize(total);
   wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t r = begin; r < end; ++r) {
-      std::uint8_t* dst = codes_.data() + patterns_[r].offset;
+      std::uint8_t* dst = batch.codes.data() + batch.patterns[r].offset;
       for (char c : reads[r].sequence) *dst++ = fmindex::search_code(c);
     }
   }, 1 << 12);
-  results_.resize(n);
+  batch.results.resize(n);
   lap(seconds_.encode);
-  const std::uint8_t* backend_codes = codes_.data();
+  const std::uint8_t* backend_codes = batch.codes.data();
   std::lock_guard<std::mutex> lock(workspace_->scratch_mutex);
   if (index_.backend() == Backend::gpu) {
-    WTMAP_TRY(workspace_->reserve_scratch(codes_.size()));
-    WTMAP_TRY(wtmap::detail::upload_staged(*workspace_, workspace_->scratch.data(), codes_.data(), codes_.size()));
+    WTMAP_TRY(workspace_->reserve_scratch(batch.codes.size()));
+    WTMAP_TRY(wtmap::detail::upload_staged(*workspace_, workspace_->scratch.data(), batch.codes.data(), batch.codes.size()));
     backend_codes = reinterpret_cast<const std::uint8_t*>(workspace_->scratch.data());
   }
   SearchParams params = options_.search;
-  const bool sliced = index_.backend() == Backend::gpu && cpu_index_ != nullptr && params.work_cap > options_.gpu_work_slice;
-  if (sliced) params.work_cap = options_.gpu_work_slice;
-  const SearchOp op{index_.view(), backend_codes, codes_.size(), params};
-  WTMAP_TRY(wtmap::detail::run_batch(index_.backend(), op, patterns_.data(), results_.data(), n, *workspace_, "search"));
+  batch.sliced = index_.backend() == Backend::gpu && cpu_index_ != nullptr && params.work_cap > options_.gpu_work_slice;
+  if (batch.sliced) params.work_cap = options_.gpu_work_slice;
+  const SearchOp op{index_.view(), backend_codes, batch.codes.size(), params};
+  WTMAP_TRY(wtmap::detail::run_batch(index_.backend(), op, batch.patterns.data(), batch.results.data(), n, *workspace_,
+                                     "search"));
   lap(seconds_.search);
-  if (sliced) {
+  return {};
+}
+
+Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& batch, std::vector<ReadAlignment>& out) {
+  Lap lap;
+  const std::size_t n = reads.size();
+  if (batch.results.size() != n) return invalid_argument("finish() needs the batch that search() was given");
+  if (batch.sliced) {
     // The reads the slice cut short, searched again from the start with the full cap, one at a
     // time per CPU thread (their work varies by orders of magnitude: no static split).
-    deferred_.clear();
+    batch.deferred.clear();
     for (std::size_t r = 0; r < n; ++r) {
-      if (results_[r].flags & kWorkCapped) deferred_.push_back(r);
+      if (batch.results[r].flags & kWorkCapped) batch.deferred.push_back(r);
     }
-    seconds_.cpu_reads += deferred_.size();
+    seconds_.cpu_reads += batch.deferred.size();
     std::atomic<std::size_t> next{0};
     const fmindex::FmIndexView host_view = cpu_index_->view();
-    wtmap::detail::parallel_for_ranges(std::min<std::uint64_t>(deferred_.size(), wtmap::detail::cpu_threads()),
+    wtmap::detail::parallel_for_ranges(std::min<std::uint64_t>(batch.deferred.size(), wtmap::detail::cpu_threads()),
                                        [&](std::uint64_t, std::uint64_t) {
-      for (std::size_t j; (j = next++) < deferred_.size();) {
-        const std::size_t r = deferred_[j];
-        search_read(host_view, codes_.data() + patterns_[r].offset, patterns_[r].length, options_.search, results_[r]);
+      for (std::size_t j; (j = next++) < batch.deferred.size();) {
+        const std::size_t r = batch.deferred[j];
+        search_read(host_view, batch.codes.data() + batch.patterns[r].offset, batch.patterns[r].length, options_.search,
+                    batch.results[r]);
       }
     }, 1);
   }
   lap(seconds_.cpu_search);
-  for (const SearchResult& r : results_) {
+  const std::vector<SearchResult>& results = batch.results;
+  for (const SearchResult& r : results) {
     seconds_.search_nodes += r.work;
     if (r.work > options_.gpu_work_slice) {
       ++seconds_.long_reads;
@@ -130,14 +157,14 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
   // rows) first, then the alternatives when the hits are few enough to list. Counted, then
   // filled at offsets from a prefix sum, both in parallel over the reads.
   out.resize(n);
-  wanted_begin_.resize(n + 1);
-  wanted_begin_[0] = 0;
+  batch.wanted_begin.resize(n + 1);
+  batch.wanted_begin[0] = 0;
   wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t r = begin; r < end; ++r) {
-      const SearchResult& res = results_[r];
+      const SearchResult& res = results[r];
       ReadAlignment& a = out[r];
       a = ReadAlignment{};  // here, not serially before: a million resets are not free
-      wanted_begin_[r + 1] = 0;
+      batch.wanted_begin[r + 1] = 0;
       a.flags = res.flags;
       if (!res.mapped()) continue;
       a.mapped = true;
@@ -149,17 +176,17 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
         listed = 0;
         for (unsigned s = 0; s < res.num_slots; ++s) listed += res.slots[s].hi - res.slots[s].lo;
       }
-      wanted_begin_[r + 1] = listed;
+      batch.wanted_begin[r + 1] = listed;
     }
   }, 1 << 12);
-  for (std::size_t r = 0; r < n; ++r) wanted_begin_[r + 1] += wanted_begin_[r];
-  wanted_.resize(wanted_begin_[n]);
-  rows_.resize(wanted_.size());
-  positions_.resize(wanted_.size());
+  for (std::size_t r = 0; r < n; ++r) batch.wanted_begin[r + 1] += batch.wanted_begin[r];
+  batch.wanted.resize(batch.wanted_begin[n]);
+  batch.rows.resize(batch.wanted.size());
+  batch.positions.resize(batch.wanted.size());
   wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t r = begin; r < end; ++r) {
-      if (wanted_begin_[r] == wanted_begin_[r + 1]) continue;
-      const SearchResult& res = results_[r];
+      if (batch.wanted_begin[r] == batch.wanted_begin[r + 1]) continue;
+      const SearchResult& res = results[r];
       std::uint64_t kept_best = 0;
       for (unsigned s = 0; s < res.num_slots; ++s) {
         if (res.slots[s].edits.count == res.best) kept_best += res.slots[s].hi - res.slots[s].lo;
@@ -177,29 +204,29 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
         }
         pick -= h.hi - h.lo;
       }
-      std::uint64_t w = wanted_begin_[r];
-      wanted_[w] = primary_slot;
-      rows_[w++] = primary_row;
-      for (unsigned s = 0; s < res.num_slots && w < wanted_begin_[r + 1]; ++s) {
+      std::uint64_t w = batch.wanted_begin[r];
+      batch.wanted[w] = primary_slot;
+      batch.rows[w++] = primary_row;
+      for (unsigned s = 0; s < res.num_slots && w < batch.wanted_begin[r + 1]; ++s) {
         const HitInterval& h = res.slots[s];
         for (std::uint64_t row = h.lo; row < h.hi; ++row) {
           if (s == primary_slot && row == primary_row) continue;
-          wanted_[w] = s;
-          rows_[w++] = row;
+          batch.wanted[w] = s;
+          batch.rows[w++] = row;
         }
       }
     }
   }, 1 << 12);
   lap(seconds_.choose);
-  WTMAP_TRY(index_.locate(rows_.data(), positions_.data(), rows_.size()));
+  WTMAP_TRY(index_.locate(batch.rows.data(), batch.positions.data(), batch.rows.size()));
   wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t r = begin; r < end; ++r) {
-      const std::uint64_t first = wanted_begin_[r], last = wanted_begin_[r + 1];
+      const std::uint64_t first = batch.wanted_begin[r], last = batch.wanted_begin[r + 1];
       if (first == last) continue;
       out[r].alternatives.reserve(last - first - 1);
       for (std::uint64_t w = first; w < last; ++w) {
-        const fmindex::ReferenceHit hit = index_.to_reference(positions_[w], reads[r].sequence.size());
-        const Placement p{hit.contig, hit.position, hit.reverse, results_[r].slots[wanted_[w]].edits};
+        const fmindex::ReferenceHit hit = index_.to_reference(batch.positions[w], reads[r].sequence.size());
+        const Placement p{hit.contig, hit.position, hit.reverse, results[r].slots[batch.wanted[w]].edits};
         if (w == first) out[r].primary = p; else out[r].alternatives.push_back(p);
       }
     }

@@ -33,8 +33,8 @@ constexpr const char* kUsage =
     "  -N INT            list the other hits in XA when best + second-best hits <= INT, 0..8 [3]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
     "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
-    "  --batch INT       reads per batch [100000]; memory holds at most 11 batches (about\n"
-    "                    1 KB per read): 6 read ahead (while the index loads), 5 in the stages\n"
+    "  --batch INT       reads per batch [100000]; memory holds at most 13 batches (about\n"
+    "                    1 KB per read): 6 read ahead (while the index loads), 7 in the stages\n"
     "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
     "                    on the GPU, reads past 8192 nodes are finished by the CPU threads on a\n"
     "                    CPU copy of the index (host memory: about the index file's size)\n"
@@ -47,6 +47,7 @@ constexpr const char* kUsage =
 
 struct Batch {
   std::vector<aligner::SeqRecord> reads;
+  aligner::SearchedBatch searched;  // between the search and the finish stage
   std::vector<aligner::ReadAlignment> alignments;
   void add(aligner::SeqRecord&& r) { reads.push_back(std::move(r)); }
   std::size_t size() const { return reads.size(); }
@@ -139,7 +140,7 @@ int align_main(int argc, char** argv) {
   // for a 1 Gbp genome) without holding the whole input.
   aligner::BoundedQueue<Batch> to_align(6), to_write(2);
   Status read_status;  // set by the reader thread
-  StageClock read_clock, align_clock, write_clock;  // each touched by its own thread only
+  StageClock read_clock, align_clock, finish_clock, write_clock;  // each touched by its own thread only
   std::thread read_thread = start_batch_reader(*reader, batch_size, to_align, read_status, &read_clock);
   struct JoinReader {
     aligner::BoundedQueue<Batch>& queue;
@@ -183,10 +184,13 @@ int align_main(int argc, char** argv) {
   log.info("index loaded on the %s; aligning with up to %llu mismatches", backend_name(*backend),
            static_cast<unsigned long long>(k));
 
-  // reader thread -> aligner (this thread, the GPU) -> writer thread
-  Status write_status;  // set by the writer thread
+  // reader thread -> search (this thread: encode, the GPU) -> finish thread (CPU search of the
+  // long reads, hit choice, locate) -> writer thread. Search and finish overlap across batches.
+  aligner::BoundedQueue<Batch> to_finish(1);
+  Status finish_status, write_status;  // set by the finish and writer threads
   Totals totals;
   const double start_seconds = log.seconds();
+  aligner::BatchAligner batch_aligner(*index, options, cpu_index ? &*cpu_index : nullptr);
   std::thread write_thread([&] {
     write_status = guarded([&]() -> Status {
       std::uint64_t next_report = 1000000;
@@ -201,25 +205,38 @@ int align_main(int argc, char** argv) {
       }
       return {};
     });
-    to_write.close();  // on a write error, stop the aligner too
+    to_write.close();  // on a write error, stop the stages before it too
+    to_finish.close();
   });
-  aligner::BatchAligner batch_aligner(*index, options, cpu_index ? &*cpu_index : nullptr);
+  std::thread finish_thread([&] {
+    finish_status = guarded([&]() -> Status {
+      while (auto batch = to_finish.pop()) {
+        if (io_only) {
+          batch->alignments.assign(batch->reads.size(), aligner::ReadAlignment{});
+        } else {
+          WTMAP_TRY(finish_clock.time([&] { return batch_aligner.finish(batch->reads, batch->searched, batch->alignments); }));
+          batch->searched = aligner::SearchedBatch{};  // its buffers are not needed any more
+        }
+        if (!to_write.push(std::move(*batch))) return {};
+      }
+      return {};
+    });
+    to_finish.close();  // on an error, stop the search stage too
+    to_write.close();
+  });
   Status align_status = guarded([&]() -> Status {
     while (auto batch = to_align.pop()) {
-      if (io_only) {
-        batch->alignments.assign(batch->reads.size(), aligner::ReadAlignment{});
-      } else {
-        WTMAP_TRY(align_clock.time([&] { return batch_aligner.align(batch->reads, batch->alignments); }));
-      }
-      if (!to_write.push(std::move(*batch))) return {};
+      if (!io_only) WTMAP_TRY(align_clock.time([&] { return batch_aligner.search(batch->reads, batch->searched); }));
+      if (!to_finish.push(std::move(*batch))) return {};
     }
     return {};
   });
   to_align.close();
-  to_write.close();
+  to_finish.close();
   read_thread.join();
+  finish_thread.join();
   write_thread.join();
-  for (const Status* s : {&read_status, &align_status, &write_status}) {
+  for (const Status* s : {&read_status, &align_status, &finish_status, &write_status}) {
     if (!s->ok()) return fail("align", *s);  // the writer's destructor removes the partial file
   }
   const Status finished = write_clock.time([&] { return writer->finish(); });
@@ -227,10 +244,10 @@ int align_main(int argc, char** argv) {
   if (verbose) {
     // Busy time per stage against the pipeline's wall time: the stage close to it is the limit.
     const auto read = reader->times();
-    log.info("stages, busy seconds of %.2f s: inflate %.2f; parse %.2f (+ %.2f waiting for inflate); %s %.2f; "
-             "format and write %.2f",
+    log.info("stages, busy seconds of %.2f s: inflate %.2f; parse %.2f (+ %.2f waiting for inflate); search %.2f; "
+             "finish %.2f; format and write %.2f",
              log.seconds() - start_seconds, read.inflate, read_clock.seconds() - read.waiting, read.waiting,
-             io_only ? "no search" : "search", align_clock.seconds(), write_clock.seconds());
+             align_clock.seconds(), finish_clock.seconds(), write_clock.seconds());
   }
   const double seconds = log.seconds();
   log.info("%llu reads; %llu mapped (%.2f%%), %llu with MAPQ > 0 (%.2f%%); %.1f s, %.0f reads/s",

@@ -275,7 +275,9 @@ INSTANTIATE_TEST_SUITE_P(Aligner, BatchAlignerBackends, ::testing::ValuesIn(both
 
 // With -N 3 (the default) and the largest -N, where XA must list every hit of the two strata. On
 // the GPU also with a CPU copy of the index and a GPU slice of 32 nodes, so that many reads are
-// cut short on the GPU and searched again on the CPU.
+// cut short on the GPU and searched again on the CPU. The last two configurations go through the
+// pipeline's halves, search() and finish(), with two batches in flight: the reads cut in two
+// halves, both searched before either is finished.
 TEST_P(BatchAlignerBackends, MatchesBruteForce) {
   std::vector<aligner::SeqRecord> records;
   for (const std::string& r : reads_) records.push_back({"read" + std::to_string(records.size()), r, ""});
@@ -283,18 +285,37 @@ TEST_P(BatchAlignerBackends, MatchesBruteForce) {
   if (GetParam().backend == Backend::gpu) {
     cpu_copy.emplace(fmtest::build_index(fmtest::load_reference(dir_, contigs_), Backend::cpu, 8));
   }
-  const std::pair<unsigned, bool> configs[] = {{3u, false}, {aligner::kMaxAlternatives, false}, {aligner::kMaxAlternatives, true}};
-  for (const auto& [max_alternatives, sliced] : configs) {
+  struct Config {
+    unsigned max_alternatives;
+    bool sliced, split;
+  };
+  const Config configs[] = {{3u, false, false}, {aligner::kMaxAlternatives, false, true}, {aligner::kMaxAlternatives, true, true}};
+  for (const auto& [max_alternatives, sliced, split] : configs) {
     if (sliced && !cpu_copy) continue;
-    SCOPED_TRACE("-N " + std::to_string(max_alternatives) + (sliced ? ", GPU slice of 32 nodes" : ""));
+    SCOPED_TRACE("-N " + std::to_string(max_alternatives) + (sliced ? ", GPU slice of 32 nodes" : "") +
+                 (split ? ", two batches through search() and finish()" : ""));
     aligner::AlignOptions options;
     options.search.max_mismatches = static_cast<std::uint8_t>(k());
     options.max_alternatives = max_alternatives;
     options.gpu_work_slice = 32;
     aligner::BatchAligner batch(*index_, options, sliced ? &*cpu_copy : nullptr);
     std::vector<ReadAlignment> out;
-    const Status aligned = batch.align(records, out);
-    ASSERT_TRUE(aligned.ok()) << aligned.message();
+    if (split) {
+      const auto middle = records.begin() + static_cast<std::ptrdiff_t>(records.size() / 2);
+      const std::vector<aligner::SeqRecord> first(records.begin(), middle), second(middle, records.end());
+      aligner::SearchedBatch searched_first, searched_second;
+      std::vector<ReadAlignment> out_second;
+      for (const Status& s : {batch.search(first, searched_first), batch.search(second, searched_second),
+                              batch.finish(first, searched_first, out), batch.finish(second, searched_second, out_second)}) {
+        ASSERT_TRUE(s.ok()) << s.message();
+      }
+      out.insert(out.end(), out_second.begin(), out_second.end());
+      const std::vector<aligner::SeqRecord> one(records.begin(), records.begin() + 1);
+      EXPECT_FALSE(batch.finish(one, searched_second, out_second).ok()) << "reads finished with another batch's search";
+    } else {
+      const Status aligned = batch.align(records, out);
+      ASSERT_TRUE(aligned.ok()) << aligned.message();
+    }
     if (sliced) {
       EXPECT_GT(batch.stage_seconds().cpu_reads, 0u) << "no read was cut short: the slice path ran untested";
     }
@@ -308,7 +329,6 @@ TEST_P(BatchAlignerBackends, MatchesBruteForce) {
   }
 }
 
-// Reads of other letters than A/C/G/T count them as N: an IUPAC code is one mismatch.
 TEST(BatchAlignerCpu, NonBaseLettersAreMismatches) {
   fmtest::TempDir dir;
   const auto contigs = make_reference(Shape::near_copy);

@@ -57,6 +57,22 @@ std::uint64_t read_hash(const SeqRecord& read);
 // 23 - 4.343 ln(X1) with suboptimal hits, 0 for repeats.
 int mapping_quality(const ReadAlignment& a, unsigned max_mismatches);
 
+// A batch between the two halves of its alignment: BatchAligner::search fills it, finish turns it
+// into alignments. The buffers are reused when the object is. A pipeline keeps one per batch in
+// flight, so that the GPU searches batch i + 1 while the CPU threads finish batch i.
+struct SearchedBatch {
+  std::vector<std::uint8_t> codes;             // the reads' bases, 0..3 and 4 (search_code)
+  std::vector<fmindex::PatternRef> patterns;   // each read's codes
+  std::vector<SearchResult> results;
+  bool sliced = false;                         // the GPU stopped searches at gpu_work_slice
+  std::vector<std::size_t> deferred;           // reads the CPU searches again
+  // Rows to locate: those of read r are [wanted_begin[r], wanted_begin[r + 1]), the reported one
+  // first; wanted holds each row's hit slot.
+  std::vector<std::uint64_t> wanted_begin;
+  std::vector<std::uint8_t> wanted;
+  std::vector<std::uint64_t> rows, positions;
+};
+
 class BatchAligner {
  public:
   // cpu_index: optionally the same index loaded on the CPU backend, for the reads whose search
@@ -66,12 +82,21 @@ class BatchAligner {
   BatchAligner(const BatchAligner&) = delete;
   BatchAligner& operator=(const BatchAligner&) = delete;
 
-  // Aligns reads[0, n) into out[0, n) (resized). Reads with bases other than A/C/G/T/N letters
-  // count those as N.
+  // Aligns reads[0, n) into out[0, n) (resized): search(), then finish(). Reads with bases other
+  // than A/C/G/T/N letters count those as N.
   Status align(const std::vector<SeqRecord>& reads, std::vector<ReadAlignment>& out);
 
-  // Wall seconds spent in each stage of align(), summed over all calls: where a batch's time
-  // goes (the search includes the copies of reads and results between host and GPU).
+  // The two halves of align(), for pipelines. search() encodes the reads and searches them on the
+  // index's backend; finish() searches again on the CPU copy the reads the GPU work slice cut
+  // short, chooses the reported hits and locates them; it takes the reads and the SearchedBatch
+  // that search() was given (a different read count is an error). One thread may call search()
+  // while another calls finish() on an earlier batch; each half runs on one thread at a time.
+  Status search(const std::vector<SeqRecord>& reads, SearchedBatch& batch);
+  Status finish(const std::vector<SeqRecord>& reads, SearchedBatch& batch, std::vector<ReadAlignment>& out);
+
+  // Wall seconds spent in each stage, summed over all calls: where a batch's time goes (the
+  // search includes the copies of reads and results between host and GPU). search() adds to
+  // encode and search, finish() to the others.
   struct StageSeconds {
     double encode = 0, search = 0, cpu_search = 0, choose = 0, locate = 0;
     std::uint64_t search_nodes = 0;  // search steps (SearchResult::work) of all reads
@@ -87,16 +112,7 @@ class BatchAligner {
   const fmindex::FmIndex* cpu_index_;
   AlignOptions options_;
   std::unique_ptr<wtmap::detail::QueryWorkspace> workspace_;
-  // Reused between batches.
-  std::vector<std::uint8_t> codes_;
-  std::vector<fmindex::PatternRef> patterns_;
-  std::vector<SearchResult> results_;
-  std::vector<std::size_t> deferred_;  // reads the CPU searches again
-  // Rows to locate: those of read r are [wanted_begin_[r], wanted_begin_[r + 1]), the reported
-  // one first; wanted_ holds each row's hit slot.
-  std::vector<std::uint64_t> wanted_begin_;
-  std::vector<std::uint8_t> wanted_;
-  std::vector<std::uint64_t> rows_, positions_;
+  SearchedBatch own_;  // align()'s
   StageSeconds seconds_;
 };
 
