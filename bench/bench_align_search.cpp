@@ -84,24 +84,27 @@ int main(int argc, char** argv) {
     cpu_index.emplace(std::move(*loaded));
   }
   aligner::BatchAligner al(*index, options, cpu_index ? &*cpu_index : nullptr);
-  std::vector<aligner::ReadAlignment> out;
-  // warm-up: the first batch once, untimed (workspace allocation, first kernel launches)
-  if (auto s = al.align(batches[0], out); !s.ok()) die(s.message());
+  // As `wtmap align` runs them: batch i + 1 is searched (GPU) while batch i is finished (CPU
+  // search of the long reads, hit choice, locate) on a second thread, with two sets of buffers.
+  aligner::SearchedBatch searched[2];
+  std::vector<aligner::ReadAlignment> alignments[2];
+  // Warm-up, untimed: the first batch through both buffer sets (allocations, page faults, the
+  // workspace, first kernel launches).
+  for (int slot = 0; slot < 2; ++slot) {
+    if (auto s = al.search(batches[0], searched[slot]); !s.ok()) die(s.message());
+    if (auto s = al.finish(batches[0], searched[slot], alignments[slot]); !s.ok()) die(s.message());
+  }
   std::size_t mapped = 0;
   const aligner::BatchAligner::StageSeconds warm = al.stage_seconds();
-  // As `wtmap align` runs them: batch i + 1 is searched (GPU) while batch i is finished (CPU
-  // search of the long reads, hit choice, locate) on a second thread.
-  aligner::SearchedBatch searched[2];
   std::future<std::size_t> finishing;  // mapped reads of the batch being finished
   t0 = Clock::now();
   for (std::size_t i = 0; i < batches.size(); ++i) {
     if (auto s = al.search(batches[i], searched[i % 2]); !s.ok()) die(s.message());
     if (finishing.valid()) mapped += finishing.get();
-    finishing = std::async(std::launch::async, [&al, &batch = batches[i], &work = searched[i % 2]] {
-      std::vector<aligner::ReadAlignment> alignments;
-      if (auto s = al.finish(batch, work, alignments); !s.ok()) die(s.message());
+    finishing = std::async(std::launch::async, [&al, &batch = batches[i], &work = searched[i % 2], &out = alignments[i % 2]] {
+      if (auto s = al.finish(batch, work, out); !s.ok()) die(s.message());
       std::size_t m = 0;
-      for (const auto& a : alignments) m += a.mapped;
+      for (const auto& a : out) m += a.mapped;
       return m;
     });
   }

@@ -32,6 +32,15 @@ class BoundedQueue {
     not_full_.notify_one();
     return item;
   }
+  // The front item if there is one, without waiting.
+  std::optional<T> try_pop() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (items_.empty()) return std::nullopt;
+    T item = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return item;
+  }
   void close() {
     std::lock_guard<std::mutex> lock(mutex_);
     closed_ = true;

@@ -1,6 +1,7 @@
 // wtmap align: FASTQ/FASTA reads -> SAM/BAM, k-mismatch backward search on the GPU.
 #include <atomic>
 #include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -47,7 +48,7 @@ constexpr const char* kUsage =
 
 struct Batch {
   std::vector<aligner::SeqRecord> reads;
-  aligner::SearchedBatch searched;  // between the search and the finish stage
+  std::unique_ptr<aligner::SearchedBatch> searched;  // between the search and the finish stage
   std::vector<aligner::ReadAlignment> alignments;
   void add(aligner::SeqRecord&& r) { reads.push_back(std::move(r)); }
   std::size_t size() const { return reads.size(); }
@@ -187,6 +188,9 @@ int align_main(int argc, char** argv) {
   // reader thread -> search (this thread: encode, the GPU) -> finish thread (CPU search of the
   // long reads, hit choice, locate) -> writer thread. Search and finish overlap across batches.
   aligner::BoundedQueue<Batch> to_finish(1);
+  // SearchedBatch buffers (some 450 bytes per read) go back to the search stage once finished:
+  // at most three are in use at once, and fresh ones would cost a fill and page faults per batch.
+  aligner::BoundedQueue<std::unique_ptr<aligner::SearchedBatch>> spare_searched(3);
   Status finish_status, write_status;  // set by the finish and writer threads
   Totals totals;
   const double start_seconds = log.seconds();
@@ -214,8 +218,8 @@ int align_main(int argc, char** argv) {
         if (io_only) {
           batch->alignments.assign(batch->reads.size(), aligner::ReadAlignment{});
         } else {
-          WTMAP_TRY(finish_clock.time([&] { return batch_aligner.finish(batch->reads, batch->searched, batch->alignments); }));
-          batch->searched = aligner::SearchedBatch{};  // its buffers are not needed any more
+          WTMAP_TRY(finish_clock.time([&] { return batch_aligner.finish(batch->reads, *batch->searched, batch->alignments); }));
+          spare_searched.push(std::move(batch->searched));  // never blocks: at most three exist
         }
         if (!to_write.push(std::move(*batch))) return {};
       }
@@ -226,7 +230,11 @@ int align_main(int argc, char** argv) {
   });
   Status align_status = guarded([&]() -> Status {
     while (auto batch = to_align.pop()) {
-      if (!io_only) WTMAP_TRY(align_clock.time([&] { return batch_aligner.search(batch->reads, batch->searched); }));
+      if (!io_only) {
+        auto spare = spare_searched.try_pop();
+        batch->searched = spare ? std::move(*spare) : std::make_unique<aligner::SearchedBatch>();
+        WTMAP_TRY(align_clock.time([&] { return batch_aligner.search(batch->reads, *batch->searched); }));
+      }
       if (!to_finish.push(std::move(*batch))) return {};
     }
     return {};
