@@ -30,6 +30,7 @@ struct SeqReader::Impl {
   bool at_end = false;
   std::string line;
   bool have_line = false;  // `line` holds a header read ahead (FASTA)
+  SequenceBytes allowed = SequenceBytes::letters;
 
   ~Impl() {
     chunks.close();  // stops an inflater blocked on a full queue
@@ -95,9 +96,10 @@ SeqReader::SeqReader(SeqReader&&) noexcept = default;
 SeqReader& SeqReader::operator=(SeqReader&&) noexcept = default;
 SeqReader::~SeqReader() = default;
 
-Result<SeqReader> SeqReader::open(const std::string& path) {
+Result<SeqReader> SeqReader::open(const std::string& path, SequenceBytes bytes) {
   auto impl = std::make_unique<Impl>();
   impl->path = path == "-" ? "<stdin>" : path;
+  impl->allowed = bytes;
   impl->file = path == "-" ? bgzf_dopen(0, "r") : bgzf_open(path.c_str(), "r");
   if (impl->file == nullptr) return Status{StatusCode::io_error, path + ": cannot open for reading"};
   impl->start_inflater();
@@ -133,6 +135,7 @@ Result<bool> SeqReader::next(SeqRecord& record) {
   record.sequence.clear();
   record.quality.clear();
   auto check_sequence = [&](const std::string& s) -> Status {
+    if (in.allowed == SequenceBytes::any) return {};
     for (std::size_t i = 0; i < s.size(); ++i) {
       if (!is_sequence_letter(s[i])) {
         const auto byte = static_cast<unsigned char>(s[i]);
@@ -146,7 +149,7 @@ Result<bool> SeqReader::next(SeqRecord& record) {
       auto got = in.read_line();
       if (!got.ok()) return got.status();
       if (!*got) break;
-      if (in.line.size() > 0 && (in.line[0] == '>' || in.line[0] == '@')) {
+      if (in.line.size() > 0 && (in.line[0] == '>' || (in.line[0] == '@' && in.allowed == SequenceBytes::letters))) {
         in.have_line = true;
         break;
       }
