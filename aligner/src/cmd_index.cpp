@@ -28,8 +28,8 @@ constexpr const char* kUsage =
     "\n"
     "Peak memory: dna about 21 bytes per reference base (2 strands x 8-byte suffix array plus\n"
     "text and BWT), e.g. 2.1 GB for 100 Mbp; the index takes about 1.3 bytes per base.\n"
-    "protein and byte about 10 bytes per symbol (one strand); the index takes about\n"
-    "(log2 of the alphabet size + 3) / 8 bytes per symbol.\n";
+    "protein and byte about 12 bytes per symbol (one strand); the index takes about\n"
+    "(log2 of the alphabet size + 4) / 8 bytes per symbol, e.g. 1.0 for 20 amino acids.\n";
 
 // Builds and writes the index of `reference`; Index is FmIndex or GeneralFmIndex.
 template <class Index, class Reference>
