@@ -56,26 +56,27 @@ rows = list(csv.reader(lines))
 header, body = rows[0], [r for r in rows[1:] if len(r) == len(rows[0])]
 body = [r for r in body if r[header.index("ID")].strip().isdigit()]  # skip the units row
 name_col = header.index("Kernel Name")
-metrics = [h for h in header if "__" in h]
+short = {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "ld_sectors",
+         "lts__t_sectors_srcunit_tex_op_read.sum": "L2_sectors",
+         "dram__sectors_read.sum": "dram_sectors",
+         "smsp__inst_executed.sum": "warp_insts"}
+metrics = [k for k in short if k in header]  # `--page raw` adds every device attribute too
 sums = collections.defaultdict(lambda: collections.defaultdict(float))
 launches = collections.Counter()
 for r in body:
-    name = r[name_col]
-    m = re.search(r"dna_(query|chain)_kernel<(.*?)>\(", name) or re.search(r"dna_(query|chain)_kernel<(.*)>", name)
+    # e.g. "void <ns>::dna_query_kernel<<ns>::RankAllQ<<ns>::QuadTree>>(...)" -> "query:RankAllQ:QuadTree"
+    name = re.sub(r"\(.*", "", r[name_col])
+    m = re.search(r"dna_(query|chain)_kernel<(.*)", name)
     label = name
     if m:
-        inner = re.sub(r"wtmap::bench::|\(anonymous namespace\)::|<unnamed>::|_GLOBAL__N_\w+::", "", m.group(2))
-        label = f"{m.group(1)}:{inner}"
+        parts = [p for p in re.findall(r"(\w+)(?=[<>])", m.group(2)) if p not in ("unnamed", "anonymous")]
+        label = ":".join([m.group(1)] + parts)
     launches[label] += 1
     for k in metrics:
         try:
             sums[label][k] += float(r[header.index(k)].replace(",", ""))
         except ValueError:
             pass
-short = {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "ld_sectors",
-         "lts__t_sectors_srcunit_tex_op_read.sum": "L2_sectors",
-         "dram__sectors_read.sum": "dram_sectors",
-         "smsp__inst_executed.sum": "warp_insts"}
 print("per query (chain kernels: per dependent rank), averaged over each kernel's launches")
 print(f"{'kernel':<48} {'launches':>8} " + " ".join(f"{short.get(k, k):>12}" for k in metrics))
 for label in sorted(sums):

@@ -127,10 +127,10 @@ for g in "${genomes[@]}"; do
         tstep search/wtmap -- "$SEARCH" "$G/wtmap" "$FQ" -k "$K" --device "$DEVICE" --json "$D/search.json" || status=1
       fi
     fi
-    tstep align/wtmap_e2e -- "$WTMAP" align -x "$G/wtmap" "$FQ" -o "$D/wtmap.bam" -k "$K" -t "$THREADS" --device "$DEVICE" || status=1
-    tstep align/wtmap_sam -- "$WTMAP" align -x "$G/wtmap" "$FQ" -o "$D/wtmap.sam" -k "$K" -t "$THREADS" --device "$DEVICE" || status=1
+    tstep align/wtmap_e2e -- "$WTMAP" align -v -x "$G/wtmap" "$FQ" -o "$D/wtmap.bam" -k "$K" -t "$THREADS" --device "$DEVICE" || status=1
+    tstep align/wtmap_sam -- "$WTMAP" align -v -x "$G/wtmap" "$FQ" -o "$D/wtmap.sam" -k "$K" -t "$THREADS" --device "$DEVICE" || status=1
     if [[ "$IO_FLOOR" == wtmap ]]; then
-      tstep io/floor -- "$WTMAP" align --io-only -x "$G/wtmap" "$FQ" -o "$D/floor.bam" -k "$K" -t "$THREADS" --device "$DEVICE" || status=1
+      tstep io/floor -- "$WTMAP" align -v --io-only -x "$G/wtmap" "$FQ" -o "$D/floor.bam" -k "$K" -t "$THREADS" --device "$DEVICE" || status=1
     else
       tstep io/floor -- "$SAMTOOLS" import -@ "$THREADS" -0 "$FQ" -o "$D/floor.bam" || status=1
     fi

@@ -15,17 +15,18 @@ namespace wtmap::cli {
 // Starts a thread that reads every record into batches of `batch_size` (Batch has add(SeqRecord&&)
 // and size()), pushes each full batch and the last partial one to `queue`, and closes it at the
 // end, after a read error (left in `status`, with the file and record number) or when the
-// consumer closed the queue first. Every batch starts as a copy of `empty` (which may carry
-// what add() needs, such as the pattern code table of wtmap count).
+// consumer closed the queue first. `clock`, if given, adds up the time spent reading records.
+// Every batch starts as a copy of `empty` (which may carry what add() needs, such as the pattern
+// code table of wtmap count).
 template <class Batch>
 std::thread start_batch_reader(aligner::SeqReader& reader, std::size_t batch_size, aligner::BoundedQueue<Batch>& queue,
-                               Status& status, Batch empty = Batch{}) {
-  return std::thread([&reader, batch_size, &queue, &status, empty = std::move(empty)] {
+                               Status& status, StageClock* clock = nullptr, Batch empty = Batch{}) {
+  return std::thread([&reader, batch_size, &queue, &status, clock, empty = std::move(empty)] {
     status = guarded([&]() -> Status {
       Batch batch = empty;
       aligner::SeqRecord record;
       while (true) {
-        auto got = reader.next(record);
+        auto got = clock != nullptr ? clock->time([&] { return reader.next(record); }) : reader.next(record);
         if (!got.ok()) return got.status();
         if (*got) batch.add(std::move(record));
         if (batch.size() == batch_size || (!*got && batch.size() > 0)) {

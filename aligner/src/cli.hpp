@@ -31,6 +31,25 @@ class Log {
   std::chrono::steady_clock::time_point start_;
 };
 
+// Busy seconds of one pipeline stage, added up by the thread that runs it (`wtmap align -v`).
+class StageClock {
+ public:
+  template <class Body>
+  auto time(Body&& body) {
+    const auto start = std::chrono::steady_clock::now();
+    struct Add {
+      StageClock& clock;
+      std::chrono::steady_clock::time_point start;
+      ~Add() { clock.seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+    } add{*this, start};
+    return body();
+  }
+  double seconds() const { return seconds_; }
+
+ private:
+  double seconds_ = 0;
+};
+
 int fail(const char* command, const Status& s);
 
 // Runs body() (returning Status) and turns a std::bad_alloc it throws (a container that cannot

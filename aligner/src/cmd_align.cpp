@@ -33,12 +33,14 @@ constexpr const char* kUsage =
     "  -N INT            list the other hits in XA when best + second-best hits <= INT, 0..8 [3]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
     "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
-    "  --batch INT       reads per batch; bounds memory (about 1 KB per read) [100000]\n"
+    "  --batch INT       reads per batch [100000]; memory holds at most 11 batches (about\n"
+    "                    1 KB per read): 6 read ahead (while the index loads), 5 in the stages\n"
     "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
     "                    on the GPU, reads past 8192 nodes are finished by the CPU threads on a\n"
     "                    CPU copy of the index (host memory: about the index file's size)\n"
     "  --device S        auto, gpu or cpu [auto]\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"
+    "  -v                at the end, print the busy seconds of each pipeline stage\n"
     "\n"
     "Reads shorter than 10 or longer than 512 bases, and reads the work cap stopped, are\n"
     "kept (unmapped, or MAPQ 0) and counted in the summary on stderr.\n";
@@ -74,7 +76,7 @@ int align_main(int argc, char** argv) {
   aligner::SamOptions sam;
   aligner::AlignOptions options;
   std::uint64_t k = 4, alternatives = 3, batch_size = 100000, max_work = 1u << 16;
-  bool io_only = false;
+  bool io_only = false, verbose = false;
   for (int i = 1; i < argc; ++i) {
     if (i > 1) sam.command_line += ' ';
     sam.command_line += argv[i];
@@ -107,6 +109,8 @@ int align_main(int argc, char** argv) {
       }
     } else if (a == "--io-only") {
       io_only = true;
+    } else if (a == "-v") {
+      verbose = true;
     } else if (!a.empty() && a[0] == '-' && a != "-") {
       if (const int rc = handle_common_or_unknown(common, argc, argv, i, "align", kUsage); rc >= 0) return rc;
     } else if (input.empty()) {
@@ -126,6 +130,26 @@ int align_main(int argc, char** argv) {
   sam.threads = common.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : static_cast<unsigned>(common.threads);
 
   const Log log("align");
+  // Reading starts first, so that inflating the first batches overlaps with the CUDA start-up
+  // and the index loads (a second or two for a large genome). The guard stops and joins the
+  // reader on every way out of this function.
+  auto reader = aligner::SeqReader::open(input, sam.threads);
+  if (!reader.ok()) return fail("align", reader.status());
+  // Six batches read ahead: enough to keep the reader busy while a large index loads (1.5-2 s
+  // for a 1 Gbp genome) without holding the whole input.
+  aligner::BoundedQueue<Batch> to_align(6), to_write(2);
+  Status read_status;  // set by the reader thread
+  StageClock read_clock, align_clock, write_clock;  // each touched by its own thread only
+  std::thread read_thread = start_batch_reader(*reader, batch_size, to_align, read_status, &read_clock);
+  struct JoinReader {
+    aligner::BoundedQueue<Batch>& queue;
+    std::thread& thread;
+    ~JoinReader() {
+      queue.close();
+      if (thread.joinable()) thread.join();
+    }
+  } join_reader{to_align, read_thread};
+
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("align", backend.status());
   // Reads are DNA: a protein or byte index (wtmap index --alphabet) has nothing to align them to.
@@ -162,23 +186,20 @@ int align_main(int argc, char** argv) {
       return fail("align", loaded.status());
     }
   }
-  auto reader = aligner::SeqReader::open(input);
-  if (!reader.ok()) return fail("align", reader.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
   if (!writer.ok()) return fail("align", writer.status());
   log.info("index loaded on the %s; aligning with up to %llu mismatches", backend_name(*backend),
            static_cast<unsigned long long>(k));
 
   // reader thread -> aligner (this thread, the GPU) -> writer thread
-  aligner::BoundedQueue<Batch> to_align(2), to_write(2);
-  Status read_status, write_status;  // set by the two threads
+  Status write_status;  // set by the writer thread
   Totals totals;
-  std::thread read_thread = start_batch_reader(*reader, batch_size, to_align, read_status);
+  const double start_seconds = log.seconds();
   std::thread write_thread([&] {
     write_status = guarded([&]() -> Status {
       std::uint64_t next_report = 1000000;
       while (auto batch = to_write.pop()) {
-        WTMAP_TRY(writer->write(batch->reads, batch->alignments));
+        WTMAP_TRY(write_clock.time([&] { return writer->write(batch->reads, batch->alignments); }));
         totals.add(*batch, static_cast<unsigned>(k));
         if (totals.reads >= next_report) {
           log.info("%llu reads, %.0f reads/s", static_cast<unsigned long long>(totals.reads),
@@ -196,7 +217,7 @@ int align_main(int argc, char** argv) {
       if (io_only) {
         batch->alignments.assign(batch->reads.size(), aligner::ReadAlignment{});
       } else {
-        WTMAP_TRY(batch_aligner.align(batch->reads, batch->alignments));
+        WTMAP_TRY(align_clock.time([&] { return batch_aligner.align(batch->reads, batch->alignments); }));
       }
       if (!to_write.push(std::move(*batch))) return {};
     }
@@ -209,8 +230,16 @@ int align_main(int argc, char** argv) {
   for (const Status* s : {&read_status, &align_status, &write_status}) {
     if (!s->ok()) return fail("align", *s);  // the writer's destructor removes the partial file
   }
-  const Status finished = writer->finish();
+  const Status finished = write_clock.time([&] { return writer->finish(); });
   if (!finished.ok()) return fail("align", finished);
+  if (verbose) {
+    // Busy time per stage against the pipeline's wall time: the stage close to it is the limit.
+    const auto read = reader->times();
+    log.info("stages, busy seconds of %.2f s: inflate %.2f; parse %.2f (+ %.2f waiting for inflate); %s %.2f; "
+             "format and write %.2f",
+             log.seconds() - start_seconds, read.inflate, read_clock.seconds() - read.waiting, read.waiting,
+             io_only ? "no search" : "search", align_clock.seconds(), write_clock.seconds());
+  }
   const double seconds = log.seconds();
   log.info("%llu reads; %llu mapped (%.2f%%), %llu with MAPQ > 0 (%.2f%%); %.1f s, %.0f reads/s",
            static_cast<unsigned long long>(totals.reads), static_cast<unsigned long long>(totals.mapped),

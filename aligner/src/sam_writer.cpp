@@ -167,7 +167,8 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
   }
   impl->file = sam_open(target.c_str(), mode);
   if (impl->file == nullptr) return Status{StatusCode::io_error, (options.path == "-" ? std::string("stdout") : options.path) + ": cannot open for writing"};
-  if (options.threads > 1 && format == "bam") hts_set_threads(impl->file, static_cast<int>(options.threads));
+  // BAM: compression threads; SAM: htslib formats the text of queued records on them.
+  if (options.threads > 1) hts_set_threads(impl->file, static_cast<int>(options.threads));
 
   sam_hdr_t* h = sam_hdr_init();
   impl->header = h;

@@ -1,7 +1,10 @@
 #include "wtmap/aligner/seq_reader.hpp"
 
 #include <htslib/bgzf.h>
+#include <htslib/hts.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -15,6 +18,14 @@ namespace wtmap::aligner {
 // Lines come from a second thread that inflates the input in large chunks: zlib's inflate of
 // a plain .gz (which cannot be split) is the slowest single step of an alignment run, so it
 // runs beside the parsing instead of before it.
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
 struct SeqReader::Impl {
   struct Chunk {
     std::vector<char> bytes;  // empty: the end of the input
@@ -31,6 +42,8 @@ struct SeqReader::Impl {
   std::string line;
   bool have_line = false;  // `line` holds a header read ahead (FASTA)
   SequenceBytes allowed = SequenceBytes::letters;
+  std::atomic<double> inflate_seconds{0};  // written by the inflater, read by times()
+  double waiting_seconds = 0;
 
   ~Impl() {
     chunks.close();  // stops an inflater blocked on a full queue
@@ -49,7 +62,9 @@ struct SeqReader::Impl {
           chunks.push(std::move(c));
           break;
         }
+        const auto start = std::chrono::steady_clock::now();
         const ssize_t n = bgzf_read(file, c.bytes.data(), kChunkBytes);
+        inflate_seconds = inflate_seconds + seconds_since(start);
         if (n < 0) {
           c.bytes.clear();
           c.error = Status{StatusCode::io_error, path + ": read error (corrupt gzip data?)"};
@@ -69,7 +84,9 @@ struct SeqReader::Impl {
     while (true) {
       if (position == current.bytes.size()) {
         if (at_end) return !line.empty();  // a last line without '\n' counts
+        const auto start = std::chrono::steady_clock::now();
         std::optional<Chunk> next = chunks.pop();
+        waiting_seconds += seconds_since(start);
         if (!next || next->bytes.empty()) {
           if (next && !next->error.ok()) return next->error;
           at_end = true;
@@ -96,12 +113,19 @@ SeqReader::SeqReader(SeqReader&&) noexcept = default;
 SeqReader& SeqReader::operator=(SeqReader&&) noexcept = default;
 SeqReader::~SeqReader() = default;
 
-Result<SeqReader> SeqReader::open(const std::string& path, SequenceBytes bytes) {
+SeqReader::Times SeqReader::times() const { return {impl_->inflate_seconds.load(), impl_->waiting_seconds}; }
+
+Result<SeqReader> SeqReader::open(const std::string& path, unsigned threads, SequenceBytes bytes) {
   auto impl = std::make_unique<Impl>();
   impl->path = path == "-" ? "<stdin>" : path;
   impl->allowed = bytes;
   impl->file = path == "-" ? bgzf_dopen(0, "r") : bgzf_open(path.c_str(), "r");
   if (impl->file == nullptr) return Status{StatusCode::io_error, path + ": cannot open for reading"};
+  // BGZF blocks inflate independently, so htslib can spread them over a thread pool (it declines
+  // for plain gzip, whose one stream has to inflate in order).
+  if (threads > 1 && bgzf_compression(impl->file) == bgzf && bgzf_mt(impl->file, static_cast<int>(threads), 256) != 0) {
+    return Status{StatusCode::out_of_memory, impl->path + ": cannot start the threads that inflate the input"};
+  }
   impl->start_inflater();
   return SeqReader(std::move(impl));
 }

@@ -48,16 +48,34 @@ Result<FmIndex> FmIndex::build(const Reference& ref, const FmIndexOptions& optio
   progress("BWT and SA samples");
   std::vector<std::uint8_t> bwt(n);
   SampledSuffixArray::Builder samples(n, options.sample_rate);
+  struct Piece {  // what each piece of rows keeps of its own, joined in row order below
+    std::vector<std::uint64_t> special_rows;
+    std::uint64_t counts[kTextBase + 4] = {0, 0, 0, 0, 0, 0};
+  };
+  std::vector<Piece> pieces(samples.num_pieces());
+  WTMAP_TRY(samples.for_each_piece([&](std::uint64_t p, std::uint64_t begin, std::uint64_t end) {
+    Piece& piece = pieces[p];
+    for (std::uint64_t r = begin; r < end; ++r) {
+      const auto pos = static_cast<std::uint64_t>(sa[r]);
+      const std::uint8_t prev = text[pos == 0 ? n - 1 : pos - 1];
+      ++piece.counts[text[pos]];
+      const bool special = prev < kTextBase;
+      bwt[r] = special ? 0 : static_cast<std::uint8_t>(prev - kTextBase);
+      if (special) piece.special_rows.push_back(r);
+      samples.add(p, r, pos, special);
+    }
+  }));
   std::vector<std::uint64_t> special_rows;
   std::uint64_t counts[kTextBase + 4] = {0, 0, 0, 0, 0, 0};
-  for (std::uint64_t r = 0; r < n; ++r) {
-    const auto pos = static_cast<std::uint64_t>(sa[r]);
-    const std::uint8_t prev = text[pos == 0 ? n - 1 : pos - 1];
-    ++counts[text[pos]];
-    const bool special = prev < kTextBase;
-    bwt[r] = special ? 0 : static_cast<std::uint8_t>(prev - kTextBase);
-    if (special) special_rows.push_back(r);
-    samples.add(r, pos, special);
+  {
+    std::uint64_t num_special = 0;
+    for (const Piece& piece : pieces) num_special += piece.special_rows.size();
+    special_rows.reserve(num_special);
+  }
+  for (Piece& piece : pieces) {
+    special_rows.insert(special_rows.end(), piece.special_rows.begin(), piece.special_rows.end());
+    for (unsigned c = 0; c < kTextBase + 4; ++c) counts[c] += piece.counts[c];
+    piece = Piece{};
   }
   sa.clear();
   sa.shrink_to_fit();

@@ -82,13 +82,15 @@ Result<GeneralFmIndex> GeneralFmIndex::build(const SymbolReference& ref, const F
   progress("BWT and SA samples");
   std::vector<std::uint8_t> bwt(n);
   SampledSuffixArray::Builder samples(n, options.sample_rate);
-  for (std::uint64_t r = 0; r < n; ++r) {
-    const auto pos = static_cast<std::uint64_t>(sa[r]);
-    const std::uint8_t prev = text[pos == 0 ? n - 1 : pos - 1];
-    const bool after_separator = prev <= kTextSeparator;
-    bwt[r] = after_separator ? GeneralFmIndexView::kSeparatorCode : static_cast<std::uint8_t>(prev - 1);
-    samples.add(r, pos, after_separator);
-  }
+  WTMAP_TRY(samples.for_each_piece([&](std::uint64_t p, std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t r = begin; r < end; ++r) {
+      const auto pos = static_cast<std::uint64_t>(sa[r]);
+      const std::uint8_t prev = text[pos == 0 ? n - 1 : pos - 1];
+      const bool after_separator = prev <= kTextSeparator;
+      bwt[r] = after_separator ? GeneralFmIndexView::kSeparatorCode : static_cast<std::uint8_t>(prev - 1);
+      samples.add(p, r, pos, after_separator);
+    }
+  }));
   sa.clear();
   sa.shrink_to_fit();
   text.clear();

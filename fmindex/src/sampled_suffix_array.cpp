@@ -1,16 +1,53 @@
 #include "wtmap/fmindex/sampled_suffix_array.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <new>
+
+#include "wtmap/core/detail/parallel.hpp"
 
 namespace wtmap::fmindex {
+
+SampledSuffixArray::Builder::Builder(std::uint64_t n, std::uint32_t sample_rate)
+    : n_(n), rate_(sample_rate), words_((n + 31) / 32, 0) {
+  const std::uint64_t words = words_.size();
+  pieces_.resize(std::max<std::uint64_t>(1, std::min<std::uint64_t>(words, 4 * wtmap::detail::cpu_threads())));
+}
+
+Status SampledSuffixArray::Builder::for_each_piece(
+    const std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)>& body) {
+  const std::uint64_t words = words_.size(), count = pieces_.size();
+  std::atomic<bool> out_of_memory{false};
+  wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t first, std::uint64_t last) {
+    try {
+      for (std::uint64_t p = first; p < last; ++p) {
+        body(p, words * p / count * 32, std::min(n_, words * (p + 1) / count * 32));
+      }
+    } catch (const std::bad_alloc&) {
+      out_of_memory = true;
+    }
+  }, 1);
+  if (out_of_memory) return Status{StatusCode::out_of_memory, "out of host memory for the SA samples"};
+  return {};
+}
 
 Result<SampledSuffixArray> SampledSuffixArray::Builder::finish(Backend backend) {
   auto marks = RankSelectBitVector::build(words_.data(), n_, backend);
   if (!marks.ok()) return marks.status();
   words_ = {};
-  auto sa = create(std::move(marks.value()), samples_);
-  samples_ = {};
-  return sa;
+  std::vector<std::uint64_t> samples;
+  try {
+    std::uint64_t total = 0;
+    for (const auto& piece : pieces_) total += piece.size();
+    samples.reserve(total);
+  } catch (const std::bad_alloc&) {
+    return Status{StatusCode::out_of_memory, "out of host memory for the SA samples"};
+  }
+  for (auto& piece : pieces_) {
+    samples.insert(samples.end(), piece.begin(), piece.end());
+    piece = {};
+  }
+  return create(std::move(marks.value()), samples);
 }
 
 Result<SampledSuffixArray> SampledSuffixArray::create(RankSelectBitVector&& marks, const std::vector<std::uint64_t>& samples) {

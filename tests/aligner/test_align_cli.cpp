@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "align_oracle.hpp"
+#include "bgzf_support.hpp"
 #include "fm_support.hpp"
 #include "wtmap/core/config.hpp"
 
@@ -377,6 +378,19 @@ TEST_F(AlignCli, RecordsIdenticalForAnyThreadCount) {
   ASSERT_EQ(one.size(), reads_.size());
   EXPECT_EQ(records_with({"--device", "cpu", "-t", "2", "--batch", "50"}), one);
   EXPECT_EQ(records_with({"--device", "cpu", "-t", "2"}), one);
+}
+
+// BGZF reads (bgzip's blocked gzip) inflate on several threads; -v adds the stage times.
+TEST_F(AlignCli, BgzfInputGivesTheSameRecordsAndVerboseNamesTheStages) {
+  const auto plain = records_with({"--device", "cpu", "-t", "1"});
+  ASSERT_EQ(plain.size(), reads_.size());
+  write_bgzf(input_.file("reads.bgzf.fq.gz"), fastq_text(reads_));
+  const WtmapRun r = align({"--device", "cpu", "-t", "4", "-v", "-k", std::to_string(kCliMismatches)},
+                           input_.file("reads.bgzf.fq.gz"));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(record_lines(r.out), plain);
+  EXPECT_NE(r.err.find("stages, busy seconds"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("inflate"), std::string::npos) << r.err;
 }
 
 TEST_F(AlignCli, RecordsIdenticalOnCpuAndGpu) {

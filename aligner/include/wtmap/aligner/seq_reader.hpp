@@ -32,7 +32,11 @@ class SeqReader {
   SeqReader& operator=(SeqReader&&) noexcept;
   ~SeqReader();
 
-  static Result<SeqReader> open(const std::string& path, SequenceBytes bytes = SequenceBytes::letters);
+  // `threads` inflate BGZF input (bgzip's blocked gzip) in parallel; a plain .gz is one deflate
+  // stream, which inflates on one thread whatever `threads` says. `bytes`: which bytes a
+  // sequence may hold (above).
+  static Result<SeqReader> open(const std::string& path, unsigned threads = 1,
+                                SequenceBytes bytes = SequenceBytes::letters);
 
   // Reads the next record into `record`; false at the end of the input. A malformed record
   // (truncated, no '+' line, sequence and quality of different lengths, bytes that are no
@@ -41,6 +45,13 @@ class SeqReader {
   // io_error naming "<file>: record <n>".
   Result<bool> next(SeqRecord& record);
   std::uint64_t records_read() const { return records_; }
+
+  // Where the reading time went (for `wtmap align -v`): seconds the inflate thread spent in
+  // reading and inflating, and seconds next() waited for it.
+  struct Times {
+    double inflate = 0, waiting = 0;
+  };
+  Times times() const;
 
  private:
   struct Impl;

@@ -98,13 +98,13 @@ __global__ void __launch_bounds__(kQueryBlockThreads)
         i = atomicAdd(next_query, 1ull);
         if (i >= count) return;
         const In q = in[i];
+        // Every byte written, as the non-stepwise kernel does: start() may leave parts unset
+        // (unused result slots) that are still copied to the host.
+        out[i] = Out{};
         if (!op.valid(q)) {
-          out[i] = Out{};
           atomicMin(first_invalid, static_cast<unsigned long long>(first_index + i));
           continue;
         }
-        out[i] = Out{};  // every byte written, as the non-stepwise kernel does: start() may leave
-                         // parts unset (unused result slots) that are still copied to the host
         op.start(state, q, out[i]);
       }
       busy = op.step(state, out[i]);
