@@ -16,12 +16,14 @@ namespace wtmap::cli {
 // and size()), pushes each full batch and the last partial one to `queue`, and closes it at the
 // end, after a read error (left in `status`, with the file and record number) or when the
 // consumer closed the queue first. `clock`, if given, adds up the time spent reading records.
+// Every batch starts as a copy of `empty` (which may carry what add() needs, such as the pattern
+// code table of wtmap count).
 template <class Batch>
 std::thread start_batch_reader(aligner::SeqReader& reader, std::size_t batch_size, aligner::BoundedQueue<Batch>& queue,
-                               Status& status, StageClock* clock = nullptr) {
-  return std::thread([&reader, batch_size, &queue, &status, clock] {
+                               Status& status, StageClock* clock = nullptr, Batch empty = Batch{}) {
+  return std::thread([&reader, batch_size, &queue, &status, clock, empty = std::move(empty)] {
     status = guarded([&]() -> Status {
-      Batch batch;
+      Batch batch = empty;
       aligner::SeqRecord record;
       while (true) {
         auto got = clock != nullptr ? clock->time([&] { return reader.next(record); }) : reader.next(record);
@@ -29,7 +31,7 @@ std::thread start_batch_reader(aligner::SeqReader& reader, std::size_t batch_siz
         if (*got) batch.add(std::move(record));
         if (batch.size() == batch_size || (!*got && batch.size() > 0)) {
           if (!queue.push(std::move(batch))) return {};
-          batch = Batch{};
+          batch = empty;
         }
         if (!*got) return {};
       }

@@ -21,13 +21,13 @@ namespace {
 constexpr const char* kUsage =
     "Usage: wtmap align -x <prefix> [options] <reads.fq[.gz] | reads.fa[.gz] | ->\n"
     "\n"
-    "Aligns single-end reads with up to k mismatches (no gaps) on both strands, like\n"
+    "Aligns single-end DNA reads with up to k mismatches (no gaps) on both strands, like\n"
     "`bwa aln -o 0 -n k` + `bwa samse`, and writes SAM (default, stdout) or BAM.\n"
     "Every alignment with at most k mismatches is found; the best are reported (ties broken\n"
     "by a hash of the read), the next stratum counted (X1). An N in a read is a mismatch.\n"
     "\n"
     "Options:\n"
-    "  -x STR            index prefix (reads STR.wtmap)\n"
+    "  -x STR            index prefix (reads STR.wtmap; a DNA index, not --alphabet protein|byte)\n"
     "  -o FILE           output file; .bam gives BAM, anything else SAM [stdout]\n"
     "  --output-fmt STR  SAM or BAM, overriding -o's extension\n"
     "  -k INT            mismatches allowed, 0..4 [4]\n"
@@ -154,6 +154,14 @@ int align_main(int argc, char** argv) {
 
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("align", backend.status());
+  // Reads are DNA: a protein or byte index (wtmap index --alphabet) has nothing to align them to.
+  auto alphabet = fmindex::read_index_alphabet(index_path(prefix));
+  if (!alphabet.ok()) return fail("align", alphabet.status());
+  if (*alphabet != fmindex::Alphabet::dna) {
+    return fail("align", invalid_argument(index_path(prefix) + " is a " + fmindex::alphabet_name(*alphabet) +
+                                          " index; wtmap align needs a DNA index (wtmap count searches " +
+                                          fmindex::alphabet_name(*alphabet) + " indexes)"));
+  }
   // On the GPU, a CPU copy of the index finishes the few reads with long searches (AlignOptions);
   // it loads on a second thread while the GPU copy loads.
   std::future<Result<fmindex::FmIndex>> cpu_load;

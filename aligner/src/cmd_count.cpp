@@ -1,5 +1,7 @@
-// wtmap count: exact matches of many patterns (both strands) -> one TSV line per pattern.
+// wtmap count: exact matches of many patterns (both strands of a DNA index, the one strand of a
+// protein or byte index) -> one TSV line per pattern.
 #include <algorithm>
+#include <array>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -11,6 +13,7 @@
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
+#include "wtmap/fmindex/general_fm_index.hpp"
 
 namespace wtmap::cli {
 namespace {
@@ -18,10 +21,14 @@ namespace {
 constexpr const char* kUsage =
     "Usage: wtmap count -x <prefix> [options] <patterns.fa|fq[.gz] | ->\n"
     "\n"
-    "Counts the exact matches of every pattern on both strands of the indexed reference and\n"
-    "writes one line per pattern to stdout: name TAB count [TAB contig:position:strand,...].\n"
-    "Positions are 1-based leftmost on the forward strand; patterns with N or other ambiguity\n"
-    "codes count 0. A malformed record stops the run with its number and the reason.\n"
+    "Counts the exact matches of every pattern in the indexed reference and writes one line per\n"
+    "pattern to stdout: name TAB count [TAB contig:position:strand,...]. Positions are 1-based.\n"
+    "A DNA index is searched on both strands (positions leftmost on the forward strand); patterns\n"
+    "with N or other ambiguity codes count 0. A protein or byte index (wtmap index --alphabet) is\n"
+    "searched on its one strand (strand always +) with the alphabet read from the index: every\n"
+    "byte of a sequence line is a symbol (protein in either case, byte verbatim), and a pattern\n"
+    "with a symbol the reference does not hold counts 0. No match spans two contigs or records.\n"
+    "A malformed record stops the run with its number and the reason.\n"
     "\n"
     "Options:\n"
     "  -x STR          index prefix (reads STR.wtmap)\n"
@@ -31,20 +38,32 @@ constexpr const char* kUsage =
     "  -t INT          CPU threads [all cores]\n"
     "  --device S      auto, gpu or cpu [auto]\n";
 
+// The search code of every byte under the index's alphabet.
+using CodeTable = std::array<std::uint8_t, 256>;
+
+CodeTable dna_codes() {
+  CodeTable t{};
+  for (unsigned b = 0; b < 256; ++b) t[b] = fmindex::search_code(static_cast<char>(b));
+  return t;
+}
+
 struct Batch {
+  const CodeTable* code_of = nullptr;
   std::vector<std::string> names;
   std::vector<std::uint8_t> codes;
   std::vector<fmindex::PatternRef> patterns;
   void add(aligner::SeqRecord&& r) {
     names.push_back(std::move(r.name));
     patterns.push_back({codes.size(), static_cast<std::uint32_t>(r.sequence.size())});
-    for (char c : r.sequence) codes.push_back(fmindex::search_code(c));
+    for (char c : r.sequence) codes.push_back((*code_of)[static_cast<unsigned char>(c)]);
   }
   std::size_t size() const { return patterns.size(); }
 };
 
-// Searches one batch, locates up to max_hits rows per pattern, prints the lines.
-Status run_batch(const fmindex::FmIndex& index, const Batch& batch, bool locate, std::uint64_t max_hits,
+// Searches one batch, locates up to max_hits rows per pattern, prints the lines. Index is
+// FmIndex or GeneralFmIndex (the same search, locate and to_reference).
+template <class Index>
+Status run_batch(const Index& index, const Batch& batch, bool locate, std::uint64_t max_hits,
                  std::uint64_t& total_hits) {
   std::vector<fmindex::SaInterval> intervals(batch.patterns.size());
   WTMAP_TRY(index.search(batch.codes.data(), batch.codes.size(), batch.patterns.data(), batch.patterns.size(),
@@ -104,6 +123,39 @@ Status run_batch(const fmindex::FmIndex& index, const Batch& batch, bool locate,
   return {};
 }
 
+// Reads the patterns, searches them in `index` batch by batch, prints the lines.
+template <class Index>
+int count_with(const Index& index, const CodeTable& code_of, aligner::SequenceBytes bytes, const std::string& input,
+               bool locate, std::uint64_t max_hits, std::uint64_t batch_size, const Log& log) {
+  auto reader = aligner::SeqReader::open(input, 1, bytes);
+  if (!reader.ok()) return fail("count", reader.status());
+
+  // reader thread (parsing) -> this thread (search, locate, output), one batch ahead.
+  aligner::BoundedQueue<Batch> to_search(2);
+  Status read_status;
+  Batch empty;
+  empty.code_of = &code_of;
+  std::thread read_thread = start_batch_reader(*reader, batch_size, to_search, read_status, nullptr, empty);
+  std::uint64_t patterns = 0, hits = 0;
+  const Status search_status = guarded([&]() -> Status {
+    while (auto batch = to_search.pop()) {
+      WTMAP_TRY(run_batch(index, *batch, locate, max_hits, hits));
+      patterns += batch->patterns.size();
+      log.info("%llu patterns", static_cast<unsigned long long>(patterns));
+    }
+    return {};
+  });
+  to_search.close();  // on a search error, stop the reader too
+  read_thread.join();
+  // A bad record stops the run where it is; the lines before it are already written.
+  if (!read_status.ok()) return fail("count", read_status);
+  if (!search_status.ok()) return fail("count", search_status);
+  const double seconds = log.seconds();
+  log.info("%llu patterns, %llu matches, %.1f s (%.0f patterns/s)", static_cast<unsigned long long>(patterns),
+           static_cast<unsigned long long>(hits), seconds, seconds > 0 ? static_cast<double>(patterns) / seconds : 0.0);
+  return 0;
+}
+
 }  // namespace
 
 int count_main(int argc, char** argv) {
@@ -137,33 +189,23 @@ int count_main(int argc, char** argv) {
   const Log log("count");
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("count", backend.status());
-  auto index = fmindex::FmIndex::load(index_path(prefix), *backend);
+  const std::string path = index_path(prefix);
+  auto alphabet = fmindex::read_index_alphabet(path);
+  if (!alphabet.ok()) return fail("count", alphabet.status());
+  if (*alphabet == fmindex::Alphabet::dna) {
+    auto index = fmindex::FmIndex::load(path, *backend);
+    if (!index.ok()) return fail("count", index.status());
+    static const CodeTable kDnaCodes = dna_codes();
+    return count_with(*index, kDnaCodes, aligner::SequenceBytes::letters, input, locate, max_hits, batch_size, log);
+  }
+  auto index = fmindex::GeneralFmIndex::load(path, *backend);
   if (!index.ok()) return fail("count", index.status());
-  auto reader = aligner::SeqReader::open(input);
-  if (!reader.ok()) return fail("count", reader.status());
-
-  // reader thread (parsing) -> this thread (search, locate, output), one batch ahead.
-  aligner::BoundedQueue<Batch> to_search(2);
-  Status read_status;
-  std::thread read_thread = start_batch_reader(*reader, batch_size, to_search, read_status);
-  std::uint64_t patterns = 0, hits = 0;
-  const Status search_status = guarded([&]() -> Status {
-    while (auto batch = to_search.pop()) {
-      WTMAP_TRY(run_batch(*index, *batch, locate, max_hits, hits));
-      patterns += batch->patterns.size();
-      log.info("%llu patterns", static_cast<unsigned long long>(patterns));
-    }
-    return {};
-  });
-  to_search.close();  // on a search error, stop the reader too
-  read_thread.join();
-  // A bad record stops the run where it is; the lines before it are already written.
-  if (!read_status.ok()) return fail("count", read_status);
-  if (!search_status.ok()) return fail("count", search_status);
-  const double seconds = log.seconds();
-  log.info("%llu patterns, %llu matches, %.1f s (%.0f patterns/s)", static_cast<unsigned long long>(patterns),
-           static_cast<unsigned long long>(hits), seconds, seconds > 0 ? static_cast<double>(patterns) / seconds : 0.0);
-  return 0;
+  log.info("%s index of %zu symbols", fmindex::alphabet_name(*alphabet), index->symbols().size());
+  // Every byte of a pattern is encoded with the index's symbol map: one it does not hold -- a
+  // digit in a protein pattern, any byte absent from a byte reference -- makes the pattern count
+  // 0 rather than stop the run as a malformed record.
+  return count_with(*index, index->symbols().codes(), aligner::SequenceBytes::any, input, locate, max_hits, batch_size,
+                    log);
 }
 
 }  // namespace wtmap::cli

@@ -4,6 +4,7 @@
 
 #include "cli.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
+#include "wtmap/fmindex/general_fm_index.hpp"
 
 namespace wtmap::cli {
 namespace {
@@ -11,17 +12,40 @@ namespace {
 constexpr const char* kUsage =
     "Usage: wtmap index [options] <ref.fa[.gz]>\n"
     "\n"
-    "Builds the FM-index of both strands of a FASTA reference and writes <prefix>.wtmap.\n"
-    "Runs of ambiguity codes (N, R, Y, ...) and contig ends become separators: no match spans them.\n"
+    "Builds the FM-index of a FASTA reference and writes <prefix>.wtmap.\n"
+    "dna (default): both strands; runs of ambiguity codes (N, R, Y, ...) and contig ends become\n"
+    "separators: no match spans them.\n"
+    "protein: one strand of amino-acid letters (A-Z, either case, and '*'); any other byte is an\n"
+    "error. byte: one strand, every byte of a sequence line taken verbatim ('\\r' only as the\n"
+    "end of a CRLF line; a line that begins with '>' is a header). For both, record ends are\n"
+    "separators: no match spans two records.\n"
     "\n"
     "Options:\n"
-    "  -p STR      index prefix [the FASTA path]\n"
-    "  -s INT      suffix-array sample rate: a locate costs at most INT steps [32]\n"
-    "  -t INT      CPU threads [all cores]\n"
-    "  --device S  auto, gpu or cpu: where the wavelet tree is built [auto]\n"
+    "  -p STR          index prefix [the FASTA path]\n"
+    "  --alphabet STR  dna, protein or byte [dna]\n"
+    "  -s INT          suffix-array sample rate: a locate costs at most INT steps [32]\n"
+    "  -t INT          CPU threads [all cores]\n"
+    "  --device S      auto, gpu or cpu: where the wavelet tree is built [auto]\n"
     "\n"
-    "Peak memory: about 21 bytes per reference base (2 strands x 8-byte suffix array plus\n"
-    "text and BWT), e.g. 2.1 GB for 100 Mbp. The index takes about 1.3 bytes per base.\n";
+    "Peak memory: dna about 21 bytes per reference base (2 strands x 8-byte suffix array plus\n"
+    "text and BWT), e.g. 2.1 GB for 100 Mbp; the index takes about 1.3 bytes per base.\n"
+    "protein and byte about 12 bytes per symbol (one strand); the index takes about\n"
+    "(log2 of the alphabet size + 4) / 8 bytes per symbol, e.g. 1.0 for 20 amino acids.\n";
+
+// Builds and writes the index of `reference`; Index is FmIndex or GeneralFmIndex.
+template <class Index, class Reference>
+int build_and_save(const Reference& reference, const fmindex::FmIndexOptions& options, const std::string& prefix,
+                   std::uint64_t symbols, const char* unit, const Log& log) {
+  auto index = Index::build(reference, options);
+  if (!index.ok()) return fail("index", index.status());
+  const std::string path = index_path(prefix);
+  log.info("writing %s", path.c_str());
+  const Status saved = index->save(path);
+  if (!saved.ok()) return fail("index", saved);
+  log.info("done: %.1f MB index, %.2f bytes per %s", static_cast<double>(index->size_in_bytes()) / 1e6,
+           static_cast<double>(index->size_in_bytes()) / static_cast<double>(symbols), unit);
+  return 0;
+}
 
 }  // namespace
 
@@ -29,6 +53,7 @@ int index_main(int argc, char** argv) {
   CommonOptions common;
   std::string prefix, fasta;
   std::uint64_t sample_rate = 32;
+  fmindex::Alphabet alphabet = fmindex::Alphabet::dna;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -38,6 +63,10 @@ int index_main(int argc, char** argv) {
       if (!parse_count(argv[++i], sample_rate) || sample_rate == 0 || sample_rate > (1u << 20)) {
         return usage_error("index", "-s needs an integer in 1..1048576", kUsage);
       }
+    } else if (a == "--alphabet" && has_value) {
+      const auto parsed = fmindex::parse_alphabet(argv[++i]);
+      if (!parsed) return usage_error("index", "--alphabet needs dna, protein or byte", kUsage);
+      alphabet = *parsed;
     } else if (!a.empty() && a[0] == '-' && a != "-") {
       if (const int rc = handle_common_or_unknown(common, argc, argv, i, "index", kUsage); rc >= 0) return rc;
     } else if (fasta.empty()) {
@@ -55,6 +84,19 @@ int index_main(int argc, char** argv) {
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("index", backend.status());
 
+  fmindex::FmIndexOptions options;
+  options.sample_rate = static_cast<std::uint32_t>(sample_rate);
+  options.backend = *backend;
+  options.progress = [&](const std::string& stage) { log.info("%s", stage.c_str()); };
+
+  if (alphabet != fmindex::Alphabet::dna) {
+    log.info("reading %s (%s)", fasta.c_str(), fmindex::alphabet_name(alphabet));
+    auto reference = fmindex::read_symbol_fasta(fasta, alphabet);
+    if (!reference.ok()) return fail("index", reference.status());
+    const std::uint64_t symbols = reference->forward.size() + 1 - reference->contigs.size();
+    log.info("%zu records, %llu symbols", reference->contigs.size(), static_cast<unsigned long long>(symbols));
+    return build_and_save<fmindex::GeneralFmIndex>(*reference, options, prefix, symbols, "symbol", log);
+  }
   log.info("reading %s", fasta.c_str());
   auto reference = fmindex::read_fasta(fasta);
   if (!reference.ok()) return fail("index", reference.status());
@@ -63,20 +105,7 @@ int index_main(int argc, char** argv) {
   log.info("%zu contigs, %llu bases (%llu ambiguous, in %zu fragments of A/C/G/T)", reference->contigs.size(),
            static_cast<unsigned long long>(bases), static_cast<unsigned long long>(reference->ambiguous_bases),
            reference->fragments.size());
-
-  fmindex::FmIndexOptions options;
-  options.sample_rate = static_cast<std::uint32_t>(sample_rate);
-  options.backend = *backend;
-  options.progress = [&](const std::string& stage) { log.info("%s", stage.c_str()); };
-  auto index = fmindex::FmIndex::build(*reference, options);
-  if (!index.ok()) return fail("index", index.status());
-  const std::string path = index_path(prefix);
-  log.info("writing %s", path.c_str());
-  const Status saved = index->save(path);
-  if (!saved.ok()) return fail("index", saved);
-  log.info("done: %.1f MB index, %.2f bytes per base", static_cast<double>(index->size_in_bytes()) / 1e6,
-           static_cast<double>(index->size_in_bytes()) / static_cast<double>(bases));
-  return 0;
+  return build_and_save<fmindex::FmIndex>(*reference, options, prefix, bases, "base", log);
 }
 
 }  // namespace wtmap::cli

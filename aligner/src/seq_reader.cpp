@@ -41,6 +41,7 @@ struct SeqReader::Impl {
   bool at_end = false;
   std::string line;
   bool have_line = false;  // `line` holds a header read ahead (FASTA)
+  SequenceBytes allowed = SequenceBytes::letters;
   std::atomic<double> inflate_seconds{0};  // written by the inflater, read by times()
   double waiting_seconds = 0;
 
@@ -114,9 +115,10 @@ SeqReader::~SeqReader() = default;
 
 SeqReader::Times SeqReader::times() const { return {impl_->inflate_seconds.load(), impl_->waiting_seconds}; }
 
-Result<SeqReader> SeqReader::open(const std::string& path, unsigned threads) {
+Result<SeqReader> SeqReader::open(const std::string& path, unsigned threads, SequenceBytes bytes) {
   auto impl = std::make_unique<Impl>();
   impl->path = path == "-" ? "<stdin>" : path;
+  impl->allowed = bytes;
   impl->file = path == "-" ? bgzf_dopen(0, "r") : bgzf_open(path.c_str(), "r");
   if (impl->file == nullptr) return Status{StatusCode::io_error, path + ": cannot open for reading"};
   // BGZF blocks inflate independently, so htslib can spread them over a thread pool (it declines
@@ -157,6 +159,7 @@ Result<bool> SeqReader::next(SeqRecord& record) {
   record.sequence.clear();
   record.quality.clear();
   auto check_sequence = [&](const std::string& s) -> Status {
+    if (in.allowed == SequenceBytes::any) return {};
     for (std::size_t i = 0; i < s.size(); ++i) {
       if (!is_sequence_letter(s[i])) {
         const auto byte = static_cast<unsigned char>(s[i]);
@@ -170,7 +173,7 @@ Result<bool> SeqReader::next(SeqRecord& record) {
       auto got = in.read_line();
       if (!got.ok()) return got.status();
       if (!*got) break;
-      if (in.line.size() > 0 && (in.line[0] == '>' || in.line[0] == '@')) {
+      if (in.line.size() > 0 && (in.line[0] == '>' || (in.line[0] == '@' && in.allowed == SequenceBytes::letters))) {
         in.have_line = true;
         break;
       }

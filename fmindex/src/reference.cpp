@@ -1,4 +1,5 @@
 #include "wtmap/fmindex/reference.hpp"
+#include "wtmap/fmindex/symbol_reference.hpp"
 
 #include <htslib/bgzf.h>
 #include <htslib/kstring.h>
@@ -45,10 +46,26 @@ const Fragment& Reference::fragment_at(std::uint64_t p) const {
   return *(it - 1);
 }
 
-Result<Reference> read_fasta(const std::string& path) {
+namespace {
+
+// "'x'" for a printable byte, "byte 0x01" for any other: how errors show an offending byte.
+std::string shown_byte(unsigned char byte) {
+  char shown[16];
+  std::snprintf(shown, sizeof shown, byte >= 32 && byte < 127 ? "'%c'" : "byte 0x%02x", byte);
+  return shown;
+}
+
+// The FASTA parsing every alphabet shares: headers (names up to the first blank, unique, not
+// empty), sequence lines with a CRLF's '\r' dropped and blank lines skipped, records without
+// sequence, sequence before the first header, gzip errors and empty input. Each sequence line
+// goes to sink(contig_id, contig, line, length, where) -> Status, which consumes its bytes
+// (`where(what)` prefixes a message with "<file>:<line>: "); the parser then adds the line's
+// length to the contig's.
+// `unit` names what a record holds ("bases", "symbols") in the error for a record without any.
+template <class Sink>
+Status parse_fasta(const std::string& path, const char* unit, std::vector<Contig>& contigs, Sink&& sink) {
   std::unique_ptr<BGZF, BgzfCloser> in(path == "-" ? bgzf_dopen(0, "r") : bgzf_open(path.c_str(), "r"));
   if (!in) return Status{StatusCode::io_error, path + ": cannot open for reading"};
-  Reference ref;
   std::unordered_set<std::string> names;
   kstring_t line = {0, 0, nullptr};
   struct LineGuard {
@@ -56,19 +73,14 @@ Result<Reference> read_fasta(const std::string& path) {
     ~LineGuard() { free(s->s); }
   } guard{&line};
   std::uint64_t line_no = 0;
-  bool in_run = false;       // inside a fragment of unambiguous bases
   auto where = [&](const std::string& what) {
     return path + ":" + std::to_string(line_no) + ": " + what;
   };
   std::uint64_t header_line = 0;
   auto close_contig = [&]() -> Status {
-    if (ref.contigs.empty()) return {};
-    if (ref.contigs.back().length == 0) {
-      return invalid_argument(path + ":" + std::to_string(header_line) + ": contig '" + ref.contigs.back().name +
-                              "' has no bases");
-    }
-    in_run = false;
-    return {};
+    if (contigs.empty() || contigs.back().length > 0) return {};
+    return invalid_argument(path + ":" + std::to_string(header_line) + ": contig '" + contigs.back().name +
+                            "' has no " + unit);
   };
   int r = 0;
   while ((r = bgzf_getline(in.get(), '\n', &line)) >= 0) {
@@ -83,42 +95,78 @@ Result<Reference> read_fasta(const std::string& path) {
       std::string name(line.s + 1, end - 1);
       if (name.empty()) return invalid_argument(where("header without a contig name"));
       if (!names.insert(name).second) return invalid_argument(where("duplicate contig name '" + name + "'"));
-      if (ref.contigs.size() >= UINT32_MAX) return invalid_argument(where("too many contigs"));
-      ref.contigs.push_back({std::move(name), 0});
+      if (contigs.size() >= UINT32_MAX) return invalid_argument(where("too many contigs"));
+      contigs.push_back({std::move(name), 0});
       header_line = line_no;
       continue;
     }
-    if (ref.contigs.empty()) return invalid_argument(where("sequence before the first '>' header (not FASTA?)"));
-    Contig& contig = ref.contigs.back();
-    const auto contig_id = static_cast<std::uint32_t>(ref.contigs.size() - 1);
+    if (contigs.empty()) return invalid_argument(where("sequence before the first '>' header (not FASTA?)"));
+    const auto contig_id = static_cast<std::uint32_t>(contigs.size() - 1);
+    WTMAP_TRY(sink(contig_id, contigs.back(), line.s, len, where));
+    contigs.back().length += len;
+  }
+  if (r < -1) return Status{StatusCode::io_error, path + ": read error after line " + std::to_string(line_no) + " (corrupt gzip?)"};
+  WTMAP_TRY(close_contig());
+  if (contigs.empty()) return invalid_argument(path + ": no FASTA records (empty input?)");
+  return {};
+}
+
+}  // namespace
+
+Result<Reference> read_fasta(const std::string& path) {
+  Reference ref;
+  std::uint32_t run_contig = UINT32_MAX;  // the contig of the open fragment of unambiguous bases, if any
+  WTMAP_TRY(parse_fasta(path, "bases", ref.contigs, [&](std::uint32_t contig_id, const Contig& contig, const char* line,
+                                                        std::size_t len, const auto& where) -> Status {
     for (std::size_t i = 0; i < len; ++i) {
-      const int code = kCodes[static_cast<unsigned char>(line.s[i])];
+      const int code = kCodes[static_cast<unsigned char>(line[i])];
       if (code < 0) {
-        const unsigned char byte = static_cast<unsigned char>(line.s[i]);
-        char shown[16];
-        std::snprintf(shown, sizeof shown, byte >= 32 && byte < 127 ? "'%c'" : "byte 0x%02x", byte);
-        return invalid_argument(where("contig '" + contig.name + "', column " + std::to_string(i + 1) + ": " + shown +
-                                      " is not a nucleotide code"));
+        return invalid_argument(where("contig '" + contig.name + "', column " + std::to_string(i + 1) + ": " +
+                                      shown_byte(static_cast<unsigned char>(line[i])) + " is not a nucleotide code"));
       }
       if (code == 4) {
-        in_run = false;
+        run_contig = UINT32_MAX;
         ++ref.ambiguous_bases;
       } else {
-        if (!in_run) {  // a new fragment, separated from the previous one
+        if (run_contig != contig_id) {  // a new fragment, separated from the previous one
           if (!ref.fragments.empty()) ref.forward.push_back(kSeparator);
-          ref.fragments.push_back({ref.forward.size(), 0, contig.length, contig_id});
-          in_run = true;
+          ref.fragments.push_back({ref.forward.size(), 0, contig.length + i, contig_id});
+          run_contig = contig_id;
         }
         ref.forward.push_back(static_cast<std::uint8_t>(code));
         ++ref.fragments.back().length;
       }
-      ++contig.length;
     }
-  }
-  if (r < -1) return Status{StatusCode::io_error, path + ": read error after line " + std::to_string(line_no) + " (corrupt gzip?)"};
-  WTMAP_TRY(close_contig());
-  if (ref.contigs.empty()) return invalid_argument(path + ": no FASTA records (empty input?)");
+    return {};
+  }));
   if (ref.fragments.empty()) return invalid_argument(path + ": the reference holds no A, C, G or T");
+  return ref;
+}
+
+Result<SymbolReference> read_symbol_fasta(const std::string& path, Alphabet alphabet) {
+  if (alphabet == Alphabet::dna) return invalid_argument("read_symbol_fasta reads protein and byte references; DNA has read_fasta");
+  SymbolReference ref;
+  ref.alphabet = alphabet;
+  WTMAP_TRY(parse_fasta(path, "symbols", ref.contigs, [&](std::uint32_t contig_id, const Contig& contig, const char* line,
+                                                          std::size_t len, const auto& where) -> Status {
+    if (contig.length == 0) {  // the record's first line: its fragment starts after a separator
+      if (!ref.fragments.empty()) ref.forward.push_back(kRecordSeparator);
+      ref.fragments.push_back({ref.forward.size(), 0, 0, contig_id});
+    }
+    for (std::size_t i = 0; i < len; ++i) {
+      const auto byte = static_cast<unsigned char>(line[i]);
+      const int symbol = normalized_symbol(alphabet, byte);
+      if (symbol < 0) {
+        return invalid_argument(where("contig '" + contig.name + "', column " + std::to_string(i + 1) + ": " +
+                                      shown_byte(byte) +
+                                      (alphabet == Alphabet::protein ? " is not an amino-acid code"
+                                                                     : " (a carriage return inside a line) is not allowed in a byte reference")));
+      }
+      ref.forward.push_back(static_cast<std::uint8_t>(symbol));
+    }
+    ref.fragments.back().length += len;
+    return {};
+  }));
   return ref;
 }
 

@@ -8,6 +8,7 @@
 
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bgzf_support.hpp"
@@ -180,6 +181,37 @@ TEST(SeqReader, TruncatedRecordNamesFileAndRecordNumber) {
   const auto second = reader->next(r);
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find(path + ": record 2"), std::string::npos) << second.status().message();
+}
+
+// SequenceBytes::any (patterns for a byte-alphabet index): every byte a line can hold is kept
+// verbatim -- digits, punctuation, blanks, NUL, bytes above 0x7f, a line that begins with '@' --
+// while SequenceBytes::letters (the default) stops at the first of them naming the record.
+TEST(SeqReader, AnyBytesKeepsSequencesVerbatim) {
+  fmtest::TempDir dir;
+  const std::string odd = std::string("a1 ;\t") + '\0' + "\xff\x80~";
+  fmtest::write_file(dir.file("p.fa"), ">p1\n" + odd + "\n@2+\n>p2 x\nGATTACA\n");
+  fmtest::write_file(dir.file("p.fq"), "@q1\n" + odd + "\n+\n" + std::string(odd.size(), 'I') + "\n");
+  for (const auto& [file, expected] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"p.fa", {odd + "@2+", "GATTACA"}}, {"p.fq", {odd}}}) {
+    SCOPED_TRACE(file);
+    auto reader = SeqReader::open(dir.file(file), 1, aligner::SequenceBytes::any);
+    ASSERT_TRUE(reader.ok()) << reader.status().message();
+    std::vector<std::string> got;
+    SeqRecord r;
+    while (true) {
+      auto next = reader->next(r);
+      ASSERT_TRUE(next.ok()) << next.status().message();
+      if (!*next) break;
+      got.push_back(r.sequence);
+    }
+    EXPECT_EQ(got, expected);
+
+    auto letters = SeqReader::open(dir.file(file));
+    ASSERT_TRUE(letters.ok());
+    const auto first = letters->next(r);
+    ASSERT_FALSE(first.ok()) << "letters mode accepted '" << r.sequence << "'";
+    EXPECT_NE(first.status().message().find("record 1"), std::string::npos) << first.status().message();
+  }
 }
 
 }  // namespace

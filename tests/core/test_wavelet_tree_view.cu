@@ -60,6 +60,46 @@ TYPED_TEST(WaveletTreeViewTest, CountIsTheNumberOfOccurrences) {
   }
 }
 
+// access_rank(i) of the binary view is (T[i], rank(T[i], i)), the LF step of the general FM-index:
+// every alphabet size of the contract (sigma 1 included: no levels) and lengths around blocks.
+template <class S>
+struct WtAccessRank {
+  WaveletTreeView<S> v;
+  __host__ __device__ std::uint64_t operator()(std::uint64_t i) const {
+    const auto r = v.access_rank(i);
+    return (r.rank << 32) | static_cast<std::uint64_t>(r.symbol);  // both halves, one answer
+  }
+};
+
+TYPED_TEST(WaveletTreeViewTest, AccessRankIsTheSymbolAndItsRank) {
+  using S = typename TypeParam::S;
+  for (const std::uint64_t sigma : alphabet_sizes()) {
+    if (!fits<S>(sigma) || sigma > 4096) continue;
+    for (const std::uint64_t n : {std::uint64_t{1}, std::uint64_t{513}, std::uint64_t{65537}}) {
+      SCOPED_TRACE("sigma " + std::to_string(sigma) + ", n " + std::to_string(n));
+      for (const bool extracted : {false, true}) {
+        const auto text = random_text<S>(n, sigma, false, [&](std::uint64_t m) {
+          return extracted ? sparse_symbol<S>(m, sigma) : static_cast<S>(m);
+        }, this->rng);
+        const TextReference<S> ref(text);
+        WaveletTreeOptions options;
+        options.backend = TypeParam::D::kBackend;
+        options.sigma = extracted ? 0 : sigma;
+        auto tree = WaveletTree<S>::build(text.data(), n, options);
+        ASSERT_TRUE(IsOk(tree));
+        const auto positions = query_positions(n, 512, 2000, this->rng);
+        std::vector<std::uint64_t> expected;
+        for (std::uint64_t i : positions) expected.push_back((ref.rank(text[i], i) << 32) | text[i]);
+        auto got = TypeParam::D::template run<std::uint64_t>(WtAccessRank<S>{tree->view()}, positions);
+        ASSERT_TRUE(IsOk(got));
+        EXPECT_TRUE(SameAnswers(expected, *got, [&](std::size_t j) {
+          return "access_rank(" + std::to_string(positions[j]) + ") as rank << 32 | symbol";
+        }));
+      }
+    }
+  }
+}
+
 // ---- access_device / rank_device / select_device -------------------------------------------
 
 // Runs a *_device batch method on `queries` copied to device memory.

@@ -17,6 +17,7 @@
 
 #include "fm_queries.hpp"
 #include "fm_support.hpp"
+#include "golden_files.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
 
 namespace wtmap::fmtest {
@@ -424,12 +425,58 @@ TEST_F(FmIndexFile, FutureVersionSaysNewer) {
   std::string future = good_;
   std::uint32_t version = 0;
   std::memcpy(&version, future.data() + kHeaderPayload + 8, 4);
-  ++version;
+  EXPECT_EQ(version, fmindex::kDnaIndexVersion) << "DNA indexes keep format version 1";
+  // The next version after the newest this build reads. (Version 2 is not "future" any more: it
+  // is the protein/byte format, whose loader tests are in test_general_fm_index.cpp.)
+  version = fmindex::kIndexFormatVersion + 1;
   std::memcpy(&future[kHeaderPayload + 8], &version, 4);
   fix_header_crc(future);
   const Status s = load_bytes(future);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("newer"), std::string::npos) << s.message();
+}
+
+// The DNA index file of a fixed reference as wtmap wrote it before protein and byte indexes
+// existed (format version 1; data/dna_v1.wtmap, compiled in by CMakeLists.txt): it still loads
+// and answers as the naive scan does, and building the same reference today writes the same bytes.
+TEST(FmIndexGoldenFile, VersionOneDnaIndexStillLoads) {
+  TempDir dir;
+  write_file(dir.file("ref.fa"), golden_dna_v1_fa());
+  write_file(dir.file("old.wtmap"), golden_dna_v1_wtmap());
+  auto reference = fmindex::read_fasta(dir.file("ref.fa"));
+  ASSERT_TRUE(reference.ok()) << reference.status().message();
+  std::vector<TestContig> contigs;
+  for (const char* name : {"chr1", "chr2", "plasmid"}) contigs.push_back({name, ""});
+  {  // the contig strings, for the naive scan
+    std::size_t k = 0;
+    const std::string& fa = golden_dna_v1_fa();
+    for (std::size_t at = 0, end = 0; at < fa.size(); at = end + 1) {
+      end = fa.find('\n', at);
+      const std::string line = fa.substr(at, end - at);
+      if (line[0] == '>') {
+        k = line.rfind(">plasmid", 0) == 0 ? 2 : line.rfind(">chr2", 0) == 0 ? 1 : 0;
+      } else {
+        contigs[k].sequence += line;
+      }
+    }
+  }
+  for (Backend backend : {Backend::cpu, Backend::gpu}) {
+    if (skip_backend(backend)) continue;
+    SCOPED_TRACE(backend_name(backend));
+    EXPECT_EQ(fmindex::read_index_alphabet(dir.file("old.wtmap")).value(), fmindex::Alphabet::dna);
+    auto old = FmIndex::load(dir.file("old.wtmap"), backend);
+    ASSERT_TRUE(old.ok()) << old.status().message();
+    EXPECT_EQ(old->sample_rate(), 5u);
+    ASSERT_EQ(old->contigs().size(), 3u);
+    EXPECT_EQ(old->contigs()[2].name, "plasmid");
+    std::vector<std::string> patterns = random_substrings(contigs, 5, 150, 20);
+    for (const auto& p : across_separators(contigs)) patterns.push_back(p);
+    EXPECT_TRUE(MatchesNaiveScan(*old, contigs, patterns));
+
+    const FmIndex rebuilt = build_index(*reference, backend, 5);
+    ASSERT_TRUE(rebuilt.save(dir.file("new.wtmap")).ok());
+    EXPECT_TRUE(read_file(dir.file("new.wtmap")) == golden_dna_v1_wtmap()) << "the DNA index format changed";
+  }
 }
 
 TEST_F(FmIndexFile, WrongMagicSaysNotAnIndex) {

@@ -17,6 +17,12 @@ struct SeqRecord {
   std::string quality;  // empty for FASTA
 };
 
+// Which bytes a sequence may hold. letters: A-Z, a-z, '.', '-', '*' (reads, DNA and protein
+// patterns); anything else stops the run naming the record. any: every byte a line can hold,
+// taken verbatim (patterns for a byte-alphabet index); a FASTA record's sequence then runs to the
+// next line that begins with '>' only, since '@' may begin a line of it.
+enum class SequenceBytes { letters, any };
+
 class SeqReader {
  public:
   // The input is inflated on a second thread in chunks of this many bytes; lines may span them.
@@ -27,12 +33,15 @@ class SeqReader {
   ~SeqReader();
 
   // `threads` inflate BGZF input (bgzip's blocked gzip) in parallel; a plain .gz is one deflate
-  // stream, which inflates on one thread whatever `threads` says.
-  static Result<SeqReader> open(const std::string& path, unsigned threads = 1);
+  // stream, which inflates on one thread whatever `threads` says. `bytes`: which bytes a
+  // sequence may hold (above).
+  static Result<SeqReader> open(const std::string& path, unsigned threads = 1,
+                                SequenceBytes bytes = SequenceBytes::letters);
 
   // Reads the next record into `record`; false at the end of the input. A malformed record
   // (truncated, no '+' line, sequence and quality of different lengths, bytes that are no
-  // sequence letters, a header without '>' or '@', a gzip error) is an invalid_argument or
+  // sequence letters under SequenceBytes::letters, a header without '>' or '@', a gzip error) is
+  // an invalid_argument or
   // io_error naming "<file>: record <n>".
   Result<bool> next(SeqRecord& record);
   std::uint64_t records_read() const { return records_; }

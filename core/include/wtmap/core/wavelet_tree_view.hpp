@@ -12,7 +12,8 @@
 // Space: n * (average code length) bits plus rank/select support (rank_select_view.hpp), the
 // cumulative histogram (sigma + 1 words) and two words per internal node for the node start and
 // the precomputed rank at it. Queries: access and rank O(log sigma) binary ranks (access stops
-// one level early), select O(log sigma) binary selects, bottom-up.
+// one level early), access_rank (symbol and its rank, the LF step) the same in one traversal,
+// select O(log sigma) binary selects, bottom-up.
 #pragma once
 
 #include <cstdint>
@@ -114,6 +115,27 @@ struct WaveletTreeView<Symbol, 2> : WaveletTreeCommon<Symbol> {
       i = rb.bit ? ones_before : i - ones_before;
       node.descend(rb.bit);
     }
+  }
+
+  struct SymbolRank {
+    Symbol symbol;
+    std::uint64_t rank;  // occurrences of `symbol` before the queried position
+  };
+
+  // T[i] and rank(T[i], i) in one traversal, i in [0, n): the LF step of an FM-index. Access
+  // already maps i to the node-relative position on its way down; at the leaf that position is
+  // the rank. Unlike access it cannot stop at a node of two symbols: the last level's rank is
+  // the answer.
+  WTMAP_HD SymbolRank access_rank(std::uint64_t i) const {
+    BinaryNode node{0, sigma, 0};
+    for (unsigned l = 0; node.width() > 1; ++l) {
+      const std::uint64_t start = node_start[node.heap];
+      const RankSelectView::RankAndBit rb = levels[l].rank1_and_bit(start + i);
+      const std::uint64_t ones_before = rb.rank1 - (start - node_rank0[node.heap]);
+      i = rb.bit ? ones_before : i - ones_before;
+      node.descend(rb.bit);
+    }
+    return {from_minimal(node.first), i};
   }
 
   // Occurrences of c in [0, i), i in [0, n]; 0 for symbols outside the alphabet (thesis Alg. 6).

@@ -9,7 +9,8 @@
 // from a sorted table: so DNA stays a one-level, one-block-per-rank tree, and since # and $
 // are no DNA symbol, no backward search extends across them -- no match spans a separator.
 // Locate: SA samples at every text position divisible by s, and at every position that follows
-// a separator, marked by a rank bit vector; a locate costs at most s - 1 LF steps.
+// a separator, marked by a rank bit vector; a locate costs at most s - 1 LF steps (shared with
+// the general index, sampled_suffix_array.hpp).
 #pragma once
 
 #include <cstdint>
@@ -17,15 +18,10 @@
 #include "wtmap/core/config.hpp"
 #include "wtmap/core/quad_wavelet_tree_view.hpp"
 #include "wtmap/core/rank_select_view.hpp"
+#include "wtmap/fmindex/sa_interval.hpp"
+#include "wtmap/fmindex/sampled_suffix_array_view.hpp"
 
 namespace wtmap::fmindex {
-
-// Rows [lo, hi) of the suffix array.
-struct SaInterval {
-  std::uint64_t lo = 0, hi = 0;
-  WTMAP_HD std::uint64_t size() const { return hi - lo; }
-  WTMAP_HD bool empty() const { return hi <= lo; }
-};
 
 struct FmIndexView {
   static constexpr unsigned kBucketShift = 16;  // special-row counts every 65,536 rows
@@ -36,8 +32,7 @@ struct FmIndexView {
   const std::uint64_t* special_rows = nullptr;  // sorted rows whose BWT symbol is # or $
   std::uint64_t num_special = 0;
   const std::uint64_t* special_before_bucket = nullptr;  // specials below row b << kBucketShift
-  RankSelectView sampled;                  // rows with a stored SA value
-  const std::uint64_t* sa_samples = nullptr;  // text positions of the sampled rows, in row order
+  SampledSuffixArrayView sa;               // locate support (sampled_suffix_array.hpp)
 
   // Special rows before row i: a cached bucket count plus the (rare) specials inside the bucket.
   WTMAP_HD std::uint64_t specials_before(std::uint64_t i) const {
@@ -83,14 +78,7 @@ struct FmIndexView {
   }
 
   // Text position of row r.
-  WTMAP_HD std::uint64_t locate(std::uint64_t r) const {
-    std::uint64_t steps = 0;
-    while (!sampled.access(r)) {
-      r = lf(r);
-      ++steps;
-    }
-    return sa_samples[sampled.rank1(r)] + steps;
-  }
+  WTMAP_HD std::uint64_t locate(std::uint64_t r) const { return sa.locate(*this, r); }
 };
 
 }  // namespace wtmap::fmindex

@@ -1,0 +1,94 @@
+// wtmap fmindex: what the DNA index (FmIndex, fm_index.hpp) and the general one (GeneralFmIndex,
+// general_fm_index.hpp) share on the host -- the contig and fragment tables, the sampled suffix
+// array, and batched backward search and locate on the CPU or the GPU through the index's view.
+//
+// A View has rows, backward_search(codes, length) and locate(row) as __host__ __device__
+// functions; FmIndexBase<View> runs them over a batch with core's batch machinery (one generic
+// kernel, or a parallel loop on the CPU). Instantiated for FmIndexView and GeneralFmIndexView.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wtmap/core/config.hpp"
+#include "wtmap/core/status.hpp"
+#include "wtmap/fmindex/alphabet.hpp"
+#include "wtmap/fmindex/reference.hpp"
+#include "wtmap/fmindex/sa_interval.hpp"
+#include "wtmap/fmindex/sampled_suffix_array.hpp"
+
+namespace wtmap {
+namespace detail {
+class QueryWorkspace;
+}
+
+namespace fmindex {
+
+// Index file format versions. A file's header names its version; a loader rejects versions newer
+// than kIndexFormatVersion as written by a newer wtmap. DNA indexes are still written (and read)
+// as version 1; version 2 added the alphabet field and the symbol map of protein and byte indexes,
+// so a wtmap that predates them says "newer" rather than misreading one.
+constexpr std::uint32_t kDnaIndexVersion = 1;
+constexpr std::uint32_t kGeneralIndexVersion = 2;
+constexpr std::uint32_t kIndexFormatVersion = 2;  // the newest this build reads
+
+// The alphabet of the index file at `path`, from its header section alone (checked like any
+// section): which of FmIndex (dna) and GeneralFmIndex (protein, byte) loads it.
+Result<Alphabet> read_index_alphabet(const std::string& path);
+
+// A pattern inside a batch: codes[offset, offset + length) of the batch's code array.
+struct PatternRef {
+  std::uint64_t offset = 0;
+  std::uint32_t length = 0;
+};
+
+// A match in reference coordinates.
+struct ReferenceHit {
+  std::uint32_t contig = 0;
+  std::uint64_t position = 0;  // 0-based leftmost base on the forward strand
+  bool reverse = false;        // the pattern matches the reverse strand (DNA only)
+};
+
+template <class View>
+class FmIndexBase {
+ public:
+  FmIndexBase(const FmIndexBase&) = delete;
+  FmIndexBase& operator=(const FmIndexBase&) = delete;
+
+  const View& view() const { return view_; }
+  Backend backend() const { return sa_.backend(); }
+  std::uint32_t sample_rate() const { return sample_rate_; }
+  const std::vector<Contig>& contigs() const { return contigs_; }
+  const std::vector<Fragment>& fragments() const { return fragments_; }
+  std::uint64_t forward_length() const { return forward_length_; }  // m
+
+  // SA interval of each pattern; codes in host memory, as the index's search codes make them
+  // (a code outside them never matches).
+  Status search(const std::uint8_t* codes, std::uint64_t codes_size, const PatternRef* patterns, std::size_t count,
+                SaInterval* out) const;
+  // Text position of each row (rows < view().rows).
+  Status locate(const std::uint64_t* rows, std::uint64_t* text_positions, std::size_t count) const;
+
+ protected:
+  FmIndexBase(SampledSuffixArray&& sa, std::vector<Contig> contigs, std::vector<Fragment> fragments,
+              std::uint64_t forward_length, std::uint32_t sample_rate);
+  FmIndexBase(FmIndexBase&&) noexcept;
+  FmIndexBase& operator=(FmIndexBase&&) noexcept;
+  ~FmIndexBase();
+
+  // The fragment holding forward-text position p (p not a separator).
+  const Fragment& fragment_at(std::uint64_t p) const;
+
+  SampledSuffixArray sa_;
+  std::vector<Contig> contigs_;
+  std::vector<Fragment> fragments_;
+  std::uint64_t forward_length_ = 0;
+  std::uint32_t sample_rate_ = 32;
+  View view_{};  // set by the derived class once its tables are on the backend
+  std::unique_ptr<detail::QueryWorkspace> workspace_;
+};
+
+}  // namespace fmindex
+}  // namespace wtmap

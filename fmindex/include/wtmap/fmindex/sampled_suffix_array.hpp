@@ -1,0 +1,73 @@
+// wtmap fmindex: the owner of the sampled suffix array shared by the DNA and the general
+// FM-index, on the CPU or the GPU. What is sampled and why, the space and the locate walk:
+// sampled_suffix_array_view.hpp. Construction: one pass over the suffix array on all CPU threads,
+// O(n) (Builder).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "wtmap/core/bit_vector.hpp"
+#include "wtmap/core/buffer.hpp"
+#include "wtmap/core/config.hpp"
+#include "wtmap/core/status.hpp"
+#include "wtmap/fmindex/sampled_suffix_array_view.hpp"
+
+namespace wtmap::fmindex {
+
+class SampledSuffixArray {
+ public:
+  // Collects the samples during the one pass over the suffix array that also derives the BWT.
+  // That pass reads text[SA[r] - 1] at random, a cache miss per row (65 s for a 2 Gbp text on one
+  // core), so it runs on all CPU threads: the rows are cut into pieces of whole 32-row words, each
+  // piece sets its own words of marks and keeps its own list of samples, and finish() joins the
+  // lists in row order.
+  class Builder {
+   public:
+    Builder(std::uint64_t n, std::uint32_t sample_rate);  // 4 pieces per CPU thread
+    std::uint64_t num_pieces() const { return pieces_.size(); }
+    // Runs body(piece, first_row, end_row) for every piece on all CPU threads; a std::bad_alloc
+    // thrown by any of them (a list that cannot grow) becomes out_of_memory.
+    Status for_each_piece(const std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)>& body);
+    // Row r of `piece` holds the suffix at text_position; after_separator: the text symbol before
+    // it is a separator or the terminator. A piece adds its rows in increasing order.
+    void add(std::uint64_t piece, std::uint64_t r, std::uint64_t text_position, bool after_separator) {
+      if (after_separator || text_position % rate_ == 0) {
+        words_[r / 32] |= 1u << (r % 32);  // no other piece writes this word
+        pieces_[piece].push_back(text_position);
+      }
+    }
+    Result<SampledSuffixArray> finish(Backend backend);
+
+   private:
+    std::uint64_t n_;
+    std::uint32_t rate_;
+    std::vector<std::uint32_t> words_;
+    std::vector<std::vector<std::uint64_t>> pieces_;
+  };
+
+  SampledSuffixArray(SampledSuffixArray&&) noexcept = default;
+  SampledSuffixArray& operator=(SampledSuffixArray&&) noexcept = default;
+
+  // The marks and the samples as stored in an index file: rejects (corrupt_data) samples that
+  // disagree with the marks in number or lie outside the text of marks.size() symbols.
+  static Result<SampledSuffixArray> create(RankSelectBitVector&& marks, const std::vector<std::uint64_t>& samples);
+
+  const SampledSuffixArrayView& view() const { return view_; }
+  const RankSelectBitVector& marks() const { return marks_; }
+  Backend backend() const { return marks_.backend(); }
+  std::uint64_t num_samples() const { return view_.sampled.ones; }
+  std::size_t size_in_bytes() const { return marks_.size_in_bytes() + samples_.size(); }
+  // The samples, copied from the backend into host memory.
+  Result<std::vector<std::uint64_t>> samples() const;
+
+ private:
+  explicit SampledSuffixArray(RankSelectBitVector&& marks) : marks_(std::move(marks)) {}
+
+  RankSelectBitVector marks_;
+  Buffer samples_;
+  SampledSuffixArrayView view_{};
+};
+
+}  // namespace wtmap::fmindex

@@ -1,0 +1,40 @@
+// wtmap fmindex: locate support shared by the DNA and the general FM-index -- the suffix array
+// sampled by text position, and the walk of LF steps from any row to a sampled one, as a
+// trivially copyable view (__host__ __device__; the owner is sampled_suffix_array.hpp).
+//
+// A row is sampled when its text position is a multiple of s, or when the text symbol before
+// its suffix is a separator or the terminator (the rows whose BWT symbol is one): an LF step
+// over a separator would need the separator's rank, which neither index stores (the DNA index
+// keeps separators out of its tree, the general one merges all of them into one symbol), so the
+// walk must stop before it. The walk from text position p visits p, p - 1, ... and meets a
+// sampled position in (p - s, p], so a locate costs at most s - 1 LF steps.
+//
+// Space: a rank bit vector over the n rows (n * 1.06 bits) and 8 bytes per sample (n / s plus
+// one per separator). Construction: one pass over the suffix array, O(n).
+#pragma once
+
+#include <cstdint>
+
+#include "wtmap/core/config.hpp"
+#include "wtmap/core/rank_select_view.hpp"
+
+namespace wtmap::fmindex {
+
+struct SampledSuffixArrayView {
+  RankSelectView sampled;                // rows with a stored SA value
+  const std::uint64_t* sa_samples = nullptr;  // text positions of the sampled rows, in row order
+
+  // Text position of row r of `index`, whose lf(r) is the row of the suffix one text position
+  // earlier (called on unsampled rows only).
+  template <class Index>
+  WTMAP_HD std::uint64_t locate(const Index& index, std::uint64_t r) const {
+    std::uint64_t steps = 0;
+    while (!sampled.access(r)) {
+      r = index.lf(r);
+      ++steps;
+    }
+    return sa_samples[sampled.rank1(r)] + steps;
+  }
+};
+
+}  // namespace wtmap::fmindex

@@ -1,0 +1,300 @@
+#include "index_file.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <new>
+#include <sstream>
+
+#include "wtmap/core/detail/parallel.hpp"
+#include "wtmap/fmindex/fm_index_base.hpp"
+
+namespace wtmap::fmindex::file {
+namespace {
+
+constexpr char kMagic[8] = {'W', 'T', 'M', 'A', 'P', 'I', 'D', 'X'};
+
+}  // namespace
+
+std::uint32_t parallel_crc(const char* data, std::uint64_t size) {
+  constexpr std::uint64_t kPiece = std::uint64_t{16} << 20;
+  const std::uint64_t pieces = (size + kPiece - 1) / kPiece;
+  std::vector<uLong> crcs(pieces);
+  wtmap::detail::parallel_for_ranges(pieces, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t p = begin; p < end; ++p) {
+      const std::uint64_t first = p * kPiece, length = std::min<std::uint64_t>(kPiece, size - first);
+      crcs[p] = crc32_z(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(data + first), length);
+    }
+  }, 1);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (std::uint64_t p = 0; p < pieces; ++p) {
+    crc = crc32_combine64(crc, crcs[p], static_cast<z_off64_t>(std::min<std::uint64_t>(kPiece, size - p * kPiece)));
+  }
+  return static_cast<std::uint32_t>(crc);
+}
+
+Result<std::uint64_t> section_header(std::istream& in, const char (&tag)[5], const std::string& path) {
+  char got[4];
+  std::uint64_t size = 0;
+  in.read(got, 4);
+  in.read(reinterpret_cast<char*>(&size), 8);
+  if (!in) return corrupt_data(path + ": truncated index file (missing the " + tag + " section)");
+  if (std::memcmp(got, tag, 4) != 0) {
+    return corrupt_data(path + ": corrupt index file (expected the " + std::string(tag) + " section)");
+  }
+  const auto here = in.tellg();
+  in.seekg(0, std::ios::end);
+  const auto end = in.tellg();
+  in.seekg(here);
+  if (size + 4 > static_cast<std::uint64_t>(end - here)) {
+    return corrupt_data(path + ": truncated index file (the " + std::string(tag) + " section is cut short)");
+  }
+  return size;
+}
+
+SectionBuffer::int_type SectionBuffer::underflow() {
+  if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+  const std::streamsize got = fill(buffer_, std::min<std::uint64_t>(sizeof buffer_, left_));
+  if (got <= 0) return traits_type::eof();
+  setg(buffer_, buffer_, buffer_ + got);
+  return traits_type::to_int_type(buffer_[0]);
+}
+
+std::streamsize SectionBuffer::xsgetn(char* dst, std::streamsize count) {
+  const std::streamsize buffered = std::min<std::streamsize>(count, egptr() - gptr());
+  if (buffered > 0) {
+    std::memcpy(dst, gptr(), static_cast<std::size_t>(buffered));
+    gbump(static_cast<int>(buffered));
+  }
+  return buffered + fill(dst + buffered, std::min<std::uint64_t>(static_cast<std::uint64_t>(count - buffered), left_));
+}
+
+std::streamsize SectionBuffer::fill(char* dst, std::uint64_t n) {
+  if (n == 0) return 0;
+  in_.read(dst, static_cast<std::streamsize>(n));
+  const std::streamsize got = in_.gcount();
+  crc_ = crc32_combine64(crc_, parallel_crc(dst, static_cast<std::uint64_t>(got)), got);
+  left_ -= static_cast<std::uint64_t>(got);
+  return got;
+}
+
+Result<std::string> read_section(std::istream& in, const char (&tag)[5], const std::string& path) {
+  return read_streamed_section(in, tag, path, [&](std::istream& payload, std::uint64_t size) -> Result<std::string> {
+    std::string bytes;
+    try {
+      bytes.resize(size);
+    } catch (const std::bad_alloc&) {
+      return Status{StatusCode::out_of_memory, "not enough host memory for the " + std::string(tag) + " section (" +
+                                                   std::to_string(size) + " bytes)"};
+    }
+    payload.read(bytes.data(), static_cast<std::streamsize>(size));
+    if (static_cast<std::uint64_t>(payload.gcount()) != size) {
+      return corrupt_data("truncated index file (in the " + std::string(tag) + " section)");
+    }
+    return bytes;
+  });
+}
+
+Result<std::vector<std::uint64_t>> read_u64_array(std::istream& payload, std::uint64_t size, std::uint64_t max_items,
+                                                  const char* what) {
+  std::uint64_t count = 0;
+  payload.read(reinterpret_cast<char*>(&count), 8);
+  if (payload.gcount() != 8 || count > max_items || count > (size - 8) / 8) {
+    return corrupt_data(std::string(what) + " section has an impossible length");
+  }
+  std::vector<std::uint64_t> values(count);
+  payload.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(count * 8));
+  if (static_cast<std::uint64_t>(payload.gcount()) != count * 8) return corrupt_data(std::string(what) + " section is cut short");
+  return values;
+}
+
+Status write_index_file(const std::string& path, const std::vector<Section>& sections) {
+  const std::string temporary = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) return {StatusCode::io_error, temporary + ": cannot open for writing"};
+    for (const Section& s : sections) {
+      const std::uint64_t size = s.payload.size();
+      const std::uint32_t crc = parallel_crc(s.payload.data(), s.payload.size());
+      out.write(s.tag, 4);
+      out.write(reinterpret_cast<const char*>(&size), 8);
+      out.write(s.payload.data(), static_cast<std::streamsize>(s.payload.size()));
+      out.write(reinterpret_cast<const char*>(&crc), 4);
+    }
+    out.flush();
+    if (!out) {
+      std::remove(temporary.c_str());
+      return {StatusCode::io_error, temporary + ": write failed (disk full?)"};
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    return {StatusCode::io_error, "cannot rename " + temporary + " to " + path};
+  }
+  return {};
+}
+
+std::string header_payload(const IndexHeader& h) {
+  std::string s;
+  s.append(kMagic, 8);
+  put(s, h.version);
+  if (h.version >= kGeneralIndexVersion) put(s, static_cast<std::uint32_t>(h.alphabet));
+  put(s, h.sample_rate);
+  put(s, h.forward_length);
+  put(s, h.rows);
+  return s;
+}
+
+Result<IndexHeader> open_index(std::ifstream& in, const std::string& path) {
+  in.open(path, std::ios::binary);
+  if (!in) return Status{StatusCode::io_error, path + ": cannot open the index file"};
+  char magic[8] = {};
+  in.read(magic, 8);
+  const bool whole = in.gcount() == 8;
+  in.clear();
+  in.seekg(0);
+  if (!whole || std::memcmp(magic + 0, "HEAD", 4) != 0) return corrupt_data(path + ": not a wtmap index file");
+  auto payload = read_section(in, "HEAD", path);
+  if (!payload.ok()) return payload.status();
+  PayloadReader r(*payload, path + ": header");
+  char file_magic[8];
+  for (char& c : file_magic) WTMAP_TRY(r.get(c));
+  if (std::memcmp(file_magic, kMagic, 8) != 0) return corrupt_data(path + ": not a wtmap index file");
+  IndexHeader h;
+  WTMAP_TRY(r.get(h.version));
+  if (h.version > kIndexFormatVersion) {
+    return corrupt_data(path + ": index format version " + std::to_string(h.version) + " is newer than this wtmap reads (" +
+                        std::to_string(kIndexFormatVersion) + "); rebuild the index or update wtmap");
+  }
+  if (h.version == 0) return corrupt_data(path + ": corrupt index header (format version 0)");
+  if (h.version >= kGeneralIndexVersion) {
+    std::uint32_t alphabet = 0;
+    WTMAP_TRY(r.get(alphabet));
+    // Version 2 holds the one-strand alphabets only; DNA indexes stay version 1.
+    if (alphabet != static_cast<std::uint32_t>(Alphabet::protein) && alphabet != static_cast<std::uint32_t>(Alphabet::byte)) {
+      return corrupt_data(path + ": corrupt index header (alphabet " + std::to_string(alphabet) + ")");
+    }
+    h.alphabet = static_cast<Alphabet>(alphabet);
+  }
+  WTMAP_TRY(r.get(h.sample_rate));
+  WTMAP_TRY(r.get(h.forward_length));
+  WTMAP_TRY(r.get(h.rows));
+  WTMAP_TRY(r.finish());
+  if (h.sample_rate == 0) return corrupt_data(path + ": inconsistent index header");
+  return h;
+}
+
+std::string contigs_payload(const std::vector<Contig>& contigs) {
+  std::string s;
+  put<std::uint64_t>(s, contigs.size());
+  for (const Contig& c : contigs) {
+    put<std::uint32_t>(s, static_cast<std::uint32_t>(c.name.size()));
+    s += c.name;
+    put<std::uint64_t>(s, c.length);
+  }
+  return s;
+}
+
+std::string fragments_payload(const std::vector<Fragment>& fragments) {
+  std::string s;
+  put<std::uint64_t>(s, fragments.size());  // field by field: no struct padding on disk
+  for (const Fragment& f : fragments) {
+    put(s, f.text_start);
+    put(s, f.length);
+    put(s, f.contig_offset);
+    put(s, f.contig);
+  }
+  return s;
+}
+
+Result<std::vector<Contig>> read_contigs(std::istream& in, const std::string& path) {
+  auto payload = read_section(in, "CTGS", path);
+  if (!payload.ok()) return payload.status();
+  std::vector<Contig> contigs;
+  PayloadReader r(*payload, path + ": contig");
+  std::uint64_t count = 0;
+  WTMAP_TRY(r.get(count));
+  if (count > payload->size()) return corrupt_data(path + ": contig section has an impossible count");
+  contigs.resize(count);
+  for (Contig& c : contigs) {
+    WTMAP_TRY(r.get_string(c.name));
+    WTMAP_TRY(r.get(c.length));
+  }
+  WTMAP_TRY(r.finish());
+  return contigs;
+}
+
+Result<std::vector<Fragment>> read_fragments(std::istream& in, const std::string& path, const std::vector<Contig>& contigs,
+                                             std::uint64_t m) {
+  auto payload = read_section(in, "FRAG", path);
+  if (!payload.ok()) return payload.status();
+  std::vector<Fragment> fragments;
+  PayloadReader r(*payload, path + ": fragment");
+  std::uint64_t count = 0;
+  WTMAP_TRY(r.get(count));
+  if (count > m + 1 || count > payload->size()) return corrupt_data(path + ": fragment section has an impossible count");
+  fragments.resize(count);
+  for (Fragment& f : fragments) {
+    WTMAP_TRY(r.get(f.text_start));
+    WTMAP_TRY(r.get(f.length));
+    WTMAP_TRY(r.get(f.contig_offset));
+    WTMAP_TRY(r.get(f.contig));
+  }
+  WTMAP_TRY(r.finish());
+  for (std::size_t j = 0; j < fragments.size(); ++j) {
+    const Fragment& f = fragments[j];
+    if (f.contig >= contigs.size() || f.text_start + f.length > m ||
+        f.contig_offset + f.length > contigs[f.contig].length || (j == 0 && f.text_start != 0) ||
+        (j > 0 && f.text_start <= fragments[j - 1].text_start)) {
+      return corrupt_data(path + ": corrupt fragment table");
+    }
+  }
+  if (fragments.empty()) return corrupt_data(path + ": corrupt fragment table");
+  return fragments;
+}
+
+Status sampled_suffix_array_payloads(const SampledSuffixArray& sa, std::string& marks, std::string& samples) {
+  std::ostringstream s;
+  WTMAP_TRY(sa.marks().save(s));
+  marks = s.str();
+  auto values = sa.samples();
+  if (!values.ok()) return values.status();
+  samples.clear();
+  put_array(samples, *values);
+  return {};
+}
+
+Result<SampledSuffixArray> read_sampled_suffix_array(std::istream& in, const std::string& path, std::uint64_t n,
+                                                     Backend backend) {
+  auto marks = read_streamed_section(in, "SMPB", path, [&](std::istream& payload, std::uint64_t) {
+    return RankSelectBitVector::load(payload, backend);
+  });
+  if (!marks.ok()) return marks.status();
+  auto samples = read_streamed_section(in, "SMPA", path, [&](std::istream& payload, std::uint64_t size) {
+    return read_u64_array(payload, size, n, "SA sample");
+  });
+  if (!samples.ok()) return samples.status();
+  if (marks->size() != n) return corrupt_data(path + ": sections disagree on the text length");
+  auto sa = SampledSuffixArray::create(std::move(marks.value()), *samples);
+  if (!sa.ok()) return Status{sa.status().code(), path + ": " + sa.status().message()};
+  return sa;
+}
+
+Status expect_end(std::istream& in, const std::string& path) {
+  if (in.peek() != std::char_traits<char>::eof()) return corrupt_data(path + ": trailing bytes after the last section");
+  return {};
+}
+
+}  // namespace wtmap::fmindex::file
+
+namespace wtmap::fmindex {
+
+Result<Alphabet> read_index_alphabet(const std::string& path) {
+  std::ifstream in;
+  auto header = file::open_index(in, path);
+  if (!header.ok()) return header.status();
+  return header->alphabet;
+}
+
+}  // namespace wtmap::fmindex

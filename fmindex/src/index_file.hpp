@@ -1,0 +1,173 @@
+// wtmap fmindex (internal): the index file that FmIndex and GeneralFmIndex share -- sections
+// with a tag, a 64-bit payload size and a CRC-32 each; the header (magic, format version, the
+// alphabet from version 2 on, build parameters); the contig and fragment tables; the sampled
+// suffix array; and the write to a temporary name renamed when complete.
+//
+// Section layout: 4-byte tag, u64 payload size, payload, u32 CRC-32 of the payload. Loading
+// checks every section's tag, length and checksum and names what is wrong and where.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <istream>
+#include <streambuf>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <zlib.h>
+
+#include "wtmap/core/status.hpp"
+#include "wtmap/fmindex/alphabet.hpp"
+#include "wtmap/fmindex/reference.hpp"
+#include "wtmap/fmindex/sampled_suffix_array.hpp"
+
+namespace wtmap::fmindex::file {
+
+// CRC-32 of `size` bytes, in pieces on all CPU threads joined with crc32_combine: zlib's CRC
+// runs at about 0.5 GB/s on one core, which made it most of the load time of a gigabase index.
+std::uint32_t parallel_crc(const char* data, std::uint64_t size);
+
+template <class T>
+void put(std::string& s, const T& v) { s.append(reinterpret_cast<const char*>(&v), sizeof v); }
+template <class T>
+void put_array(std::string& s, const std::vector<T>& v) {
+  put<std::uint64_t>(s, v.size());
+  s.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+// Reads a payload field by field, failing (never crashing) on a short payload.
+class PayloadReader {
+ public:
+  PayloadReader(const std::string& s, std::string what) : s_(s), what_(std::move(what)) {}
+  template <class T>
+  Status get(T& v) {
+    if (pos_ + sizeof v > s_.size()) return corrupt_data(what_ + " section is too short");
+    std::memcpy(&v, s_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return {};
+  }
+  template <class T>
+  Status get_array(std::vector<T>& v, std::uint64_t max_items) {
+    std::uint64_t n = 0;
+    WTMAP_TRY(get(n));
+    if (n > max_items || n * sizeof(T) > s_.size() - pos_) return corrupt_data(what_ + " section has an impossible length");
+    v.resize(n);
+    std::memcpy(v.data(), s_.data() + pos_, n * sizeof(T));
+    pos_ += n * sizeof(T);
+    return {};
+  }
+  Status get_string(std::string& v) {
+    std::uint32_t n = 0;
+    WTMAP_TRY(get(n));
+    if (n > s_.size() - pos_) return corrupt_data(what_ + " section has an impossible string length");
+    v.assign(s_.data() + pos_, n);
+    pos_ += n;
+    return {};
+  }
+  Status finish() const { return pos_ == s_.size() ? Status{} : corrupt_data(what_ + " section has trailing bytes"); }
+
+ private:
+  const std::string& s_;
+  std::string what_;
+  std::size_t pos_ = 0;
+};
+
+// A section's tag and payload size, the size bounded by what is left of the file.
+Result<std::uint64_t> section_header(std::istream& in, const char (&tag)[5], const std::string& path);
+
+// The payload of one section as a stream of its own: at most `size` bytes of the file, their
+// CRC-32 taken on the way (large reads go straight into the reader's memory and are summed in
+// parallel). The large sections (tree, sampled rows, SA samples) are parsed from it directly,
+// not from a zero-filled copy of the section: one pass less over memory the size of the index.
+class SectionBuffer : public std::streambuf {
+ public:
+  SectionBuffer(std::istream& in, std::uint64_t size) : in_(in), left_(size) {}
+  std::uint32_t crc() const { return static_cast<std::uint32_t>(crc_); }
+  bool all_consumed() const { return left_ == 0 && gptr() == egptr(); }
+
+ protected:
+  int_type underflow() override;
+  std::streamsize xsgetn(char* dst, std::streamsize count) override;
+
+ private:
+  std::streamsize fill(char* dst, std::uint64_t n);
+
+  std::istream& in_;
+  std::uint64_t left_;
+  uLong crc_ = crc32(0L, Z_NULL, 0);
+  char buffer_[1 << 16];
+};
+
+// Parses one section with parse(std::istream& payload, size) -> Result<T>, then checks that it
+// used the whole payload and that the payload's checksum is the stored one. A parse error caused
+// by a corrupt byte is reported as the parser's error (the checksum would have caught it too).
+template <class Parse>
+auto read_streamed_section(std::istream& in, const char (&tag)[5], const std::string& path, Parse&& parse)
+    -> decltype(parse(in, std::uint64_t{0})) {
+  auto size = section_header(in, tag, path);
+  if (!size.ok()) return size.status();
+  SectionBuffer buffer(in, *size);
+  std::istream payload(&buffer);
+  auto parsed = parse(payload, *size);
+  if (!parsed.ok()) return Status{parsed.status().code(), path + ": " + parsed.status().message()};
+  if (!buffer.all_consumed()) return corrupt_data(path + ": corrupt index file (the " + std::string(tag) + " section is longer than its content)");
+  std::uint32_t stored = 0;
+  in.read(reinterpret_cast<char*>(&stored), 4);
+  if (!in) return corrupt_data(path + ": truncated index file (in the " + std::string(tag) + " section)");
+  if (buffer.crc() != stored) return corrupt_data(path + ": corrupt index file (checksum mismatch in the " + std::string(tag) + " section)");
+  return parsed;
+}
+
+// A small section's whole payload, checked like any other.
+Result<std::string> read_section(std::istream& in, const char (&tag)[5], const std::string& path);
+
+// A counted array of 64-bit values from a section's payload of `size` bytes: the count is
+// checked against the payload and `max_items` before anything is allocated.
+Result<std::vector<std::uint64_t>> read_u64_array(std::istream& payload, std::uint64_t size, std::uint64_t max_items,
+                                                  const char* what);
+
+// ---- the parts of an index file ---------------------------------------------------------------
+
+struct Section {
+  const char* tag;  // four characters
+  std::string payload;
+};
+
+// Writes the sections to a temporary name beside `path` and renames it to `path` when complete:
+// a crash or a full disk never leaves a half index under the final name, nor the temporary file.
+Status write_index_file(const std::string& path, const std::vector<Section>& sections);
+
+// The HEAD section: magic "WTMAPIDX", version, then version 1 (DNA): u32 sample rate, u64 m, u64
+// n; version 2: u32 alphabet (protein or byte), u32 sample rate, u64 m, u64 n.
+struct IndexHeader {
+  std::uint32_t version = 0;
+  Alphabet alphabet = Alphabet::dna;
+  std::uint32_t sample_rate = 0;
+  std::uint64_t forward_length = 0;  // m
+  std::uint64_t rows = 0;            // n
+};
+std::string header_payload(const IndexHeader& header);
+// Opens `path` into `in` and reads its header: rejects files that are no wtmap index, versions
+// newer than this build reads (saying so), and impossible alphabet fields.
+Result<IndexHeader> open_index(std::ifstream& in, const std::string& path);
+
+// CTGS and FRAG. Fragments are checked against the contigs and the forward length m: in order,
+// the first at 0, inside their contigs and the text (so every to_reference stays in bounds).
+std::string contigs_payload(const std::vector<Contig>& contigs);
+std::string fragments_payload(const std::vector<Fragment>& fragments);
+Result<std::vector<Contig>> read_contigs(std::istream& in, const std::string& path);
+Result<std::vector<Fragment>> read_fragments(std::istream& in, const std::string& path, const std::vector<Contig>& contigs,
+                                             std::uint64_t m);
+
+// SMPB (the marks, a RankSelectBitVector) and SMPA (the samples, a counted u64 array), for a
+// text of n symbols.
+Status sampled_suffix_array_payloads(const SampledSuffixArray& sa, std::string& marks, std::string& samples);
+Result<SampledSuffixArray> read_sampled_suffix_array(std::istream& in, const std::string& path, std::uint64_t n,
+                                                     Backend backend);
+
+// The end of the file must follow the last section.
+Status expect_end(std::istream& in, const std::string& path);
+
+}  // namespace wtmap::fmindex::file
