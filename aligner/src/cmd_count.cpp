@@ -127,15 +127,17 @@ Status run_batch(const Index& index, const Batch& batch, bool locate, std::uint6
 template <class Index>
 int count_with(const Index& index, const CodeTable& code_of, aligner::SequenceBytes bytes, const std::string& input,
                bool locate, std::uint64_t max_hits, std::uint64_t batch_size, const Log& log) {
-  auto reader = aligner::SeqReader::open(input, 1, bytes);
+  auto reader = aligner::SeqReader::open(input, wtmap::detail::cpu_threads(), bytes);
   if (!reader.ok()) return fail("count", reader.status());
 
   // reader thread (parsing) -> this thread (search, locate, output), one batch ahead.
   aligner::BoundedQueue<Batch> to_search(2);
   Status read_status;
-  Batch empty;
-  empty.code_of = &code_of;
-  std::thread read_thread = start_batch_reader(*reader, batch_size, to_search, read_status, nullptr, empty);
+  std::thread read_thread = start_batch_reader<Batch>(*reader, batch_size, to_search, read_status, nullptr, [&code_of] {
+    Batch batch;
+    batch.code_of = &code_of;
+    return batch;
+  });
   std::uint64_t patterns = 0, hits = 0;
   const Status search_status = guarded([&]() -> Status {
     while (auto batch = to_search.pop()) {
