@@ -100,6 +100,105 @@ TYPED_TEST(WaveletTreeViewTest, AccessRankIsTheSymbolAndItsRank) {
   }
 }
 
+// ---- rank_all and the interval-end pairs of the 4-ary view (DNA) ---------------------------------
+
+// Query `slot` of a pair (i, j): slots 0..3 ask for the count of symbol `slot` before i, slots
+// 4..7 for the count of symbol `slot - 4` before j. One answer per query keeps the drivers' shape.
+struct PairQuery {
+  std::uint64_t i, j;
+  unsigned slot;
+};
+using QuadView = WaveletTreeView<std::uint8_t, 4>;
+struct QuadRankAll {  // rank_all at each end on its own
+  QuadView v;
+  __host__ __device__ std::uint64_t operator()(const PairQuery& q) const {
+    std::uint64_t counts[4];
+    v.rank_all(q.slot < 4 ? q.i : q.j, counts);
+    return counts[q.slot % 4];
+  }
+};
+struct QuadRankAllPair {
+  QuadView v;
+  __host__ __device__ std::uint64_t operator()(const PairQuery& q) const {
+    std::uint64_t at_i[4], at_j[4];
+    v.rank_all_pair(q.i, q.j, at_i, at_j);
+    return q.slot < 4 ? at_i[q.slot] : at_j[q.slot - 4];
+  }
+};
+struct QuadLevelRankPair {  // one symbol at both ends, on the quad vector itself
+  QuadView v;
+  __host__ __device__ std::uint64_t operator()(const PairQuery& q) const {
+    std::uint64_t rank_i = 0, rank_j = 0;
+    v.levels[0].rank_pair(q.slot % 4, q.i, q.j, rank_i, rank_j);
+    return q.slot < 4 ? rank_i : rank_j;
+  }
+};
+
+template <class D>
+class QuadViewPairs : public ::testing::Test {
+ protected:
+  void SetUp() override { WTMAP_SKIP_WITHOUT(D::kBackend); }
+  std::mt19937_64 rng{kSeed};
+};
+using PairDrivers = ::testing::Types<CpuViewLoop, GpuViewKernel>;
+TYPED_TEST_SUITE(QuadViewPairs, PairDrivers, DriverNames);
+
+// Against prefix counts of the text, for texts over 4 and 3 symbols (and 1: no levels) of lengths
+// around the 224-symbol blocks and the 65,408-symbol superblocks. Pairs with both ends in one
+// block (the one-read path) in either order, equal ends, block edges, neighbouring blocks, far apart.
+TYPED_TEST(QuadViewPairs, RankAllAndPairsAreThePrefixCounts) {
+  constexpr std::uint64_t kBlock = QuadVectorLayout::kSymbolsPerBlock;
+  for (const std::uint64_t sigma : {std::uint64_t{4}, std::uint64_t{3}, std::uint64_t{1}}) {
+    for (const std::uint64_t n : {std::uint64_t{1}, kBlock - 1, 3 * kBlock + 5, std::uint64_t{2} * QuadVectorLayout::kSymbolsPerSuper + 300}) {
+      SCOPED_TRACE("sigma " + std::to_string(sigma) + ", n " + std::to_string(n));
+      const auto text = random_text<std::uint8_t>(n, sigma, false, [](std::uint64_t m) { return static_cast<std::uint8_t>(m); },
+                                                  this->rng);
+      const TextReference<std::uint8_t> ref(text);
+      WaveletTreeOptions options;
+      options.backend = TypeParam::kBackend;
+      options.sigma = sigma;
+      auto tree = WaveletTree<std::uint8_t, 4>::build(text.data(), n, options);
+      ASSERT_TRUE(IsOk(tree));
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs = {{0, 0}, {0, n}, {n, n}, {n, 0}};
+      std::uniform_int_distribution<std::uint64_t> position(0, n);
+      for (int k = 0; k < 300; ++k) {
+        const std::uint64_t i = position(this->rng), start = i / kBlock * kBlock;
+        const std::uint64_t in_block = std::min(n, start + this->rng() % kBlock);
+        pairs.push_back({i, in_block});
+        pairs.push_back({in_block, i});
+        pairs.push_back({start, std::min(n, start + kBlock - 1)});
+        pairs.push_back({i, std::min(n, i + kBlock)});
+        pairs.push_back({i, position(this->rng)});
+      }
+      std::vector<PairQuery> queries;
+      std::vector<std::uint64_t> expected;
+      for (const auto& [i, j] : pairs) {
+        for (unsigned slot = 0; slot < 8; ++slot) {
+          queries.push_back({i, j, slot});
+          expected.push_back(ref.rank(static_cast<std::uint8_t>(slot % 4), slot < 4 ? i : j));
+        }
+      }
+      auto describe = [&](const char* op) {
+        return [&, op](std::size_t q) {
+          return std::string(op) + "(" + std::to_string(queries[q].i) + ", " + std::to_string(queries[q].j) + ") slot " +
+                 std::to_string(queries[q].slot);
+        };
+      };
+      auto all = TypeParam::template run<std::uint64_t>(QuadRankAll{tree->view()}, queries);
+      ASSERT_TRUE(IsOk(all));
+      EXPECT_TRUE(SameAnswers(expected, *all, describe("rank_all")));
+      auto all_pair = TypeParam::template run<std::uint64_t>(QuadRankAllPair{tree->view()}, queries);
+      ASSERT_TRUE(IsOk(all_pair));
+      EXPECT_TRUE(SameAnswers(expected, *all_pair, describe("rank_all_pair")));
+      if (tree->view().num_levels == 1) {
+        auto level_pair = TypeParam::template run<std::uint64_t>(QuadLevelRankPair{tree->view()}, queries);
+        ASSERT_TRUE(IsOk(level_pair));
+        EXPECT_TRUE(SameAnswers(expected, *level_pair, describe("levels[0].rank_pair")));
+      }
+    }
+  }
+}
+
 // ---- access_device / rank_device / select_device -------------------------------------------
 
 // Runs a *_device batch method on `queries` copied to device memory.

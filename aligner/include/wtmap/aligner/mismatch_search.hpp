@@ -3,7 +3,8 @@
 //
 // The search is bwa aln's (Li and Durbin, Bioinformatics 2009) restricted to substitutions
 // (bwa aln -o 0): a depth-first backward search over the FM-index of both strands, branching on
-// all four bases at every read position with rank_all (two quad-vector blocks per node), pruned
+// all four bases at every read position with rank_all at both ends of the interval (one
+// quad-vector block per node when the ends share it, as deep in the tree, else two), pruned
 // by bwa's lower bound D[i] on the mismatches needed in read[0, i] (bwt_cal_width). Because the
 // index text is closed under reverse complement, D is computed with the same index: extending
 // read[j, i] to the right is a backward step of its reverse complement. The passes deepen one
@@ -155,10 +156,7 @@ class ReadSearch {
     // The memory work of every step, the same code for every phase (so a warp's threads stay
     // converged whatever phase each is in): the counts of the four bases before lo and hi.
     std::uint64_t occ_lo[4] = {0, 0, 0, 0}, occ_hi[4] = {0, 0, 0, 0};
-    if (expand) {
-      index.occ_all(lo, occ_lo);
-      index.occ_all(hi, occ_hi);
-    }
+    if (expand) index.occ_all_pair(lo, hi, occ_lo, occ_hi);
     if (phase_ == Phase::lower_bounds) {
       // read[j, i] forward is its reverse complement backward: extend by the complement.
       const unsigned c = expand ? 3 - read_[position_] : 0;

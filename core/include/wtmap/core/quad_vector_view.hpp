@@ -57,6 +57,11 @@ WTMAP_HD std::uint64_t match_mask(std::uint64_t word, unsigned c) {
   return x & (x >> 1) & kLow;
 }
 
+// The bits of word w of a block that hold its symbols before in-block position j.
+WTMAP_HD std::uint64_t prefix_mask(unsigned w, unsigned j) {
+  return w < j / 32 ? ~std::uint64_t{0} : w == j / 32 ? bits::low_mask64(2 * (j % 32)) : 0;
+}
+
 }  // namespace quad
 
 // Read-only view of a quad vector. rank(c, i) = occurrences of c in [0, i), i in [0, n];
@@ -116,6 +121,69 @@ struct QuadVectorView {
     out[1] = super[1] + block.before[1] + partial[1];
     out[2] = super[2] + block.before[2] + partial[2];
     out[3] = super[3] + block.before[3] + (j - partial[0] - partial[1] - partial[2]);
+  }
+
+  // rank(c, i) and rank(c, j) together. Deep in a backward search an SA interval is narrow, so
+  // both of its ends usually fall in one block: that block is then read once, in one pass.
+  WTMAP_HD void rank_pair(unsigned c, std::uint64_t i, std::uint64_t j, std::uint64_t& rank_i, std::uint64_t& rank_j) const {
+    const std::uint64_t b = i / L::kSymbolsPerBlock;
+    if (j / L::kSymbolsPerBlock != b) {
+      rank_i = rank(c, i);
+      rank_j = rank(c, j);
+      return;
+    }
+    const unsigned ji = static_cast<unsigned>(i % L::kSymbolsPerBlock), jj = static_cast<unsigned>(j % L::kSymbolsPerBlock);
+    const QuadBlock& block = blocks[b];
+    const unsigned last = (ji > jj ? ji : jj) / 32;
+    unsigned in_i = 0, in_j = 0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (unsigned w = 0; w < L::kWordsPerBlock; ++w) {
+      if (w <= last) {
+        const std::uint64_t m = quad::match_mask(block.words[w], c);
+        in_i += static_cast<unsigned>(bits::popcount64(m & quad::prefix_mask(w, ji)));
+        in_j += static_cast<unsigned>(bits::popcount64(m & quad::prefix_mask(w, jj)));
+      }
+    }
+    const std::uint64_t before = before_block(c, b);
+    rank_i = before + in_i;
+    rank_j = before + in_j;
+  }
+
+  // rank_all(i) and rank_all(j) together, one block read when both fall in it (see rank_pair).
+  WTMAP_HD void rank_all_pair(std::uint64_t i, std::uint64_t j, std::uint64_t out_i[4], std::uint64_t out_j[4]) const {
+    const std::uint64_t b = i / L::kSymbolsPerBlock;
+    if (j / L::kSymbolsPerBlock != b) {
+      rank_all(i, out_i);
+      rank_all(j, out_j);
+      return;
+    }
+    const unsigned ji = static_cast<unsigned>(i % L::kSymbolsPerBlock), jj = static_cast<unsigned>(j % L::kSymbolsPerBlock);
+    const QuadBlock& block = blocks[b];
+    const std::uint64_t* super = supers + (b / L::kBlocksPerSuper) * 4;
+    const unsigned last = (ji > jj ? ji : jj) / 32;
+    unsigned partial_i[3] = {0, 0, 0}, partial_j[3] = {0, 0, 0};
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (unsigned w = 0; w < L::kWordsPerBlock; ++w) {
+      if (w <= last) {
+        const std::uint64_t word = block.words[w];
+        const std::uint64_t mask_i = quad::prefix_mask(w, ji), mask_j = quad::prefix_mask(w, jj);
+        for (unsigned c = 0; c < 3; ++c) {
+          const std::uint64_t m = quad::match_mask(word, c);
+          partial_i[c] += static_cast<unsigned>(bits::popcount64(m & mask_i));
+          partial_j[c] += static_cast<unsigned>(bits::popcount64(m & mask_j));
+        }
+      }
+    }
+    for (unsigned c = 0; c < 3; ++c) {
+      out_i[c] = super[c] + block.before[c] + partial_i[c];
+      out_j[c] = super[c] + block.before[c] + partial_j[c];
+    }
+    out_i[3] = super[3] + block.before[3] + (ji - partial_i[0] - partial_i[1] - partial_i[2]);
+    out_j[3] = super[3] + block.before[3] + (jj - partial_j[0] - partial_j[1] - partial_j[2]);
   }
 
   // The symbol at i and its rank before i, from one block: the LF step of backward search.

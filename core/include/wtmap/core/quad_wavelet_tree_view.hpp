@@ -95,6 +95,17 @@ struct WaveletTreeView<Symbol, 4> : WaveletTreeCommon<Symbol> {
     levels[0].rank_all(i, out);
   }
 
+  // rank_all(i) and rank_all(j) together: the two ends of an SA interval, one block read when
+  // both fall in the same block (QuadVectorView::rank_all_pair). Same trees as rank_all.
+  WTMAP_HD void rank_all_pair(std::uint64_t i, std::uint64_t j, std::uint64_t out_i[4], std::uint64_t out_j[4]) const {
+    if (num_levels == 0) {
+      rank_all(i, out_i);
+      rank_all(j, out_j);
+      return;
+    }
+    levels[0].rank_all_pair(i, j, out_i, out_j);
+  }
+
   // Position of the k-th occurrence (k >= 1) of c; requires 1 <= k <= count(c).
   WTMAP_HD std::uint64_t select(Symbol c, std::uint64_t k) const {
     std::uint64_t m = 0;

@@ -53,11 +53,24 @@ struct FmIndexView {
     out[0] -= specials_before(i);
   }
 
+  // occ_all at both ends of an interval, one block read when they share it.
+  WTMAP_HD void occ_all_pair(std::uint64_t lo, std::uint64_t hi, std::uint64_t out_lo[4], std::uint64_t out_hi[4]) const {
+    bwt.levels[0].rank_all_pair(lo, hi, out_lo, out_hi);
+    out_lo[0] -= specials_before(lo);
+    out_hi[0] -= specials_before(hi);
+  }
+
   WTMAP_HD SaInterval all() const { return {0, rows}; }
 
-  // The rows of cP given the rows of P.
+  // The rows of cP given the rows of P (both ends ranked from one block when they share it).
   WTMAP_HD SaInterval extend(const SaInterval& iv, unsigned c) const {
-    return {C[c] + occ(c, iv.lo), C[c] + occ(c, iv.hi)};
+    std::uint64_t lo = 0, hi = 0;
+    bwt.levels[0].rank_pair(c, iv.lo, iv.hi, lo, hi);
+    if (c == 0) {
+      lo -= specials_before(iv.lo);
+      hi -= specials_before(iv.hi);
+    }
+    return {C[c] + lo, C[c] + hi};
   }
 
   // Backward search of codes[0, length) (0..3; any other code matches nothing).
