@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 
 #include "index_file.hpp"
 
@@ -149,23 +148,10 @@ Status FmIndex::save(const std::string& path) const {
   h.sample_rate = sample_rate_;
   h.forward_length = forward_length_;
   h.rows = bwt_.size();
-  std::vector<file::Section> sections = {{"HEAD", file::header_payload(h)},
-                                         {"CTGS", file::contigs_payload(contigs_)},
-                                         {"FRAG", file::fragments_payload(fragments_)},
-                                         {"CARR", {}},
-                                         {"SPEC", {}},
-                                         {"BWTW", {}},
-                                         {"SMPB", {}},
-                                         {"SMPA", {}}};
-  for (unsigned c = 0; c < 4; ++c) file::put(sections[3].payload, C_[c]);
-  file::put_array(sections[4].payload, special_rows_host_);
-  {
-    std::ostringstream s;
-    WTMAP_TRY(bwt_.save(s));
-    sections[5].payload = s.str();
-  }
-  WTMAP_TRY(file::sampled_suffix_array_payloads(sa_, sections[6].payload, sections[7].payload));
-  return file::write_index_file(path, sections);
+  std::vector<file::Section> own = {{"CARR", {}}, {"SPEC", {}}};
+  for (unsigned c = 0; c < 4; ++c) file::put(own[0].payload, C_[c]);
+  file::put_array(own[1].payload, special_rows_host_);
+  return file::write_index(path, h, contigs_, fragments_, std::move(own), bwt_, sa_);
 }
 
 Result<FmIndex> FmIndex::load(const std::string& path, Backend backend) {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 
 #include "index_file.hpp"
 
@@ -131,23 +130,11 @@ Status GeneralFmIndex::save(const std::string& path) const {
   h.sample_rate = sample_rate_;
   h.forward_length = forward_length_;
   h.rows = bwt_.size();
-  std::vector<file::Section> sections = {{"HEAD", file::header_payload(h)},
-                                         {"CTGS", file::contigs_payload(contigs_)},
-                                         {"FRAG", file::fragments_payload(fragments_)},
-                                         {"SYMB", {}},
-                                         {"BWTW", {}},
-                                         {"SMPB", {}},
-                                         {"SMPA", {}}};
   // The symbol map: the count, then the symbols in code order (code k + 1 for symbols[k]).
-  file::put<std::uint32_t>(sections[3].payload, static_cast<std::uint32_t>(symbols_.size()));
-  sections[3].payload.append(symbols_.symbols().begin(), symbols_.symbols().end());
-  {
-    std::ostringstream s;
-    WTMAP_TRY(bwt_.save(s));
-    sections[4].payload = s.str();
-  }
-  WTMAP_TRY(file::sampled_suffix_array_payloads(sa_, sections[5].payload, sections[6].payload));
-  return file::write_index_file(path, sections);
+  std::vector<file::Section> own = {{"SYMB", {}}};
+  file::put<std::uint32_t>(own[0].payload, static_cast<std::uint32_t>(symbols_.size()));
+  own[0].payload.append(symbols_.symbols().begin(), symbols_.symbols().end());
+  return file::write_index(path, h, contigs_, fragments_, std::move(own), bwt_, sa_);
 }
 
 Result<GeneralFmIndex> GeneralFmIndex::load(const std::string& path, Backend backend) {

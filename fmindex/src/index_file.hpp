@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <istream>
+#include <sstream>
 #include <streambuf>
 #include <string>
 #include <utility>
@@ -166,6 +167,25 @@ Result<std::vector<Fragment>> read_fragments(std::istream& in, const std::string
 Status sampled_suffix_array_payloads(const SampledSuffixArray& sa, std::string& marks, std::string& samples);
 Result<SampledSuffixArray> read_sampled_suffix_array(std::istream& in, const std::string& path, std::uint64_t n,
                                                      Backend backend);
+
+// A whole index file, in the order both index kinds share: HEAD, CTGS, FRAG, then the kind's own
+// sections (`own`, in order), BWTW (the wavelet tree's save()) and the sampled suffix array.
+template <class Tree>
+Status write_index(const std::string& path, const IndexHeader& header, const std::vector<Contig>& contigs,
+                   const std::vector<Fragment>& fragments, std::vector<Section> own, const Tree& bwt,
+                   const SampledSuffixArray& sa) {
+  std::vector<Section> sections = {
+      {"HEAD", header_payload(header)}, {"CTGS", contigs_payload(contigs)}, {"FRAG", fragments_payload(fragments)}};
+  for (Section& s : own) sections.push_back(std::move(s));
+  std::ostringstream tree;
+  WTMAP_TRY(bwt.save(tree));
+  sections.push_back({"BWTW", tree.str()});
+  Section marks{"SMPB", {}}, samples{"SMPA", {}};
+  WTMAP_TRY(sampled_suffix_array_payloads(sa, marks.payload, samples.payload));
+  sections.push_back(std::move(marks));
+  sections.push_back(std::move(samples));
+  return write_index_file(path, sections);
+}
 
 // The end of the file must follow the last section.
 Status expect_end(std::istream& in, const std::string& path);
