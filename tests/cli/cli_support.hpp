@@ -19,6 +19,27 @@
 
 namespace wtmap::fmtest {
 
+// A pattern file's record, and the files a test writes of them.
+struct Pattern {
+  std::string name, sequence;
+};
+
+inline std::string fastq_text(const std::vector<Pattern>& patterns) {
+  std::string s;
+  for (const Pattern& p : patterns) s += "@" + p.name + " comment\n" + p.sequence + "\n+\n" + std::string(p.sequence.size(), 'I') + "\n";
+  return s;
+}
+
+// FASTA with the sequences wrapped at `width` letters.
+inline std::string fasta_text(const std::vector<Pattern>& patterns, std::size_t width) {
+  std::string s;
+  for (const Pattern& p : patterns) {
+    s += ">" + p.name + "\n";
+    for (std::size_t i = 0; i < p.sequence.size(); i += width) s += p.sequence.substr(i, width) + "\n";
+  }
+  return s;
+}
+
 struct RunResult {
   int exit_code = -1;  // -1: killed by a signal
   std::string out, err;
@@ -85,6 +106,30 @@ inline std::vector<CountLine> parse_count_output(const std::string& out, const s
     lines.push_back(std::move(c));
   }
   return lines;
+}
+
+// Every line that wtmap count printed against expected_of(pattern) (a naive scan's sorted hits), in
+// input order; `found`, if given, counts the patterns with a hit.
+template <class ExpectedOf>
+void expect_count_lines(const std::string& out, const std::vector<TestContig>& contigs, const std::vector<Pattern>& patterns,
+                        bool located, ExpectedOf expected_of, int* found = nullptr) {
+  std::vector<CountLine> lines;
+  ASSERT_NO_THROW(lines = parse_count_output(out, contigs)) << out;
+  ASSERT_EQ(lines.size(), patterns.size());
+  int wrong = 0;
+  for (std::size_t i = 0; i < patterns.size(); ++i) {
+    const auto expected = expected_of(patterns[i].sequence);
+    SCOPED_TRACE(patterns[i].name);
+    EXPECT_EQ(lines[i].name, patterns[i].name);
+    EXPECT_EQ(lines[i].count, expected.size());
+    EXPECT_EQ(lines[i].has_hits_column, located);
+    if (located) {
+      EXPECT_EQ(lines[i].hits, expected);
+    }
+    wrong += lines[i].count != expected.size();
+    if (found != nullptr) *found += !expected.empty();
+    ASSERT_LT(wrong, 10) << "stopping after 10 wrong counts";
+  }
 }
 
 }  // namespace wtmap::fmtest

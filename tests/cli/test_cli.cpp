@@ -20,10 +20,6 @@ namespace {
 
 // ---- the reference and the patterns ---------------------------------------------------------
 
-struct Pattern {
-  std::string name, sequence;
-};
-
 std::vector<TestContig> cli_reference() {
   RandomReferenceSpec spec;
   spec.seed = 2024;
@@ -58,40 +54,10 @@ std::vector<Pattern> cli_patterns(const std::vector<TestContig>& contigs) {
   return patterns;
 }
 
-std::string fastq_text(const std::vector<Pattern>& patterns) {
-  std::string s;
-  for (const Pattern& p : patterns) s += "@" + p.name + " comment\n" + p.sequence + "\n+\n" + std::string(p.sequence.size(), 'I') + "\n";
-  return s;
-}
-
-std::string fasta_patterns_text(const std::vector<Pattern>& patterns) {
-  std::string s;
-  for (const Pattern& p : patterns) {  // sequences wrapped at 7 letters
-    s += ">" + p.name + "\n";
-    for (std::size_t i = 0; i < p.sequence.size(); i += 7) s += p.sequence.substr(i, 7) + "\n";
-  }
-  return s;
-}
-
 // Every output line against the naive scan, in input order.
 void expect_count_output(const std::string& out, const std::vector<TestContig>& contigs,
                          const std::vector<Pattern>& patterns, bool located) {
-  std::vector<CountLine> lines;
-  ASSERT_NO_THROW(lines = parse_count_output(out, contigs)) << out;
-  ASSERT_EQ(lines.size(), patterns.size());
-  int wrong = 0;
-  for (std::size_t i = 0; i < patterns.size(); ++i) {
-    const auto expected = naive_hits(contigs, patterns[i].sequence);
-    SCOPED_TRACE(patterns[i].name + " " + patterns[i].sequence);
-    EXPECT_EQ(lines[i].name, patterns[i].name);
-    EXPECT_EQ(lines[i].count, expected.size());
-    EXPECT_EQ(lines[i].has_hits_column, located);
-    if (located) {
-      EXPECT_EQ(lines[i].hits, expected);
-    }
-    wrong += lines[i].count != expected.size();
-    ASSERT_LT(wrong, 10) << "stopping after 10 wrong counts";
-  }
+  expect_count_lines(out, contigs, patterns, located, [&](const std::string& p) { return naive_hits(contigs, p); });
 }
 
 // ---- the tests -------------------------------------------------------------------------------
@@ -161,7 +127,7 @@ TEST_P(CliCount, LocateMatchesNaiveScan) {
       break;
     case Input::fasta:
       input = dir_.file("patterns.fa");
-      write_file(input, fasta_patterns_text(patterns));
+      write_file(input, fasta_text(patterns, 7));
       break;
     case Input::stdin_fastq:
       stdin_path = dir_.file("patterns.fq");
@@ -187,7 +153,7 @@ TEST_F(Cli, CountWithoutLocatePrintsCounts) {
 TEST_F(Cli, MaxHitsLimitsPositionsNotCounts) {
   index();
   const std::vector<Pattern> patterns = {{"a", "A"}, {"acgtt", "ACGTT"}, {"none", "GGGGGGGGGGGGGGGGGGGGGGGGGGGGGG"}};
-  write_file(dir_.file("p.fa"), fasta_patterns_text(patterns));
+  write_file(dir_.file("p.fa"), fasta_text(patterns, 7));
   const RunResult r = run_wtmap(dir_, "count -x " + shell_quote(prefix_) + " --locate --max-hits 3 --device cpu " + shell_quote(dir_.file("p.fa")));
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   std::vector<CountLine> lines;

@@ -53,11 +53,14 @@ struct Answers {
   bool operator==(const Answers& o) const { return counts == o.counts && hits == o.hits; }
 };
 
-inline Answers query(const fmindex::FmIndex& index, const std::vector<std::string>& patterns) {
+// Counts and locates the patterns through the index's batch API (either index kind);
+// encode(pattern) gives a pattern's codes.
+template <class Index, class Encode>
+Answers query_with(const Index& index, const std::vector<std::string>& patterns, Encode encode) {
   std::vector<std::uint8_t> codes;
   std::vector<fmindex::PatternRef> refs;
   for (const std::string& p : patterns) {
-    const auto c = pattern_codes(p);
+    const std::vector<std::uint8_t> c = encode(p);
     refs.push_back({codes.size(), static_cast<std::uint32_t>(c.size())});
     codes.insert(codes.end(), c.begin(), c.end());
   }
@@ -85,6 +88,10 @@ inline Answers query(const fmindex::FmIndex& index, const std::vector<std::strin
     a.hits.push_back(std::move(hits));
   }
   return a;
+}
+
+inline Answers query(const fmindex::FmIndex& index, const std::vector<std::string>& patterns) {
+  return query_with(index, patterns, [](const std::string& p) { return pattern_codes(p); });
 }
 
 inline std::string describe(const std::vector<Hit>& hits) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -211,6 +212,59 @@ inline std::vector<Hit> naive_hits(const std::vector<TestContig>& contigs, const
   }
   std::sort(hits.begin(), hits.end());
   return hits;
+}
+
+// ---- error messages --------------------------------------------------------------------------
+
+// A reader's error message names the file, "<file>:<line>:" when line > 0, and each of `names`.
+inline void expect_message_names(const std::string& message, const std::string& path, int line,
+                                 const std::vector<std::string>& names) {
+  EXPECT_NE(message.find(path), std::string::npos) << "message does not name the file: " << message;
+  if (line > 0) {
+    EXPECT_NE(message.find(path + ":" + std::to_string(line) + ":"), std::string::npos)
+        << "message does not name line " << line << ": " << message;
+  }
+  for (const std::string& n : names) EXPECT_NE(message.find(n), std::string::npos) << "message lacks '" << n << "': " << message;
+}
+
+// ---- index files ----------------------------------------------------------------------------
+
+// Section layout: 4-byte tag, u64 payload size, payload, u32 CRC-32 of the payload; the header
+// section comes first, so its payload starts at byte 12.
+constexpr std::size_t kHeaderPayload = 12;
+
+inline std::uint64_t header_payload_size(const std::string& file) {
+  std::uint64_t size = 0;
+  std::memcpy(&size, file.data() + 4, 8);
+  return size;
+}
+
+// Recomputes the CRC of the first (header) section after a test edited its payload.
+inline void fix_header_crc(std::string& file) {
+  const std::uint64_t size = header_payload_size(file);
+  const auto crc = static_cast<std::uint32_t>(
+      crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(file.data() + kHeaderPayload), static_cast<uInt>(size)));
+  std::memcpy(&file[kHeaderPayload + size], &crc, 4);
+}
+
+// Flips each byte of an index file in turn and loads the result with load(bytes) -> Status:
+// every load must fail with a message that names `path`.
+template <class Load>
+::testing::AssertionResult EveryFlippedByteIsRejected(const std::string& good, const std::string& path, Load load) {
+  std::vector<std::size_t> undetected;
+  for (std::size_t offset = 0; offset < good.size(); ++offset) {
+    std::string bad = good;
+    bad[offset] = static_cast<char>(bad[offset] ^ 0xFF);
+    const auto s = load(bad);
+    if (s.ok()) {
+      undetected.push_back(offset);
+    } else if (s.message().find(path) == std::string::npos) {
+      return ::testing::AssertionFailure() << "offset " << offset << ": " << s.message();
+    }
+  }
+  if (undetected.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << undetected.size() << " of " << good.size()
+                                       << " flipped bytes load without an error, the first at offset " << undetected.front();
 }
 
 }  // namespace wtmap::fmtest

@@ -143,36 +143,11 @@ GeneralFmIndex build_general(const fmindex::SymbolReference& ref, Backend backen
 
 // What the index answers for each pattern, encoded with its own symbol map.
 Answers query_general(const GeneralFmIndex& index, const std::vector<std::string>& patterns) {
-  std::vector<std::uint8_t> codes;
-  std::vector<fmindex::PatternRef> refs;
-  for (const std::string& p : patterns) {
-    refs.push_back({codes.size(), static_cast<std::uint32_t>(p.size())});
+  return query_with(index, patterns, [&](const std::string& p) {
+    std::vector<std::uint8_t> codes;
     for (char c : p) codes.push_back(index.code(c));
-  }
-  std::vector<fmindex::SaInterval> intervals(patterns.size());
-  const Status searched = index.search(codes.data(), codes.size(), refs.data(), refs.size(), intervals.data());
-  if (!searched.ok()) throw std::runtime_error("search: " + searched.message());
-  std::vector<std::uint64_t> rows;
-  for (const auto& iv : intervals) {
-    if (iv.lo > iv.hi || iv.hi > index.view().rows) throw std::runtime_error("search returned an interval out of range");
-    for (std::uint64_t r = iv.lo; r < iv.hi; ++r) rows.push_back(r);
-  }
-  std::vector<std::uint64_t> positions(rows.size());
-  const Status located = index.locate(rows.data(), positions.data(), rows.size());
-  if (!located.ok()) throw std::runtime_error("locate: " + located.message());
-  Answers a;
-  std::size_t next = 0;
-  for (std::size_t i = 0; i < patterns.size(); ++i) {
-    a.counts.push_back(intervals[i].size());
-    std::vector<Hit> hits;
-    for (std::uint64_t k = 0; k < intervals[i].size(); ++k, ++next) {
-      const auto h = index.to_reference(positions[next], patterns[i].size());
-      hits.push_back({h.contig, h.position, h.reverse ? '-' : '+'});
-    }
-    std::sort(hits.begin(), hits.end());
-    a.hits.push_back(std::move(hits));
-  }
-  return a;
+    return codes;
+  });
 }
 
 // Printable form of a pattern that may hold any byte.
@@ -500,17 +475,8 @@ TEST_P(GeneralFmIndexBackend, InvalidArguments) {
 
 // ---- the index file --------------------------------------------------------------------------
 
-// Section layout: 4-byte tag, u64 payload size, payload, u32 CRC-32 of the payload. The header
-// payload of version 2: magic (8), version (4), alphabet (4), sample rate (4), m (8), n (8).
-constexpr std::size_t kHeaderPayload = 12;
-
-void fix_header_crc(std::string& file) {
-  std::uint64_t size = 0;
-  std::memcpy(&size, file.data() + 4, 8);
-  const auto crc = static_cast<std::uint32_t>(
-      crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(file.data() + kHeaderPayload), static_cast<uInt>(size)));
-  std::memcpy(&file[kHeaderPayload + size], &crc, 4);
-}
+// The header payload of version 2 (kHeaderPayload, fix_header_crc: fm_support.hpp): magic (8),
+// version (4), alphabet (4), sample rate (4), m (8), n (8).
 
 class GeneralFmIndexFile : public ::testing::Test {
  protected:
@@ -556,18 +522,7 @@ TEST_F(GeneralFmIndexFile, TheUntouchedFileLoadsAndRecordsItsAlphabet) {
 }
 
 TEST_F(GeneralFmIndexFile, EverySingleByteCorruptionIsDetected) {
-  std::vector<std::size_t> undetected;
-  for (std::size_t offset = 0; offset < good_.size(); ++offset) {
-    std::string bad = good_;
-    bad[offset] = static_cast<char>(bad[offset] ^ 0xFF);
-    const Status s = load_bytes(bad);
-    if (s.ok()) undetected.push_back(offset);
-    if (!s.ok()) {
-      ASSERT_NE(s.message().find(bad_path_), std::string::npos) << "offset " << offset << ": " << s.message();
-    }
-  }
-  EXPECT_TRUE(undetected.empty()) << undetected.size() << " of " << good_.size()
-                                  << " flipped bytes load without an error, the first at offset " << undetected.front();
+  EXPECT_TRUE(EveryFlippedByteIsRejected(good_, bad_path_, [&](const std::string& bytes) { return load_bytes(bytes); }));
 }
 
 TEST_F(GeneralFmIndexFile, TruncationIsAnError) {

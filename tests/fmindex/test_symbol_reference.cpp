@@ -39,13 +39,7 @@ class ReadSymbolFasta : public ::testing::TestWithParam<Compression> {
   void expect_error(const std::string& text, Alphabet alphabet, int line, const std::vector<std::string>& names) {
     auto r = read(text, alphabet);
     ASSERT_FALSE(r.ok()) << "accepted:\n" << text;
-    const std::string& m = r.status().message();
-    EXPECT_NE(m.find(path_), std::string::npos) << "message does not name the file: " << m;
-    if (line > 0) {
-      EXPECT_NE(m.find(path_ + ":" + std::to_string(line) + ":"), std::string::npos)
-          << "message does not name line " << line << ": " << m;
-    }
-    for (const std::string& n : names) EXPECT_NE(m.find(n), std::string::npos) << "message lacks '" << n << "': " << m;
+    fmtest::expect_message_names(r.status().message(), path_, line, names);
   }
 
   TempDir dir_;
