@@ -15,9 +15,6 @@
 
 namespace wtmap::aligner {
 
-// Lines come from a second thread that inflates the input in large chunks: zlib's inflate of
-// a plain .gz (which cannot be split) is the slowest single step of an alignment run, so it
-// runs beside the parsing instead of before it.
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -26,6 +23,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+// Lines come from a second thread that inflates the input in large chunks: zlib's inflate of
+// a plain .gz (which cannot be split) is the slowest single step of an alignment run, so it
+// runs beside the parsing instead of before it.
 struct SeqReader::Impl {
   struct Chunk {
     std::vector<char> bytes;  // empty: the end of the input
