@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   if (backend == Backend::gpu && !gpu_available()) die("--device gpu: no usable CUDA device");
 
   auto t0 = Clock::now();
-  auto index = fmindex::FmIndex::load(prefix + ".wtmap", backend);
+  auto index = fmindex::FmIndex::load(prefix + ".wtmap", backend, 0);  // the mismatch search has no use for a k-mer table
   if (!index.ok()) die(index.status().message());
   const double load_s = since(t0);
 
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   // As `wtmap align` does on the GPU: a CPU copy of the index for the reads with long searches.
   std::optional<fmindex::FmIndex> cpu_index;
   if (backend == Backend::gpu) {
-    auto loaded = fmindex::FmIndex::load(prefix + ".wtmap", Backend::cpu);
+    auto loaded = fmindex::FmIndex::load(prefix + ".wtmap", Backend::cpu, 0);
     if (!loaded.ok()) die(loaded.status().message());
     cpu_index.emplace(std::move(*loaded));
   }

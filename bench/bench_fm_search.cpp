@@ -3,9 +3,11 @@
 // with no parsing or output -- the number to hold against bench_fm_count's SDSL loop, which
 // also counts patterns already in memory.
 //
-//   bench_fm_search PREFIX PATTERNS.fa|fq [PATTERNS2 ...] [--device gpu|cpu] [--repeat N]
+//   bench_fm_search PREFIX PATTERNS.fa|fq [PATTERNS2 ...] [--device gpu|cpu] [--repeat N] [--kmer K,K2,...]
 //
-// Per pattern file: patterns, total count, best-of-N seconds, patterns/s.
+// Per k-mer table length (--kmer; default: the one the index's size gives, as `wtmap count` has)
+// and pattern file: patterns, total count, best-of-N seconds, patterns/s. The table's build time
+// is printed for each length.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -29,43 +31,71 @@ int main(int argc, char** argv) {
   std::string prefix, device = "gpu";
   std::vector<std::string> files;
   int repeat = 5;
+  std::vector<std::uint32_t> kmer_lengths;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--device" && i + 1 < argc) device = argv[++i];
     else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--kmer" && i + 1 < argc) {
+      for (const char* p = argv[++i]; *p != '\0';) {
+        char* end = nullptr;
+        kmer_lengths.push_back(static_cast<std::uint32_t>(std::strtoul(p, &end, 10)));
+        p = *end == ',' ? end + 1 : end;
+      }
+    }
     else if (prefix.empty()) prefix = a;
     else files.push_back(a);
   }
-  if (prefix.empty() || files.empty()) die("usage: bench_fm_search PREFIX PATTERNS... [--device gpu|cpu] [--repeat N]");
+  if (prefix.empty() || files.empty())
+    die("usage: bench_fm_search PREFIX PATTERNS... [--device gpu|cpu] [--repeat N] [--kmer K,K2,...]");
   const Backend backend = device == "cpu" ? Backend::cpu : Backend::gpu;
   auto index = fmindex::FmIndex::load(prefix + ".wtmap", backend);
   if (!index.ok()) die(index.status().message());
+  if (kmer_lengths.empty()) kmer_lengths.push_back(index->kmer_length());
+
+  struct PatternFile {
+    std::string path;
+    std::vector<std::uint8_t> codes;
+    std::vector<fmindex::PatternRef> patterns;
+  };
+  std::vector<PatternFile> inputs;
   for (const std::string& path : files) {
     auto reader = aligner::SeqReader::open(path);
     if (!reader.ok()) die(reader.status().message());
-    std::vector<std::uint8_t> codes;
-    std::vector<fmindex::PatternRef> patterns;
+    PatternFile f{path, {}, {}};
     aligner::SeqRecord r;
     while (true) {
       auto got = reader->next(r);
       if (!got.ok()) die(got.status().message());
       if (!*got) break;
-      patterns.push_back({codes.size(), static_cast<std::uint32_t>(r.sequence.size())});
-      for (char c : r.sequence) codes.push_back(fmindex::search_code(c));
+      f.patterns.push_back({f.codes.size(), static_cast<std::uint32_t>(r.sequence.size())});
+      for (char c : r.sequence) f.codes.push_back(fmindex::search_code(c));
     }
-    std::vector<fmindex::SaInterval> out(patterns.size());
-    double best = 1e300;
-    for (int run = 0; run <= repeat; ++run) {  // run 0 warms up (workspace allocation)
-      const auto t0 = Clock::now();
-      const Status s = index->search(codes.data(), codes.size(), patterns.data(), patterns.size(), out.data());
-      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-      if (!s.ok()) die(s.message());
-      if (run > 0) best = std::min(best, seconds);
+    inputs.push_back(std::move(f));
+  }
+
+  for (const std::uint32_t k : kmer_lengths) {
+    const auto built = Clock::now();
+    const Status table = index->set_kmer_length(k);
+    if (!table.ok()) die(table.message());
+    std::printf("k-mer table k=%u: %zu bytes, built in %.4f s\n", k, k == 0 ? 0 : std::size_t{16} << (2 * k),
+                std::chrono::duration<double>(Clock::now() - built).count());
+    for (const PatternFile& f : inputs) {
+      std::vector<fmindex::SaInterval> out(f.patterns.size());
+      double best = 1e300;
+      for (int run = 0; run <= repeat; ++run) {  // run 0 warms up (workspace allocation)
+        const auto t0 = Clock::now();
+        const Status s = index->search(f.codes.data(), f.codes.size(), f.patterns.data(), f.patterns.size(), out.data());
+        const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (!s.ok()) die(s.message());
+        if (run > 0) best = std::min(best, seconds);
+      }
+      std::uint64_t total = 0;
+      for (const auto& iv : out) total += iv.size();
+      std::printf("%s: %zu patterns, %llu matches, search %.4f s, %.4g patterns/s (%s, k=%u)\n", f.path.c_str(),
+                  f.patterns.size(), static_cast<unsigned long long>(total), best,
+                  static_cast<double>(f.patterns.size()) / best, device.c_str(), k);
     }
-    std::uint64_t total = 0;
-    for (const auto& iv : out) total += iv.size();
-    std::printf("%s: %zu patterns, %llu matches, search %.4f s, %.4g patterns/s (%s)\n", path.c_str(), patterns.size(),
-                static_cast<unsigned long long>(total), best, static_cast<double>(patterns.size()) / best, device.c_str());
   }
   return 0;
 }

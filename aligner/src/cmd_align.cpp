@@ -18,6 +18,10 @@
 namespace wtmap::cli {
 namespace {
 
+// The mismatch search extends intervals base by base and never looks up whole k-mers, so the
+// index loads without its k-mer table (kmer_interval_table.hpp).
+constexpr std::uint32_t kNoKmerTable = 0;
+
 constexpr const char* kUsage =
     "Usage: wtmap align -x <prefix> [options] <reads.fq[.gz] | reads.fa[.gz] | ->\n"
     "\n"
@@ -168,13 +172,13 @@ int align_main(int argc, char** argv) {
   if (*backend == Backend::gpu && !io_only) {
     cpu_load = std::async(std::launch::async, [path = index_path(prefix)]() -> Result<fmindex::FmIndex> {
       try {
-        return fmindex::FmIndex::load(path, Backend::cpu);
+        return fmindex::FmIndex::load(path, Backend::cpu, kNoKmerTable);
       } catch (const std::bad_alloc&) {
         return Status{StatusCode::out_of_memory, "out of host memory"};
       }
     });
   }
-  auto index = fmindex::FmIndex::load(index_path(prefix), *backend);
+  auto index = fmindex::FmIndex::load(index_path(prefix), *backend, kNoKmerTable);
   if (!index.ok()) return fail("align", index.status());
   std::optional<fmindex::FmIndex> cpu_index;
   if (cpu_load.valid()) {

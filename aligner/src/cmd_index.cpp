@@ -87,6 +87,7 @@ int index_main(int argc, char** argv) {
   fmindex::FmIndexOptions options;
   options.sample_rate = static_cast<std::uint32_t>(sample_rate);
   options.backend = *backend;
+  options.kmer_length = 0;  // a query-time table, not part of the file
   options.progress = [&](const std::string& stage) { log.info("%s", stage.c_str()); };
 
   if (alphabet != fmindex::Alphabet::dna) {

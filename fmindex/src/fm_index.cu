@@ -19,7 +19,9 @@ FmIndex::FmIndex(FmIndex&&) noexcept = default;
 FmIndex& FmIndex::operator=(FmIndex&&) noexcept = default;
 FmIndex::~FmIndex() = default;
 
-std::size_t FmIndex::size_in_bytes() const { return bwt_.size_in_bytes() + sa_.size_in_bytes() + tables_.size(); }
+std::size_t FmIndex::size_in_bytes() const {
+  return bwt_.size_in_bytes() + sa_.size_in_bytes() + tables_.size() + kmers_.size_in_bytes();
+}
 
 Result<FmIndex> FmIndex::build(const Reference& ref, const FmIndexOptions& options) {
   auto progress = [&](const std::string& s) {
@@ -89,7 +91,7 @@ Result<FmIndex> FmIndex::build(const Reference& ref, const FmIndexOptions& optio
   index.C_[0] = counts[kTextEnd] + counts[kTextSeparator];
   for (unsigned c = 0; c < 4; ++c) index.C_[c + 1] = index.C_[c] + counts[kTextBase + c];
   index.special_rows_host_ = std::move(special_rows);
-  WTMAP_TRY(index.bind());
+  WTMAP_TRY(index.bind(options.kmer_length));
   return std::move(index);
 }
 
@@ -99,7 +101,7 @@ FmIndex::FmIndex(WaveletTree<std::uint8_t, 4>&& bwt, SampledSuffixArray&& sa, st
       bwt_(std::move(bwt)) {}
 
 // Lays out the backend tables (special rows, their bucket counts) and the view.
-Status FmIndex::bind() {
+Status FmIndex::bind(std::uint32_t kmer_length) {
   const std::uint64_t n = bwt_.size();
   const std::uint64_t buckets = (n >> FmIndexView::kBucketShift) + 1;
   std::vector<std::uint64_t> before(buckets, 0);
@@ -124,6 +126,19 @@ Status FmIndex::bind() {
   view_.num_special = specials;
   view_.special_before_bucket = base + specials;
   view_.sa = sa_.view();
+  return set_kmer_length(kmer_length);
+}
+
+Status FmIndex::set_kmer_length(std::uint32_t k) {
+  if (k == kKmerLengthBySize) k = KmerIntervalTable::default_length(view_.rows);
+  KmerIntervalTable table;
+  if (k != 0) {  // searched through the current table, if any: the intervals are the same
+    auto built = KmerIntervalTable::build(*this, k);
+    if (!built.ok()) return built.status();  // the index keeps its table
+    table = std::move(built.value());
+  }
+  kmers_ = std::move(table);
+  view_.kmers = kmers_.view();
   return {};
 }
 
@@ -154,7 +169,7 @@ Status FmIndex::save(const std::string& path) const {
   return file::write_index(path, h, contigs_, fragments_, std::move(own), bwt_, sa_);
 }
 
-Result<FmIndex> FmIndex::load(const std::string& path, Backend backend) {
+Result<FmIndex> FmIndex::load(const std::string& path, Backend backend, std::uint32_t kmer_length) {
   std::ifstream in;
   auto header = file::open_index(in, path);
   if (!header.ok()) return header.status();
@@ -207,7 +222,7 @@ Result<FmIndex> FmIndex::load(const std::string& path, Backend backend) {
                 m, header->sample_rate);
   for (unsigned c = 0; c < 4; ++c) index.C_[c] = C[c];
   index.special_rows_host_ = std::move(special_rows);
-  WTMAP_TRY(index.bind());
+  WTMAP_TRY(index.bind(kmer_length));
   return std::move(index);
 }
 

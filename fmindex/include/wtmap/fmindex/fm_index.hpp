@@ -20,12 +20,17 @@
 #include "wtmap/core/wavelet_tree.hpp"
 #include "wtmap/fmindex/fm_index_base.hpp"
 #include "wtmap/fmindex/fm_index_view.hpp"
+#include "wtmap/fmindex/kmer_interval_table.hpp"
 #include "wtmap/fmindex/reference.hpp"
 
 namespace wtmap::fmindex {
 
+// The k-mer table's length chosen by the index's size (KmerIntervalTable::default_length).
+constexpr std::uint32_t kKmerLengthBySize = ~std::uint32_t{0};
+
 struct FmIndexOptions {
   std::uint32_t sample_rate = 32;  // SA sample every s text positions (-s)
+  std::uint32_t kmer_length = kKmerLengthBySize;  // k-mer table in memory (0: none); not in the file
   Backend backend = Backend::gpu;
   std::function<void(const std::string&)> progress;  // optional: one line per build stage
 };
@@ -49,9 +54,15 @@ class FmIndex : public FmIndexBase<FmIndexView> {
   Status save(const std::string& path) const;
   // Rejects truncated, corrupt, foreign and future-version files with a message saying which,
   // and protein and byte indexes (GeneralFmIndex loads those) naming their alphabet.
-  static Result<FmIndex> load(const std::string& path, Backend backend);
+  // kmer_length as in FmIndexOptions: the table is built anew at every load.
+  static Result<FmIndex> load(const std::string& path, Backend backend, std::uint32_t kmer_length = kKmerLengthBySize);
 
-  std::size_t size_in_bytes() const;
+  // Replaces the k-mer table by one of length k (0: none; kKmerLengthBySize: by size). Searches
+  // give the same intervals with any k; a k of 10-12 saves that many steps of every search.
+  Status set_kmer_length(std::uint32_t k);
+  std::uint32_t kmer_length() const { return kmers_.length(); }
+
+  std::size_t size_in_bytes() const;  // the k-mer table included
 
   // Reference coordinates of a match of `length` at text position `text_position`.
   ReferenceHit to_reference(std::uint64_t text_position, std::uint64_t length) const;
@@ -59,11 +70,12 @@ class FmIndex : public FmIndexBase<FmIndexView> {
  private:
   FmIndex(WaveletTree<std::uint8_t, 4>&& bwt, SampledSuffixArray&& sa, std::vector<Contig> contigs,
           std::vector<Fragment> fragments, std::uint64_t forward_length, std::uint32_t sample_rate);
-  Status bind();
+  Status bind(std::uint32_t kmer_length);
 
   WaveletTree<std::uint8_t, 4> bwt_;
   Buffer tables_;  // special rows | special counts per bucket, on the backend
   std::vector<std::uint64_t> special_rows_host_;
+  KmerIntervalTable kmers_;
   std::uint64_t C_[5] = {0, 0, 0, 0, 0};
 };
 

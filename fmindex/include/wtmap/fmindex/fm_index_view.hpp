@@ -10,7 +10,8 @@
 // are no DNA symbol, no backward search extends across them -- no match spans a separator.
 // Locate: SA samples at every text position divisible by s, and at every position that follows
 // a separator, marked by a rank bit vector; a locate costs at most s - 1 LF steps (shared with
-// the general index, sampled_suffix_array.hpp).
+// the general index, sampled_suffix_array.hpp). A search of at least k bases takes its last k
+// bases' interval from a k-mer table (kmer_interval_table_view.hpp) when the index has one.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include "wtmap/core/config.hpp"
 #include "wtmap/core/quad_wavelet_tree_view.hpp"
 #include "wtmap/core/rank_select_view.hpp"
+#include "wtmap/fmindex/kmer_interval_table_view.hpp"
 #include "wtmap/fmindex/sa_interval.hpp"
 #include "wtmap/fmindex/sampled_suffix_array_view.hpp"
 
@@ -33,6 +35,7 @@ struct FmIndexView {
   std::uint64_t num_special = 0;
   const std::uint64_t* special_before_bucket = nullptr;  // specials below row b << kBucketShift
   SampledSuffixArrayView sa;               // locate support (sampled_suffix_array.hpp)
+  KmerIntervalTableView kmers;             // the first steps of a search, looked up (length 0: none)
 
   // Special rows before row i: a cached bucket count plus the (rare) specials inside the bucket.
   WTMAP_HD std::uint64_t specials_before(std::uint64_t i) const {
@@ -73,10 +76,15 @@ struct FmIndexView {
     return {C[c] + lo, C[c] + hi};
   }
 
-  // Backward search of codes[0, length) (0..3; any other code matches nothing).
+  // Backward search of codes[0, length) (0..3; any other code matches nothing). The k-mer table
+  // holds what the first kmers.length steps give, so the answer is the same with or without it.
   WTMAP_HD SaInterval backward_search(const std::uint8_t* codes, std::uint32_t length) const {
     SaInterval iv = all();
-    for (std::uint32_t k = length; k-- > 0 && !iv.empty();) {
+    std::uint32_t k = length;
+    if (kmers.length != 0 && length >= kmers.length && kmers.find(codes + length - kmers.length, iv)) {
+      k -= kmers.length;
+    }
+    for (; k-- > 0 && !iv.empty();) {
       const unsigned c = codes[k];
       if (c > 3) return {0, 0};
       iv = extend(iv, c);

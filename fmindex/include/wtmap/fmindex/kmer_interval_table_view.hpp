@@ -1,0 +1,33 @@
+// wtmap fmindex: the SA interval of every DNA k-mer, looked up in one load instead of searched in
+// k backward-search steps -- the first k steps of a search, which are also its dearest: there the
+// interval is wide, so each step ranks two blocks rather than one. Bowtie's "ftab" (Langmead et
+// al., "Ultrafast and memory-efficient alignment of short DNA sequences to the human genome",
+// Genome Biology 2009). The owner is KmerIntervalTable (kmer_interval_table.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "wtmap/core/config.hpp"
+#include "wtmap/fmindex/sa_interval.hpp"
+
+namespace wtmap::fmindex {
+
+struct KmerIntervalTableView {
+  // 4^length intervals, indexed by the k-mer read as a base-4 number, first base most
+  // significant (so in lexicographic order); each is exactly what backward search returns.
+  const SaInterval* intervals = nullptr;
+  std::uint32_t length = 0;  // k; 0 when there is no table
+
+  // The interval of codes[0, length), or false (iv untouched) when one of them is not a base.
+  WTMAP_HD bool find(const std::uint8_t* codes, SaInterval& iv) const {
+    std::uint64_t key = 0;
+    for (std::uint32_t j = 0; j < length; ++j) {
+      if (codes[j] > 3) return false;
+      key = key << 2 | codes[j];
+    }
+    iv = intervals[key];
+    return true;
+  }
+};
+
+}  // namespace wtmap::fmindex
