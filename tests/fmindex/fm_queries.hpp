@@ -21,6 +21,9 @@ inline void PrintTo(Backend b, std::ostream* os) { *os << backend_name(b); }
 
 namespace wtmap::fmtest {
 
+// "Cpu"/"Gpu", for test names.
+inline const char* backend_label(Backend b) { return b == Backend::gpu ? "Gpu" : "Cpu"; }
+
 inline bool skip_backend(Backend b) { return b == Backend::gpu && !gpu_available(); }
 
 #define WTMAP_FM_SKIP_WITHOUT(backend)                                                     \
@@ -102,29 +105,51 @@ inline std::string describe(const std::vector<Hit>& hits) {
   return s.str() + "]";
 }
 
-// Compares the index's counts and located hits with the naive scan; names up to 10 patterns
-// that disagree.
-inline ::testing::AssertionResult MatchesNaiveScan(const fmindex::FmIndex& index, const std::vector<TestContig>& contigs,
-                                                   const std::vector<std::string>& patterns) {
+// Printable form of a pattern that may hold any byte.
+inline std::string shown(const std::string& p) {
+  std::ostringstream s;
+  for (unsigned char c : p) {
+    if (c >= 32 && c < 127 && c != '\\') {
+      s << c;
+    } else {
+      static const char* hex = "0123456789abcdef";
+      s << "\\x" << hex[c >> 4] << hex[c & 15];
+    }
+  }
+  return s.str();
+}
+
+// Compares the index's counts and located hits (patterns encoded by encode(pattern)) with
+// expected_hits(pattern), the naive scan; names up to 10 patterns that disagree.
+template <class Index, class Encode, class ExpectedHits>
+::testing::AssertionResult AnswersMatch(const Index& index, const std::vector<std::string>& patterns, Encode encode,
+                                        ExpectedHits expected_hits) {
   Answers got;
   try {
-    got = query(index, patterns);
+    got = query_with(index, patterns, encode);
   } catch (const std::exception& e) {
     return ::testing::AssertionFailure() << e.what();
   }
-  std::size_t wrong = 0;
+  std::size_t wrong = 0, found = 0;
   std::ostringstream details;
   for (std::size_t i = 0; i < patterns.size(); ++i) {
-    const std::vector<Hit> expected = naive_hits(contigs, patterns[i]);
+    const std::vector<Hit> expected = expected_hits(patterns[i]);
+    found += !expected.empty();
     if (got.counts[i] == expected.size() && got.hits[i] == expected) continue;
     if (++wrong <= 10) {
-      details << "\n  pattern '" << patterns[i] << "': count " << got.counts[i] << ", hits " << describe(got.hits[i])
-              << "; expected " << describe(expected);
+      details << "\n  pattern '" << shown(patterns[i]) << "': count " << got.counts[i] << ", hits "
+              << describe(got.hits[i]) << "; expected " << describe(expected);
     }
   }
-  if (wrong == 0) return ::testing::AssertionSuccess();
+  if (wrong == 0) return ::testing::AssertionSuccess() << found << " of " << patterns.size() << " patterns occur";
   return ::testing::AssertionFailure() << wrong << " of " << patterns.size() << " patterns disagree with the naive scan"
                                        << details.str();
+}
+
+// The DNA index against the naive scan of both strands of the contigs.
+inline ::testing::AssertionResult MatchesNaiveScan(const fmindex::FmIndex& index, const std::vector<TestContig>& contigs,
+                                                   const std::vector<std::string>& patterns) {
+  return AnswersMatch(index, patterns, pattern_codes, [&](const std::string& p) { return naive_hits(contigs, p); });
 }
 
 }  // namespace wtmap::fmtest

@@ -90,6 +90,13 @@ inline void write_gzip(const std::string& path, const std::string& bytes) {
 
 // ---- references ------------------------------------------------------------------------
 
+// `unit` written `times` times: tandem repeats for the reference shapes.
+inline std::string repeat(const std::string& unit, std::size_t times) {
+  std::string s;
+  for (std::size_t i = 0; i < times; ++i) s += unit;
+  return s;
+}
+
 struct TestContig {
   std::string name;
   std::string sequence;  // as written to the FASTA: any case, U, IUPAC ambiguity codes
