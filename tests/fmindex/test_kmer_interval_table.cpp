@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "dna_cases.hpp"
 #include "fm_queries.hpp"
 #include "fm_support.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
@@ -32,41 +33,6 @@ TEST(KmerTableDefaultLength, LargestKWhoseTableTakesAnEighthOfAByteARow) {
   EXPECT_EQ(KmerIntervalTable::default_length(std::uint64_t{1} << 40), 12u);
   EXPECT_EQ(KmerIntervalTable::default_length(~std::uint64_t{0}), 12u);
 }
-
-enum class Shape { random, tandem, all_a };
-
-std::vector<TestContig> make_contigs(Shape shape) {
-  switch (shape) {
-    case Shape::random: {
-      RandomReferenceSpec spec;
-      spec.seed = 31;
-      spec.contigs = 6;
-      spec.min_length = 200;
-      spec.max_length = 900;
-      spec.n_run_rate = 0.01;
-      return random_reference(spec);
-    }
-    case Shape::tandem: {
-      std::string rep;
-      for (int i = 0; i < 80; ++i) rep += "ACGTT";
-      return {{"rep", rep + "NNN" + rep.substr(0, 37)}, {"gc", "GCGCGCGCGCGCGCGCGCGCGCGCGC"}};
-    }
-    case Shape::all_a:
-      return {{"polyA", std::string(300, 'A')}};
-  }
-  return {};
-}
-
-const char* shape_name(Shape s) {
-  switch (s) {
-    case Shape::random: return "Random";
-    case Shape::tandem: return "Tandem";
-    case Shape::all_a: return "AllA";
-  }
-  return "?";
-}
-
-void PrintTo(Shape s, std::ostream* os) { *os << shape_name(s); }
 
 // All 4^k strings of k bases.
 std::vector<std::string> every_kmer(std::uint32_t k) {
@@ -121,7 +87,7 @@ std::vector<fmindex::SaInterval> intervals(const FmIndex& index, const std::vect
   return out;
 }
 
-using Param = std::tuple<Backend, Shape, std::uint32_t>;
+using Param = std::tuple<Backend, DnaShape, std::uint32_t>;
 
 class KmerTable : public ::testing::TestWithParam<Param> {
  protected:
@@ -147,7 +113,7 @@ class KmerTable : public ::testing::TestWithParam<Param> {
 
 INSTANTIATE_TEST_SUITE_P(Fm, KmerTable,
                          ::testing::Combine(::testing::Values(Backend::cpu, Backend::gpu),
-                                            ::testing::Values(Shape::random, Shape::tandem, Shape::all_a),
+                                            ::testing::Values(DnaShape::random_small, DnaShape::tandem, DnaShape::all_a),
                                             ::testing::Values(1u, 3u, 5u)),
                          [](const auto& info) {
                            return std::string(backend_name(std::get<0>(info.param))) + "_" +
