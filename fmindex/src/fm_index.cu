@@ -1,7 +1,5 @@
 #include "wtmap/fmindex/fm_index.hpp"
 
-#include <divsufsort64.h>
-
 #include <algorithm>
 #include <fstream>
 
@@ -41,10 +39,9 @@ Result<FmIndex> FmIndex::build(const Reference& ref, const FmIndexOptions& optio
   text[n - 1] = kTextEnd;
 
   progress("suffix array of " + std::to_string(n) + " symbols (divsufsort64)");
-  std::vector<saidx64_t> sa(n);
-  if (divsufsort64(text.data(), sa.data(), static_cast<saidx64_t>(n)) != 0) {
-    return Status{StatusCode::out_of_memory, "divsufsort64 failed (out of memory?)"};
-  }
+  auto suffixes = full_suffix_array(text.data(), n);
+  if (!suffixes.ok()) return suffixes.status();
+  std::vector<std::int64_t> sa = std::move(suffixes.value());
 
   progress("BWT and SA samples");
   std::vector<std::uint8_t> bwt(n);

@@ -1,5 +1,7 @@
 #include "wtmap/fmindex/sampled_suffix_array.hpp"
 
+#include <divsufsort64.h>
+
 #include <algorithm>
 #include <atomic>
 #include <new>
@@ -7,6 +9,15 @@
 #include "wtmap/core/detail/parallel.hpp"
 
 namespace wtmap::fmindex {
+
+Result<std::vector<std::int64_t>> full_suffix_array(const std::uint8_t* text, std::uint64_t n) {
+  static_assert(sizeof(saidx64_t) == sizeof(std::int64_t), "divsufsort64 writes 64-bit indices");
+  std::vector<std::int64_t> sa(n);
+  if (divsufsort64(text, reinterpret_cast<saidx64_t*>(sa.data()), static_cast<saidx64_t>(n)) != 0) {
+    return Status{StatusCode::out_of_memory, "divsufsort64 failed (out of memory?)"};
+  }
+  return sa;
+}
 
 SampledSuffixArray::Builder::Builder(std::uint64_t n, std::uint32_t sample_rate)
     : n_(n), rate_(sample_rate), words_((n + 31) / 32, 0) {

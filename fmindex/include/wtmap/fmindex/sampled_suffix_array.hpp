@@ -16,6 +16,10 @@
 
 namespace wtmap::fmindex {
 
+// The whole suffix array of text[0, n) by libdivsufsort's divsufsort64 (Mori), 8 bytes a symbol:
+// the peak memory of every index build. out_of_memory when divsufsort64 fails.
+Result<std::vector<std::int64_t>> full_suffix_array(const std::uint8_t* text, std::uint64_t n);
+
 class SampledSuffixArray {
  public:
   // Collects the samples during the one pass over the suffix array that also derives the BWT.
