@@ -1,6 +1,7 @@
 #include "wtmap/aligner/seq_reader.hpp"
 
 #include <htslib/bgzf.h>
+#include <htslib/hfile.h>
 #include <htslib/hts.h>
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "bounded_queue.hpp"
+#include "igzip_input.hpp"
 
 namespace wtmap::aligner {
 
@@ -23,9 +25,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-// Lines come from a second thread that inflates the input in large chunks: zlib's inflate of
-// a plain .gz (which cannot be split) is the slowest single step of an alignment run, so it
-// runs beside the parsing instead of before it.
+// Lines come from a second thread that inflates the input in large chunks: the inflate of a
+// plain .gz (which cannot be split) is the slowest single step of an alignment run, so it runs
+// beside the parsing instead of before it. A plain .gz goes through ISA-L (igzip_input.hpp);
+// BGZF, on htslib's threads, and uncompressed input through htslib's BGZF reader.
 struct SeqReader::Impl {
   struct Chunk {
     std::vector<char> bytes;  // empty: the end of the input
@@ -33,7 +36,8 @@ struct SeqReader::Impl {
   };
 
   std::string path;
-  BGZF* file = nullptr;
+  BGZF* file = nullptr;                 // BGZF or uncompressed input, or
+  std::unique_ptr<IgzipInput> gzip;    // plain gzip
   BoundedQueue<Chunk> chunks{4};
   std::thread inflater;
   Chunk current;
@@ -63,19 +67,27 @@ struct SeqReader::Impl {
           break;
         }
         const auto start = std::chrono::steady_clock::now();
-        const ssize_t n = bgzf_read(file, c.bytes.data(), kChunkBytes);
+        Result<std::size_t> n = inflate(c.bytes.data(), kChunkBytes);
         inflate_seconds = inflate_seconds + seconds_since(start);
-        if (n < 0) {
+        if (!n.ok()) {
           c.bytes.clear();
-          c.error = Status{StatusCode::io_error, path + ": read error (corrupt gzip data?)"};
+          c.error = n.status();
         } else {
-          c.bytes.resize(static_cast<std::size_t>(n));
+          c.bytes.resize(*n);
         }
-        const bool last = n <= 0;
+        const bool last = !n.ok() || *n == 0;
         if (!chunks.push(std::move(c)) || last) break;
       }
       chunks.close();  // the parser drains what is queued, then sees the end
     });
+  }
+
+  // Up to `capacity` bytes of the inflated input; 0 at its end.
+  Result<std::size_t> inflate(char* out, std::size_t capacity) {
+    if (gzip != nullptr) return gzip->read(out, capacity);
+    const ssize_t n = bgzf_read(file, out, capacity);
+    if (n < 0) return Status{StatusCode::io_error, path + ": read error (corrupt BGZF data?)"};
+    return static_cast<std::size_t>(n);
   }
 
   // Next line without the line terminator into `line`; false at the end of the input.
@@ -119,8 +131,23 @@ Result<SeqReader> SeqReader::open(const std::string& path, unsigned threads, Seq
   auto impl = std::make_unique<Impl>();
   impl->path = path == "-" ? "<stdin>" : path;
   impl->allowed = bytes;
-  impl->file = path == "-" ? bgzf_dopen(0, "r") : bgzf_open(path.c_str(), "r");
-  if (impl->file == nullptr) return Status{StatusCode::io_error, path + ": cannot open for reading"};
+  hFILE* input = path == "-" ? hdopen(0, "r") : hopen(path.c_str(), "r");
+  if (input == nullptr) return Status{StatusCode::io_error, path + ": cannot open for reading"};
+  htsFormat format{};
+  if (hts_detect_format2(input, impl->path.c_str(), &format) < 0) {
+    hclose_abruptly(input);
+    return Status{StatusCode::io_error, impl->path + ": read error"};
+  }
+  if (format.compression == gzip) {
+    impl->gzip = std::make_unique<IgzipInput>(input, impl->path);
+    impl->start_inflater();
+    return SeqReader(std::move(impl));
+  }
+  impl->file = bgzf_hopen(input, "r");
+  if (impl->file == nullptr) {
+    hclose_abruptly(input);
+    return Status{StatusCode::io_error, impl->path + ": cannot open for reading"};
+  }
   // BGZF blocks inflate independently, so htslib can spread them over a thread pool (it declines
   // for plain gzip, whose one stream has to inflate in order).
   if (threads > 1 && bgzf_compression(impl->file) == bgzf && bgzf_mt(impl->file, static_cast<int>(threads), 256) != 0) {

@@ -3,10 +3,12 @@
 // at the edges of the chunks the reader inflates on its second thread (SeqReader::kChunkBytes):
 // a line end as the last byte of a chunk, as the first byte of the next one (for CRLF: "\r" and
 // "\n" in different chunks), and a header line cut in two. BGZF input (bgzip's blocked gzip,
-// written here by htslib's own writer) is read with several inflate threads.
+// written here by htslib's own writer) is read with several inflate threads. Plain gzip: several
+// members in one file, and every kind of damage.
 #include <gtest/gtest.h>
 
 #include <random>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -181,6 +183,77 @@ TEST(SeqReader, TruncatedRecordNamesFileAndRecordNumber) {
   const auto second = reader->next(r);
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find(path + ": record 2"), std::string::npos) << second.status().message();
+}
+
+// ---- plain gzip (ISA-L's inflate, igzip_input.hpp) -------------------------------------------
+
+// The bytes of a one-member gzip file holding `text`.
+std::string gzip_bytes(const std::string& text) {
+  fmtest::TempDir dir;
+  fmtest::write_gzip(dir.file("member.gz"), text);
+  return fmtest::read_file(dir.file("member.gz"));
+}
+
+// The status that stops reading `path` to its end: ok when every record reads.
+Status read_to_end(const std::string& path) {
+  auto reader = SeqReader::open(path);
+  if (!reader.ok()) return reader.status();
+  SeqRecord r;
+  while (true) {
+    auto got = reader->next(r);
+    if (!got.ok()) return got.status();
+    if (!*got) return {};
+  }
+}
+
+// gzip writes `cat a.gz b.gz` files: members one after another, each with its own trailer. Cut
+// points inside a line and inside a record, an empty member, and members spanning the 1 MiB
+// input reads and the 4 MiB chunks.
+TEST(SeqReaderGzip, ConcatenatedMembersReadAsOneFile) {
+  FileBuilder file(Format{true, false, Compression::gzip});
+  file.fill_to(SeqReader::kChunkBytes + 12345);
+  const std::string& text = file.bytes();
+  const std::vector<std::size_t> cuts = {0, 7, 7, 1000, text.size() / 2, text.size() - 3, text.size()};
+  std::string bytes;
+  for (std::size_t i = 0; i + 1 < cuts.size(); ++i) bytes += gzip_bytes(text.substr(cuts[i], cuts[i + 1] - cuts[i]));
+  fmtest::TempDir dir;
+  fmtest::write_file(dir.file("members.fq.gz"), bytes);
+  const std::vector<SeqRecord> got = read_all(dir.file("members.fq.gz"));
+  EXPECT_EQ(got.size(), file.records().size());
+  EXPECT_EQ(first_difference(got, file.records()), -1);
+}
+
+// Every damage to a gzip file stops the run with a message that names the file and says what
+// is wrong, never with records made of garbage or a silent early end.
+TEST(SeqReaderGzip, DamagedFilesAreErrorsThatSayWhy) {
+  FileBuilder file(Format{true, false, Compression::gzip});
+  for (int i = 0; i < 2000; ++i) file.add_random();
+  const std::string good = gzip_bytes(file.bytes());
+  ASSERT_GT(good.size(), 1000u);
+  auto flipped = [&](std::size_t at) {
+    std::string b = good;
+    b[at] = static_cast<char>(b[at] ^ 0x55);
+    return b;
+  };
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"cut in the middle", good.substr(0, good.size() / 2), "truncated"},
+      {"no trailer", good.substr(0, good.size() - 8), "truncated"},
+      {"half a trailer", good.substr(0, good.size() - 3), "truncated"},
+      {"CRC-32", flipped(good.size() - 8), "CRC-32"},
+      {"length", flipped(good.size() - 1), "length mismatch"},
+      {"deflate data", flipped(good.size() / 3), "gzip member 1"},
+      {"bytes after the member", good + "not gzip at all", "gzip member 2"},
+  };
+  fmtest::TempDir dir;
+  for (const auto& [what, bytes, expected] : cases) {
+    SCOPED_TRACE(what);
+    const std::string path = dir.file("bad.fq.gz");
+    fmtest::write_file(path, bytes);
+    const Status s = read_to_end(path);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(expected), std::string::npos) << s.message();
+  }
 }
 
 // SequenceBytes::any (patterns for a byte-alphabet index): every byte a line can hold is kept
