@@ -264,10 +264,11 @@ int align_main(int argc, char** argv) {
   if (verbose) {
     // Busy time per stage against the pipeline's wall time: the stage close to it is the limit.
     const auto read = reader->times();
+    const auto write = writer->times();
     log.info("stages, busy seconds of %.2f s: inflate %.2f; parse %.2f (+ %.2f waiting for inflate); search %.2f; "
-             "finish %.2f; format and write %.2f",
+             "finish %.2f; format and write %.2f (format %.2f, write %.2f, close %.2f)",
              log.seconds() - start_seconds, read.inflate, read_clock.seconds() - read.waiting, read.waiting,
-             align_clock.seconds(), finish_clock.seconds(), write_clock.seconds());
+             align_clock.seconds(), finish_clock.seconds(), write_clock.seconds(), write.format, write.write, write.close);
   }
   const double seconds = log.seconds();
   log.info("%llu reads; %llu mapped (%.2f%%), %llu with MAPQ > 0 (%.2f%%); %.1f s, %.0f reads/s",

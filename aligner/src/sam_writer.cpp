@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "wtmap/core/detail/parallel.hpp"
@@ -80,8 +81,13 @@ struct SamWriter::Impl {
   std::string read_group_id;
   std::vector<std::string> contig_names;
   bool finished = false;
+  // One record per read of the largest batch so far, reused batch after batch: a batch formats
+  // into them on all threads, and no record is allocated or freed per read.
+  std::vector<bam1_t*> records;
+  Times times;
 
   ~Impl() {
+    for (bam1_t* b : records) bam_destroy1(b);
     if (header != nullptr) sam_hdr_destroy(header);
     if (file != nullptr) sam_close(file);
     if (!finished && !temporary.empty()) std::remove(temporary.c_str());
@@ -195,34 +201,40 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
 }
 
 Status SamWriter::write(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments) {
-  const Impl& impl = *impl_;
-  std::vector<bam1_t*> records(reads.size(), nullptr);
+  Impl& impl = *impl_;
+  auto start = std::chrono::steady_clock::now();
+  auto lap = [&start](double& seconds) {
+    const auto now = std::chrono::steady_clock::now();
+    seconds += std::chrono::duration<double>(now - start).count();
+    start = now;
+  };
+  while (impl.records.size() < reads.size()) {
+    bam1_t* b = bam_init1();
+    if (b == nullptr) return {StatusCode::out_of_memory, "cannot allocate a BAM record"};
+    impl.records.push_back(b);
+  }
   std::vector<Status> errors(reads.size());
-  struct Free {
-    std::vector<bam1_t*>& r;
-    ~Free() {
-      for (bam1_t* b : r) if (b != nullptr) bam_destroy1(b);
-    }
-  } guard{records};
   wtmap::detail::parallel_for_ranges(reads.size(), [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t i = begin; i < end; ++i) {
-      records[i] = bam_init1();
-      errors[i] = records[i] == nullptr ? Status{StatusCode::out_of_memory, "cannot allocate a BAM record"}
-                                        : impl.format(reads[i], alignments[i], records[i]);
-    }
+    for (std::uint64_t i = begin; i < end; ++i) errors[i] = impl.format(reads[i], alignments[i], impl.records[i]);
   }, 1024);
+  lap(impl.times.format);
   for (std::size_t i = 0; i < reads.size(); ++i) {
     WTMAP_TRY(errors[i]);
-    if (sam_write1(impl.file, impl.header, records[i]) < 0) {
+    if (sam_write1(impl.file, impl.header, impl.records[i]) < 0) {
       return {StatusCode::io_error, (impl.options.path == "-" ? std::string("stdout") : impl.options.path) + ": write failed"};
     }
   }
+  lap(impl.times.write);
   return {};
 }
 
+SamWriter::Times SamWriter::times() const { return impl_->times; }
+
 Status SamWriter::finish() {
   Impl& impl = *impl_;
+  const auto start = std::chrono::steady_clock::now();
   const int rc = sam_close(impl.file);
+  impl.times.close += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   impl.file = nullptr;
   if (rc < 0) return {StatusCode::io_error, impl.options.path + ": closing the output failed"};
   if (!impl.temporary.empty() && std::rename(impl.temporary.c_str(), impl.options.path.c_str()) != 0) {

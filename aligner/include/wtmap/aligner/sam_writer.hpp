@@ -34,6 +34,14 @@ class SamWriter {
   // Flushes, closes and renames the temporary file to the requested name.
   Status finish();
 
+  // Where the writing time went (for `wtmap align -v`): seconds of formatting records on all
+  // threads, of handing them to htslib in order (which waits for its compression threads when
+  // they fall behind), and of the final flush and close.
+  struct Times {
+    double format = 0, write = 0, close = 0;
+  };
+  Times times() const;
+
  private:
   struct Impl;
   explicit SamWriter(std::unique_ptr<Impl> impl);
