@@ -34,6 +34,7 @@ constexpr const char* kUsage =
     "  -x STR            index prefix (reads STR.wtmap; a DNA index, not --alphabet protein|byte)\n"
     "  -o FILE           output file; .bam gives BAM, anything else SAM [stdout]\n"
     "  --output-fmt STR  SAM or BAM, overriding -o's extension\n"
+    "  -l INT            BAM compression level, 0 (none) .. 9 (smallest) [htslib's default]\n"
     "  -k INT            mismatches allowed, 0..4 [4]\n"
     "  -N INT            list the other hits in XA when best + second-best hits <= INT, 0..8 [3]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
@@ -81,7 +82,7 @@ int align_main(int argc, char** argv) {
   std::string prefix, input;
   aligner::SamOptions sam;
   aligner::AlignOptions options;
-  std::uint64_t k = 4, alternatives = 3, batch_size = 100000, max_work = 1u << 16;
+  std::uint64_t k = 4, alternatives = 3, batch_size = 100000, max_work = 1u << 16, level = 0;
   bool io_only = false, verbose = false;
   for (int i = 1; i < argc; ++i) {
     if (i > 1) sam.command_line += ' ';
@@ -99,6 +100,9 @@ int align_main(int argc, char** argv) {
       std::string f = argv[++i];
       for (char& c : f) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       sam.format = f;
+    } else if (a == "-l" && has_value) {
+      if (!parse_count(argv[++i], level) || level > 9) return usage_error("align", "-l needs an integer in 0..9", kUsage);
+      sam.compression_level = static_cast<int>(level);
     } else if (a == "-k" && has_value) {
       if (!parse_count(argv[++i], k) || k > aligner::kMaxMismatches) return usage_error("align", "-k needs an integer in 0..4", kUsage);
     } else if (a == "-N" && has_value) {

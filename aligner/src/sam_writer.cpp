@@ -165,13 +165,14 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
     if (ext == "cram") return invalid_argument(options.path + ": CRAM output is not supported; use .sam or .bam");
   }
   if (format != "sam" && format != "bam") return invalid_argument("--output-fmt must be SAM or BAM, not '" + format + "'");
-  const char* mode = format == "bam" ? "wb" : "w";
+  std::string mode = format == "bam" ? "wb" : "w";
+  if (format == "bam" && options.compression_level >= 0) mode += std::to_string(std::min(options.compression_level, 9));
   std::string target = options.path;
   if (options.path != "-") {
     impl->temporary = options.path + ".tmp." + std::to_string(getpid());
     target = impl->temporary;
   }
-  impl->file = sam_open(target.c_str(), mode);
+  impl->file = sam_open(target.c_str(), mode.c_str());
   if (impl->file == nullptr) return Status{StatusCode::io_error, (options.path == "-" ? std::string("stdout") : options.path) + ": cannot open for writing"};
   // BAM: compression threads; SAM: htslib formats the text of queued records on them.
   if (options.threads > 1) hts_set_threads(impl->file, static_cast<int>(options.threads));

@@ -7,12 +7,14 @@
 #include <htslib/sam.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "align_oracle.hpp"
@@ -391,6 +393,32 @@ TEST_F(AlignCli, BgzfInputGivesTheSameRecordsAndVerboseNamesTheStages) {
   EXPECT_EQ(record_lines(r.out), plain);
   EXPECT_NE(r.err.find("stages, busy seconds"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("inflate"), std::string::npos) << r.err;
+}
+
+// -l sets the BAM compression level: the records read back are the same, the stored (level 0)
+// file is the larger.
+TEST_F(AlignCli, CompressionLevelChangesTheSizeNotTheRecords) {
+  std::vector<std::vector<SamRecord>> records;
+  std::vector<std::uintmax_t> sizes;
+  for (const char* level : {"0", "9"}) {
+    const std::string path = output_.file(std::string("level") + level + ".bam");
+    const WtmapRun r = align({"--device", "cpu", "-l", level, "-o", path}, reads_path());
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    SamContents sam;
+    ASSERT_NO_THROW(sam = read_alignments(path));
+    ASSERT_EQ(sam.records.size(), reads_.size());
+    records.push_back(sam.records);
+    sizes.push_back(fs::file_size(path));
+  }
+  auto same = [](const SamRecord& a, const SamRecord& b) {
+    return std::tie(a.name, a.flag, a.tid, a.pos, a.mapq, a.cigar, a.seq, a.qual, a.nm, a.x0, a.x1, a.md, a.xa, a.rg) ==
+           std::tie(b.name, b.flag, b.tid, b.pos, b.mapq, b.cigar, b.seq, b.qual, b.nm, b.x0, b.x1, b.md, b.xa, b.rg);
+  };
+  EXPECT_TRUE(std::equal(records[0].begin(), records[0].end(), records[1].begin(), records[1].end(), same));
+  EXPECT_GT(sizes[0], sizes[1]) << "level 0 stores the blocks uncompressed";
+  const WtmapRun bad = align({"--device", "cpu", "-l", "10", "-o", output_.file("bad.bam")}, reads_path());
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("-l needs an integer in 0..9"), std::string::npos) << bad.err;
 }
 
 TEST_F(AlignCli, RecordsIdenticalOnCpuAndGpu) {

@@ -18,6 +18,7 @@ struct SamOptions {
   std::string read_group;         // -R line with \t escapes, e.g. "@RG\tID:x\tSM:y"
   std::string command_line;       // for @PG CL
   unsigned threads = 1;           // formatting and BAM compression threads
+  int compression_level = -1;     // BAM: 0 (stored) .. 9; -1: htslib's default
   unsigned max_mismatches = 4;    // for MAPQ
 };
 
