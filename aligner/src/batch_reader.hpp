@@ -13,29 +13,42 @@
 
 namespace wtmap::cli {
 
-// Starts a thread that reads every record into batches of `batch_size` (Batch has add(SeqRecord&&)
-// and size()), pushes each full batch and the last partial one to `queue`, and closes it at the
-// end, after a read error (left in `status`, with the file and record number) or when the
-// consumer closed the queue first. `clock`, if given, adds up the time spent reading records.
-// Every batch starts as new_batch() (which may carry what add() needs, such as the pattern code
-// table of wtmap count).
+// Starts a thread that reads every record into batches of `batch_size`, pushes each full batch
+// and the last partial one to `queue`, and closes it at the end, after a read error (left in
+// `status`, with the file and record number) or when the consumer closed the queue first.
+// `clock`, if given, adds up the time spent filling batches (not the time waiting for the queue).
+//
+// A Batch has size(), next_record() -- a record to read into, which may still hold the strings
+// of a record of a recycled batch, so that their memory is reused rather than allocated anew for
+// every record -- keep_record(), which makes that record part of the batch, and end_filling(),
+// called before the batch is pushed. Every batch starts as new_batch(), which may hand back a
+// batch a later stage is done with, or carry what keep_record() needs (the pattern code table of
+// wtmap count).
 template <class Batch>
 std::thread start_batch_reader(aligner::SeqReader& reader, std::size_t batch_size, aligner::BoundedQueue<Batch>& queue,
                                Status& status, StageClock* clock = nullptr,
                                std::function<Batch()> new_batch = [] { return Batch{}; }) {
   return std::thread([&reader, batch_size, &queue, &status, clock, new_batch = std::move(new_batch)] {
     status = guarded([&]() -> Status {
-      Batch batch = new_batch();
-      aligner::SeqRecord record;
       while (true) {
-        auto got = clock != nullptr ? clock->time([&] { return reader.next(record); }) : reader.next(record);
-        if (!got.ok()) return got.status();
-        if (*got) batch.add(std::move(record));
-        if (batch.size() == batch_size || (!*got && batch.size() > 0)) {
-          if (!queue.push(std::move(batch))) return {};
-          batch = new_batch();
-        }
-        if (!*got) return {};
+        Batch batch = new_batch();
+        StageClock unused;
+        bool more = true;
+        WTMAP_TRY((clock != nullptr ? *clock : unused).time([&]() -> Status {
+          while (batch.size() < batch_size) {
+            auto got = reader.next(batch.next_record());
+            if (!got.ok()) return got.status();
+            if (!*got) {
+              more = false;
+              break;
+            }
+            batch.keep_record();
+          }
+          batch.end_filling();
+          return {};
+        }));
+        if (batch.size() > 0 && !queue.push(std::move(batch))) return {};
+        if (!more) return {};
       }
     });
     queue.close();

@@ -34,7 +34,8 @@ constexpr const char* kUsage =
     "  -x STR            index prefix (reads STR.wtmap; a DNA index, not --alphabet protein|byte)\n"
     "  -o FILE           output file; .bam gives BAM, anything else SAM [stdout]\n"
     "  --output-fmt STR  SAM or BAM, overriding -o's extension\n"
-    "  -l INT            BAM compression level, 0 (none) .. 9 (smallest) [htslib's default]\n"
+    "  -l INT            BAM compression level, 0 (none) .. 9 (smallest) [1, the fastest, as\n"
+    "                    STAR writes BAM; samtools writes 6]\n"
     "  -k INT            mismatches allowed, 0..4 [4]\n"
     "  -N INT            list the other hits in XA when best + second-best hits <= INT, 0..8 [3]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
@@ -51,12 +52,22 @@ constexpr const char* kUsage =
     "Reads shorter than 10 or longer than 512 bases, and reads the work cap stopped, are\n"
     "kept (unmapped, or MAPQ 0) and counted in the summary on stderr.\n";
 
+// Reads and, once finished, their alignments. Batches go back to the reader when written, and
+// their records are read into again (start_batch_reader): no allocation per read, and no fresh
+// pages to fault in per batch.
 struct Batch {
   std::vector<aligner::SeqRecord> reads;
   std::unique_ptr<aligner::SearchedBatch> searched;  // between the search and the finish stage
   std::vector<aligner::ReadAlignment> alignments;
-  void add(aligner::SeqRecord&& r) { reads.push_back(std::move(r)); }
-  std::size_t size() const { return reads.size(); }
+  std::size_t filled = 0;  // records of `reads` read into this time
+
+  aligner::SeqRecord& next_record() {
+    if (filled == reads.size()) reads.emplace_back();
+    return reads[filled];
+  }
+  void keep_record() { ++filled; }
+  void end_filling() { reads.resize(filled); }  // a recycled batch may have held more
+  std::size_t size() const { return filled; }
 };
 
 struct Totals {
@@ -82,7 +93,7 @@ int align_main(int argc, char** argv) {
   std::string prefix, input;
   aligner::SamOptions sam;
   aligner::AlignOptions options;
-  std::uint64_t k = 4, alternatives = 3, batch_size = 100000, max_work = 1u << 16, level = 0;
+  std::uint64_t k = 4, alternatives = 3, batch_size = 100000, max_work = 1u << 16, level = 1;
   bool io_only = false, verbose = false;
   for (int i = 1; i < argc; ++i) {
     if (i > 1) sam.command_line += ' ';
@@ -102,7 +113,6 @@ int align_main(int argc, char** argv) {
       sam.format = f;
     } else if (a == "-l" && has_value) {
       if (!parse_count(argv[++i], level) || level > 9) return usage_error("align", "-l needs an integer in 0..9", kUsage);
-      sam.compression_level = static_cast<int>(level);
     } else if (a == "-k" && has_value) {
       if (!parse_count(argv[++i], k) || k > aligner::kMaxMismatches) return usage_error("align", "-k needs an integer in 0..4", kUsage);
     } else if (a == "-N" && has_value) {
@@ -133,6 +143,7 @@ int align_main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 1;
   }
+  sam.compression_level = static_cast<int>(level);
   options.search.max_mismatches = static_cast<std::uint8_t>(k);
   options.search.work_cap = static_cast<std::uint32_t>(max_work);
   options.max_alternatives = static_cast<unsigned>(alternatives);
@@ -148,9 +159,16 @@ int align_main(int argc, char** argv) {
   // Six batches read ahead: enough to keep the reader busy while a large index loads (1.5-2 s
   // for a 1 Gbp genome) without holding the whole input.
   aligner::BoundedQueue<Batch> to_align(6), to_write(2);
+  // Written batches, back to the reader; never full, since at most 13 batches exist (--help).
+  aligner::BoundedQueue<Batch> spare_batches(16);
   Status read_status;  // set by the reader thread
   StageClock read_clock, align_clock, finish_clock, write_clock;  // each touched by its own thread only
-  std::thread read_thread = start_batch_reader(*reader, batch_size, to_align, read_status, &read_clock);
+  std::thread read_thread = start_batch_reader<Batch>(*reader, batch_size, to_align, read_status, &read_clock, [&] {
+    std::optional<Batch> spare = spare_batches.try_pop();
+    if (!spare) return Batch{};
+    spare->filled = 0;
+    return std::move(*spare);
+  });
   struct JoinReader {
     aligner::BoundedQueue<Batch>& queue;
     std::thread& thread;
@@ -222,6 +240,7 @@ int align_main(int argc, char** argv) {
                    static_cast<double>(totals.reads) / log.seconds());
           next_report += 1000000;
         }
+        spare_batches.push(std::move(*batch));
       }
       return {};
     });

@@ -49,16 +49,22 @@ CodeTable dna_codes() {
   return t;
 }
 
+// Patterns as the search takes them: names, codes and where each pattern's codes are
+// (start_batch_reader fills it).
 struct Batch {
   const CodeTable* code_of = nullptr;
   std::vector<std::string> names;
   std::vector<std::uint8_t> codes;
   std::vector<fmindex::PatternRef> patterns;
-  void add(aligner::SeqRecord&& r) {
-    names.push_back(std::move(r.name));
-    patterns.push_back({codes.size(), static_cast<std::uint32_t>(r.sequence.size())});
-    for (char c : r.sequence) codes.push_back((*code_of)[static_cast<unsigned char>(c)]);
+  aligner::SeqRecord record;  // read into, then encoded: one record's buffers serve them all
+
+  aligner::SeqRecord& next_record() { return record; }
+  void keep_record() {
+    names.push_back(record.name);
+    patterns.push_back({codes.size(), static_cast<std::uint32_t>(record.sequence.size())});
+    for (char c : record.sequence) codes.push_back((*code_of)[static_cast<unsigned char>(c)]);
   }
+  void end_filling() {}
   std::size_t size() const { return patterns.size(); }
 };
 
