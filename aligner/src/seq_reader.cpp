@@ -4,11 +4,13 @@
 #include <htslib/hfile.h>
 #include <htslib/hts.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <new>
 #include <optional>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -43,7 +45,10 @@ struct SeqReader::Impl {
   Chunk current;
   std::size_t position = 0;  // in current.bytes
   bool at_end = false;
-  std::string line;
+  // The current line: a view into the chunk (no copy) or, for a line that runs across two
+  // chunks, into `spill`; valid until the next read_line().
+  std::string_view line;
+  std::string spill;
   bool have_line = false;  // `line` holds a header read ahead (FASTA)
   SequenceBytes allowed = SequenceBytes::letters;
   std::atomic<double> inflate_seconds{0};  // written by the inflater, read by times()
@@ -92,10 +97,13 @@ struct SeqReader::Impl {
 
   // Next line without the line terminator into `line`; false at the end of the input.
   Result<bool> read_line() {
-    line.clear();
+    spill.clear();
     while (true) {
       if (position == current.bytes.size()) {
-        if (at_end) return !line.empty();  // a last line without '\n' counts
+        if (at_end) {  // a last line without '\n' counts
+          line = spill;
+          return !spill.empty();
+        }
         const auto start = std::chrono::steady_clock::now();
         std::optional<Chunk> next = chunks.pop();
         waiting_seconds += seconds_since(start);
@@ -110,12 +118,22 @@ struct SeqReader::Impl {
       const char* begin = current.bytes.data() + position;
       const std::size_t left = current.bytes.size() - position;
       const auto* newline = static_cast<const char*>(std::memchr(begin, '\n', left));
-      const std::size_t length = newline != nullptr ? static_cast<std::size_t>(newline - begin) : left;
-      line.append(begin, length);
-      position += length + (newline != nullptr ? 1 : 0);
-      if (newline != nullptr) break;
+      if (newline == nullptr) {  // the line goes on in the next chunk
+        spill.append(begin, left);
+        position += left;
+        continue;
+      }
+      const auto length = static_cast<std::size_t>(newline - begin);
+      if (spill.empty()) {
+        line = std::string_view(begin, length);
+      } else {
+        spill.append(begin, length);
+        line = spill;
+      }
+      position += length + 1;
+      break;
     }
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     return true;
   }
 };
@@ -159,7 +177,14 @@ Result<SeqReader> SeqReader::open(const std::string& path, unsigned threads, Seq
 
 namespace {
 
-bool is_sequence_letter(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '.' || c == '-' || c == '*'; }
+// A-Z, a-z, '.', '-', '*': a table, since every byte of every read goes through it.
+const std::array<bool, 256> kSequenceLetter = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '.' || c == '-' || c == '*';
+  return t;
+}();
+
+bool is_sequence_letter(char c) { return kSequenceLetter[static_cast<unsigned char>(c)]; }
 
 }  // namespace
 
