@@ -2,6 +2,8 @@
 
 #include <isa-l/igzip_lib.h>
 
+#include <algorithm>
+
 namespace wtmap::aligner {
 namespace {
 
