@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   // As `wtmap align` does on the GPU: a CPU copy of the index for the reads with long searches.
   std::optional<fmindex::FmIndex> cpu_index;
   if (backend == Backend::gpu) {
-    auto loaded = fmindex::FmIndex::load(prefix + ".wtmap", Backend::cpu, 0);
+    auto loaded = fmindex::FmIndex::load(prefix + ".wtmap", Backend::cpu, 0, fmindex::IndexParts::search_only);
     if (!loaded.ok()) die(loaded.status().message());
     cpu_index.emplace(std::move(*loaded));
   }

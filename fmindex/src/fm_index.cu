@@ -166,7 +166,7 @@ Status FmIndex::save(const std::string& path) const {
   return file::write_index(path, h, contigs_, fragments_, std::move(own), bwt_, sa_);
 }
 
-Result<FmIndex> FmIndex::load(const std::string& path, Backend backend, std::uint32_t kmer_length) {
+Result<FmIndex> FmIndex::load(const std::string& path, Backend backend, std::uint32_t kmer_length, IndexParts parts) {
   std::ifstream in;
   auto header = file::open_index(in, path);
   if (!header.ok()) return header.status();
@@ -202,9 +202,10 @@ Result<FmIndex> FmIndex::load(const std::string& path, Backend backend, std::uin
     return WaveletTree<std::uint8_t, 4>::load(payload, backend);
   });
   if (!tree.ok()) return tree.status();
-  auto sa = file::read_sampled_suffix_array(in, path, n, backend);
+  auto sa = parts == IndexParts::all ? file::read_sampled_suffix_array(in, path, n, backend)
+                                     : SampledSuffixArray::empty(backend);
   if (!sa.ok()) return sa.status();
-  WTMAP_TRY(file::expect_end(in, path));
+  if (parts == IndexParts::all) WTMAP_TRY(file::expect_end(in, path));
 
   // Cross-checks that keep every query in bounds.
   if (tree->size() != n || tree->sigma() != 4) return corrupt_data(path + ": sections disagree on the text length");

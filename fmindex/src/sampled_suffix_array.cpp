@@ -61,6 +61,13 @@ Result<SampledSuffixArray> SampledSuffixArray::Builder::finish(Backend backend) 
   return create(std::move(marks.value()), samples);
 }
 
+Result<SampledSuffixArray> SampledSuffixArray::empty(Backend backend) {
+  const std::uint32_t no_words[1] = {0};
+  auto marks = RankSelectBitVector::build(no_words, 0, backend);
+  if (!marks.ok()) return marks.status();
+  return create(std::move(marks.value()), {});
+}
+
 Result<SampledSuffixArray> SampledSuffixArray::create(RankSelectBitVector&& marks, const std::vector<std::uint64_t>& samples) {
   const std::uint64_t n = marks.size();
   if (samples.size() != marks.ones()) return corrupt_data("SA samples do not match the sampled rows");

@@ -156,6 +156,50 @@ TEST_P(FmIndexBackend, HandCheckedExamples) {
   }
 }
 
+// ---- loading for search only ------------------------------------------------------------------
+
+// IndexParts::search_only leaves out the sampled suffix array: every interval is the one the
+// naive scan counts (and the full load finds), locate() is refused, and what it does read is
+// still checked (a file cut inside the wavelet tree is an error).
+TEST_P(FmIndexBackend, SearchOnlyLoadSearchesAndRefusesLocate) {
+  const std::vector<TestContig> contigs = make_contigs(DnaShape::random_small);
+  const FmIndex built = build_index(load_reference(dir_, contigs), GetParam(), 4);
+  const std::string path = dir_.file("index.wtmap");
+  ASSERT_TRUE(built.save(path).ok());
+  auto full = FmIndex::load(path, GetParam(), 0);
+  auto search_only = FmIndex::load(path, GetParam(), 0, fmindex::IndexParts::search_only);
+  ASSERT_TRUE(full.ok()) << full.status().message();
+  ASSERT_TRUE(search_only.ok()) << search_only.status().message();
+
+  std::vector<std::string> patterns = random_substrings(contigs, 5, 200, 25);
+  for (const auto& p : absent_patterns(6)) patterns.push_back(p);
+  std::vector<std::uint8_t> codes;
+  std::vector<fmindex::PatternRef> refs;
+  for (const std::string& p : patterns) {
+    const auto c = pattern_codes(p);
+    refs.push_back({codes.size(), static_cast<std::uint32_t>(c.size())});
+    codes.insert(codes.end(), c.begin(), c.end());
+  }
+  std::vector<fmindex::SaInterval> got(patterns.size()), expected(patterns.size());
+  ASSERT_TRUE(search_only->search(codes.data(), codes.size(), refs.data(), refs.size(), got.data()).ok());
+  ASSERT_TRUE(full->search(codes.data(), codes.size(), refs.data(), refs.size(), expected.data()).ok());
+  for (std::size_t i = 0; i < patterns.size(); ++i) {
+    EXPECT_EQ(got[i].size(), naive_hits(contigs, patterns[i]).size()) << patterns[i];
+    EXPECT_EQ(got[i].lo, expected[i].lo) << patterns[i];
+  }
+
+  const std::uint64_t row = 0;
+  std::uint64_t position = 0;
+  const Status located = search_only->locate(&row, &position, 1);
+  EXPECT_EQ(located.code(), StatusCode::invalid_argument);
+  EXPECT_NE(located.message().find("search only"), std::string::npos) << located.message();
+  EXPECT_TRUE(full->locate(&row, &position, 1).ok());
+
+  const std::string bytes = read_file(path);
+  write_file(path, bytes.substr(0, bytes.size() / 4));  // inside the wavelet tree's section
+  EXPECT_FALSE(FmIndex::load(path, GetParam(), 0, fmindex::IndexParts::search_only).ok());
+}
+
 // ---- the version 1 index file -----------------------------------------------------------------
 
 // The DNA index file of a fixed reference as wtmap wrote it before protein and byte indexes

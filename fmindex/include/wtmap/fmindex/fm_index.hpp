@@ -28,6 +28,11 @@ namespace wtmap::fmindex {
 // The k-mer table's length chosen by the index's size (KmerIntervalTable::default_length).
 constexpr std::uint32_t kKmerLengthBySize = ~std::uint32_t{0};
 
+// What FmIndex::load reads. search_only leaves out the sampled suffix array, the last sections
+// and 57 % of a DNA index file (3.1 of 5.4 bits per symbol; their checksums unread too):
+// search() works, locate() fails. For a second copy that only searches, such as wtmap align's CPU copy for long reads.
+enum class IndexParts { all, search_only };
+
 struct FmIndexOptions {
   std::uint32_t sample_rate = 32;  // SA sample every s text positions (-s)
   std::uint32_t kmer_length = kKmerLengthBySize;  // k-mer table in memory (0: none); not in the file
@@ -55,7 +60,8 @@ class FmIndex : public FmIndexBase<FmIndexView> {
   // Rejects truncated, corrupt, foreign and future-version files with a message saying which,
   // and protein and byte indexes (GeneralFmIndex loads those) naming their alphabet.
   // kmer_length as in FmIndexOptions: the table is built anew at every load.
-  static Result<FmIndex> load(const std::string& path, Backend backend, std::uint32_t kmer_length = kKmerLengthBySize);
+  static Result<FmIndex> load(const std::string& path, Backend backend, std::uint32_t kmer_length = kKmerLengthBySize,
+                              IndexParts parts = IndexParts::all);
 
   // Replaces the k-mer table by one of length k (0: none; kKmerLengthBySize: by size). Searches
   // give the same intervals with any k; a k of 10-12 saves that many steps of every search.

@@ -57,6 +57,8 @@ class SampledSuffixArray {
   // The marks and the samples as stored in an index file: rejects (corrupt_data) samples that
   // disagree with the marks in number or lie outside the text of marks.size() symbols.
   static Result<SampledSuffixArray> create(RankSelectBitVector&& marks, const std::vector<std::uint64_t>& samples);
+  // No rows: an index that only searches (IndexParts::search_only) holds this one.
+  static Result<SampledSuffixArray> empty(Backend backend);
 
   const SampledSuffixArrayView& view() const { return view_; }
   const RankSelectBitVector& marks() const { return marks_; }
