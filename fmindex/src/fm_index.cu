@@ -154,6 +154,9 @@ ReferenceHit FmIndex::to_reference(std::uint64_t p, std::uint64_t length) const 
 }
 
 Status FmIndex::save(const std::string& path) const {
+  if (sa_.marks().size() != view_.rows) {
+    return invalid_argument(path + ": an index loaded for search only, without its sampled suffix array, cannot be saved");
+  }
   file::IndexHeader h;
   h.version = kDnaIndexVersion;
   h.alphabet = Alphabet::dna;

@@ -159,8 +159,8 @@ TEST_P(FmIndexBackend, HandCheckedExamples) {
 // ---- loading for search only ------------------------------------------------------------------
 
 // IndexParts::search_only leaves out the sampled suffix array: every interval is the one the
-// naive scan counts (and the full load finds), locate() is refused, and what it does read is
-// still checked (a file cut inside the wavelet tree is an error).
+// naive scan counts (and the full load finds), locate() and save() are refused, and what it
+// does read is still checked (a file cut inside the wavelet tree is an error).
 TEST_P(FmIndexBackend, SearchOnlyLoadSearchesAndRefusesLocate) {
   const std::vector<TestContig> contigs = make_contigs(DnaShape::random_small);
   const FmIndex built = build_index(load_reference(dir_, contigs), GetParam(), 4);
@@ -194,6 +194,8 @@ TEST_P(FmIndexBackend, SearchOnlyLoadSearchesAndRefusesLocate) {
   EXPECT_EQ(located.code(), StatusCode::invalid_argument);
   EXPECT_NE(located.message().find("search only"), std::string::npos) << located.message();
   EXPECT_TRUE(full->locate(&row, &position, 1).ok());
+  EXPECT_EQ(search_only->save(dir_.file("again.wtmap")).code(), StatusCode::invalid_argument);
+  EXPECT_FALSE(fs::exists(dir_.file("again.wtmap")));
 
   const std::string bytes = read_file(path);
   write_file(path, bytes.substr(0, bytes.size() / 4));  // inside the wavelet tree's section
