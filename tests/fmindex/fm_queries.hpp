@@ -56,10 +56,11 @@ struct Answers {
   bool operator==(const Answers& o) const { return counts == o.counts && hits == o.hits; }
 };
 
-// Counts and locates the patterns through the index's batch API (either index kind);
-// encode(pattern) gives a pattern's codes.
+// The SA interval of each pattern through the index's batch search (either index kind), the
+// patterns' codes laid one after another; encode(pattern) gives a pattern's codes.
 template <class Index, class Encode>
-Answers query_with(const Index& index, const std::vector<std::string>& patterns, Encode encode) {
+std::vector<fmindex::SaInterval> search_intervals(const Index& index, const std::vector<std::string>& patterns,
+                                                  Encode encode) {
   std::vector<std::uint8_t> codes;
   std::vector<fmindex::PatternRef> refs;
   for (const std::string& p : patterns) {
@@ -70,6 +71,20 @@ Answers query_with(const Index& index, const std::vector<std::string>& patterns,
   std::vector<fmindex::SaInterval> intervals(patterns.size());
   const Status searched = index.search(codes.data(), codes.size(), refs.data(), refs.size(), intervals.data());
   if (!searched.ok()) throw std::runtime_error("search: " + searched.message());
+  return intervals;
+}
+
+// DNA patterns (A/C/G/T, anything else never matches).
+inline std::vector<fmindex::SaInterval> search_intervals(const fmindex::FmIndex& index,
+                                                         const std::vector<std::string>& patterns) {
+  return search_intervals(index, patterns, [](const std::string& p) { return pattern_codes(p); });
+}
+
+// Counts and locates the patterns through the index's batch API (either index kind);
+// encode(pattern) gives a pattern's codes.
+template <class Index, class Encode>
+Answers query_with(const Index& index, const std::vector<std::string>& patterns, Encode encode) {
+  const std::vector<fmindex::SaInterval> intervals = search_intervals(index, patterns, encode);
   std::vector<std::uint64_t> rows;
   for (const auto& iv : intervals) {
     if (iv.lo > iv.hi || iv.hi > index.view().rows) throw std::runtime_error("search returned an interval out of range");

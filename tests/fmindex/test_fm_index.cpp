@@ -173,16 +173,9 @@ TEST_P(FmIndexBackend, SearchOnlyLoadSearchesAndRefusesLocate) {
 
   std::vector<std::string> patterns = random_substrings(contigs, 5, 200, 25);
   for (const auto& p : absent_patterns(6)) patterns.push_back(p);
-  std::vector<std::uint8_t> codes;
-  std::vector<fmindex::PatternRef> refs;
-  for (const std::string& p : patterns) {
-    const auto c = pattern_codes(p);
-    refs.push_back({codes.size(), static_cast<std::uint32_t>(c.size())});
-    codes.insert(codes.end(), c.begin(), c.end());
-  }
-  std::vector<fmindex::SaInterval> got(patterns.size()), expected(patterns.size());
-  ASSERT_TRUE(search_only->search(codes.data(), codes.size(), refs.data(), refs.size(), got.data()).ok());
-  ASSERT_TRUE(full->search(codes.data(), codes.size(), refs.data(), refs.size(), expected.data()).ok());
+  std::vector<fmindex::SaInterval> got, expected;
+  ASSERT_NO_THROW(got = search_intervals(*search_only, patterns));
+  ASSERT_NO_THROW(expected = search_intervals(*full, patterns));
   for (std::size_t i = 0; i < patterns.size(); ++i) {
     EXPECT_EQ(got[i].size(), naive_hits(contigs, patterns[i]).size()) << patterns[i];
     EXPECT_EQ(got[i].lo, expected[i].lo) << patterns[i];

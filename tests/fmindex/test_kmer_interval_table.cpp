@@ -73,20 +73,6 @@ std::vector<std::string> patterns_around(const std::vector<TestContig>& contigs,
   return out;
 }
 
-std::vector<fmindex::SaInterval> intervals(const FmIndex& index, const std::vector<std::string>& patterns) {
-  std::vector<std::uint8_t> codes;
-  std::vector<fmindex::PatternRef> refs;
-  for (const std::string& p : patterns) {
-    const auto c = pattern_codes(p);
-    refs.push_back({codes.size(), static_cast<std::uint32_t>(c.size())});
-    codes.insert(codes.end(), c.begin(), c.end());
-  }
-  std::vector<fmindex::SaInterval> out(patterns.size());
-  const Status s = index.search(codes.data(), codes.size(), refs.data(), refs.size(), out.data());
-  if (!s.ok()) throw std::runtime_error("search: " + s.message());
-  return out;
-}
-
 using Param = std::tuple<Backend, DnaShape, std::uint32_t>;
 
 class KmerTable : public ::testing::TestWithParam<Param> {
@@ -140,9 +126,9 @@ TEST_P(KmerTable, PatternsAroundTheTableLengthMatchTheNaiveScan) {
 TEST_P(KmerTable, IntervalsAreTheSameWithoutTheTable) {
   std::vector<std::string> patterns = patterns_around(contigs_, k());
   for (const std::string& p : every_kmer(k())) patterns.push_back(p);
-  const auto with_table = intervals(index(), patterns);
+  const auto with_table = search_intervals(index(), patterns);
   ASSERT_TRUE(index().set_kmer_length(0).ok());
-  const auto without = intervals(index(), patterns);
+  const auto without = search_intervals(index(), patterns);
   for (std::size_t i = 0; i < patterns.size(); ++i) {
     EXPECT_EQ(with_table[i].lo, without[i].lo) << patterns[i];
     EXPECT_EQ(with_table[i].hi, without[i].hi) << patterns[i];
