@@ -91,7 +91,9 @@ struct SeqReader::Impl {
   Result<std::size_t> inflate(char* out, std::size_t capacity) {
     if (gzip != nullptr) return gzip->read(out, capacity);
     const ssize_t n = bgzf_read(file, out, capacity);
-    if (n < 0) return Status{StatusCode::io_error, path + ": read error (corrupt BGZF data?)"};
+    if (n < 0) {
+      return Status{StatusCode::io_error, path + (bgzf_compression(file) == bgzf ? ": corrupt BGZF data" : ": read error")};
+    }
     return static_cast<std::size_t>(n);
   }
 
