@@ -4,7 +4,10 @@
 // This is the number to hold against `bwa aln` (which also only searches and writes .sai).
 //
 //   bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES]
-//                      [--json OUT.json]
+//                      [--kmer LEN] [--json OUT.json]
+//
+// --kmer: the k-mer table length of both index copies (default: as `wtmap align` loads them,
+// search_kmer_length; 0: no table).
 //
 // Prints reads, mapped, search seconds (first batch run untimed once as warm-up), reads/s.
 #include <chrono>
@@ -36,6 +39,7 @@ int main(int argc, char** argv) {
   unsigned k = 4;
   std::size_t batch = 500000;
   std::uint32_t gpu_slice = 0;  // 0: AlignOptions' default
+  long kmer = -1;               // -1: search_kmer_length
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-k" && i + 1 < argc) k = static_cast<unsigned>(std::atoi(argv[++i]));
@@ -43,18 +47,21 @@ int main(int argc, char** argv) {
     else if (a == "--device" && i + 1 < argc) device = argv[++i];
     else if (a == "--gpu-slice" && i + 1 < argc) gpu_slice = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
+    else if (a == "--kmer" && i + 1 < argc) kmer = std::atol(argv[++i]);
     else if (prefix.empty()) prefix = a;
     else if (reads_path.empty()) reads_path = a;
     else die("unexpected argument " + a);
   }
   if (prefix.empty() || reads_path.empty() || batch == 0)
-    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES] [--json OUT]");
+    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES] [--kmer LEN] [--json OUT]");
   Backend backend = device == "cpu" ? Backend::cpu : Backend::gpu;
   if (backend == Backend::gpu && !gpu_available()) die("--device gpu: no usable CUDA device");
 
   auto t0 = Clock::now();
-  auto index = fmindex::FmIndex::load(prefix + ".wtmap", backend, 0);  // the mismatch search has no use for a k-mer table
+  auto index = fmindex::FmIndex::load(prefix + ".wtmap", backend, 0);
   if (!index.ok()) die(index.status().message());
+  const auto kmer_length = static_cast<std::uint32_t>(kmer >= 0 ? kmer : aligner::search_kmer_length(index->view().rows));
+  if (auto s = index->set_kmer_length(kmer_length); !s.ok()) die(s.message());
   const double load_s = since(t0);
 
   t0 = Clock::now();
@@ -82,6 +89,7 @@ int main(int argc, char** argv) {
     auto loaded = fmindex::FmIndex::load(prefix + ".wtmap", Backend::cpu, 0, fmindex::IndexParts::search_only);
     if (!loaded.ok()) die(loaded.status().message());
     cpu_index.emplace(std::move(*loaded));
+    if (auto s = cpu_index->set_kmer_length(kmer_length); !s.ok()) die(s.message());
   }
   aligner::BatchAligner al(*index, options, cpu_index ? &*cpu_index : nullptr);
   // As `wtmap align` runs them: batch i + 1 is searched (GPU) while batch i is finished (CPU
@@ -128,9 +136,9 @@ int main(int argc, char** argv) {
   std::printf("bench_align_search: %.0f reads (%.3g %%) need more than %u nodes; they hold %.3g %% of all nodes\n",
               long_reads, n > 0 ? 100 * long_reads / static_cast<double>(n) : 0.0, options.gpu_work_slice,
               nodes > 0 ? 100 * long_nodes / nodes : 0.0);
-  std::printf("bench_align_search: %s, k=%u, %zu reads in %zu batches; index load %.2f s, read %.2f s; "
+  std::printf("bench_align_search: %s, k=%u, k-mer table %u, %zu reads in %zu batches; index load %.2f s, read %.2f s; "
               "search %.3f s, %.4g reads/s, %zu mapped\n",
-              device.c_str(), k, n, batches.size(), load_s, read_s, search_s, rate, mapped);
+              device.c_str(), k, kmer_length, n, batches.size(), load_s, read_s, search_s, rate, mapped);
   if (!json_path.empty()) {
     std::ofstream j(json_path);
     j << "{\"device\":\"" << device << "\",\"k\":" << k << ",\"reads\":" << n << ",\"search_s\":" << search_s

@@ -18,9 +18,14 @@
 namespace wtmap::cli {
 namespace {
 
-// The mismatch search extends intervals base by base and never looks up whole k-mers, so the
-// index loads without its k-mer table (kmer_interval_table.hpp).
+// Both copies of the index load without a k-mer table, then take the length the mismatch search
+// wants (search_kmer_length): the same on both, so a read gets the same result on either.
 constexpr std::uint32_t kNoKmerTable = 0;
+
+Result<fmindex::FmIndex> with_search_table(Result<fmindex::FmIndex> index) {
+  if (index.ok()) WTMAP_TRY(index->set_kmer_length(aligner::search_kmer_length(index->view().rows)));
+  return index;
+}
 
 constexpr const char* kUsage =
     "Usage: wtmap align -x <prefix> [options] <reads.fq[.gz] | reads.fa[.gz] | ->\n"
@@ -195,13 +200,14 @@ int align_main(int argc, char** argv) {
   if (*backend == Backend::gpu && !io_only) {
     cpu_load = std::async(std::launch::async, [path = index_path(prefix)]() -> Result<fmindex::FmIndex> {
       try {
-        return fmindex::FmIndex::load(path, Backend::cpu, kNoKmerTable, fmindex::IndexParts::search_only);
+        return with_search_table(fmindex::FmIndex::load(path, Backend::cpu, kNoKmerTable, fmindex::IndexParts::search_only));
       } catch (const std::bad_alloc&) {
         return Status{StatusCode::out_of_memory, "out of host memory"};
       }
     });
   }
   auto index = fmindex::FmIndex::load(index_path(prefix), *backend, kNoKmerTable);
+  if (index.ok() && !io_only) index = with_search_table(std::move(index));
   if (!index.ok()) return fail("align", index.status());
   std::optional<fmindex::FmIndex> cpu_index;
   if (cpu_load.valid()) {
@@ -217,8 +223,8 @@ int align_main(int argc, char** argv) {
   }
   auto writer = aligner::SamWriter::open(sam, index->contigs());
   if (!writer.ok()) return fail("align", writer.status());
-  log.info("index loaded on the %s; aligning with up to %llu mismatches", backend_name(*backend),
-           static_cast<unsigned long long>(k));
+  log.info("index loaded on the %s (k-mer table of k = %u); aligning with up to %llu mismatches",
+           backend_name(*backend), index->kmer_length(), static_cast<unsigned long long>(k));
 
   // reader thread -> search (this thread: encode, the GPU) -> finish thread (CPU search of the
   // long reads, hit choice, locate) -> writer thread. Search and finish overlap across batches.

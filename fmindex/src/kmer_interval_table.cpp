@@ -1,10 +1,12 @@
-// KmerIntervalTable: every k-mer searched through the index, a batch of 2^20 at a time, the
-// intervals written in place in the table on the index's backend.
+// KmerIntervalTable: on the GPU every k-mer searched through the index, a batch of 2^20 at a
+// time, the intervals written in place in the table; on the CPU a walk over the k-mers' trie.
 #include "wtmap/fmindex/kmer_interval_table.hpp"
 
 #include <algorithm>
 #include <string>
 #include <vector>
+
+#include "wtmap/core/detail/parallel.hpp"
 
 namespace wtmap::fmindex {
 
@@ -12,6 +14,41 @@ std::uint32_t KmerIntervalTable::default_length(std::uint64_t rows) {
   std::uint32_t k = 0;
   while (k < 12 && (std::uint64_t{sizeof(SaInterval)} << (2 * (k + 1))) <= rows / 8) ++k;
   return k;
+}
+
+namespace {
+
+// The k-mers whose last `depth` bases are `suffix` (bits [0, 2 depth) of their keys), given that
+// suffix's interval: at depth k one k-mer; an empty interval ends backward search, so every
+// k-mer below it gets that same interval, as the search would return it.
+void fill_subtree(const FmIndexView& index, SaInterval iv, std::uint64_t suffix, std::uint32_t depth, std::uint32_t k,
+                  SaInterval* out) {
+  if (depth == k) {
+    out[suffix] = iv;
+  } else if (iv.empty()) {
+    const std::uint64_t prefixes = std::uint64_t{1} << (2 * (k - depth));
+    for (std::uint64_t prefix = 0; prefix < prefixes; ++prefix) out[prefix << (2 * depth) | suffix] = iv;
+  } else {
+    for (unsigned c = 0; c < 4; ++c) {
+      fill_subtree(index, index.extend(iv, c), suffix | std::uint64_t{c} << (2 * depth), depth + 1, k, out);
+    }
+  }
+}
+
+}  // namespace
+
+// On the CPU: a depth-first walk over the k-mers' suffixes, one extend per node of their trie
+// (4/3 * 4^k in all, where a search of each k-mer takes k * 4^k), the subtrees of the last
+// `split` bases spread over the threads.
+void KmerIntervalTable::fill_by_walk(const FmIndexView& index, std::uint32_t k, SaInterval* out) {
+  const std::uint32_t split = std::min<std::uint32_t>(k, 4);
+  wtmap::detail::parallel_for_ranges(std::uint64_t{1} << (2 * split), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t suffix = begin; suffix < end; ++suffix) {
+      SaInterval iv = index.all();
+      for (std::uint32_t d = 0; d < split && !iv.empty(); ++d) iv = index.extend(iv, (suffix >> (2 * d)) & 3);
+      fill_subtree(index, iv, suffix, split, k, out);
+    }
+  }, 1);
 }
 
 Result<KmerIntervalTable> KmerIntervalTable::build(const FmIndexBase<FmIndexView>& index, std::uint32_t k) {
@@ -25,6 +62,10 @@ Result<KmerIntervalTable> KmerIntervalTable::build(const FmIndexBase<FmIndexView
   table.intervals_ = std::move(intervals.value());
   table.length_ = k;
 
+  if (index.backend() == Backend::cpu) {
+    fill_by_walk(index.view(), k, reinterpret_cast<SaInterval*>(table.intervals_.data()));
+    return table;
+  }
   const std::uint64_t batch = std::min<std::uint64_t>(kmers, std::uint64_t{1} << 20);
   std::vector<std::uint8_t> codes(batch * k);
   std::vector<PatternRef> patterns(batch);

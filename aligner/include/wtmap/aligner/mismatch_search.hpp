@@ -13,8 +13,10 @@
 // min(k, s + 1) then collects every hit of strata s and s + 1. So every alignment with at most
 // min(k, s + 1) mismatches is found, and a read whose first searched base is wrong no longer
 // explores the whole k-mismatch tree before its one-mismatch hit. The explicit stack explores
-// the exact branch first. An N in the read matches no base (a mismatch). Work per read is
-// capped so repetitive reads cannot stall a batch; such reads are flagged.
+// the exact branch first. An N in the read matches no base (a mismatch). A branch that has spent
+// its pass's mismatch budget within the read's last k bases takes its interval k bases deep from
+// the index's k-mer table in one lookup (skip_exact_steps; search_kmer_length picks k). Work per
+// read is capped so repetitive reads cannot stall a batch; such reads are flagged.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +75,16 @@ struct SearchParams {
   std::uint8_t max_mismatches = 4;  // k
   std::uint32_t work_cap = 1u << 16;
 };
+
+// The k-mer table length (FmIndex::set_kmer_length) that the search wants on an index of `rows`
+// rows: the smallest k with 4^k >= rows, so that the table reaches as deep as intervals stay
+// wide, at most 12 (256 MiB). Search nodes per 100 bp ART read on E. coli (rows 9.8 * 10^6,
+// k = 12), mismatches up to 4: 471 without a table, 386 with k = 8, 332 with 10, 267 with 12.
+inline std::uint32_t search_kmer_length(std::uint64_t rows) {
+  std::uint32_t k = 1;
+  while (k < 12 && (std::uint64_t{1} << (2 * k)) < rows) ++k;
+  return k;
+}
 
 namespace detail {
 
@@ -141,14 +153,16 @@ class ReadSearch {
       hi = interval_.hi;
       expand = read_[position_] <= 3;
     } else {
-      // The node to visit: the child the last step kept in registers, else the top of the stack.
+      // The node to visit: the child the last step kept in registers, else the top of the stack
+      // (none: the pass's root died in skip_exact_steps).
+      if (top_ == 0 && !has_next_) return finish_pass(index, out, false);
       node = has_next_ ? next_ : stack_[--top_];
       has_next_ = false;
       if (++work_ > work_cap_) {
         out.flags |= kWorkCapped;
-        return finish_pass(out, false);
+        return finish_pass(index, out, false);
       }
-      if (node.remaining == 0) return record_hit(node, out);
+      if (node.remaining == 0) return record_hit(index, node, out);
       lo = node.lo;
       hi = node.hi;
       expand = true;
@@ -167,18 +181,18 @@ class ReadSearch {
       }
       lower_[position_++] = bound_;
       if (position_ < length_) return true;
-      begin_pass(lower_[length_ - 1], Phase::first_pass);
+      begin_pass(index, lower_[length_ - 1], Phase::first_pass);
       return finish_if_done(out);
     }
     push_children(index, node, occ_lo, occ_hi, out);
-    if (top_ == 0 && !has_next_) return finish_pass(out, false);
+    if (top_ == 0 && !has_next_) return finish_pass(index, out, false);
     return true;
   }
 
  private:
   enum class Phase : std::uint8_t { lower_bounds, first_pass, collect_pass, done };
 
-  WTMAP_HD void begin_pass(unsigned limit, Phase phase) {
+  WTMAP_HD void begin_pass(const fmindex::FmIndexView& index, unsigned limit, Phase phase) {
     if (limit > k_) {
       phase_ = Phase::done;
       return;
@@ -187,7 +201,30 @@ class ReadSearch {
     phase_ = phase;
     top_ = 0;
     next_ = {0, rows_, {{0, 0, 0, 0}, {0, 0, 0, 0}, 0}, static_cast<std::uint16_t>(length_)};
-    has_next_ = true;
+    has_next_ = skip_exact_steps(index, next_);
+  }
+
+  // A node that has spent the pass's whole mismatch budget must match the rest of the read
+  // exactly. While it is shallower than the k-mer table's length, the read's last k bases with
+  // its edits applied are then one fixed k-mer, so its interval k bases deep is one lookup
+  // instead of k - depth steps, and those are the search's dearest (wide intervals, two blocks a
+  // rank) and most numerous (in a pass with limit 1 every mismatch in the read's last k bases
+  // opens such a chain). The same intervals as the steps, so the same hits. False when the node
+  // dies: an N among those bases, no occurrence, or mismatches the rest of the read needs (D).
+  WTMAP_HD bool skip_exact_steps(const fmindex::FmIndexView& index, detail::Node& node) const {
+    const unsigned k = index.kmers.length;
+    if (node.edits.count != limit_ || length_ < k || length_ - node.remaining >= k) return true;
+    const unsigned remaining = length_ - k;
+    std::uint8_t kmer[fmindex::KmerIntervalTableView::kMaxLength];
+    for (unsigned j = 0; j < k; ++j) kmer[j] = read_[remaining + j];
+    for (unsigned e = 0; e < node.edits.count; ++e) kmer[node.edits.position[e] - remaining] = node.edits.base[e];
+    fmindex::SaInterval iv;
+    if (!index.kmers.find(kmer, iv) || iv.empty()) return false;
+    if (remaining > 0 && lower_[remaining - 1] > 0) return false;
+    node.lo = iv.lo;
+    node.hi = iv.hi;
+    node.remaining = static_cast<std::uint16_t>(remaining);
+    return true;
   }
 
   WTMAP_HD bool finish_if_done(Result& out) {
@@ -197,17 +234,17 @@ class ReadSearch {
   }
 
   // A pass ended: its stack ran empty, its first hit was found (first pass), or the work cap hit.
-  WTMAP_HD bool finish_pass(Result& out, bool found_first) {
+  WTMAP_HD bool finish_pass(const fmindex::FmIndexView& index, Result& out, bool found_first) {
     if (phase_ == Phase::first_pass) {
       if (found_first) {
         out.best = static_cast<std::uint8_t>(limit_);
-        begin_pass(limit_ < k_ ? limit_ + 1 : k_, Phase::collect_pass);
+        begin_pass(index, limit_ < k_ ? limit_ + 1 : k_, Phase::collect_pass);
         return true;
       }
       if (out.flags & kWorkCapped) {
         phase_ = Phase::done;
       } else {
-        begin_pass(limit_ + 1, Phase::first_pass);
+        begin_pass(index, limit_ + 1, Phase::first_pass);
       }
     } else {
       // A cut-short collect pass may have missed every best hit: keep the first one.
@@ -225,10 +262,10 @@ class ReadSearch {
   }
 
   // A node with the whole read matched: all occurrences of one string.
-  WTMAP_HD bool record_hit(const detail::Node& node, Result& out) {
+  WTMAP_HD bool record_hit(const fmindex::FmIndexView& index, const detail::Node& node, Result& out) {
     if (phase_ == Phase::first_pass) {
       first_ = {node.lo, node.hi, node.edits};
-      return finish_pass(out, true);
+      return finish_pass(index, out, true);
     }
     const unsigned mm = node.edits.count;
     out.count[mm] += node.hi - node.lo;
@@ -242,7 +279,7 @@ class ReadSearch {
       }
       if (out.slots[worst].edits.count > mm) out.slots[worst] = {node.lo, node.hi, node.edits};
     }
-    if (top_ == 0 && !has_next_) return finish_pass(out, false);
+    if (top_ == 0 && !has_next_) return finish_pass(index, out, false);
     return true;
   }
 
@@ -277,7 +314,7 @@ class ReadSearch {
           next_.edits.base[next_.edits.count] = static_cast<std::uint8_t>(c);
           ++next_.edits.count;
         }
-        has_next_ = true;
+        has_next_ = skip_exact_steps(index, next_);
       }
     }
   }

@@ -1,9 +1,10 @@
 // wtmap fmindex: the owning table of the SA intervals of all 4^k DNA k-mers of an FmIndex, on the
 // index's backend (see kmer_interval_table_view.hpp for the lookup and the source).
 //
-// Space: 16 * 4^k bytes (k = 10: 16 MiB; k = 12: 256 MiB). Built by a backward search of every
-// k-mer through the index itself, k * 4^k steps in batches of 2^20 k-mers; never saved, since it
-// follows from the index. A search of at least k bases then costs one lookup plus m - k steps.
+// Space: 16 * 4^k bytes (k = 10: 16 MiB; k = 12: 256 MiB). Built through the index itself: on
+// the GPU by a backward search of every k-mer, k * 4^k steps in batches of 2^20 k-mers; on the
+// CPU by a walk over the k-mers' trie, 4/3 * 4^k steps. Never saved, since it follows from the
+// index. A search of at least k bases then costs one lookup plus m - k steps.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,7 @@ namespace wtmap::fmindex {
 
 class KmerIntervalTable {
  public:
-  static constexpr std::uint32_t kMaxLength = 14;  // 4 GiB of intervals
+  static constexpr std::uint32_t kMaxLength = KmerIntervalTableView::kMaxLength;
 
   // The k for an index of `rows` rows: the largest k <= 12 whose table takes at most rows / 8
   // bytes (a fifth of the index or less): 8 for E. coli, 10 for 100 Mbp, 12 from 1.1 Gbp on
@@ -37,6 +38,8 @@ class KmerIntervalTable {
   std::size_t size_in_bytes() const { return intervals_.size(); }
 
  private:
+  static void fill_by_walk(const FmIndexView& index, std::uint32_t k, SaInterval* out);
+
   Buffer intervals_;
   std::uint32_t length_ = 0;
 };
