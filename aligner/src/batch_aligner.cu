@@ -15,6 +15,7 @@ struct SearchOp {
   using In = fmindex::PatternRef;
   using Out = SearchResult;
   using State = ReadSearch<kHitSlots>;
+  using Scratch = SearchScratch;
   fmindex::FmIndexView v;
   const std::uint8_t* codes;  // on the backend
   std::uint64_t codes_size;

@@ -12,8 +12,8 @@
 // their first hit, so the best stratum s is the first limit with one; a last pass with limit
 // min(k, s + 1) then collects every hit of strata s and s + 1. So every alignment with at most
 // min(k, s + 1) mismatches is found, and a read whose first searched base is wrong no longer
-// explores the whole k-mismatch tree before its one-mismatch hit. The explicit stack explores
-// the exact branch first. An N in the read matches no base (a mismatch). A branch that has spent
+// explores the whole k-mismatch tree before its one-mismatch hit. A first pass explores the
+// exact branch first, a collect pass the mismatching ones (a shallow stack). An N in the read matches no base (a mismatch). A branch that has spent
 // its pass's mismatch budget within the read's last k bases takes its interval k bases deep from
 // the index's k-mer table in one lookup (skip_exact_steps; search_kmer_length picks k). Work per
 // read is capped so repetitive reads cannot stall a batch; such reads are flagged.
@@ -37,6 +37,18 @@ struct Edits {
   std::uint16_t position[kMaxMismatches];
   std::uint8_t base[kMaxMismatches];
   std::uint8_t count;
+
+  // Appends one (count < kMaxMismatches). Constant indices only, as in every access of the
+  // search: an Edits in a GPU thread's search state then stays in registers.
+  WTMAP_HD void push(std::uint16_t at, std::uint8_t reference_base) {
+    for (unsigned e = 0; e < kMaxMismatches; ++e) {
+      if (e == count) {
+        position[e] = at;
+        base[e] = reference_base;
+      }
+    }
+    ++count;
+  }
 };
 
 // All occurrences of one string within min(k, best + 1) mismatches of the read.
@@ -78,15 +90,27 @@ struct SearchParams {
 
 // The k-mer table length (FmIndex::set_kmer_length) that the search wants on an index of `rows`
 // rows: the smallest k with 4^k >= rows, so that the table reaches as deep as intervals stay
-// wide, at most 12 (256 MiB). Search nodes per 100 bp ART read on E. coli (rows 9.8 * 10^6,
-// k = 12), mismatches up to 4: 471 without a table, 386 with k = 8, 332 with 10, 267 with 12.
+// wide, at most 10 (16 MiB). Search nodes per 100 bp ART read on E. coli (rows 9.8 * 10^6),
+// mismatches up to 4: 471 without a table, 386 with k = 8, 332 with 10, 267 with 12. On the
+// GPU the search stage gained 5-10 % with k = 10 or 12 (the nodes skipped are cheap there;
+// bench/RESULTS.md), where a 256 MiB table for k = 12 took 0.1-0.2 s to load beside each copy of
+// the index; on the CPU the time follows the nodes.
 inline std::uint32_t search_kmer_length(std::uint64_t rows) {
   std::uint32_t k = 1;
-  while (k < 12 && (std::uint64_t{1} << (2 * k)) < rows) ++k;
+  while (k < 10 && (std::uint64_t{1} << (2 * k)) < rows) ++k;
   return k;
 }
 
 namespace detail {
+
+// a[i] for a run-time i through constant indices only: on the GPU an array indexed at run time
+// lives in local memory, and so would the whole object that holds it.
+template <class T, unsigned N>
+WTMAP_HD T element(const T (&a)[N], unsigned i) {
+  T v = a[0];
+  for (unsigned j = 1; j < N; ++j) v = j == i ? a[j] : v;
+  return v;
+}
 
 struct Node {
   std::uint64_t lo, hi;
@@ -95,6 +119,13 @@ struct Node {
 };
 
 }  // namespace detail
+
+// The stack of one read's search, kept apart from ReadSearch: an array indexed at run time
+// inside the search's own object would keep all of its state in GPU local memory instead of
+// registers (ncu: 12.7 local-store sectors per search step before the split).
+struct SearchScratch {
+  detail::Node stack[kStackCapacity];
+};
 
 // The search of one read as a resumable state machine: start() sets it up and each step() does
 // one unit of work -- one base of the lower bound, or one search node -- at the cost of at most
@@ -114,6 +145,9 @@ template <unsigned Slots>
 class ReadSearch {
  public:
   using Result = BasicSearchResult<Slots>;
+
+  // The search uses scratch's arrays; scratch must outlive it.
+  WTMAP_HD explicit ReadSearch(SearchScratch& scratch) : stack_(scratch.stack) {}
 
   WTMAP_HD void start(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
                       const SearchParams& params, Result& out) {
@@ -137,6 +171,17 @@ class ReadSearch {
       phase_ = Phase::lower_bounds;
       position_ = 0;
       bound_ = 0;
+      for (auto& p : first_at_least_) p = kNever;
+      // The read's last bases as a k-mer key for skip_exact_steps (an N there as base 0, and
+      // marked: counted from the read's end).
+      tail_key_ = 0;
+      tail_non_bases_ = 0;
+      const unsigned k = index.kmers.length;
+      for (unsigned j = length >= k ? length - k : length; j < length; ++j) {
+        const unsigned c = read[j];
+        tail_key_ = tail_key_ << 2 | (c & 3u);
+        if (c > 3) tail_non_bases_ |= 1u << (length - 1u - j);
+      }
       interval_ = {0, rows_};
     }
   }
@@ -156,7 +201,13 @@ class ReadSearch {
       // The node to visit: the child the last step kept in registers, else the top of the stack
       // (none: the pass's root died in skip_exact_steps).
       if (top_ == 0 && !has_next_) return finish_pass(index, out, false);
-      node = has_next_ ? next_ : stack_[--top_];
+      // (Two assignments, not `has_next_ ? next_ : stack_[...]`: a pointer that may point at
+      // next_ would keep the whole search state in local memory instead of registers.)
+      if (has_next_) {
+        node = next_;
+      } else {
+        node = stack_[--top_];
+      }
       has_next_ = false;
       if (++work_ > work_cap_) {
         out.flags |= kWorkCapped;
@@ -174,14 +225,18 @@ class ReadSearch {
     if (phase_ == Phase::lower_bounds) {
       // read[j, i] forward is its reverse complement backward: extend by the complement.
       const unsigned c = expand ? 3 - read_[position_] : 0;
-      interval_ = expand ? fmindex::SaInterval{index.C[c] + occ_lo[c], index.C[c] + occ_hi[c]} : fmindex::SaInterval{};
+      const std::uint64_t first = detail::element(index.C, c);
+      interval_ = expand ? fmindex::SaInterval{first + detail::element(occ_lo, c), first + detail::element(occ_hi, c)}
+                         : fmindex::SaInterval{};
       if (interval_.empty()) {  // read[j, i] is absent: one more mismatch needed; a new piece
+        for (unsigned j = 0; j <= kMaxMismatches; ++j) {  // first_at_least_[bound_], constant indices
+          if (j == bound_) first_at_least_[j] = static_cast<std::uint16_t>(position_);
+        }
         if (bound_ < 0xFF) ++bound_;
         interval_ = {0, rows_};
       }
-      lower_[position_++] = bound_;
-      if (position_ < length_) return true;
-      begin_pass(index, lower_[length_ - 1], Phase::first_pass);
+      if (++position_ < length_) return true;
+      begin_pass(index, lower_bound(length_ - 1), Phase::first_pass);
       return finish_if_done(out);
     }
     push_children(index, node, occ_lo, occ_hi, out);
@@ -204,6 +259,13 @@ class ReadSearch {
     has_next_ = skip_exact_steps(index, next_);
   }
 
+  // D at read position i (lower_bounds must be done), capped at k + 1.
+  WTMAP_HD unsigned lower_bound(unsigned i) const {
+    unsigned d = 0;
+    for (unsigned j = 0; j <= kMaxMismatches; ++j) d += first_at_least_[j] <= i ? 1u : 0u;
+    return d;
+  }
+
   // A node that has spent the pass's whole mismatch budget must match the rest of the read
   // exactly. While it is shallower than the k-mer table's length, the read's last k bases with
   // its edits applied are then one fixed k-mer, so its interval k bases deep is one lookup
@@ -215,12 +277,20 @@ class ReadSearch {
     const unsigned k = index.kmers.length;
     if (node.edits.count != limit_ || length_ < k || length_ - node.remaining >= k) return true;
     const unsigned remaining = length_ - k;
-    std::uint8_t kmer[fmindex::KmerIntervalTableView::kMaxLength];
-    for (unsigned j = 0; j < k; ++j) kmer[j] = read_[remaining + j];
-    for (unsigned e = 0; e < node.edits.count; ++e) kmer[node.edits.position[e] - remaining] = node.edits.base[e];
-    fmindex::SaInterval iv;
-    if (!index.kmers.find(kmer, iv) || iv.empty()) return false;
-    if (remaining > 0 && lower_[remaining - 1] > 0) return false;
+    // The read's last k bases (tail_key_) with the node's edits, all of which lie among them.
+    std::uint64_t key = tail_key_;
+    std::uint32_t non_bases = tail_non_bases_;
+    for (unsigned e = 0; e < kMaxMismatches; ++e) {
+      if (e < node.edits.count) {
+        const unsigned from_end = length_ - 1u - node.edits.position[e];
+        key = (key & ~(std::uint64_t{3} << (2 * from_end))) | std::uint64_t{node.edits.base[e]} << (2 * from_end);
+        non_bases &= ~(1u << from_end);
+      }
+    }
+    if (non_bases != 0) return false;
+    const fmindex::SaInterval iv = index.kmers.intervals[key];
+    if (iv.empty()) return false;
+    if (remaining > 0 && lower_bound(remaining - 1) > 0) return false;
     node.lo = iv.lo;
     node.hi = iv.hi;
     node.remaining = static_cast<std::uint16_t>(remaining);
@@ -283,20 +353,24 @@ class ReadSearch {
     return true;
   }
 
-  // Children of node in stack order: mismatching bases first, so the exact child is explored
-  // first; pruned by the mismatches the rest of the read needs at least (bwa's D). The last
-  // child, the one a push would have popped next, stays in registers as next_ instead: the
-  // same order of visits, without a round trip through the stack in local memory (the search's
-  // main memory traffic besides the ranks) on every step down an exact path.
+  // Children of node in stack order, pruned by the mismatches the rest of the read needs at
+  // least (bwa's D). A first pass visits the exact child first, to reach its first hit soon; a
+  // collect pass visits every node within its limit in any order, and visits the mismatching
+  // children first: their branches are short (they soon spend the budget and die), so the
+  // stack holds a few nodes instead of three for each level of the read's exact path (ncu:
+  // stack traffic to DRAM was most of the kernel's memory traffic). The last child, the one a
+  // push would have popped next, stays in registers as next_ instead: the same order of visits,
+  // without a round trip through the stack in local memory on every step down a path.
   WTMAP_HD void push_children(const fmindex::FmIndexView& index, const detail::Node& node,
                               const std::uint64_t occ_lo[4], const std::uint64_t occ_hi[4], Result& out) {
     const unsigned i = node.remaining - 1u;
     const unsigned base = read_[i];
-    const unsigned needed_before = i > 0 ? lower_[i - 1] : 0u;
+    const unsigned needed_before = i > 0 ? lower_bound(i - 1) : 0u;
+    const bool exact_last = phase_ == Phase::first_pass;  // the child kept in registers is visited first
     for (unsigned round = 0; round < 2; ++round) {
       for (unsigned c = 0; c < 4; ++c) {
         const bool mismatch = c != base;
-        if (mismatch != (round == 0)) continue;
+        if (mismatch != ((round == 0) == exact_last)) continue;
         const unsigned mm = node.edits.count + (mismatch ? 1u : 0u);
         if (mm + needed_before > limit_) continue;
         const std::uint64_t clo = index.C[c] + occ_lo[c], chi = index.C[c] + occ_hi[c];
@@ -310,9 +384,7 @@ class ReadSearch {
         }
         next_ = {clo, chi, node.edits, static_cast<std::uint16_t>(i)};
         if (mismatch) {
-          next_.edits.position[next_.edits.count] = static_cast<std::uint16_t>(i);
-          next_.edits.base[next_.edits.count] = static_cast<std::uint8_t>(c);
-          ++next_.edits.count;
+          next_.edits.push(static_cast<std::uint16_t>(i), static_cast<std::uint8_t>(c));
         }
         has_next_ = skip_exact_steps(index, next_);
       }
@@ -331,15 +403,22 @@ class ReadSearch {
   std::uint8_t bound_ = 0;      // lower_bounds: pieces absent so far
   fmindex::SaInterval interval_;  // lower_bounds: rows of the current piece
   HitInterval first_{};         // the first pass's hit
-  std::uint8_t lower_[kMaxReadLength];
-  detail::Node stack_[kStackCapacity];
+  // D as the first read position of each of its values 1..k + 1 (kNever: none): the search only
+  // compares D with limits up to k, and five positions stay in registers where D per position
+  // (up to 512 bytes) would not.
+  static constexpr std::uint16_t kNever = 0xFFFF;
+  std::uint16_t first_at_least_[kMaxMismatches + 1];
+  std::uint64_t tail_key_ = 0;         // the read's last kmers.length bases, base 4
+  std::uint32_t tail_non_bases_ = 0;   // bit p: the base p before the read's end is no base
+  detail::Node* stack_;   // pending nodes (scratch)
 };
 
 // The whole search of one read (the CPU backend's and the tests' entry point).
 template <unsigned Slots>
 WTMAP_HD void search_read(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
                           const SearchParams& params, BasicSearchResult<Slots>& out) {
-  ReadSearch<Slots> search;
+  SearchScratch scratch;
+  ReadSearch<Slots> search(scratch);
   search.start(index, read, length, params, out);
   while (search.step(index, out)) {
   }

@@ -2,8 +2,8 @@
 // index's backend (see kmer_interval_table_view.hpp for the lookup and the source).
 //
 // Space: 16 * 4^k bytes (k = 10: 16 MiB; k = 12: 256 MiB). Built through the index itself: on
-// the GPU by a backward search of every k-mer, k * 4^k steps in batches of 2^20 k-mers; on the
-// CPU by a walk over the k-mers' trie, 4/3 * 4^k steps. Never saved, since it follows from the
+// the GPU by a backward search of every k-mer, k * 4^k steps (a thread per k-mer); on the CPU by
+// a walk over the k-mers' trie, 4/3 * 4^k steps. Never saved, since it follows from the
 // index. A search of at least k bases then costs one lookup plus m - k steps.
 #pragma once
 

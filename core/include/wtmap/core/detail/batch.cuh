@@ -9,6 +9,9 @@
 // A stepwise operation (queries whose work varies a lot, such as a read's mismatch search) has,
 // instead of operator(),
 //   using State = ...;                                   // working state of one query
+//   using Scratch = ...;                                 // its arrays; State(Scratch&) uses them
+// (Kept apart so that State, indexed only by constant offsets, can live in registers: an array
+// indexed at run time inside it would keep all of it in local memory.)
 //   WTMAP_HD void start(State&, const In&, Out&) const;
 //   WTMAP_HD bool step(State&, Out&) const;              // false once the query is finished
 // Its kernel hands each thread the next query as soon as the thread's current one is finished,
@@ -90,7 +93,8 @@ __global__ void __launch_bounds__(kQueryBlockThreads)
   using In = typename Op::In;
   using Out = typename Op::Out;
   if constexpr (is_stepwise<Op>::value) {
-    typename Op::State state;
+    typename Op::Scratch scratch;
+    typename Op::State state(scratch);
     std::uint64_t i = 0;
     bool busy = false;
     while (true) {
@@ -128,7 +132,8 @@ __global__ void __launch_bounds__(kQueryBlockThreads)
 template <class Op>
 void run_query_cpu(const Op& op, const typename Op::In& q, typename Op::Out& out) {
   if constexpr (is_stepwise<Op>::value) {
-    typename Op::State state;
+    typename Op::Scratch scratch;
+    typename Op::State state(scratch);
     out = typename Op::Out{};
     op.start(state, q, out);
     while (op.step(state, out)) {

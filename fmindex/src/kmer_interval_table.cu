@@ -1,11 +1,12 @@
-// KmerIntervalTable: on the GPU every k-mer searched through the index, a batch of 2^20 at a
-// time, the intervals written in place in the table; on the CPU a walk over the k-mers' trie.
+// KmerIntervalTable: on the GPU every k-mer searched through the index by one thread, written in
+// place in the table; on the CPU a walk over the k-mers' trie.
 #include "wtmap/fmindex/kmer_interval_table.hpp"
 
 #include <algorithm>
 #include <string>
-#include <vector>
+#include <utility>
 
+#include "wtmap/core/detail/cuda_check.hpp"
 #include "wtmap/core/detail/parallel.hpp"
 
 namespace wtmap::fmindex {
@@ -17,6 +18,24 @@ std::uint32_t KmerIntervalTable::default_length(std::uint64_t rows) {
 }
 
 namespace {
+
+// The interval of the k-mer `key` (base 4, first base most significant), as backward search
+// finds it: from its last base, stopping at the first empty interval.
+WTMAP_HD SaInterval kmer_interval(const FmIndexView& index, std::uint64_t key, std::uint32_t k) {
+  SaInterval iv = index.all();
+  for (std::uint32_t j = 0; j < k && !iv.empty(); ++j, key >>= 2) iv = index.extend(iv, key & 3);
+  return iv;
+}
+
+constexpr unsigned kTableBlockThreads = 256;
+
+__global__ void __launch_bounds__(kTableBlockThreads)
+    fill_kernel(FmIndexView index, std::uint32_t k, SaInterval* out, std::uint64_t kmers) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t key = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; key < kmers; key += stride) {
+    out[key] = kmer_interval(index, key, k);
+  }
+}
 
 // The k-mers whose last `depth` bases are `suffix` (bits [0, 2 depth) of their keys), given that
 // suffix's interval: at depth k one k-mer; an empty interval ends backward search, so every
@@ -64,22 +83,14 @@ Result<KmerIntervalTable> KmerIntervalTable::build(const FmIndexBase<FmIndexView
 
   if (index.backend() == Backend::cpu) {
     fill_by_walk(index.view(), k, reinterpret_cast<SaInterval*>(table.intervals_.data()));
-    return table;
+    return std::move(table);
   }
-  const std::uint64_t batch = std::min<std::uint64_t>(kmers, std::uint64_t{1} << 20);
-  std::vector<std::uint8_t> codes(batch * k);
-  std::vector<PatternRef> patterns(batch);
-  std::vector<SaInterval> found(batch);
-  for (std::uint64_t i = 0; i < batch; ++i) patterns[i] = {i * k, k};
-  for (std::uint64_t first = 0; first < kmers; first += batch) {
-    for (std::uint64_t i = 0; i < batch; ++i) {
-      std::uint64_t key = first + i;
-      for (std::uint32_t j = k; j-- > 0; key >>= 2) codes[i * k + j] = static_cast<std::uint8_t>(key & 3);
-    }
-    WTMAP_TRY(index.search(codes.data(), codes.size(), patterns.data(), batch, found.data()));
-    WTMAP_TRY(table.intervals_.copy_from_host(first * sizeof(SaInterval), found.data(), batch * sizeof(SaInterval)));
-  }
-  return table;
+  const auto blocks = static_cast<unsigned>(
+      std::min<std::uint64_t>((kmers + kTableBlockThreads - 1) / kTableBlockThreads, std::uint64_t{1} << 16));
+  fill_kernel<<<blocks, kTableBlockThreads>>>(index.view(), k, reinterpret_cast<SaInterval*>(table.intervals_.data()), kmers);
+  WTMAP_CUDA_TRY_LAUNCH();
+  WTMAP_CUDA_TRY(cudaDeviceSynchronize());
+  return std::move(table);
 }
 
 }  // namespace wtmap::fmindex
