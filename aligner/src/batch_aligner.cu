@@ -11,7 +11,7 @@ namespace wtmap::aligner {
 namespace {
 
 // A stepwise batch operation (detail/batch.cuh): the GPU keeps every thread on a read.
-struct SearchOp {
+struct MismatchSearchOp {
   using In = fmindex::PatternRef;
   using Out = SearchResult;
   using State = ReadSearch<kHitSlots>;
@@ -114,7 +114,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   SearchParams params = options_.search;
   batch.sliced = index_.backend() == Backend::gpu && cpu_index_ != nullptr && params.work_cap > options_.gpu_work_slice;
   if (batch.sliced) params.work_cap = options_.gpu_work_slice;
-  const SearchOp op{index_.view(), backend_codes, batch.codes.size(), params};
+  const MismatchSearchOp op{index_.view(), backend_codes, batch.codes.size(), params};
   WTMAP_TRY(wtmap::detail::run_batch(index_.backend(), op, batch.patterns.data(), batch.results.data(), n, *workspace_,
                                      "search"));
   lap(seconds_.search);
