@@ -13,10 +13,11 @@
 // min(k, s + 1) then collects every hit of strata s and s + 1. So every alignment with at most
 // min(k, s + 1) mismatches is found, and a read whose first searched base is wrong no longer
 // explores the whole k-mismatch tree before its one-mismatch hit. A first pass explores the
-// exact branch first, a collect pass the mismatching ones (a shallow stack). An N in the read matches no base (a mismatch). A branch that has spent
-// its pass's mismatch budget within the read's last k bases takes its interval k bases deep from
-// the index's k-mer table in one lookup (skip_exact_steps; search_kmer_length picks k). Work per
-// read is capped so repetitive reads cannot stall a batch; such reads are flagged.
+// exact branch first, a collect pass the mismatching ones (a shallow stack). An N in the read
+// matches no base (a mismatch). A branch that has spent its pass's mismatch budget within the
+// read's last k bases takes its interval k bases deep from the index's k-mer table in one lookup
+// (skip_exact_steps; search_kmer_length picks k). Work per read is capped so repetitive reads
+// cannot stall a batch; such reads are flagged.
 #pragma once
 
 #include <cstdint>
@@ -91,10 +92,11 @@ struct SearchParams {
 // The k-mer table length (FmIndex::set_kmer_length) that the search wants on an index of `rows`
 // rows: the smallest k with 4^k >= rows, so that the table reaches as deep as intervals stay
 // wide, at most 10 (16 MiB). Search nodes per 100 bp ART read on E. coli (rows 9.8 * 10^6),
-// mismatches up to 4: 471 without a table, 386 with k = 8, 332 with 10, 267 with 12. On the
-// GPU the search stage gained 5-10 % with k = 10 or 12 (the nodes skipped are cheap there;
-// bench/RESULTS.md), where a 256 MiB table for k = 12 took 0.1-0.2 s to load beside each copy of
-// the index; on the CPU the time follows the nodes.
+// mismatches up to 4: 471 without a table, 386 with k = 8, 332 with 10, 267 with 12. With
+// k = 10 the CPU backend searched 2 * 10^5 of them in 2.0 s instead of 2.5-2.6 s (2 cores); the
+// GPU's search stage was 4-6 % shorter, since its time follows divergence and the slowest reads
+// more than the nodes (bench/RESULTS.md), and a 256 MiB table for k = 12 delayed `wtmap align`'s
+// start by some 0.2 s.
 inline std::uint32_t search_kmer_length(std::uint64_t rows) {
   std::uint32_t k = 1;
   while (k < 10 && (std::uint64_t{1} << (2 * k)) < rows) ++k;
@@ -122,7 +124,8 @@ struct Node {
 
 // The stack of one read's search, kept apart from ReadSearch: an array indexed at run time
 // inside the search's own object would keep all of its state in GPU local memory instead of
-// registers (ncu: 12.7 local-store sectors per search step before the split).
+// registers (with the state in registers, the search kernel's DRAM traffic fell from 11-13 GB
+// to 0.2 GB per launch of 2^18 reads; bench/RESULTS.md).
 struct SearchScratch {
   detail::Node stack[kStackCapacity];
 };
@@ -236,7 +239,7 @@ class ReadSearch {
         interval_ = {0, rows_};
       }
       if (++position_ < length_) return true;
-      begin_pass(index, lower_bound(length_ - 1), Phase::first_pass);
+      begin_pass(index, mismatches_needed(length_ - 1), Phase::first_pass);
       return finish_if_done(out);
     }
     push_children(index, node, occ_lo, occ_hi, out);
@@ -259,8 +262,9 @@ class ReadSearch {
     has_next_ = skip_exact_steps(index, next_);
   }
 
-  // D at read position i (lower_bounds must be done), capped at k + 1.
-  WTMAP_HD unsigned lower_bound(unsigned i) const {
+  // D at read position i: mismatches read[0, i] needs at least (once lower_bounds is done),
+  // capped at k + 1.
+  WTMAP_HD unsigned mismatches_needed(unsigned i) const {
     unsigned d = 0;
     for (unsigned j = 0; j <= kMaxMismatches; ++j) d += first_at_least_[j] <= i ? 1u : 0u;
     return d;
@@ -290,7 +294,7 @@ class ReadSearch {
     if (non_bases != 0) return false;
     const fmindex::SaInterval iv = index.kmers.intervals[key];
     if (iv.empty()) return false;
-    if (remaining > 0 && lower_bound(remaining - 1) > 0) return false;
+    if (remaining > 0 && mismatches_needed(remaining - 1) > 0) return false;
     node.lo = iv.lo;
     node.hi = iv.hi;
     node.remaining = static_cast<std::uint16_t>(remaining);
@@ -357,15 +361,15 @@ class ReadSearch {
   // least (bwa's D). A first pass visits the exact child first, to reach its first hit soon; a
   // collect pass visits every node within its limit in any order, and visits the mismatching
   // children first: their branches are short (they soon spend the budget and die), so the
-  // stack holds a few nodes instead of three for each level of the read's exact path (ncu:
-  // stack traffic to DRAM was most of the kernel's memory traffic). The last child, the one a
+  // stack holds a few nodes instead of three for each level of the read's exact path (1.2 KB
+  // per thread, which 67,000 threads on an H100 spill out of L2). The last child, the one a
   // push would have popped next, stays in registers as next_ instead: the same order of visits,
   // without a round trip through the stack in local memory on every step down a path.
   WTMAP_HD void push_children(const fmindex::FmIndexView& index, const detail::Node& node,
                               const std::uint64_t occ_lo[4], const std::uint64_t occ_hi[4], Result& out) {
     const unsigned i = node.remaining - 1u;
     const unsigned base = read_[i];
-    const unsigned needed_before = i > 0 ? lower_bound(i - 1) : 0u;
+    const unsigned needed_before = i > 0 ? mismatches_needed(i - 1) : 0u;
     const bool exact_last = phase_ == Phase::first_pass;  // the child kept in registers is visited first
     for (unsigned round = 0; round < 2; ++round) {
       for (unsigned c = 0; c < 4; ++c) {
