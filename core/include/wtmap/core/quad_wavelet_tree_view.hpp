@@ -95,8 +95,8 @@ struct WaveletTreeView<Symbol, 4> : WaveletTreeCommon<Symbol> {
     levels[0].rank_all(i, out);
   }
 
-  // rank_all(i) and rank_all(j) together: the two ends of an SA interval, one block read when
-  // both fall in the same block (QuadVectorView::rank_all_pair). Same trees as rank_all.
+  // rank_all(i) and rank_all(j) together: the two ends of an SA interval, on the CPU one block
+  // read when both fall in the same block (QuadVectorView::rank_all_pair). Same trees as rank_all.
   WTMAP_HD void rank_all_pair(std::uint64_t i, std::uint64_t j, std::uint64_t out_i[4], std::uint64_t out_j[4]) const {
     if (num_levels == 0) {
       rank_all(i, out_i);

@@ -56,7 +56,7 @@ struct FmIndexView {
     out[0] -= specials_before(i);
   }
 
-  // occ_all at both ends of an interval, one block read when they share it.
+  // occ_all at both ends of an interval (QuadVectorView::rank_all_pair).
   WTMAP_HD void occ_all_pair(std::uint64_t lo, std::uint64_t hi, std::uint64_t out_lo[4], std::uint64_t out_hi[4]) const {
     bwt.levels[0].rank_all_pair(lo, hi, out_lo, out_hi);
     out_lo[0] -= specials_before(lo);
