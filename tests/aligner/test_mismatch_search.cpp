@@ -1,7 +1,8 @@
 // The k-mismatch search against a brute-force Hamming scan: search_read on the CPU (strata
 // counts, every kept SA interval located and checked), and BatchAligner on the CPU and GPU
 // backends (X0, X1, the reported placement, its NM and MD, XA's alternatives); for k = 0..4,
-// reads of 36, 100 and 150 bases, on random, repetitive and near-duplicate references.
+// reads of 36, 100 and 150 bases, on random, repetitive and near-duplicate references, with and
+// without the index's k-mer table (which the search uses to skip steps).
 // Then mapping_quality against bwa's closed form and md_tag against hand-written tags.
 #include <gtest/gtest.h>
 
