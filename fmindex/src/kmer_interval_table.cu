@@ -54,12 +54,10 @@ void fill_subtree(const FmIndexView& index, SaInterval iv, std::uint64_t suffix,
   }
 }
 
-}  // namespace
-
 // On the CPU: a depth-first walk over the k-mers' suffixes, one extend per node of their trie
 // (4/3 * 4^k in all, where a search of each k-mer takes k * 4^k), the subtrees of the last
 // `split` bases spread over the threads.
-void KmerIntervalTable::fill_by_walk(const FmIndexView& index, std::uint32_t k, SaInterval* out) {
+void fill_by_walk(const FmIndexView& index, std::uint32_t k, SaInterval* out) {
   const std::uint32_t split = std::min<std::uint32_t>(k, 4);
   wtmap::detail::parallel_for_ranges(std::uint64_t{1} << (2 * split), [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t suffix = begin; suffix < end; ++suffix) {
@@ -69,6 +67,8 @@ void KmerIntervalTable::fill_by_walk(const FmIndexView& index, std::uint32_t k, 
     }
   }, 1);
 }
+
+}  // namespace
 
 Result<KmerIntervalTable> KmerIntervalTable::build(const FmIndexBase<FmIndexView>& index, std::uint32_t k) {
   if (k == 0 || k > kMaxLength) {

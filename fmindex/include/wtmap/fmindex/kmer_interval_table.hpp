@@ -19,7 +19,7 @@ namespace wtmap::fmindex {
 
 class KmerIntervalTable {
  public:
-  static constexpr std::uint32_t kMaxLength = KmerIntervalTableView::kMaxLength;
+  static constexpr std::uint32_t kMaxLength = 14;  // 4 GiB of intervals
 
   // The k for an index of `rows` rows: the largest k <= 12 whose table takes at most rows / 8
   // bytes (a fifth of the index or less): 8 for E. coli, 10 for 100 Mbp, 12 from 1.1 Gbp on
@@ -38,8 +38,6 @@ class KmerIntervalTable {
   std::size_t size_in_bytes() const { return intervals_.size(); }
 
  private:
-  static void fill_by_walk(const FmIndexView& index, std::uint32_t k, SaInterval* out);
-
   Buffer intervals_;
   std::uint32_t length_ = 0;
 };

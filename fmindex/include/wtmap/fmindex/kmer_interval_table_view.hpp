@@ -13,8 +13,6 @@
 namespace wtmap::fmindex {
 
 struct KmerIntervalTableView {
-  static constexpr std::uint32_t kMaxLength = 14;  // 4 GiB of intervals
-
   // 4^length intervals, indexed by the k-mer read as a base-4 number, first base most
   // significant (so in lexicographic order); each is exactly what backward search returns.
   const SaInterval* intervals = nullptr;
