@@ -23,12 +23,14 @@ namespace wtmap::cli {
 // every record -- keep_record(), which makes that record part of the batch, and end_filling(),
 // called before the batch is pushed. Every batch starts as new_batch(), which may hand back a
 // batch a later stage is done with, or carry what keep_record() needs (the pattern code table of
-// wtmap count).
+// wtmap count). `filled`, if given, sees each batch once filled, before it is pushed.
 template <class Batch>
 std::thread start_batch_reader(aligner::SeqReader& reader, std::size_t batch_size, aligner::BoundedQueue<Batch>& queue,
                                Status& status, StageClock* clock = nullptr,
-                               std::function<Batch()> new_batch = [] { return Batch{}; }) {
-  return std::thread([&reader, batch_size, &queue, &status, clock, new_batch = std::move(new_batch)] {
+                               std::function<Batch()> new_batch = [] { return Batch{}; },
+                               std::function<void(const Batch&)> filled = {}) {
+  return std::thread([&reader, batch_size, &queue, &status, clock, new_batch = std::move(new_batch),
+                      filled = std::move(filled)] {
     status = guarded([&]() -> Status {
       while (true) {
         Batch batch = new_batch();
@@ -47,6 +49,7 @@ std::thread start_batch_reader(aligner::SeqReader& reader, std::size_t batch_siz
           batch.end_filling();
           return {};
         }));
+        if (filled) filled(batch);
         if (batch.size() > 0 && !queue.push(std::move(batch))) return {};
         if (!more) return {};
       }

@@ -60,7 +60,7 @@ constexpr const char* kUsage =
 
 // Reads and, once finished, their alignments. Batches go back to the reader when written, and
 // their records are read into again (start_batch_reader): no allocation per read, and no fresh
-// pages to fault in per batch.
+// pages to fault in per batch. The first batches of a run are new; BatchWarmer makes them.
 struct Batch {
   std::vector<aligner::SeqRecord> reads;
   std::unique_ptr<aligner::SearchedBatch> searched;  // between the search and the finish stage
@@ -74,6 +74,84 @@ struct Batch {
   void keep_record() { ++filled; }
   void end_filling() { reads.resize(filled); }  // a recycled batch may have held more
   std::size_t size() const { return filled; }
+};
+
+// Makes new batches for the reader on threads of their own, each record's strings already
+// allocated: a 10^6-read run fills 8 to 10 of its batches new (the reader runs ahead while the
+// index loads, and batches come back only once written), and the 3 allocations per record and
+// their fresh pages took the reader from 0.19-0.21 s per 10^6 reads into recycled batches to
+// 0.37-0.39 s into new ones; into batches made beforehand, 0.12 s (build machine, bench/RESULTS.md).
+// Making a batch of 10^5 reads takes some 25 ms, twice what the reader then needs to fill it, so
+// two threads make them, where there are cores to spare (with fewer, the work would only move).
+// It keeps up to two batches ready and stops after `most` batches, as many as the pipeline holds
+// at once, or at close().
+class BatchWarmer {
+ public:
+  BatchWarmer(std::size_t batch_size, std::size_t most, unsigned threads) {
+    for (unsigned t = 0; t < threads; ++t) {
+      threads_.emplace_back([this, batch_size, most] {
+        while (made_.fetch_add(1) < most) {
+          if (!ready_.push(make(batch_size))) return;
+        }
+      });
+    }
+  }
+  ~BatchWarmer() {
+    close();
+    for (std::thread& t : threads_) t.join();
+  }
+  BatchWarmer(const BatchWarmer&) = delete;
+  BatchWarmer& operator=(const BatchWarmer&) = delete;
+
+  // A new batch: a warm one if ready, else an empty one (the reader never waits for this thread).
+  Batch take() {
+    std::optional<Batch> batch = ready_.try_pop();
+    return batch ? std::move(*batch) : Batch{};
+  }
+  // Called with each batch read: the longest name and sequence so far set the string capacities
+  // of the next batches made.
+  void saw(const Batch& batch) {
+    std::size_t name = 0, sequence = 0;
+    for (std::size_t r = 0; r < batch.filled; ++r) {
+      name = std::max(name, batch.reads[r].name.size());
+      sequence = std::max(sequence, batch.reads[r].sequence.size());
+    }
+    grow(longest_name_, name);
+    grow(longest_sequence_, sequence);
+  }
+  void close() {
+    stop_ = true;
+    ready_.close();
+  }
+
+ private:
+  // Until a batch has been read: reads up to 150 bp with names as long as ART's or Illumina's.
+  static constexpr std::size_t kFirstName = 64, kFirstSequence = 152;
+
+  static void grow(std::atomic<std::size_t>& longest, std::size_t seen) {
+    std::size_t old = longest.load();
+    while (seen > old && !longest.compare_exchange_weak(old, seen)) {
+    }
+  }
+  Batch make(std::size_t batch_size) const {
+    const std::size_t seen_name = longest_name_.load(), seen_sequence = longest_sequence_.load();
+    const std::size_t name = seen_sequence > 0 ? seen_name : kFirstName;
+    const std::size_t sequence = seen_sequence > 0 ? seen_sequence : kFirstSequence;
+    Batch batch;
+    batch.reads.resize(batch_size);
+    for (aligner::SeqRecord& r : batch.reads) {
+      if (stop_.load(std::memory_order_relaxed)) break;  // unused: the run is ending
+      r.name.reserve(name);
+      r.sequence.reserve(sequence);
+      r.quality.reserve(sequence);
+    }
+    return batch;
+  }
+
+  std::atomic<std::size_t> longest_name_{0}, longest_sequence_{0}, made_{0};
+  std::atomic<bool> stop_{false};
+  aligner::BoundedQueue<Batch> ready_{2};
+  std::vector<std::thread> threads_;
 };
 
 struct Totals {
@@ -165,24 +243,30 @@ int align_main(int argc, char** argv) {
   // Six batches read ahead: enough to keep the reader busy while a large index loads (1.5-2 s
   // for a 1 Gbp genome) without holding the whole input.
   aligner::BoundedQueue<Batch> to_align(6), to_write(2);
-  // Written batches, back to the reader; never full, since at most 13 batches exist (--help).
-  aligner::BoundedQueue<Batch> spare_batches(16);
+  // The most batches in the pipeline at once (--help): those queues' 8 and 1 to_finish, and one
+  // in each of the 4 stages.
+  constexpr std::size_t kMostBatches = 13;
+  // Written batches, back to the reader; never full.
+  aligner::BoundedQueue<Batch> spare_batches(kMostBatches);
   Status read_status;  // set by the reader thread
   StageClock read_clock, align_clock, finish_clock, write_clock;  // each touched by its own thread only
+  BatchWarmer warmer(batch_size, kMostBatches, sam.threads >= 4 ? 2 : 0);
   std::thread read_thread = start_batch_reader<Batch>(*reader, batch_size, to_align, read_status, &read_clock, [&] {
     std::optional<Batch> spare = spare_batches.try_pop();
-    if (!spare) return Batch{};
+    if (!spare) return warmer.take();
     spare->filled = 0;
     return std::move(*spare);
-  });
+  }, [&](const Batch& batch) { warmer.saw(batch); });
   struct JoinReader {
     aligner::BoundedQueue<Batch>& queue;
     std::thread& thread;
+    BatchWarmer& warmer;
     ~JoinReader() {
       queue.close();
+      warmer.close();
       if (thread.joinable()) thread.join();
     }
-  } join_reader{to_align, read_thread};
+  } join_reader{to_align, read_thread, warmer};
 
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("align", backend.status());

@@ -380,6 +380,8 @@ TEST_F(AlignCli, RecordsIdenticalForAnyThreadCount) {
   ASSERT_EQ(one.size(), reads_.size());
   EXPECT_EQ(records_with({"--device", "cpu", "-t", "2", "--batch", "50"}), one);
   EXPECT_EQ(records_with({"--device", "cpu", "-t", "2"}), one);
+  // From 4 threads on, new batches are made ahead on two threads of their own (BatchWarmer).
+  EXPECT_EQ(records_with({"--device", "cpu", "-t", "4", "--batch", "7"}), one);
 }
 
 // BGZF reads (bgzip's blocked gzip) inflate on several threads; -v adds the stage times.
