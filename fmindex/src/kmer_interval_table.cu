@@ -20,7 +20,8 @@ std::uint32_t KmerIntervalTable::default_length(std::uint64_t rows) {
 namespace {
 
 // The interval of the k-mer `key` (base 4, first base most significant), as backward search
-// finds it: from its last base, stopping at the first empty interval.
+// finds it: from its last base, stopping at the first empty interval. Also the interval of the
+// last k bases of a longer key, which the CPU walk starts from.
 WTMAP_HD SaInterval kmer_interval(const FmIndexView& index, std::uint64_t key, std::uint32_t k) {
   SaInterval iv = index.all();
   for (std::uint32_t j = 0; j < k && !iv.empty(); ++j, key >>= 2) iv = index.extend(iv, key & 3);
@@ -61,9 +62,7 @@ void fill_by_walk(const FmIndexView& index, std::uint32_t k, SaInterval* out) {
   const std::uint32_t split = std::min<std::uint32_t>(k, 4);
   wtmap::detail::parallel_for_ranges(std::uint64_t{1} << (2 * split), [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t suffix = begin; suffix < end; ++suffix) {
-      SaInterval iv = index.all();
-      for (std::uint32_t d = 0; d < split && !iv.empty(); ++d) iv = index.extend(iv, (suffix >> (2 * d)) & 3);
-      fill_subtree(index, iv, suffix, split, k, out);
+      fill_subtree(index, kmer_interval(index, suffix, split), suffix, split, k, out);
     }
   }, 1);
 }
