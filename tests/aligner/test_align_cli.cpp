@@ -431,6 +431,23 @@ TEST_F(AlignCli, RecordsIdenticalOnCpuAndGpu) {
   EXPECT_EQ(records_with({"--device", "gpu", "--batch", "7"}), cpu);
 }
 
+// A bad record after many good ones stops the run while batches are in every stage (on the GPU,
+// in both search lanes): the record's number and reason, and no output left behind.
+TEST_F(AlignCli, BadRecordDeepInTheInputStopsEveryStage) {
+  fmtest::write_file(input_.file("late.fq"), fastq_text(reads_) + "@broken\nACGTACGTACGT\n+\nIIII\n");
+  std::vector<const char*> devices = {"cpu"};
+  if (gpu_available()) devices.push_back("gpu");
+  for (const char* device : devices) {
+    const WtmapRun r = align({"--device", device, "--batch", "7", "-o", output_.file("out.bam")}, input_.file("late.fq"));
+    EXPECT_NE(r.exit_code, 0) << device << ": " << describe(r);
+    EXPECT_NE(r.exit_code, -1) << device << ": killed by a signal";
+    EXPECT_NE(r.err.find("record " + std::to_string(reads_.size() + 1) + ": sequence and quality differ in length"),
+              std::string::npos)
+        << device << ": " << r.err;
+    EXPECT_EQ(output_.entries(), std::vector<std::string>{}) << device << ": an output or temporary file was left behind";
+  }
+}
+
 // ---- bad input and options --------------------------------------------------------------------------
 
 struct BadRun {
