@@ -1,8 +1,6 @@
 // wtmap align: FASTQ/FASTA reads -> SAM/BAM, k-mismatch backward search on the GPU.
 #include <atomic>
-#include <condition_variable>
 #include <future>
-#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,15 +21,6 @@ namespace {
 // Both copies of the index load without a k-mer table, then take the length the mismatch search
 // wants (search_kmer_length): the same on both, so a read gets the same result on either.
 constexpr std::uint32_t kNoKmerTable = 0;
-
-// Search lanes on the GPU (below, at the pipeline).
-constexpr unsigned kSearchLanes = 2;
-
-std::string format_seconds(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f", s);
-  return text;
-}
 
 Result<fmindex::FmIndex> with_search_table(Result<fmindex::FmIndex> index) {
   if (index.ok()) WTMAP_TRY(index->set_kmer_length(aligner::search_kmer_length(index->view().rows)));
@@ -56,8 +45,8 @@ constexpr const char* kUsage =
     "  -N INT            list the other hits in XA when best + second-best hits <= INT, 0..8 [3]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
     "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
-    "  --batch INT       reads per batch [100000]; memory holds at most 14 batches (about\n"
-    "                    1 KB per read): 6 read ahead (while the index loads), 8 in the stages\n"
+    "  --batch INT       reads per batch [100000]; memory holds at most 13 batches (about\n"
+    "                    1 KB per read): 6 read ahead (while the index loads), 7 in the stages\n"
     "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
     "                    on the GPU, reads past 8192 nodes are finished by the CPU threads on a\n"
     "                    CPU copy of the index (host memory: 43 % of the index file, plus\n"
@@ -165,40 +154,6 @@ class BatchWarmer {
   std::vector<std::thread> threads_;
 };
 
-// Hands items on in the order of their tickets, from several threads: the search lanes take
-// batches in read order and finish them in any, and the output must keep the input's order.
-class InOrder {
- public:
-  // Waits until every ticket before `ticket` has passed, then calls `pass` (unlocked, so a
-  // blocking push holds up only the later tickets) and returns what it returns; false without
-  // calling it once abandon() was called.
-  template <class Pass>
-  bool pass(std::uint64_t ticket, Pass pass) {
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      turn_.wait(lock, [&] { return abandoned_ || next_ == ticket; });
-      if (abandoned_) return false;
-    }
-    const bool passed = pass();
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++next_;
-    turn_.notify_all();
-    return passed;
-  }
-  // After an error: every pass() from now on returns false.
-  void abandon() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    abandoned_ = true;
-    turn_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable turn_;
-  std::uint64_t next_ = 0;
-  bool abandoned_ = false;
-};
-
 struct Totals {
   std::uint64_t reads = 0, mapped = 0, unique = 0, capped = 0, too_short = 0, too_long = 0;
   void add(const Batch& b, unsigned k) {
@@ -288,13 +243,13 @@ int align_main(int argc, char** argv) {
   // Six batches read ahead: enough to keep the reader busy while a large index loads (1.5-2 s
   // for a 1 Gbp genome) without holding the whole input.
   aligner::BoundedQueue<Batch> to_align(6), to_write(2);
-  // The most batches in the pipeline at once (--help): those queues' 8 and 1 to_finish, one in
-  // each search lane (kSearchLanes), and one in each of the 3 other stages.
-  constexpr std::size_t kMostBatches = 14;
+  // The most batches in the pipeline at once (--help): those queues' 8 and 1 to_finish, and one
+  // in each of the 4 stages.
+  constexpr std::size_t kMostBatches = 13;
   // Written batches, back to the reader; never full.
   aligner::BoundedQueue<Batch> spare_batches(kMostBatches);
   Status read_status;  // set by the reader thread
-  StageClock read_clock, finish_clock, write_clock;  // each touched by its own thread only
+  StageClock read_clock, align_clock, finish_clock, write_clock;  // each touched by its own thread only
   BatchWarmer warmer(batch_size, kMostBatches, sam.threads >= 4 ? 2 : 0);
   std::thread read_thread = start_batch_reader<Batch>(*reader, batch_size, to_align, read_status, &read_clock, [&] {
     std::optional<Batch> spare = spare_batches.try_pop();
@@ -356,28 +311,16 @@ int align_main(int argc, char** argv) {
   log.info("index loaded on the %s (k-mer table of k = %u); aligning with up to %llu mismatches",
            backend_name(*backend), index->kmer_length(), static_cast<unsigned long long>(k));
 
-  // reader thread -> search lanes (encode, the GPU) -> finish thread (CPU search of the long
-  // reads, hit choice, locate) -> writer thread. Search and finish overlap across batches.
-  //
-  // On the GPU two lanes search, each with its own BatchAligner (its own streams and buffers):
-  // a batch's kernel ends in a tail where a few long reads hold a few threads, and the host's
-  // share of a batch (encoding, copies) leaves the GPU idle too; the other lane's batch fills
-  // both. With one lane, `wtmap align` spent 0.48 s busy searching 10^6 E. coli reads in batches of
-  // 10^5 where bench_align_search's GPU stage, in batches of 5 * 10^5, took 0.11 s.
-  const unsigned lanes = *backend == Backend::gpu && !io_only ? kSearchLanes : 1;
+  // reader thread -> search (this thread: encode, the GPU) -> finish thread (CPU search of the
+  // long reads, hit choice, locate) -> writer thread. Search and finish overlap across batches.
   aligner::BoundedQueue<Batch> to_finish(1);
-  // SearchedBatch buffers (some 450 bytes per read) go back to the search lanes once finished:
-  // at most lanes + 2 are in use at once, and fresh ones would cost a fill and page faults per batch.
-  aligner::BoundedQueue<std::unique_ptr<aligner::SearchedBatch>> spare_searched(kSearchLanes + 2);
+  // SearchedBatch buffers (some 450 bytes per read) go back to the search stage once finished:
+  // at most three are in use at once, and fresh ones would cost a fill and page faults per batch.
+  aligner::BoundedQueue<std::unique_ptr<aligner::SearchedBatch>> spare_searched(3);
   Status finish_status, write_status;  // set by the finish and writer threads
   Totals totals;
   const double start_seconds = log.seconds();
-  // Lane 0's aligner also finishes every batch (finish() may run beside its search()).
-  std::vector<std::unique_ptr<aligner::BatchAligner>> aligners;
-  for (unsigned l = 0; l < lanes; ++l) {
-    aligners.push_back(std::make_unique<aligner::BatchAligner>(*index, options, cpu_index ? &*cpu_index : nullptr));
-  }
-  aligner::BatchAligner& batch_aligner = *aligners[0];
+  aligner::BatchAligner batch_aligner(*index, options, cpu_index ? &*cpu_index : nullptr);
   std::thread write_thread([&] {
     write_status = guarded([&]() -> Status {
       std::uint64_t next_report = 1000000;
@@ -403,7 +346,7 @@ int align_main(int argc, char** argv) {
           batch->alignments.assign(batch->reads.size(), aligner::ReadAlignment{});
         } else {
           WTMAP_TRY(finish_clock.time([&] { return batch_aligner.finish(batch->reads, *batch->searched, batch->alignments); }));
-          spare_searched.push(std::move(batch->searched));  // never blocks: at most lanes + 2 exist
+          spare_searched.push(std::move(batch->searched));  // never blocks: at most three exist
         }
         if (!to_write.push(std::move(*batch))) return {};
       }
@@ -412,51 +355,24 @@ int align_main(int argc, char** argv) {
     to_finish.close();  // on an error, stop the search stage too
     to_write.close();
   });
-  // Each lane takes the next batch and its ticket together, so tickets follow the read order.
-  std::mutex take_mutex;
-  std::uint64_t next_ticket = 0;
-  InOrder in_order;
-  std::vector<Status> lane_status(lanes);
-  std::vector<StageClock> lane_clocks(lanes);
-  auto search_lane = [&](unsigned l) {
-    lane_status[l] = guarded([&]() -> Status {
-      while (true) {
-        std::optional<Batch> batch;
-        std::uint64_t ticket = 0;
-        {
-          std::lock_guard<std::mutex> lock(take_mutex);
-          batch = to_align.pop();
-          if (!batch) return {};
-          ticket = next_ticket++;
-        }
-        if (!io_only) {
-          auto spare = spare_searched.try_pop();
-          batch->searched = spare ? std::move(*spare) : std::make_unique<aligner::SearchedBatch>();
-          WTMAP_TRY(lane_clocks[l].time([&] { return aligners[l]->search(batch->reads, *batch->searched); }));
-        }
-        if (!in_order.pass(ticket, [&] { return to_finish.push(std::move(*batch)); })) return {};
+  Status align_status = guarded([&]() -> Status {
+    while (auto batch = to_align.pop()) {
+      if (!io_only) {
+        auto spare = spare_searched.try_pop();
+        batch->searched = spare ? std::move(*spare) : std::make_unique<aligner::SearchedBatch>();
+        WTMAP_TRY(align_clock.time([&] { return batch_aligner.search(batch->reads, *batch->searched); }));
       }
-    });
-    if (!lane_status[l].ok()) {  // stop the other lane and the stages after this one
-      in_order.abandon();
-      to_align.close();
-      to_finish.close();
+      if (!to_finish.push(std::move(*batch))) return {};
     }
-  };
-  std::vector<std::thread> lane_threads;
-  for (unsigned l = 1; l < lanes; ++l) lane_threads.emplace_back(search_lane, l);
-  search_lane(0);
-  for (std::thread& t : lane_threads) t.join();
+    return {};
+  });
   to_align.close();
   to_finish.close();
   read_thread.join();
   finish_thread.join();
   write_thread.join();
-  for (const Status* s : {&read_status, &finish_status, &write_status}) {
+  for (const Status* s : {&read_status, &align_status, &finish_status, &write_status}) {
     if (!s->ok()) return fail("align", *s);  // the writer's destructor removes the partial file
-  }
-  for (const Status& s : lane_status) {
-    if (!s.ok()) return fail("align", s);
   }
   const Status finished = write_clock.time([&] { return writer->finish(); });
   if (!finished.ok()) return fail("align", finished);
@@ -464,13 +380,10 @@ int align_main(int argc, char** argv) {
     // Busy time per stage against the pipeline's wall time: the stage close to it is the limit.
     const auto read = reader->times();
     const auto write = writer->times();
-    std::string search_busy;
-    for (const StageClock& c : lane_clocks) search_busy += (search_busy.empty() ? "" : " + ") + format_seconds(c.seconds());
-    log.info("stages, busy seconds of %.2f s: inflate %.2f; parse %.2f (+ %.2f waiting for inflate); search %s%s; "
+    log.info("stages, busy seconds of %.2f s: inflate %.2f; parse %.2f (+ %.2f waiting for inflate); search %.2f; "
              "finish %.2f; format and write %.2f (format %.2f, write %.2f, close %.2f)",
              log.seconds() - start_seconds, read.inflate, read_clock.seconds() - read.waiting, read.waiting,
-             search_busy.c_str(), lanes > 1 ? " (lanes)" : "", finish_clock.seconds(), write_clock.seconds(), write.format,
-             write.write, write.close);
+             align_clock.seconds(), finish_clock.seconds(), write_clock.seconds(), write.format, write.write, write.close);
   }
   const double seconds = log.seconds();
   log.info("%llu reads; %llu mapped (%.2f%%), %llu with MAPQ > 0 (%.2f%%); %.1f s, %.0f reads/s",

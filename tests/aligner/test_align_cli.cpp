@@ -431,8 +431,8 @@ TEST_F(AlignCli, RecordsIdenticalOnCpuAndGpu) {
   EXPECT_EQ(records_with({"--device", "gpu", "--batch", "7"}), cpu);
 }
 
-// A bad record after many good ones stops the run while batches are in every stage (on the GPU,
-// in both search lanes): the record's number and reason, and no output left behind.
+// A bad record after many good ones stops the run while batches are in every stage, on either
+// backend: the record's number and reason, and no output left behind.
 TEST_F(AlignCli, BadRecordDeepInTheInputStopsEveryStage) {
   fmtest::write_file(input_.file("late.fq"), fastq_text(reads_) + "@broken\nACGTACGTACGT\n+\nIIII\n");
   std::vector<const char*> devices = {"cpu"};
