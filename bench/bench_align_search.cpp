@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   aligner::BatchAligner al(*index, options, cpu_index ? &*cpu_index : nullptr);
   // As `wtmap align` runs them: batch i + 1 is searched (GPU) while batch i is finished (CPU
   // search of the long reads, hit choice, locate) on a second thread, with two sets of buffers.
-  aligner::SearchedBatch searched[2] = {aligner::SearchedBatch(backend), aligner::SearchedBatch(backend)};
+  aligner::SearchedBatch searched[2];
   std::vector<aligner::ReadAlignment> alignments[2];
   // Warm-up, untimed: the first batch through both buffer sets (allocations, page faults, the
   // workspace, first kernel launches).

@@ -56,8 +56,7 @@ BatchAligner::BatchAligner(const fmindex::FmIndex& index, const AlignOptions& op
     : index_(index),
       cpu_index_(cpu_index != nullptr && cpu_index->backend() == Backend::cpu ? cpu_index : nullptr),
       options_(options),
-      workspace_(std::make_unique<wtmap::detail::QueryWorkspace>()),
-      own_(index.backend()) {}
+      workspace_(std::make_unique<wtmap::detail::QueryWorkspace>()) {}
 
 BatchAligner::~BatchAligner() = default;
 
@@ -146,7 +145,7 @@ Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& 
     }, 1);
   }
   lap(seconds_.cpu_search);
-  const auto& results = batch.results;
+  const std::vector<SearchResult>& results = batch.results;
   for (const SearchResult& r : results) {
     seconds_.search_nodes += r.work;
     if (r.work > options_.gpu_work_slice) {

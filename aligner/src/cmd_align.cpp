@@ -371,7 +371,7 @@ int align_main(int argc, char** argv) {
     while (auto batch = to_align.pop()) {
       if (!io_only) {
         auto spare = spare_searched.try_pop();
-        batch->searched = spare ? std::move(*spare) : std::make_unique<aligner::SearchedBatch>(*backend);
+        batch->searched = spare ? std::move(*spare) : std::make_unique<aligner::SearchedBatch>();
         WTMAP_TRY(align_clock.time([&] { return batch_aligner.search(batch->reads, *batch->searched); }));
       }
       if (!to_finish.push(std::move(*batch))) return {};

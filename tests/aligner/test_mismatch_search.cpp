@@ -350,7 +350,7 @@ TEST_P(BatchAlignerBackends, MatchesBruteForce) {
     if (split) {
       const auto middle = records.begin() + static_cast<std::ptrdiff_t>(records.size() / 2);
       const std::vector<aligner::SeqRecord> first(records.begin(), middle), second(middle, records.end());
-      aligner::SearchedBatch searched_first(GetParam().backend), searched_second(GetParam().backend);
+      aligner::SearchedBatch searched_first, searched_second;
       std::vector<ReadAlignment> out_second;
       for (const Status& s : {batch.search(first, searched_first), batch.search(second, searched_second),
                               batch.finish(first, searched_first, out), batch.finish(second, searched_second, out_second)}) {

@@ -8,7 +8,6 @@
 
 #include "wtmap/aligner/mismatch_search.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
-#include "wtmap/core/pinnable_allocator.hpp"
 #include "wtmap/core/status.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
 
@@ -62,30 +61,16 @@ int mapping_quality(const ReadAlignment& a, unsigned max_mismatches);
 // into alignments. The buffers are reused when the object is. A pipeline keeps one per batch in
 // flight, so that the GPU searches batch i + 1 while the CPU threads finish batch i.
 struct SearchedBatch {
-  template <class T>
-  using HostVector = std::vector<T, PinnableAllocator<T>>;
-
-  SearchedBatch() = default;
-  // For an index on Backend::gpu the buffers that go to and from the GPU (codes, patterns,
-  // results, rows, positions) are page-locked, so that they are copied once, by the GPU, instead
-  // of through a staging buffer as well: 10^5 reads move some 45 MB each way per batch.
-  explicit SearchedBatch(Backend backend)
-      : codes(PinnableAllocator<std::uint8_t>(backend == Backend::gpu)),
-        patterns(PinnableAllocator<fmindex::PatternRef>(backend == Backend::gpu)),
-        results(PinnableAllocator<SearchResult>(backend == Backend::gpu)),
-        rows(PinnableAllocator<std::uint64_t>(backend == Backend::gpu)),
-        positions(PinnableAllocator<std::uint64_t>(backend == Backend::gpu)) {}
-
-  HostVector<std::uint8_t> codes;             // the reads' bases, 0..3 and 4 (search_code)
-  HostVector<fmindex::PatternRef> patterns;   // each read's codes
-  HostVector<SearchResult> results;
+  std::vector<std::uint8_t> codes;             // the reads' bases, 0..3 and 4 (search_code)
+  std::vector<fmindex::PatternRef> patterns;   // each read's codes
+  std::vector<SearchResult> results;
   bool sliced = false;                         // the GPU stopped searches at gpu_work_slice
   std::vector<std::size_t> deferred;           // reads the CPU searches again
   // Rows to locate: those of read r are [wanted_begin[r], wanted_begin[r + 1]), the reported one
   // first; wanted holds each row's hit slot.
   std::vector<std::uint64_t> wanted_begin;
   std::vector<std::uint8_t> wanted;
-  HostVector<std::uint64_t> rows, positions;
+  std::vector<std::uint64_t> rows, positions;
 };
 
 class BatchAligner {
@@ -127,7 +112,7 @@ class BatchAligner {
   const fmindex::FmIndex* cpu_index_;
   AlignOptions options_;
   std::unique_ptr<wtmap::detail::QueryWorkspace> workspace_;
-  SearchedBatch own_;  // align()'s, pinned for a GPU index
+  SearchedBatch own_;  // align()'s
   StageSeconds seconds_;
 };
 
