@@ -47,8 +47,9 @@ constexpr const char* kUsage =
     "  -N INT            list the other hits in XA when best + second-best hits <= INT, 0..8 [3]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
     "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
-    "  --batch INT       reads per batch [100000]; memory holds at most 13 batches (about\n"
-    "                    1 KB per read): 6 read ahead (while the index loads), 7 in the stages\n"
+    "  --batch INT       reads per batch [100000]; memory holds at most 15 batches (about\n"
+    "                    1 KB per read): 6 read ahead (while the index loads), 7 in the\n"
+    "                    stages, 2 made ahead\n"
     "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
     "                    on the GPU, reads past 8192 nodes are finished by the CPU threads on a\n"
     "                    CPU copy of the index (host memory: 43 % of the index file, plus\n"
@@ -95,8 +96,10 @@ struct Batch {
 // 0.37-0.39 s into new ones; into batches made beforehand, 0.12 s (build machine, bench/RESULTS.md).
 // Making a batch of 10^5 reads takes some 25 ms, twice what the reader then needs to fill it, so
 // two threads make them, where there are cores to spare (with fewer, the work would only move).
-// It keeps up to two batches ready and stops after `most` batches, as many as the pipeline holds
-// at once, or at close().
+// It keeps up to two batches ready and stops once `most` batches were made, as many as the
+// pipeline holds at once, counting those the reader made itself when none was ready, or at
+// close(). So at most `most` + 2 batches ever exist: only while a thread here still makes one
+// can the reader have to make one more.
 class BatchWarmer {
  public:
   BatchWarmer(std::size_t batch_size, std::size_t most, unsigned threads) {
@@ -118,7 +121,9 @@ class BatchWarmer {
   // A new batch: a warm one if ready, else an empty one (the reader never waits for this thread).
   Batch take() {
     std::optional<Batch> batch = ready_.try_pop();
-    return batch ? std::move(*batch) : Batch{};
+    if (batch) return std::move(*batch);
+    made_.fetch_add(1);
+    return Batch{};
   }
   // Called with each batch read: the longest name and sequence so far set the string capacities
   // of the next batches made.
@@ -255,8 +260,8 @@ int align_main(int argc, char** argv) {
   // Six batches read ahead: enough to keep the reader busy while a large index loads (1.5-2 s
   // for a 1 Gbp genome) without holding the whole input.
   aligner::BoundedQueue<Batch> to_align(6), to_write(2);
-  // The most batches in the pipeline at once (--help): those queues' 8 and 1 to_finish, and one
-  // in each of the 4 stages.
+  // The most batches in the pipeline at once: those queues' 8 and 1 to_finish, and one in each of
+  // the 4 stages; with the 2 that BatchWarmer may be making, the 15 of --help.
   constexpr std::size_t kMostBatches = 13;
   // Written batches, back to the reader; never full.
   aligner::BoundedQueue<Batch> spare_batches(kMostBatches);
