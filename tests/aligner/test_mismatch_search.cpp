@@ -264,6 +264,40 @@ TEST(SearchReadCpu, KmerTableSkipsStepsNotHits) {
   }
 }
 
+// The lower bound D costs a step per read base, and only reads without an exact occurrence pay
+// it: a read found exactly is searched in about as many steps as nodes (a step per node, plus at
+// most one per pass that found its root dead), any other in at least its length more.
+TEST(SearchReadCpu, OnlyReadsWithoutAnExactMatchComputeTheLowerBound) {
+  fmtest::TempDir dir;
+  const std::vector<TestContig> contigs = make_reference(Shape::random_with_n);
+  fmindex::FmIndex index = fmtest::build_index(fmtest::load_reference(dir, contigs), Backend::cpu, 8);
+  ASSERT_TRUE(index.set_kmer_length(10).ok());
+  aligner::SearchParams params;
+  params.max_mismatches = 3;
+  const std::vector<std::string> reads = planted_reads(contigs, 100, params.max_mismatches, 7);
+  std::size_t exact = 0, inexact = 0;
+  for (const std::string& read : reads) {
+    const auto codes = fmtest::pattern_codes(read);
+    const auto length = static_cast<std::uint32_t>(codes.size());
+    aligner::SearchScratch scratch;
+    aligner::ReadSearch<aligner::kHitSlots> search(scratch);
+    aligner::SearchResult result;
+    search.start(index.view(), codes.data(), length, params, result);
+    std::uint64_t steps = 1;  // the last call, which returns false
+    while (search.step(index.view(), result)) ++steps;
+    if (!result.mapped() || (result.flags & aligner::kWorkCapped) != 0) continue;
+    if (result.best == 0) {
+      ++exact;
+      EXPECT_LE(steps, std::uint64_t{result.work} + params.max_mismatches + 2) << read;
+    } else {
+      ++inexact;
+      EXPECT_GE(steps, std::uint64_t{result.work} + length) << read;
+    }
+  }
+  EXPECT_GT(exact, 0u);
+  EXPECT_GT(inexact, 0u);
+}
+
 // ---- BatchAligner on the CPU and the GPU ---------------------------------------------------------
 
 // One read's ReadAlignment against the oracle (XA listed when X0 + X1 <= max_alternatives).

@@ -8,7 +8,8 @@
 // by bwa's lower bound D[i] on the mismatches needed in read[0, i] (bwt_cal_width). Because the
 // index text is closed under reverse complement, D is computed with the same index: extending
 // read[j, i] to the right is a backward step of its reverse complement. The passes deepen one
-// mismatch at a time (a stratified search, as bowtie's): passes with limits D, D + 1, ... stop at
+// mismatch at a time (a stratified search, as bowtie's): passes with limits 0 (exact search,
+// before D is computed: most reads occur exactly, and then D is 0), then max(1, D), ... stop at
 // their first hit, so the best stratum s is the first limit with one; a last pass with limit
 // min(k, s + 1) then collects every hit of strata s and s + 1. So every alignment with at most
 // min(k, s + 1) mismatches is found, and a read whose first searched base is wrong no longer
@@ -138,10 +139,16 @@ struct SearchScratch {
 // (a read-per-thread loop runs each warp as long as its slowest read: 9 of 32 threads active).
 //
 // Phases:
-//   lower_bounds:  bwt_cal_width -- lower[i] = greedy count of disjoint pieces of read[0, i]
-//                  absent from the text, one base per step;
-//   first_pass:    depth-first search with limit l (from lower[length - 1] up to k) that stops
-//                  at its first hit; none -> the next limit, or unmapped after k;
+//   first_pass:    depth-first search with limit l that stops at its first hit; none -> the
+//                  next limit, or unmapped after k. The first is limit 0, exact backward search,
+//                  before D is known (0 everywhere is a lower bound too);
+//   lower_bounds:  only if that exact pass found nothing: bwt_cal_width -- D[i] = greedy count
+//                  of disjoint pieces of read[0, i] absent from the text, one base per step;
+//                  then first passes from limit max(1, D[length - 1]). A read that occurs
+//                  exactly has D = 0 everywhere, so those steps would buy no pruning: skipping
+//                  them saves a step per base of every exact read (87 % of 100 bp ART reads
+//                  of E. coli: 347 steps per read instead of 429, the CPU backend 10 % faster,
+//                  the same results);
 //   collect_pass:  with limit min(k, best + 1), records every hit in the result;
 //   done.
 template <unsigned Slots>
@@ -171,10 +178,8 @@ class ReadSearch {
     } else if (length > kMaxReadLength) {
       out.flags = kTooLong;
     } else {
-      phase_ = Phase::lower_bounds;
-      position_ = 0;
-      bound_ = 0;
-      for (auto& p : first_at_least_) p = kNever;
+      bounds_known_ = false;
+      for (auto& p : first_at_least_) p = kNever;  // D = 0 until lower_bounds computes it
       // The read's last bases as a k-mer key for skip_exact_steps (an N there as base 0, and
       // marked: counted from the read's end).
       tail_key_ = 0;
@@ -185,7 +190,7 @@ class ReadSearch {
         tail_key_ = tail_key_ << 2 | (c & 3u);
         if (c > 3) tail_non_bases_ |= 1u << (length - 1u - j);
       }
-      interval_ = {0, rows_};
+      begin_pass(index, 0, Phase::first_pass);
     }
   }
 
@@ -239,7 +244,9 @@ class ReadSearch {
         interval_ = {0, rows_};
       }
       if (++position_ < length_) return true;
-      begin_pass(index, mismatches_needed(length_ - 1), Phase::first_pass);
+      bounds_known_ = true;
+      const unsigned needed = mismatches_needed(length_ - 1);
+      begin_pass(index, needed > 1 ? needed : 1u, Phase::first_pass);  // limit 0 found nothing
       return finish_if_done(out);
     }
     push_children(index, node, occ_lo, occ_hi, out);
@@ -317,6 +324,11 @@ class ReadSearch {
       }
       if (out.flags & kWorkCapped) {
         phase_ = Phase::done;
+      } else if (!bounds_known_ && k_ > 0) {  // the exact pass found nothing: now D pays off
+        phase_ = Phase::lower_bounds;
+        position_ = 0;
+        bound_ = 0;
+        interval_ = {0, rows_};
       } else {
         begin_pass(index, limit_ + 1, Phase::first_pass);
       }
@@ -401,6 +413,7 @@ class ReadSearch {
   std::uint32_t work_ = 0, work_cap_ = 0;
   unsigned k_ = 0, limit_ = 0, top_ = 0;
   bool has_next_ = false;
+  bool bounds_known_ = false;  // lower_bounds has run (else D is taken as 0)
   detail::Node next_{};  // the next node to visit, when not on the stack
   Phase phase_ = Phase::done;
   std::uint32_t position_ = 0;  // lower_bounds: the next read position
