@@ -264,9 +264,52 @@ TEST(SearchReadCpu, KmerTableSkipsStepsNotHits) {
   }
 }
 
+// The work cap stops a search early and says so; what a stopped search reports is never more than
+// the truth (the full search, which the brute-force tests check): a best stratum no better, and
+// no stratum with more rows. A search the cap did not stop is the full search.
+TEST(SearchReadCpu, WorkCapStopsHonestly) {
+  for (Shape shape : {Shape::random_with_n, Shape::repeat_family}) {
+    SCOPED_TRACE(shape_name(shape));
+    fmtest::TempDir dir;
+    const std::vector<TestContig> contigs = make_reference(shape);
+    fmindex::FmIndex index = fmtest::build_index(fmtest::load_reference(dir, contigs), Backend::cpu, 8);
+    ASSERT_TRUE(index.set_kmer_length(10).ok());
+    aligner::SearchParams full;
+    full.max_mismatches = 3;
+    std::size_t stopped = 0;
+    for (const std::string& read : planted_reads(contigs, 100, full.max_mismatches, 5)) {
+      const auto codes = fmtest::pattern_codes(read);
+      const auto length = static_cast<std::uint32_t>(codes.size());
+      aligner::SearchResult truth;
+      aligner::search_read(index.view(), codes.data(), length, full, truth);
+      ASSERT_EQ(truth.flags & aligner::kWorkCapped, 0) << read;
+      for (std::uint32_t cap : {1u, 20u, 200u}) {
+        aligner::SearchParams capped = full;
+        capped.work_cap = cap;
+        aligner::SearchResult r;
+        aligner::search_read(index.view(), codes.data(), length, capped, r);
+        if ((r.flags & aligner::kWorkCapped) == 0) {
+          EXPECT_LE(r.work, cap) << read;
+          EXPECT_EQ(r.best, truth.best) << read;
+          for (unsigned m = 0; m <= aligner::kMaxMismatches; ++m) EXPECT_EQ(r.count[m], truth.count[m]) << read;
+          continue;
+        }
+        ++stopped;
+        EXPECT_EQ(r.work, cap + 1) << read;
+        if (!r.mapped()) continue;
+        ASSERT_TRUE(truth.mapped()) << read;
+        EXPECT_GE(r.best, truth.best) << read << ", cap " << cap;
+        for (unsigned m = 0; m <= aligner::kMaxMismatches; ++m) EXPECT_LE(r.count[m], truth.count[m]) << read;
+      }
+    }
+    EXPECT_GT(stopped, 0u) << "no search was stopped: the capped path ran untested";
+  }
+}
+
 // The lower bound D costs a step per read base, and only reads without an exact occurrence pay
-// it: a read found exactly is searched in about as many steps as nodes (a step per node, plus at
-// most one per pass that found its root dead), any other in at least its length more.
+// it (with k > 1): a read found exactly is searched in its opening pass, in about as many steps
+// as nodes (a step per node, plus at most one per pass that found its root dead), any other in
+// at least its length more.
 TEST(SearchReadCpu, OnlyReadsWithoutAnExactMatchComputeTheLowerBound) {
   fmtest::TempDir dir;
   const std::vector<TestContig> contigs = make_reference(Shape::random_with_n);

@@ -8,10 +8,11 @@
 // by bwa's lower bound D[i] on the mismatches needed in read[0, i] (bwt_cal_width). Because the
 // index text is closed under reverse complement, D is computed with the same index: extending
 // read[j, i] to the right is a backward step of its reverse complement. The passes deepen one
-// mismatch at a time (a stratified search, as bowtie's): passes with limits 0 (exact search,
-// before D is computed: most reads occur exactly, and then D is 0), then max(1, D), ... stop at
-// their first hit, so the best stratum s is the first limit with one; a last pass with limit
-// min(k, s + 1) then collects every hit of strata s and s + 1. So every alignment with at most
+// mismatch at a time (a stratified search, as bowtie's): an opening pass collects every hit
+// with at most one mismatch before D is computed (most reads occur exactly, and then D is 0
+// and that pass is all the search); past it, passes with limits max(2, D), ... stop at their
+// first hit, so the best stratum s is the first limit with one, and a last pass with limit
+// min(k, s + 1) collects every hit of strata s and s + 1. So every alignment with at most
 // min(k, s + 1) mismatches is found, and a read whose first searched base is wrong no longer
 // explores the whole k-mismatch tree before its one-mismatch hit. A first pass explores the
 // exact branch first, a collect pass the mismatching ones (a shallow stack). An N in the read
@@ -139,16 +140,17 @@ struct SearchScratch {
 // (a read-per-thread loop runs each warp as long as its slowest read: 9 of 32 threads active).
 //
 // Phases:
-//   first_pass:    depth-first search with limit l that stops at its first hit; none -> the
-//                  next limit, or unmapped after k. The first is limit 0, exact backward search,
-//                  before D is known (0 everywhere is a lower bound too);
-//   lower_bounds:  only if that exact pass found nothing: bwt_cal_width -- D[i] = greedy count
-//                  of disjoint pieces of read[0, i] absent from the text, one base per step;
-//                  then first passes from limit max(1, D[length - 1]). A read that occurs
-//                  exactly has D = 0 everywhere, so those steps would buy no pruning: skipping
-//                  them saves a step per base of every exact read (87 % of 100 bp ART reads
-//                  of E. coli: 347 steps per read instead of 429, the CPU backend 10 % faster,
-//                  the same results);
+//   collect_pass (opening): every hit within min(k, 1) mismatches, with D taken as 0 (a lower
+//                  bound too). Best stratum 0, or k <= 1: done. 87 % of 100 bp ART reads of
+//                  E. coli occur exactly, and the lower bound's step per base, the exact first
+//                  pass and the collect pass that walked the read's exact path again are saved:
+//                  261 search nodes per read instead of 329 plus 100 bound steps, the CPU backend
+//                  about 25 % faster, the same results. Else:
+//   lower_bounds:  bwt_cal_width -- D[i] = greedy count of disjoint pieces of read[0, i] absent
+//                  from the text, one base per step; then, if the opening pass found stratum 1
+//                  (the best), a collect pass with limit min(k, 2); if it found nothing:
+//   first_pass:    depth-first search with limit l (from max(2, D[length - 1]) up to k) that
+//                  stops at its first hit; none -> the next limit, or unmapped after k;
 //   collect_pass:  with limit min(k, best + 1), records every hit in the result;
 //   done.
 template <unsigned Slots>
@@ -190,7 +192,7 @@ class ReadSearch {
         tail_key_ = tail_key_ << 2 | (c & 3u);
         if (c > 3) tail_non_bases_ |= 1u << (length - 1u - j);
       }
-      begin_pass(index, 0, Phase::first_pass);
+      begin_pass(index, k_ < 1 ? k_ : 1u, Phase::collect_pass);  // the opening pass
     }
   }
 
@@ -245,8 +247,12 @@ class ReadSearch {
       }
       if (++position_ < length_) return true;
       bounds_known_ = true;
-      const unsigned needed = mismatches_needed(length_ - 1);
-      begin_pass(index, needed > 1 ? needed : 1u, Phase::first_pass);  // limit 0 found nothing
+      if (out.best != 0xFF) {  // the opening pass found the best stratum: collect it and the next
+        begin_pass(index, out.best < k_ ? out.best + 1u : k_, Phase::collect_pass);
+      } else {  // nothing within limit_ mismatches
+        const unsigned needed = mismatches_needed(length_ - 1);
+        begin_pass(index, needed > limit_ + 1 ? needed : limit_ + 1, Phase::first_pass);
+      }
       return finish_if_done(out);
     }
     push_children(index, node, occ_lo, occ_hi, out);
@@ -324,13 +330,30 @@ class ReadSearch {
       }
       if (out.flags & kWorkCapped) {
         phase_ = Phase::done;
-      } else if (!bounds_known_ && k_ > 0) {  // the exact pass found nothing: now D pays off
+      } else {
+        begin_pass(index, limit_ + 1, Phase::first_pass);
+      }
+    } else if (!bounds_known_) {
+      // The opening pass collected every hit within limit_ (0 or 1) mismatches. Its lowest
+      // stratum s is the best; done if the next one was in reach too (or beyond k).
+      unsigned best = 0xFF;
+      for (unsigned m = kMaxMismatches + 1; m-- > 0;) best = m <= limit_ && out.count[m] > 0 ? m : best;
+      if (best != 0xFF) out.best = static_cast<std::uint8_t>(best);
+      if (best < limit_ || limit_ == k_ || (out.flags & kWorkCapped) != 0) {
+        phase_ = Phase::done;
+      } else {
+        // s = limit_ < k needs the next stratum, or nothing was found: deeper passes, pruned by
+        // D, start afresh. One hit of s stands in if the collect pass is cut short (first_).
+        for (unsigned q = 0; q < out.num_slots; ++q) {
+          if (out.slots[q].edits.count == best) first_ = out.slots[q];
+        }
+        out.num_slots = 0;
+        for (auto& c : out.count) c = 0;
+        out.flags &= static_cast<std::uint8_t>(~kSlotsOverflow);
         phase_ = Phase::lower_bounds;
         position_ = 0;
         bound_ = 0;
         interval_ = {0, rows_};
-      } else {
-        begin_pass(index, limit_ + 1, Phase::first_pass);
       }
     } else {
       // A cut-short collect pass may have missed every best hit: keep the first one.
