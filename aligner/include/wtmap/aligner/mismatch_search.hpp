@@ -144,8 +144,7 @@ struct SearchScratch {
 //                  bound too). Best stratum 0, or k <= 1: done. 87 % of 100 bp ART reads of
 //                  E. coli occur exactly, and the lower bound's step per base, the exact first
 //                  pass and the collect pass that walked the read's exact path again are saved:
-//                  261 search nodes per read instead of 329 plus 100 bound steps, the CPU backend
-//                  about 25 % faster, the same results. Else:
+//                  275 steps per read instead of 429 (bench/RESULTS.md), the same results. Else:
 //   lower_bounds:  bwt_cal_width -- D[i] = greedy count of disjoint pieces of read[0, i] absent
 //                  from the text, one base per step; then, if the opening pass found stratum 1
 //                  (the best), a collect pass with limit min(k, 2); if it found nothing:
