@@ -21,6 +21,7 @@
 namespace wtmap::altest {
 
 using fmtest::normalized;
+using fmtest::repeat;
 using fmtest::revcomp;
 using fmtest::TestContig;
 
@@ -39,12 +40,6 @@ inline const char* shape_name(Shape s) {
 }
 
 inline void PrintTo(Shape s, std::ostream* os) { *os << shape_name(s); }
-
-inline std::string repeat(const std::string& unit, std::size_t times) {
-  std::string s;
-  for (std::size_t i = 0; i < times; ++i) s += unit;
-  return s;
-}
 
 inline std::string random_bases(std::mt19937& rng, std::size_t length) {
   std::string s;
