@@ -1,6 +1,5 @@
 #include "wtmap/aligner/batch_aligner.hpp"
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -84,77 +83,40 @@ class Lap {
 }  // namespace
 
 Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& batch) {
-  const BatchToSearch one{&reads, &batch};
-  return search(&one, 1);
-}
-
-Status BatchAligner::search(const BatchToSearch* batches, std::size_t count) {
   if (options_.max_alternatives > kMaxAlternatives) {
     return invalid_argument("at most " + std::to_string(kMaxAlternatives) + " alternative hits can be listed");
   }
   Lap lap;
-  const bool gpu = index_.backend() == Backend::gpu;
-  // Encode: offsets serially (a prefix sum per batch), then the bases of all batches in one
-  // parallel loop; merged GPU patterns point into the batches' codes placed one after another.
-  merged_first_.assign(count + 1, 0);
-  std::vector<std::uint64_t> code_base(count + 1, 0);
-  for (std::size_t b = 0; b < count; ++b) {
-    const std::vector<SeqRecord>& reads = *batches[b].reads;
-    SearchedBatch& batch = *batches[b].searched;
-    const std::size_t n = reads.size();
-    batch.patterns.resize(n);
-    std::uint64_t total = 0;
-    for (std::size_t r = 0; r < n; ++r) {
-      batch.patterns[r] = {total, static_cast<std::uint32_t>(reads[r].sequence.size())};
-      total += reads[r].sequence.size();
-    }
-    batch.codes.resize(total);
-    batch.results.resize(n);
-    merged_first_[b + 1] = merged_first_[b] + n;
-    code_base[b + 1] = code_base[b] + total;
+  const std::size_t n = reads.size();
+  // Encode: offsets serially (a prefix sum), bases in parallel.
+  batch.patterns.resize(n);
+  std::uint64_t total = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    batch.patterns[r] = {total, static_cast<std::uint32_t>(reads[r].sequence.size())};
+    total += reads[r].sequence.size();
   }
-  const bool merged = gpu && count > 1;
-  if (merged) merged_patterns_.resize(merged_first_[count]);
-  wtmap::detail::parallel_for_ranges(merged_first_[count], [&](std::uint64_t begin, std::uint64_t end) {
-    std::size_t b = std::upper_bound(merged_first_.begin(), merged_first_.end(), begin) - merged_first_.begin() - 1;
-    for (std::uint64_t g = begin; g < end; ++g) {
-      while (g >= merged_first_[b + 1]) ++b;
-      SearchedBatch& batch = *batches[b].searched;
-      const std::uint64_t r = g - merged_first_[b];
-      const fmindex::PatternRef p = batch.patterns[r];
-      std::uint8_t* dst = batch.codes.data() + p.offset;
-      for (char c : (*batches[b].reads)[r].sequence) *dst++ = fmindex::search_code(c);
-      if (merged) merged_patterns_[g] = {code_base[b] + p.offset, p.length};
+  batch.codes.resize(total);
+  wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t r = begin; r < end; ++r) {
+      std::uint8_t* dst = batch.codes.data() + batch.patterns[r].offset;
+      for (char c : reads[r].sequence) *dst++ = fmindex::search_code(c);
     }
   }, 1 << 12);
+  batch.results.resize(n);
   lap(seconds_.encode);
-  SearchParams params = options_.search;
-  const bool sliced = gpu && cpu_index_ != nullptr && params.work_cap > options_.gpu_work_slice;
-  if (sliced) params.work_cap = options_.gpu_work_slice;
-  for (std::size_t b = 0; b < count; ++b) batches[b].searched->sliced = sliced;
-  if (!gpu) {
-    for (std::size_t b = 0; b < count; ++b) {
-      SearchedBatch& batch = *batches[b].searched;
-      const MismatchSearchOp op{index_.view(), batch.codes.data(), batch.codes.size(), params};
-      WTMAP_TRY(wtmap::detail::run_batch_cpu(op, batch.patterns.data(), batch.results.data(), batch.results.size(),
-                                             "search"));
-    }
-    lap(seconds_.search);
-    return {};
-  }
+  const std::uint8_t* backend_codes = batch.codes.data();
   std::lock_guard<std::mutex> lock(workspace_->scratch_mutex);
-  WTMAP_TRY(workspace_->reserve_scratch(code_base[count]));
-  auto* device_codes = reinterpret_cast<std::uint8_t*>(workspace_->scratch.data());
-  std::vector<SearchResult*> pieces(count);
-  for (std::size_t b = 0; b < count; ++b) {
-    SearchedBatch& batch = *batches[b].searched;
-    WTMAP_TRY(wtmap::detail::upload_staged(*workspace_, device_codes + code_base[b], batch.codes.data(), batch.codes.size()));
-    pieces[b] = batch.results.data();
+  if (index_.backend() == Backend::gpu) {
+    WTMAP_TRY(workspace_->reserve_scratch(batch.codes.size()));
+    WTMAP_TRY(wtmap::detail::upload_staged(*workspace_, workspace_->scratch.data(), batch.codes.data(), batch.codes.size()));
+    backend_codes = reinterpret_cast<const std::uint8_t*>(workspace_->scratch.data());
   }
-  const MismatchSearchOp op{index_.view(), device_codes, code_base[count], params};
-  const fmindex::PatternRef* patterns = merged ? merged_patterns_.data() : batches[0].searched->patterns.data();
-  WTMAP_TRY(wtmap::detail::run_batch_gpu(op, patterns, wtmap::detail::OutputPieces<SearchResult>{pieces.data(), merged_first_.data(), count},
-                                         *workspace_, "search"));
+  SearchParams params = options_.search;
+  batch.sliced = index_.backend() == Backend::gpu && cpu_index_ != nullptr && params.work_cap > options_.gpu_work_slice;
+  if (batch.sliced) params.work_cap = options_.gpu_work_slice;
+  const MismatchSearchOp op{index_.view(), backend_codes, batch.codes.size(), params};
+  WTMAP_TRY(wtmap::detail::run_batch(index_.backend(), op, batch.patterns.data(), batch.results.data(), n, *workspace_,
+                                     "search"));
   lap(seconds_.search);
   return {};
 }

@@ -47,9 +47,9 @@ constexpr const char* kUsage =
     "  -N INT            list the other hits in XA when best + second-best hits <= INT, 0..8 [3]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
     "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
-    "  --batch INT       reads per batch [100000]; memory holds at most 18 batches (about\n"
-    "                    1 KB per read): 6 read ahead (while the index loads), 10 in the\n"
-    "                    stages (the GPU searches up to 4 waiting ones together), 2 made ahead\n"
+    "  --batch INT       reads per batch [100000]; memory holds at most 15 batches (about\n"
+    "                    1 KB per read): 6 read ahead (while the index loads), 7 in the\n"
+    "                    stages, 2 made ahead\n"
     "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
     "                    on the GPU, reads past 8192 nodes are finished by the CPU threads on a\n"
     "                    CPU copy of the index (host memory: 43 % of the index file, plus\n"
@@ -260,14 +260,9 @@ int align_main(int argc, char** argv) {
   // Six batches read ahead: enough to keep the reader busy while a large index loads (1.5-2 s
   // for a 1 Gbp genome) without holding the whole input.
   aligner::BoundedQueue<Batch> to_align(6), to_write(2);
-  // The search stage takes the batches waiting for it, up to 4 and 4 * 10^5 reads, into one
-  // search (BatchAligner::search of several batches: one GPU launch, one tail). When it keeps up,
-  // nothing waits and batches go alone.
-  constexpr std::size_t kMergedBatches = 4, kMergedReads = 400000;
-  // The most batches in the pipeline at once: those queues' 8 and 1 to_finish, kMergedBatches in
-  // the search stage and one in each of the 3 others; with the 2 that BatchWarmer may be making,
-  // the 18 of --help.
-  constexpr std::size_t kMostBatches = 6 + 2 + 1 + kMergedBatches + 3;
+  // The most batches in the pipeline at once: those queues' 8 and 1 to_finish, and one in each of
+  // the 4 stages; with the 2 that BatchWarmer may be making, the 15 of --help.
+  constexpr std::size_t kMostBatches = 13;
   // Written batches, back to the reader; never full.
   aligner::BoundedQueue<Batch> spare_batches(kMostBatches);
   Status read_status;  // set by the reader thread
@@ -337,9 +332,8 @@ int align_main(int argc, char** argv) {
   // long reads, hit choice, locate) -> writer thread. Search and finish overlap across batches.
   aligner::BoundedQueue<Batch> to_finish(1);
   // SearchedBatch buffers (some 450 bytes per read) go back to the search stage once finished:
-  // at most kMergedBatches + 2 are in use at once (the search stage's, to_finish's and the finish
-  // stage's), and fresh ones would cost a fill and page faults per batch.
-  aligner::BoundedQueue<std::unique_ptr<aligner::SearchedBatch>> spare_searched(kMergedBatches + 2);
+  // at most three are in use at once, and fresh ones would cost a fill and page faults per batch.
+  aligner::BoundedQueue<std::unique_ptr<aligner::SearchedBatch>> spare_searched(3);
   Status finish_status, write_status;  // set by the finish and writer threads
   Totals totals;
   const double start_seconds = log.seconds();
@@ -369,7 +363,7 @@ int align_main(int argc, char** argv) {
           batch->alignments.assign(batch->reads.size(), aligner::ReadAlignment{});
         } else {
           WTMAP_TRY(finish_clock.time([&] { return batch_aligner.finish(batch->reads, *batch->searched, batch->alignments); }));
-          spare_searched.push(std::move(batch->searched));  // never blocks: never more exist
+          spare_searched.push(std::move(batch->searched));  // never blocks: at most three exist
         }
         if (!to_write.push(std::move(*batch))) return {};
       }
@@ -379,30 +373,13 @@ int align_main(int argc, char** argv) {
     to_write.close();
   });
   Status align_status = guarded([&]() -> Status {
-    std::vector<Batch> group;  // in read order
-    std::vector<aligner::BatchToSearch> searches;
     while (auto batch = to_align.pop()) {
-      group.clear();
-      std::size_t reads = batch->size();
-      group.push_back(std::move(*batch));
-      while (!io_only && group.size() < kMergedBatches && reads < kMergedReads) {
-        auto waiting = to_align.try_pop();
-        if (!waiting) break;
-        reads += waiting->size();
-        group.push_back(std::move(*waiting));
-      }
       if (!io_only) {
-        searches.clear();
-        for (Batch& b : group) {
-          auto spare = spare_searched.try_pop();
-          b.searched = spare ? std::move(*spare) : std::make_unique<aligner::SearchedBatch>();
-          searches.push_back({&b.reads, b.searched.get()});
-        }
-        WTMAP_TRY(align_clock.time([&] { return batch_aligner.search(searches.data(), searches.size()); }));
+        auto spare = spare_searched.try_pop();
+        batch->searched = spare ? std::move(*spare) : std::make_unique<aligner::SearchedBatch>();
+        WTMAP_TRY(align_clock.time([&] { return batch_aligner.search(batch->reads, *batch->searched); }));
       }
-      for (Batch& b : group) {
-        if (!to_finish.push(std::move(b))) return {};
-      }
+      if (!to_finish.push(std::move(*batch))) return {};
     }
     return {};
   });

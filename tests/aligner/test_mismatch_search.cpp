@@ -398,10 +398,9 @@ INSTANTIATE_TEST_SUITE_P(Aligner, BatchAlignerBackends, ::testing::ValuesIn(both
 
 // With -N 3 (the default) and the largest -N, where XA must list every hit of the two strata. On
 // the GPU also with a CPU copy of the index and a GPU slice of 32 nodes, so that many reads are
-// cut short on the GPU and searched again on the CPU. Besides align() on all reads, the pipeline's
-// halves, search() and finish(): two batches in flight (the reads cut in two halves, both searched
-// before either is finished), and three batches of uneven sizes, one of them empty, searched as
-// one (on the GPU one launch, its results copied back in three pieces).
+// cut short on the GPU and searched again on the CPU. The last two configurations go through the
+// pipeline's halves, search() and finish(), with two batches in flight: the reads cut in two
+// halves, both searched before either is finished.
 TEST_P(BatchAlignerBackends, MatchesBruteForce) {
   std::vector<aligner::SeqRecord> records;
   for (const std::string& r : reads_) records.push_back({"read" + std::to_string(records.size()), r, ""});
@@ -410,30 +409,22 @@ TEST_P(BatchAlignerBackends, MatchesBruteForce) {
     cpu_copy.emplace(fmtest::build_index(fmtest::load_reference(dir_, contigs_), Backend::cpu, 8));
     ASSERT_TRUE(cpu_copy->set_kmer_length(GetParam().kmer_length).ok());
   }
-  enum class Calls { align, two_in_flight, merged };
   struct Config {
     unsigned max_alternatives;
-    bool sliced;
-    Calls calls;
+    bool sliced, split;
   };
-  const Config configs[] = {{3u, false, Calls::align},
-                            {aligner::kMaxAlternatives, false, Calls::two_in_flight},
-                            {aligner::kMaxAlternatives, true, Calls::two_in_flight},
-                            {3u, false, Calls::merged},
-                            {aligner::kMaxAlternatives, true, Calls::merged}};
-  for (const auto& [max_alternatives, sliced, calls] : configs) {
+  const Config configs[] = {{3u, false, false}, {aligner::kMaxAlternatives, false, true}, {aligner::kMaxAlternatives, true, true}};
+  for (const auto& [max_alternatives, sliced, split] : configs) {
     if (sliced && !cpu_copy) continue;
     SCOPED_TRACE("-N " + std::to_string(max_alternatives) + (sliced ? ", GPU slice of 32 nodes" : "") +
-                 (calls == Calls::two_in_flight ? ", two batches through search() and finish()"
-                  : calls == Calls::merged     ? ", three batches searched as one"
-                                               : ""));
+                 (split ? ", two batches through search() and finish()" : ""));
     aligner::AlignOptions options;
     options.search.max_mismatches = static_cast<std::uint8_t>(k());
     options.max_alternatives = max_alternatives;
     options.gpu_work_slice = 32;
     aligner::BatchAligner batch(*index_, options, sliced ? &*cpu_copy : nullptr);
     std::vector<ReadAlignment> out;
-    if (calls == Calls::two_in_flight) {
+    if (split) {
       const auto middle = records.begin() + static_cast<std::ptrdiff_t>(records.size() / 2);
       const std::vector<aligner::SeqRecord> first(records.begin(), middle), second(middle, records.end());
       aligner::SearchedBatch searched_first, searched_second;
@@ -445,19 +436,6 @@ TEST_P(BatchAlignerBackends, MatchesBruteForce) {
       out.insert(out.end(), out_second.begin(), out_second.end());
       const std::vector<aligner::SeqRecord> one(records.begin(), records.begin() + 1);
       EXPECT_FALSE(batch.finish(one, searched_second, out_second).ok()) << "reads finished with another batch's search";
-    } else if (calls == Calls::merged) {
-      const auto third = records.begin() + static_cast<std::ptrdiff_t>(records.size() / 3);
-      const std::vector<aligner::SeqRecord> parts[] = {{records.begin(), third}, {}, {third, records.end()}};
-      aligner::SearchedBatch searched[3];
-      const aligner::BatchToSearch searches[] = {{&parts[0], &searched[0]}, {&parts[1], &searched[1]}, {&parts[2], &searched[2]}};
-      const Status s = batch.search(searches, 3);
-      ASSERT_TRUE(s.ok()) << s.message();
-      for (int b = 0; b < 3; ++b) {
-        std::vector<ReadAlignment> part_out;
-        const Status finished = batch.finish(parts[b], searched[b], part_out);
-        ASSERT_TRUE(finished.ok()) << finished.message();
-        out.insert(out.end(), part_out.begin(), part_out.end());
-      }
     } else {
       const Status aligned = batch.align(records, out);
       ASSERT_TRUE(aligned.ok()) << aligned.message();

@@ -73,12 +73,6 @@ struct SearchedBatch {
   std::vector<std::uint64_t> rows, positions;
 };
 
-// One batch for search(): its reads, and where their searches go.
-struct BatchToSearch {
-  const std::vector<SeqRecord>* reads;
-  SearchedBatch* searched;
-};
-
 class BatchAligner {
  public:
   // cpu_index: optionally the same index loaded on the CPU backend, for the reads whose search
@@ -98,12 +92,6 @@ class BatchAligner {
   // that search() was given (a different read count is an error). One thread may call search()
   // while another calls finish() on an earlier batch; each half runs on one thread at a time.
   Status search(const std::vector<SeqRecord>& reads, SearchedBatch& batch);
-  // Several batches searched as one: each SearchedBatch ends up as search() alone would leave it,
-  // but on the GPU they share one launch. A launch ends in a tail where its slowest reads run on
-  // few threads, so ten launches of 10^5 reads took 0.24 s where two of 5 * 10^5 took 0.11 s
-  // (E. coli, H200; bench/RESULTS.md): a pipeline whose search stage falls behind merges the
-  // batches waiting for it, and keeps its batches small (latency, memory, the first batch's start).
-  Status search(const BatchToSearch* batches, std::size_t count);
   Status finish(const std::vector<SeqRecord>& reads, SearchedBatch& batch, std::vector<ReadAlignment>& out);
 
   // Wall seconds spent in each stage, summed over all calls: where a batch's time goes (the
@@ -125,10 +113,6 @@ class BatchAligner {
   AlignOptions options_;
   std::unique_ptr<wtmap::detail::QueryWorkspace> workspace_;
   SearchedBatch own_;  // align()'s
-  // Merged searches: the batches' patterns with offsets into their codes placed one after another
-  // on the GPU, and where each batch's reads begin.
-  std::vector<fmindex::PatternRef> merged_patterns_;
-  std::vector<std::uint64_t> merged_first_;
   StageSeconds seconds_;
 };
 

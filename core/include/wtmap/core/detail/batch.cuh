@@ -183,36 +183,12 @@ Status run_batch_cpu(const Op& op, const typename Op::In* in, typename Op::Out* 
   return {};
 }
 
-// Where a batch's results go in host memory: consecutive pieces of one result sequence, piece p
-// receiving results [first[p], first[p + 1]). One piece is the usual case; several let batches of
-// different owners run as one launch (the aligner merges waiting batches: a stepwise launch ends
-// in a tail where its slowest queries run on few threads, and one launch has one tail).
-template <class Out>
-struct OutputPieces {
-  Out* const* pieces;
-  const std::uint64_t* first;  // count + 1 entries, first[0] == 0
-  std::size_t count;
-
-  // Copies results [begin, begin + n) from src, spread over the CPU threads.
-  void copy_in(std::uint64_t begin, const Out* src, std::uint64_t n) const {
-    for (std::size_t p = 0; p < count && n > 0; ++p) {
-      if (begin >= first[p + 1]) continue;
-      const std::uint64_t take = std::min(n, first[p + 1] - begin);
-      parallel_copy(pieces[p] + (begin - first[p]), src, take * sizeof(Out));
-      src += take;
-      begin += take;
-      n -= take;
-    }
-  }
-};
-
-// Queries in host memory (pageable or pinned), results into host memory in pieces.
+// Queries and results in host memory (pageable or pinned).
 template <class Op>
-Status run_batch_gpu(const Op& op, const typename Op::In* in, const OutputPieces<typename Op::Out>& out,
+Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
                      QueryWorkspace& ws, const char* what) {
   using In = typename Op::In;
   using Out = typename Op::Out;
-  const std::uint64_t count = out.first[out.count];
   if (count == 0) return {};
   std::lock_guard<std::mutex> lock(ws.mutex);
   // At least four chunks for large batches so that copies and kernels overlap; stepwise kernels
@@ -221,9 +197,7 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, const OutputPieces
   const std::uint64_t chunk = std::min<std::uint64_t>(
       count, std::max<std::uint64_t>(min_chunk, std::min<std::uint64_t>((count + 3) / 4, std::uint64_t{1} << 22)));
   WTMAP_TRY(ws.reserve(chunk * sizeof(In), chunk * sizeof(Out)));
-  // One pinned piece takes the results by DMA; anything else goes through the pinned staging.
-  Out* const direct_out = out.count == 1 && is_pinned(out.pieces[0]) ? out.pieces[0] : nullptr;
-  const bool in_pinned = is_pinned(in);
+  const bool in_pinned = is_pinned(in), out_pinned = is_pinned(out);
   WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_first_invalid, 0xFF, sizeof(unsigned long long), ws.streams[0]));
   WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[0]));
   const int grid = persistent_grid_size<Op>();
@@ -233,7 +207,7 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, const OutputPieces
   auto finish_chunk = [&](std::uint64_t c) -> Status {
     const int s = static_cast<int>(c & 1);
     WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[s]));
-    if (direct_out == nullptr) out.copy_in(c * chunk, static_cast<const Out*>(ws.pinned_out[s]), chunk_length(c));
+    if (!out_pinned) parallel_copy(out + c * chunk, ws.pinned_out[s], chunk_length(c) * sizeof(Out));
     return {};
   };
   for (std::uint64_t c = 0; c < chunks; ++c) {
@@ -254,7 +228,7 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, const OutputPieces
                                                                              ws.device_first_invalid,
                                                                              ws.device_next_query + s);
     WTMAP_CUDA_TRY_LAUNCH();
-    Out* dst = direct_out != nullptr ? direct_out + begin : static_cast<Out*>(ws.pinned_out[s]);
+    Out* dst = out_pinned ? out + begin : static_cast<Out*>(ws.pinned_out[s]);
     WTMAP_CUDA_TRY(cudaMemcpyAsync(dst, d_out, length * sizeof(Out), cudaMemcpyDeviceToHost, ws.streams[s]));
   }
   for (std::uint64_t c = chunks >= 2 ? chunks - 2 : 0; c < chunks; ++c) WTMAP_TRY(finish_chunk(c));
@@ -262,14 +236,6 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, const OutputPieces
   WTMAP_CUDA_TRY(cudaMemcpy(&bad, ws.device_first_invalid, sizeof bad, cudaMemcpyDeviceToHost));
   if (bad != std::numeric_limits<unsigned long long>::max()) return invalid_query_status(op, what, bad, in[bad]);
   return {};
-}
-
-// Queries and results in host memory (pageable or pinned).
-template <class Op>
-Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
-                     QueryWorkspace& ws, const char* what) {
-  const std::uint64_t first[2] = {0, count};
-  return run_batch_gpu(op, in, OutputPieces<typename Op::Out>{&out, first, 1}, ws, what);
 }
 
 // Queries and results already in device memory: one launch on the caller's stream, which is
