@@ -370,6 +370,9 @@ int align_main(int argc, char** argv) {
   aligner::BatchAligner batch_aligner(*index, options, cpu_index ? &*cpu_index : nullptr);
   std::thread write_thread([&] {
     write_status = guarded([&]() -> Status {
+      // While the first batch is searched; at most 2 * 10^5, so that a large --batch over a small
+      // input makes no records it never uses.
+      WTMAP_TRY(writer->reserve(std::min<std::size_t>(batch_size, 200000)));
       std::uint64_t next_report = 1000000;
       while (auto batch = to_write.pop()) {
         WTMAP_TRY(write_clock.time([&] { return writer->write(batch->reads, batch->alignments); }));

@@ -209,11 +209,7 @@ Status SamWriter::write(const std::vector<SeqRecord>& reads, const std::vector<R
     seconds += std::chrono::duration<double>(now - start).count();
     start = now;
   };
-  while (impl.records.size() < reads.size()) {
-    bam1_t* b = bam_init1();
-    if (b == nullptr) return {StatusCode::out_of_memory, "cannot allocate a BAM record"};
-    impl.records.push_back(b);
-  }
+  WTMAP_TRY(reserve(reads.size()));
   std::vector<Status> errors(reads.size());
   wtmap::detail::parallel_for_ranges(reads.size(), [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t i = begin; i < end; ++i) errors[i] = impl.format(reads[i], alignments[i], impl.records[i]);
@@ -226,6 +222,24 @@ Status SamWriter::write(const std::vector<SeqRecord>& reads, const std::vector<R
     }
   }
   lap(impl.times.write);
+  return {};
+}
+
+Status SamWriter::reserve(std::size_t reads) {
+  std::vector<bam1_t*>& records = impl_->records;
+  if (records.size() >= reads) return {};
+  records.reserve(reads);
+  // A placeholder of 150 unknown bases and 256 bytes of tags sizes each record's data; format()
+  // sets every field of a record before it is written.
+  const std::string bases(150, 'N');
+  while (records.size() < reads) {
+    bam1_t* b = bam_init1();
+    if (b == nullptr) return {StatusCode::out_of_memory, "cannot allocate a BAM record"};
+    records.push_back(b);
+    if (bam_set1(b, 1, "r", BAM_FUNMAP, -1, -1, 0, 0, nullptr, -1, -1, 0, bases.size(), bases.c_str(), nullptr, 256) < 0) {
+      return {StatusCode::out_of_memory, "cannot allocate a BAM record"};
+    }
+  }
   return {};
 }
 
