@@ -82,9 +82,13 @@ class Lap {
 
 }  // namespace
 
-void BatchAligner::encode(const std::vector<SeqRecord>& reads, SearchedBatch& batch) {
-  // Offsets serially (a prefix sum), bases in parallel.
+Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& batch) {
+  if (options_.max_alternatives > kMaxAlternatives) {
+    return invalid_argument("at most " + std::to_string(kMaxAlternatives) + " alternative hits can be listed");
+  }
+  Lap lap;
   const std::size_t n = reads.size();
+  // Encode: offsets serially (a prefix sum), bases in parallel.
   batch.patterns.resize(n);
   std::uint64_t total = 0;
   for (std::size_t r = 0; r < n; ++r) {
@@ -99,21 +103,7 @@ void BatchAligner::encode(const std::vector<SeqRecord>& reads, SearchedBatch& ba
     }
   }, 1 << 12);
   batch.results.resize(n);
-}
-
-Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& batch) {
-  Lap lap;
-  encode(reads, batch);
   lap(seconds_.encode);
-  return search(batch);
-}
-
-Status BatchAligner::search(SearchedBatch& batch) {
-  if (options_.max_alternatives > kMaxAlternatives) {
-    return invalid_argument("at most " + std::to_string(kMaxAlternatives) + " alternative hits can be listed");
-  }
-  Lap lap;
-  const std::size_t n = batch.patterns.size();
   const std::uint8_t* backend_codes = batch.codes.data();
   std::lock_guard<std::mutex> lock(workspace_->scratch_mutex);
   if (index_.backend() == Backend::gpu) {

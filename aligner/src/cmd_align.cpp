@@ -47,8 +47,8 @@ constexpr const char* kUsage =
     "  -N INT            list the other hits in XA when best + second-best hits <= INT, 0..8 [3]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
     "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
-    "  --batch INT       reads per batch [100000]; memory holds at most 17 batches (about\n"
-    "                    1 KB per read): 6 read ahead (while the index loads), 9 in the\n"
+    "  --batch INT       reads per batch [100000]; memory holds at most 15 batches (about\n"
+    "                    1 KB per read): 6 read ahead (while the index loads), 7 in the\n"
     "                    stages, 2 made ahead\n"
     "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
     "                    on the GPU, reads past 8192 nodes are finished by the CPU threads on a\n"
@@ -259,14 +259,14 @@ int align_main(int argc, char** argv) {
   if (!reader.ok()) return fail("align", reader.status());
   // Six batches read ahead: enough to keep the reader busy while a large index loads (1.5-2 s
   // for a 1 Gbp genome) without holding the whole input.
-  aligner::BoundedQueue<Batch> to_align(6), to_search(1), to_finish(1), to_write(2);
-  // The most batches in the pipeline at once: those queues' 10, and one in each of the 5 stages;
-  // with the 2 that BatchWarmer may be making, the 17 of --help.
-  constexpr std::size_t kMostBatches = 15;
+  aligner::BoundedQueue<Batch> to_align(6), to_write(2);
+  // The most batches in the pipeline at once: those queues' 8 and 1 to_finish, and one in each of
+  // the 4 stages; with the 2 that BatchWarmer may be making, the 15 of --help.
+  constexpr std::size_t kMostBatches = 13;
   // Written batches, back to the reader; never full.
   aligner::BoundedQueue<Batch> spare_batches(kMostBatches);
   Status read_status;  // set by the reader thread
-  StageClock read_clock, encode_clock, align_clock, finish_clock, write_clock;  // each touched by its own thread only
+  StageClock read_clock, align_clock, finish_clock, write_clock;  // each touched by its own thread only
   BatchWarmer warmer(batch_size, kMostBatches, sam.threads >= 4 ? 2 : 0);
   std::thread read_thread = start_batch_reader<Batch>(*reader, batch_size, to_align, read_status, &read_clock, [&] {
     std::optional<Batch> spare = spare_batches.try_pop();
@@ -284,40 +284,6 @@ int align_main(int argc, char** argv) {
       if (thread.joinable()) thread.join();
     }
   } join_reader{to_align, read_thread, warmer};
-
-  // Encoding runs on a thread of its own, from before the index loads: a batch's bases, gathered
-  // from 10^5 records on a machine busy inflating and compressing, took 8-44 ms, as long as the
-  // GPU search of the batch before it (21-23 ms), and the search stage did both in turn
-  // (bench/RESULTS.md). SearchedBatch buffers (some 450 bytes per read) come back once finished:
-  // at most five are in use at once (one in each stage from encoding to finishing, and one in
-  // each queue between them), and fresh ones would cost a fill and page faults per batch.
-  aligner::BoundedQueue<std::unique_ptr<aligner::SearchedBatch>> spare_searched(5);
-  Status encode_status;  // set by the encoding thread
-  std::thread encode_thread([&] {
-    encode_status = guarded([&]() -> Status {
-      while (auto batch = to_align.pop()) {
-        if (!io_only) {
-          auto spare = spare_searched.try_pop();
-          batch->searched = spare ? std::move(*spare) : std::make_unique<aligner::SearchedBatch>();
-          encode_clock.time([&] { aligner::BatchAligner::encode(batch->reads, *batch->searched); });
-        }
-        if (!to_search.push(std::move(*batch))) return {};
-      }
-      return {};
-    });
-    to_search.close();
-    to_align.close();  // on an error, stop the reader too
-  });
-  struct JoinEncoder {
-    aligner::BoundedQueue<Batch>& input;
-    aligner::BoundedQueue<Batch>& output;
-    std::thread& thread;
-    ~JoinEncoder() {
-      input.close();
-      output.close();
-      if (thread.joinable()) thread.join();
-    }
-  } join_encoder{to_align, to_search, encode_thread};
 
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("align", backend.status());
@@ -362,8 +328,12 @@ int align_main(int argc, char** argv) {
   log.info("index loaded on the %s (k-mer table of k = %u); aligning with up to %llu mismatches",
            backend_name(*backend), index->kmer_length(), static_cast<unsigned long long>(k));
 
-  // reader thread -> encoding thread -> search (this thread, the GPU) -> finish thread (CPU search
-  // of the long reads, hit choice, locate) -> writer thread. The stages overlap across batches.
+  // reader thread -> search (this thread: encode, the GPU) -> finish thread (CPU search of the
+  // long reads, hit choice, locate) -> writer thread. Search and finish overlap across batches.
+  aligner::BoundedQueue<Batch> to_finish(1);
+  // SearchedBatch buffers (some 450 bytes per read) go back to the search stage once finished:
+  // at most three are in use at once, and fresh ones would cost a fill and page faults per batch.
+  aligner::BoundedQueue<std::unique_ptr<aligner::SearchedBatch>> spare_searched(3);
   Status finish_status, write_status;  // set by the finish and writer threads
   Totals totals;
   const double start_seconds = log.seconds();
@@ -396,7 +366,7 @@ int align_main(int argc, char** argv) {
           batch->alignments.assign(batch->reads.size(), aligner::ReadAlignment{});
         } else {
           WTMAP_TRY(finish_clock.time([&] { return batch_aligner.finish(batch->reads, *batch->searched, batch->alignments); }));
-          spare_searched.push(std::move(batch->searched));  // never blocks: at most five exist
+          spare_searched.push(std::move(batch->searched));  // never blocks: at most three exist
         }
         if (!to_write.push(std::move(*batch))) return {};
       }
@@ -406,20 +376,22 @@ int align_main(int argc, char** argv) {
     to_write.close();
   });
   Status align_status = guarded([&]() -> Status {
-    while (auto batch = to_search.pop()) {
-      if (!io_only) WTMAP_TRY(align_clock.time([&] { return batch_aligner.search(*batch->searched); }));
+    while (auto batch = to_align.pop()) {
+      if (!io_only) {
+        auto spare = spare_searched.try_pop();
+        batch->searched = spare ? std::move(*spare) : std::make_unique<aligner::SearchedBatch>();
+        WTMAP_TRY(align_clock.time([&] { return batch_aligner.search(batch->reads, *batch->searched); }));
+      }
       if (!to_finish.push(std::move(*batch))) return {};
     }
     return {};
   });
-  to_search.close();
   to_align.close();
   to_finish.close();
-  encode_thread.join();
   read_thread.join();
   finish_thread.join();
   write_thread.join();
-  for (const Status* s : {&read_status, &encode_status, &align_status, &finish_status, &write_status}) {
+  for (const Status* s : {&read_status, &align_status, &finish_status, &write_status}) {
     if (!s->ok()) return fail("align", *s);  // the writer's destructor removes the partial file
   }
   const Status finished = write_clock.time([&] { return writer->finish(); });
@@ -428,10 +400,10 @@ int align_main(int argc, char** argv) {
     // Busy time per stage against the pipeline's wall time: the stage close to it is the limit.
     const auto read = reader->times();
     const auto write = writer->times();
-    log.info("stages, busy seconds of %.2f s: inflate %.2f; parse %.2f (+ %.2f waiting for inflate); encode %.2f; "
-             "search %.2f; finish %.2f; format and write %.2f (format %.2f, write %.2f, close %.2f)",
+    log.info("stages, busy seconds of %.2f s: inflate %.2f; parse %.2f (+ %.2f waiting for inflate); search %.2f; "
+             "finish %.2f; format and write %.2f (format %.2f, write %.2f, close %.2f)",
              log.seconds() - start_seconds, read.inflate, read_clock.seconds() - read.waiting, read.waiting,
-             encode_clock.seconds(), align_clock.seconds(), finish_clock.seconds(), write_clock.seconds(), write.format, write.write, write.close);
+             align_clock.seconds(), finish_clock.seconds(), write_clock.seconds(), write.format, write.write, write.close);
   }
   const double seconds = log.seconds();
   log.info("%llu reads; %llu mapped (%.2f%%), %llu with MAPQ > 0 (%.2f%%); %.1f s, %.0f reads/s",

@@ -57,10 +57,9 @@ std::uint64_t read_hash(const SeqRecord& read);
 // 23 - 4.343 ln(X1) with suboptimal hits, 0 for repeats.
 int mapping_quality(const ReadAlignment& a, unsigned max_mismatches);
 
-// A batch between the steps of its alignment: BatchAligner::encode and search fill it, finish
-// turns it into alignments. The buffers are reused when the object is. A pipeline keeps one per
-// batch in flight, so that the CPU encodes batch i + 2 while the GPU searches batch i + 1 and the
-// CPU threads finish batch i.
+// A batch between the two halves of its alignment: BatchAligner::search fills it, finish turns it
+// into alignments. The buffers are reused when the object is. A pipeline keeps one per batch in
+// flight, so that the GPU searches batch i + 1 while the CPU threads finish batch i.
 struct SearchedBatch {
   std::vector<std::uint8_t> codes;             // the reads' bases, 0..3 and 4 (search_code)
   std::vector<fmindex::PatternRef> patterns;   // each read's codes
@@ -87,21 +86,17 @@ class BatchAligner {
   // than A/C/G/T/N letters count those as N.
   Status align(const std::vector<SeqRecord>& reads, std::vector<ReadAlignment>& out);
 
-  // The steps of align(), for pipelines. encode() turns the reads into search codes; it uses no
-  // aligner state and no device, so any thread may run it, beside the others. search() searches
-  // an encoded batch on the index's backend; search(reads, batch) is encode() and then search().
-  // finish() searches again on the CPU copy the reads the GPU work slice cut short, chooses the
-  // reported hits and locates them; it takes the reads and the SearchedBatch that search() was
-  // given (a different read count is an error). One thread may call search() while another calls
-  // finish() on an earlier batch; each runs on one thread at a time.
-  static void encode(const std::vector<SeqRecord>& reads, SearchedBatch& batch);
-  Status search(SearchedBatch& batch);
+  // The two halves of align(), for pipelines. search() encodes the reads and searches them on the
+  // index's backend; finish() searches again on the CPU copy the reads the GPU work slice cut
+  // short, chooses the reported hits and locates them; it takes the reads and the SearchedBatch
+  // that search() was given (a different read count is an error). One thread may call search()
+  // while another calls finish() on an earlier batch; each half runs on one thread at a time.
   Status search(const std::vector<SeqRecord>& reads, SearchedBatch& batch);
   Status finish(const std::vector<SeqRecord>& reads, SearchedBatch& batch, std::vector<ReadAlignment>& out);
 
   // Wall seconds spent in each stage, summed over all calls: where a batch's time goes (the
   // search includes the copies of reads and results between host and GPU). search() adds to
-  // search, and search(reads, batch) to encode too; finish() adds to the others.
+  // encode and search, finish() to the others.
   struct StageSeconds {
     double encode = 0, search = 0, cpu_search = 0, choose = 0, locate = 0;
     std::uint64_t search_nodes = 0;  // search steps (SearchResult::work) of all reads
