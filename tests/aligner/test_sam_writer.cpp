@@ -1,0 +1,133 @@
+// sam_writer.hpp: SamWriter's records read back through htslib, field by field, against the
+// reads and alignments it was given; with and without records made ahead (reserve), fewer and
+// more of them than a batch needs, and reads shorter and longer than the ones reserve sizes for.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "fm_support.hpp"
+#include "sam_readback.hpp"
+#include "wtmap/aligner/sam_writer.hpp"
+
+namespace wtmap::altest {
+namespace {
+
+using aligner::Placement;
+using aligner::ReadAlignment;
+using aligner::SeqRecord;
+
+std::string reverse_complement(std::string s) {
+  std::reverse(s.begin(), s.end());
+  for (char& c : s) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : c == 'T' ? 'A' : 'N';
+  return s;
+}
+
+// A read of `length` bases cycling through ACGTN from `shift`, with quality characters cycling too.
+SeqRecord make_read(const std::string& name, std::size_t length, std::size_t shift, bool with_quality) {
+  SeqRecord r{name, "", ""};
+  for (std::size_t i = 0; i < length; ++i) {
+    r.sequence += "ACGTN"[(i + shift) % 5];
+    if (with_quality) r.quality += static_cast<char>('!' + (i * 7 + shift) % 41);
+  }
+  return r;
+}
+
+ReadAlignment unique_hit(std::uint32_t contig, std::uint64_t position, bool reverse) {
+  ReadAlignment a;
+  a.mapped = true;
+  a.best_count = 1;
+  a.primary = Placement{contig, position, reverse, {}};
+  return a;
+}
+
+struct Batch {
+  std::vector<SeqRecord> reads;
+  std::vector<ReadAlignment> alignments;
+};
+
+// Two batches: unmapped, forward, reverse and repeat reads of 10 to 400 bases, one without
+// qualities (FASTA), one with an alternative hit (XA).
+std::vector<Batch> batches() {
+  Batch first, second;
+  first.reads = {make_read("short", 10, 0, true), make_read("placeholder_length", 150, 1, true),
+                 make_read("unmapped", 151, 2, true), make_read("long_reverse", 400, 3, true)};
+  first.alignments = {unique_hit(0, 5, false), unique_hit(1, 100, false), ReadAlignment{}, unique_hit(0, 300, true)};
+  for (int i = 0; i < 6; ++i) {
+    second.reads.push_back(make_read("second" + std::to_string(i), 40 + 60 * i, i, i != 2));
+    ReadAlignment a = i == 4 ? ReadAlignment{} : unique_hit(i % 2, 10 * i, i % 3 == 1);
+    if (i == 3) {  // a repeat: two best hits, the other one listed
+      a.best_count = 2;
+      a.alternatives.push_back(Placement{1, 7, true, {}});
+    }
+    second.alignments.push_back(a);
+  }
+  return {first, second};
+}
+
+void expect_record(const SamRecord& got, const SeqRecord& read, const ReadAlignment& a) {
+  SCOPED_TRACE("read " + read.name);
+  EXPECT_EQ(got.name, read.name);
+  const std::size_t len = read.sequence.size();
+  if (!a.mapped) {
+    EXPECT_EQ(got.flag, 4);
+    EXPECT_EQ(got.tid, -1);
+    EXPECT_EQ(got.cigar, "");
+    EXPECT_EQ(got.seq, read.sequence);
+    EXPECT_EQ(got.qual, read.quality);
+    EXPECT_FALSE(got.nm || got.x0 || got.x1 || got.md || got.xa) << "tags on an unmapped read";
+    return;
+  }
+  const bool reverse = a.primary.reverse;
+  EXPECT_EQ(got.flag, reverse ? 16 : 0);
+  EXPECT_EQ(got.tid, static_cast<int>(a.primary.contig));
+  EXPECT_EQ(got.pos, static_cast<std::int64_t>(a.primary.position));
+  EXPECT_EQ(got.cigar, std::to_string(len) + "M");
+  EXPECT_EQ(got.seq, reverse ? reverse_complement(read.sequence) : read.sequence);
+  std::string qual = read.quality;
+  if (reverse) std::reverse(qual.begin(), qual.end());
+  EXPECT_EQ(got.qual, qual);
+  EXPECT_EQ(got.mapq, a.best_count == 1 ? 37 : 0);  // unique, no mismatches, no second-best hits
+  EXPECT_EQ(got.nm, 0);
+  EXPECT_EQ(got.md, std::to_string(len));
+  EXPECT_EQ(got.x0, static_cast<std::int64_t>(a.best_count));
+  EXPECT_EQ(got.x1, 0);
+  EXPECT_EQ(got.xa.has_value(), !a.alternatives.empty());
+}
+
+class SamWriterReserve : public ::testing::TestWithParam<std::size_t> {};
+
+INSTANTIATE_TEST_SUITE_P(Aligner, SamWriterReserve, ::testing::Values(0, 3, 64),
+                         [](const auto& info) { return "reserve" + std::to_string(info.param); });
+
+TEST_P(SamWriterReserve, RecordsReadBackAsWritten) {
+  const fmtest::TempDir dir;
+  aligner::SamOptions options;
+  options.path = dir.file("out.bam");
+  options.threads = 2;
+  auto writer = aligner::SamWriter::open(options, {{"chr1", 1000}, {"chr2", 500}});
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  if (GetParam() > 0) {
+    ASSERT_TRUE(writer->reserve(GetParam()).ok());
+  }
+  const std::vector<Batch> written = batches();
+  for (const Batch& b : written) {
+    const Status s = writer->write(b.reads, b.alignments);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  ASSERT_TRUE(writer->finish().ok());
+
+  const SamContents back = read_alignments(options.path);
+  std::size_t r = 0;
+  for (const Batch& b : written) {
+    for (std::size_t i = 0; i < b.reads.size(); ++i, ++r) {
+      ASSERT_LT(r, back.records.size());
+      expect_record(back.records[r], b.reads[i], b.alignments[i]);
+    }
+  }
+  EXPECT_EQ(back.records.size(), r);
+}
+
+}  // namespace
+}  // namespace wtmap::altest
