@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "wtmap/core/config.hpp"
 #include "wtmap/core/status.hpp"
@@ -22,8 +23,10 @@ class Log {
     std::fprintf(stderr, fmt, args...);
     std::fputc('\n', stderr);
   }
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double seconds() const { return seconds_at(std::chrono::steady_clock::now()); }
+  // Seconds from the start to t.
+  double seconds_at(std::chrono::steady_clock::time_point t) const {
+    return std::chrono::duration<double>(t - start_).count();
   }
 
  private:
@@ -31,23 +34,37 @@ class Log {
   std::chrono::steady_clock::time_point start_;
 };
 
-// Busy seconds of one pipeline stage, added up by the thread that runs it (`wtmap align -v`).
+// Busy seconds of one pipeline stage, added up by the thread that runs it (`wtmap align -v`), and
+// when each of its calls began and ended (`-v -v`: when each batch went through the stage).
 class StageClock {
  public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+  struct Span {
+    TimePoint begin, end;
+  };
+
   template <class Body>
   auto time(Body&& body) {
-    const auto start = std::chrono::steady_clock::now();
     struct Add {
       StageClock& clock;
-      std::chrono::steady_clock::time_point start;
-      ~Add() { clock.seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
-    } add{*this, start};
+      TimePoint start;
+      ~Add() {
+        const TimePoint now = std::chrono::steady_clock::now();
+        clock.seconds_ += std::chrono::duration<double>(now - start).count();
+        try {
+          clock.spans_.push_back({start, now});
+        } catch (const std::bad_alloc&) {  // the timeline is a diagnostic: a gap in it is no error
+        }
+      }
+    } add{*this, std::chrono::steady_clock::now()};
     return body();
   }
   double seconds() const { return seconds_; }
+  const std::vector<Span>& spans() const { return spans_; }
 
  private:
   double seconds_ = 0;
+  std::vector<Span> spans_;
 };
 
 int fail(const char* command, const Status& s);

@@ -56,7 +56,8 @@ constexpr const char* kUsage =
     "                    the k-mer table, up to 16 MiB, that both copies use to skip steps)\n"
     "  --device S        auto, gpu or cpu [auto]\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"
-    "  -v                at the end, print the busy seconds of each pipeline stage\n"
+    "  -v                at the end, print the busy seconds of each pipeline stage; twice\n"
+    "                    (-v -v), also when each stage began and ended each batch\n"
     "\n"
     "Reads shorter than 10 or longer than 512 bases, and reads the work cap stopped, are\n"
     "kept (unmapped, or MAPQ 0) and counted in the summary on stderr.\n";
@@ -173,7 +174,9 @@ class BatchWarmer {
 
 struct Totals {
   std::uint64_t reads = 0, mapped = 0, unique = 0, capped = 0, too_short = 0, too_long = 0;
+  std::size_t batches = 0;
   void add(const Batch& b, unsigned k) {
+    ++batches;
     for (const auto& a : b.alignments) {
       ++reads;
       mapped += a.mapped;
@@ -195,7 +198,8 @@ int align_main(int argc, char** argv) {
   aligner::SamOptions sam;
   aligner::AlignOptions options;
   std::uint64_t k = 4, alternatives = 3, batch_size = 100000, max_work = 1u << 16, level = 1;
-  bool io_only = false, verbose = false;
+  bool io_only = false;
+  unsigned verbosity = 0;  // -v: busy seconds per stage; -v -v: and each batch's timeline
   for (int i = 1; i < argc; ++i) {
     if (i > 1) sam.command_line += ' ';
     sam.command_line += argv[i];
@@ -231,7 +235,7 @@ int align_main(int argc, char** argv) {
     } else if (a == "--io-only") {
       io_only = true;
     } else if (a == "-v") {
-      verbose = true;
+      ++verbosity;
     } else if (!a.empty() && a[0] == '-' && a != "-") {
       if (const int rc = handle_common_or_unknown(common, argc, argv, i, "align", kUsage); rc >= 0) return rc;
     } else if (input.empty()) {
@@ -396,7 +400,7 @@ int align_main(int argc, char** argv) {
   }
   const Status finished = write_clock.time([&] { return writer->finish(); });
   if (!finished.ok()) return fail("align", finished);
-  if (verbose) {
+  if (verbosity >= 1) {
     // Busy time per stage against the pipeline's wall time: the stage close to it is the limit.
     const auto read = reader->times();
     const auto write = writer->times();
@@ -404,6 +408,27 @@ int align_main(int argc, char** argv) {
              "finish %.2f; format and write %.2f (format %.2f, write %.2f, close %.2f)",
              log.seconds() - start_seconds, read.inflate, read_clock.seconds() - read.waiting, read.waiting,
              align_clock.seconds(), finish_clock.seconds(), write_clock.seconds(), write.format, write.write, write.close);
+  }
+  if (verbosity >= 2) {
+    // Batch i is the i-th call of each stage, since batches pass the stages in order (the reader's
+    // last call may find no reads, and the writer's last call is the close). Where a stage's
+    // batches follow each other without a gap, that stage is the limit.
+    const std::pair<const char*, const StageClock*> stages[] = {
+        {"parse", &read_clock}, {"search", &align_clock}, {"finish", &finish_clock}, {"write", &write_clock}};
+    for (std::size_t b = 0; b < totals.batches; ++b) {
+      std::string line;
+      for (const auto& [name, clock] : stages) {
+        if (b >= clock->spans().size()) continue;  // --io-only: no search, no finish
+        const StageClock::Span& span = clock->spans()[b];
+        char part[96];
+        std::snprintf(part, sizeof part, "%s%s %.3f-%.3f", line.empty() ? "" : ", ", name, log.seconds_at(span.begin),
+                      log.seconds_at(span.end));
+        line += part;
+      }
+      log.info("batch %zu: %s", b + 1, line.c_str());
+    }
+    const StageClock::Span& close = write_clock.spans().back();
+    log.info("output closed %.3f-%.3f", log.seconds_at(close.begin), log.seconds_at(close.end));
   }
   const double seconds = log.seconds();
   log.info("%llu reads; %llu mapped (%.2f%%), %llu with MAPQ > 0 (%.2f%%); %.1f s, %.0f reads/s",

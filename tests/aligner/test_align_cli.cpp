@@ -8,10 +8,12 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -19,8 +21,8 @@
 
 #include "align_oracle.hpp"
 #include "bgzf_support.hpp"
-#include "sam_readback.hpp"
 #include "fm_support.hpp"
+#include "sam_readback.hpp"
 #include "wtmap/core/config.hpp"
 
 #ifndef WTMAP_EXECUTABLE
@@ -330,6 +332,33 @@ TEST_F(AlignCli, BgzfInputGivesTheSameRecordsAndVerboseNamesTheStages) {
   EXPECT_EQ(record_lines(r.out), plain);
   EXPECT_NE(r.err.find("stages, busy seconds"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("inflate"), std::string::npos) << r.err;
+}
+
+// -v -v adds when each stage began and ended each batch: one line per batch, in order; a batch
+// passes the stages one after another, and each stage takes the batches one after another.
+TEST_F(AlignCli, VerboseTwiceGivesEachBatchTimeline) {
+  const std::size_t batch = 7;
+  const WtmapRun r = align({"--device", "cpu", "-t", "2", "--batch", std::to_string(batch), "-v", "-v"}, reads_path());
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const std::regex timeline(
+      R"(batch (\d+): parse ([\d.]+)-([\d.]+), search ([\d.]+)-([\d.]+), finish ([\d.]+)-([\d.]+), write ([\d.]+)-([\d.]+)$)");
+  std::vector<std::array<double, 8>> batches;  // parse, search, finish, write: begin and end
+  for (const std::string& line : lines_of(r.err)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, timeline)) continue;
+    EXPECT_EQ(std::stoul(m[1]), batches.size() + 1) << line;
+    std::array<double, 8> t{};
+    for (std::size_t i = 0; i < t.size(); ++i) t[i] = std::stod(m[i + 2]);
+    batches.push_back(t);
+  }
+  ASSERT_EQ(batches.size(), (reads_.size() + batch - 1) / batch) << r.err;
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    for (std::size_t i = 0; i + 1 < 8; ++i) EXPECT_LE(batches[b][i], batches[b][i + 1]) << "batch " << b + 1 << ", time " << i;
+    for (std::size_t stage = 0; b > 0 && stage < 4; ++stage) {
+      EXPECT_LE(batches[b - 1][2 * stage + 1], batches[b][2 * stage]) << "batch " << b + 1 << ", stage " << stage;
+    }
+  }
+  EXPECT_NE(r.err.find("output closed"), std::string::npos) << r.err;
 }
 
 // -l sets the BAM compression level: the records read back are the same, the stored (level 0)
