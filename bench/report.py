@@ -9,6 +9,7 @@ Writes OUT/fmindex.json or OUT/aligner.json and prints the table (the scripts te
 import glob
 import json
 import os
+import statistics
 import sys
 
 
@@ -22,6 +23,27 @@ def read_tsv(path):
                 rss = None if f[2] == "NA" else float(f[2])
                 rows[f[0]] = {"wall_s": wall, "max_rss_mb": rss, "rc": f[3]}
     return rows
+
+
+def with_medians(rows):
+    """Folds the repeated runs of a step ('label@2', 'label@3', ...) into the step's row: the median
+    wall time of the runs that succeeded, with their count, fastest and slowest. A failed run fails
+    the step; a run skipped for lack of time is left out."""
+    groups = {}
+    for label, r in rows.items():
+        groups.setdefault(label.split("@", 1)[0], []).append(r)
+    out = {}
+    for label, runs in groups.items():
+        good = [r for r in runs if ok(r)]
+        failed = [r for r in runs if not ok(r) and r["rc"] != "skipped"]
+        if len(runs) == 1 or not good:
+            out[label] = runs[0] if not failed else failed[0]
+            continue
+        walls = sorted(r["wall_s"] for r in good)
+        rss = [r["max_rss_mb"] for r in good if r["max_rss_mb"] is not None]
+        out[label] = {"wall_s": statistics.median(walls), "max_rss_mb": max(rss) if rss else None,
+                      "rc": failed[0]["rc"] if failed else "0", "runs": len(walls), "min_s": walls[0], "max_s": walls[-1]}
+    return out
 
 
 def fmt(x, digits=3):
@@ -119,7 +141,7 @@ def aligner(work, out):
         if not os.path.exists(meta_p):
             continue
         meta = json.load(open(meta_p))
-        m = read_tsv(os.path.join(d, "measure.tsv"))
+        m = with_medians(read_tsv(os.path.join(d, "measure.tsv")))
         ev = json.load(open(os.path.join(d, "eval.json"))) if os.path.exists(os.path.join(d, "eval.json")) else {}
         search = {}
         if os.path.exists(os.path.join(d, "search.json")):
@@ -158,6 +180,8 @@ def aligner(work, out):
             r = m.get(label)
             wall = r["wall_s"] if ok(r) else None
             note = what if r is None or ok(r) else f"{what} [rc={r['rc']}]"
+            if r is not None and r.get("runs", 1) > 1:
+                note += f" [median of {r['runs']}: {r['min_s']:.3f}-{r['max_s']:.3f}]"
             add(label.split("/", 1)[1], note, wall, base_s)
         if base_e2e:
             add("bwa aln + samse", "end to end", base_e2e, base_s)
