@@ -192,7 +192,9 @@ Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& 
       for (unsigned s = 0; s < res.num_slots; ++s) {
         if (res.slots[s].edits.count == res.best) kept_best += res.slots[s].hi - res.slots[s].lo;
       }
-      std::uint64_t pick = read_hash(reads[r]) % kept_best;
+      // The hash only breaks ties: most reads have one best row, and hashing a read's name and
+      // bases byte by byte was most of this loop's time.
+      std::uint64_t pick = kept_best > 1 ? read_hash(reads[r]) % kept_best : 0;
       unsigned primary_slot = 0;
       std::uint64_t primary_row = 0;
       for (unsigned s = 0; s < res.num_slots; ++s) {
