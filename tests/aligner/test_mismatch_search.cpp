@@ -77,6 +77,13 @@ std::string check_placement(const BruteForce& oracle, const std::string& read, c
 
 // ---- the fixture: one reference, its index and reads ---------------------------------------------
 
+// The index of `contigs` on `backend` (suffix array sampled every 8 positions), built from a
+// FASTA file through read_fasta, as wtmap index builds one.
+fmindex::FmIndex index_of(const std::vector<TestContig>& contigs, Backend backend) {
+  const fmtest::TempDir dir;
+  return fmtest::build_index(fmtest::load_reference(dir, contigs), backend, 8);
+}
+
 struct Case {
   Backend backend;
   Shape shape;
@@ -106,7 +113,7 @@ class MismatchSearch : public ::testing::TestWithParam<Case> {
   void SetUp() override {
     WTMAP_FM_SKIP_WITHOUT(GetParam().backend);
     contigs_ = make_reference(GetParam().shape);
-    index_.emplace(fmtest::build_index(fmtest::load_reference(dir_, contigs_), GetParam().backend, 8));
+    index_.emplace(index_of(contigs_, GetParam().backend));
     const Status table = index_->set_kmer_length(GetParam().kmer_length);
     ASSERT_TRUE(table.ok()) << table.message();
     oracle_.emplace(contigs_);
@@ -117,7 +124,6 @@ class MismatchSearch : public ::testing::TestWithParam<Case> {
   }
   unsigned k() const { return GetParam().k; }
 
-  fmtest::TempDir dir_;
   std::vector<TestContig> contigs_;
   std::optional<fmindex::FmIndex> index_;
   std::optional<BruteForce> oracle_;
@@ -231,9 +237,8 @@ TEST_P(SearchReadCpu, MatchesBruteForce) {
 TEST(SearchReadCpu, KmerTableSkipsStepsNotHits) {
   for (Shape shape : {Shape::random_with_n, Shape::repeat_family}) {
     SCOPED_TRACE(shape_name(shape));
-    fmtest::TempDir dir;
     const std::vector<TestContig> contigs = make_reference(shape);
-    fmindex::FmIndex index = fmtest::build_index(fmtest::load_reference(dir, contigs), Backend::cpu, 8);
+    fmindex::FmIndex index = index_of(contigs, Backend::cpu);
     aligner::SearchParams params;
     params.max_mismatches = 2;
     const std::vector<std::string> reads = planted_reads(contigs, 100, params.max_mismatches, 99);
@@ -270,9 +275,8 @@ TEST(SearchReadCpu, KmerTableSkipsStepsNotHits) {
 TEST(SearchReadCpu, WorkCapStopsHonestly) {
   for (Shape shape : {Shape::random_with_n, Shape::repeat_family}) {
     SCOPED_TRACE(shape_name(shape));
-    fmtest::TempDir dir;
     const std::vector<TestContig> contigs = make_reference(shape);
-    fmindex::FmIndex index = fmtest::build_index(fmtest::load_reference(dir, contigs), Backend::cpu, 8);
+    fmindex::FmIndex index = index_of(contigs, Backend::cpu);
     ASSERT_TRUE(index.set_kmer_length(10).ok());
     aligner::SearchParams full;
     full.max_mismatches = 3;
@@ -311,9 +315,8 @@ TEST(SearchReadCpu, WorkCapStopsHonestly) {
 // as nodes (a step per node, plus at most one per pass that found its root dead), any other in
 // at least its length more.
 TEST(SearchReadCpu, OnlyReadsWithoutAnExactMatchComputeTheLowerBound) {
-  fmtest::TempDir dir;
   const std::vector<TestContig> contigs = make_reference(Shape::random_with_n);
-  fmindex::FmIndex index = fmtest::build_index(fmtest::load_reference(dir, contigs), Backend::cpu, 8);
+  fmindex::FmIndex index = index_of(contigs, Backend::cpu);
   ASSERT_TRUE(index.set_kmer_length(10).ok());
   aligner::SearchParams params;
   params.max_mismatches = 3;
@@ -406,7 +409,7 @@ TEST_P(BatchAlignerBackends, MatchesBruteForce) {
   for (const std::string& r : reads_) records.push_back({"read" + std::to_string(records.size()), r, ""});
   std::optional<fmindex::FmIndex> cpu_copy;
   if (GetParam().backend == Backend::gpu) {
-    cpu_copy.emplace(fmtest::build_index(fmtest::load_reference(dir_, contigs_), Backend::cpu, 8));
+    cpu_copy.emplace(index_of(contigs_, Backend::cpu));
     ASSERT_TRUE(cpu_copy->set_kmer_length(GetParam().kmer_length).ok());
   }
   struct Config {
@@ -454,9 +457,8 @@ TEST_P(BatchAlignerBackends, MatchesBruteForce) {
 }
 
 TEST(BatchAlignerCpu, NonBaseLettersAreMismatches) {
-  fmtest::TempDir dir;
   const auto contigs = make_reference(Shape::near_copy);
-  const auto index = fmtest::build_index(fmtest::load_reference(dir, contigs), Backend::cpu, 8);
+  const auto index = index_of(contigs, Backend::cpu);
   const BruteForce oracle(contigs);
   std::string read = normalized(contigs[3].sequence.substr(20, 100));
   read[10] = 'R';
