@@ -57,7 +57,8 @@ constexpr const char* kUsage =
     "  --device S        auto, gpu or cpu [auto]\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"
     "  -v                at the end, print the busy seconds of each pipeline stage; twice\n"
-    "                    (-v -v), also when each stage began and ended each batch\n"
+    "                    (-v -v), also each batch's reads and when each stage began and\n"
+    "                    ended it\n"
     "\n"
     "Reads shorter than 10 or longer than 512 bases, and reads the work cap stopped, are\n"
     "kept (unmapped, or MAPQ 0) and counted in the summary on stderr.\n";
@@ -174,9 +175,9 @@ class BatchWarmer {
 
 struct Totals {
   std::uint64_t reads = 0, mapped = 0, unique = 0, capped = 0, too_short = 0, too_long = 0;
-  std::size_t batches = 0;
+  std::vector<std::size_t> batch_reads;  // for -v -v
   void add(const Batch& b, unsigned k) {
-    ++batches;
+    batch_reads.push_back(b.alignments.size());
     for (const auto& a : b.alignments) {
       ++reads;
       mapped += a.mapped;
@@ -415,7 +416,7 @@ int align_main(int argc, char** argv) {
     // batches follow each other without a gap, that stage is the limit.
     const std::pair<const char*, const StageClock*> stages[] = {
         {"parse", &read_clock}, {"search", &align_clock}, {"finish", &finish_clock}, {"write", &write_clock}};
-    for (std::size_t b = 0; b < totals.batches; ++b) {
+    for (std::size_t b = 0; b < totals.batch_reads.size(); ++b) {
       std::string line;
       for (const auto& [name, clock] : stages) {
         if (b >= clock->spans().size()) continue;  // --io-only: no search, no finish
@@ -425,7 +426,7 @@ int align_main(int argc, char** argv) {
                       log.seconds_at(span.end));
         line += part;
       }
-      log.info("batch %zu: %s", b + 1, line.c_str());
+      log.info("batch %zu (%zu reads): %s", b + 1, totals.batch_reads[b], line.c_str());
     }
     const StageClock::Span& close = write_clock.spans().back();
     log.info("output closed %.3f-%.3f", log.seconds_at(close.begin), log.seconds_at(close.end));

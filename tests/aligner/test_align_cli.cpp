@@ -334,21 +334,24 @@ TEST_F(AlignCli, BgzfInputGivesTheSameRecordsAndVerboseNamesTheStages) {
   EXPECT_NE(r.err.find("inflate"), std::string::npos) << r.err;
 }
 
-// -v -v adds when each stage began and ended each batch: one line per batch, in order; a batch
-// passes the stages one after another, and each stage takes the batches one after another.
+// -v -v adds each batch's reads and when each stage began and ended it: one line per batch, in
+// order, --batch reads each but the last; a batch passes the stages one after another, and each
+// stage takes the batches one after another.
 TEST_F(AlignCli, VerboseTwiceGivesEachBatchTimeline) {
   const std::size_t batch = 7;
   const WtmapRun r = align({"--device", "cpu", "-t", "2", "--batch", std::to_string(batch), "-v", "-v"}, reads_path());
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   const std::regex timeline(
-      R"(batch (\d+): parse ([\d.]+)-([\d.]+), search ([\d.]+)-([\d.]+), finish ([\d.]+)-([\d.]+), write ([\d.]+)-([\d.]+)$)");
+      R"(batch (\d+) \((\d+) reads\): parse ([\d.]+)-([\d.]+), search ([\d.]+)-([\d.]+), finish ([\d.]+)-([\d.]+), write ([\d.]+)-([\d.]+)$)");
   std::vector<std::array<double, 8>> batches;  // parse, search, finish, write: begin and end
   for (const std::string& line : lines_of(r.err)) {
     std::smatch m;
     if (!std::regex_search(line, m, timeline)) continue;
-    EXPECT_EQ(std::stoul(m[1]), batches.size() + 1) << line;
+    const std::size_t b = batches.size();
+    EXPECT_EQ(std::stoul(m[1]), b + 1) << line;
+    EXPECT_EQ(std::stoul(m[2]), std::min(batch, reads_.size() - std::min(reads_.size(), b * batch))) << line;
     std::array<double, 8> t{};
-    for (std::size_t i = 0; i < t.size(); ++i) t[i] = std::stod(m[i + 2]);
+    for (std::size_t i = 0; i < t.size(); ++i) t[i] = std::stod(m[i + 3]);
     batches.push_back(t);
   }
   ASSERT_EQ(batches.size(), (reads_.size() + batch - 1) / batch) << r.err;
