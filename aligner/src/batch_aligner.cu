@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 #include "wtmap/core/detail/batch.cuh"
 #include "wtmap/core/detail/parallel.hpp"
@@ -26,6 +27,17 @@ struct MismatchSearchOp {
   std::string why_invalid(const In& p) const {
     return "read at offset " + std::to_string(p.offset) + " runs past the " + std::to_string(codes_size) + " bases";
   }
+};
+
+// Read letters to search codes in place on the device (search_code): the host only gathers the
+// letters, and the GPU encodes 10^5 reads in microseconds where the CPU threads, busy inflating,
+// formatting and compressing beside the search, took 9-35 ms a batch (bench/RESULTS.md).
+struct EncodeLettersOp {
+  using In = std::uint8_t;
+  using Out = std::uint8_t;
+  WTMAP_HD bool valid(In) const { return true; }
+  WTMAP_HD Out operator()(In letter) const { return fmindex::search_code(static_cast<char>(letter)); }
+  std::string why_invalid(In) const { return {}; }
 };
 
 }  // namespace
@@ -88,7 +100,9 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   }
   Lap lap;
   const std::size_t n = reads.size();
-  // Encode: offsets serially (a prefix sum), bases in parallel.
+  const bool gpu = index_.backend() == Backend::gpu;
+  // Offsets serially (a prefix sum); then the letters, which the GPU encodes, or on the CPU the
+  // codes, in parallel.
   batch.patterns.resize(n);
   std::uint64_t total = 0;
   for (std::size_t r = 0; r < n; ++r) {
@@ -96,20 +110,30 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
     total += reads[r].sequence.size();
   }
   batch.codes.resize(total);
-  wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t r = begin; r < end; ++r) {
-      std::uint8_t* dst = batch.codes.data() + batch.patterns[r].offset;
-      for (char c : reads[r].sequence) *dst++ = fmindex::search_code(c);
+  batch.codes_are_letters = gpu;
+  if (gpu) {  // a copy per read, on this thread: spawned threads would wait for busy cores
+    for (std::size_t r = 0; r < n; ++r) {
+      std::memcpy(batch.codes.data() + batch.patterns[r].offset, reads[r].sequence.data(), reads[r].sequence.size());
     }
-  }, 1 << 12);
+  } else {
+    wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
+      for (std::uint64_t r = begin; r < end; ++r) {
+        std::uint8_t* dst = batch.codes.data() + batch.patterns[r].offset;
+        for (char c : reads[r].sequence) *dst++ = fmindex::search_code(c);
+      }
+    }, 1 << 12);
+  }
   batch.results.resize(n);
   lap(seconds_.encode);
   const std::uint8_t* backend_codes = batch.codes.data();
   std::lock_guard<std::mutex> lock(workspace_->scratch_mutex);
-  if (index_.backend() == Backend::gpu) {
+  if (gpu) {
     WTMAP_TRY(workspace_->reserve_scratch(batch.codes.size()));
-    WTMAP_TRY(wtmap::detail::upload_staged(*workspace_, workspace_->scratch.data(), batch.codes.data(), batch.codes.size()));
-    backend_codes = reinterpret_cast<const std::uint8_t*>(workspace_->scratch.data());
+    auto* device_codes = reinterpret_cast<std::uint8_t*>(workspace_->scratch.data());
+    WTMAP_TRY(wtmap::detail::upload_staged(*workspace_, device_codes, batch.codes.data(), batch.codes.size()));
+    WTMAP_TRY(wtmap::detail::run_batch_device(EncodeLettersOp{}, device_codes, device_codes, batch.codes.size(),
+                                              workspace_->streams[0], *workspace_, "encode"));
+    backend_codes = device_codes;
   }
   SearchParams params = options_.search;
   batch.sliced = index_.backend() == Backend::gpu && cpu_index_ != nullptr && params.work_cap > options_.gpu_work_slice;
@@ -137,10 +161,16 @@ Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& 
     const fmindex::FmIndexView host_view = cpu_index_->view();
     wtmap::detail::parallel_for_ranges(std::min<std::uint64_t>(batch.deferred.size(), wtmap::detail::cpu_threads()),
                                        [&](std::uint64_t, std::uint64_t) {
+      std::vector<std::uint8_t> codes;  // the host copy holds letters (codes_are_letters)
       for (std::size_t j; (j = next++) < batch.deferred.size();) {
         const std::size_t r = batch.deferred[j];
-        search_read(host_view, batch.codes.data() + batch.patterns[r].offset, batch.patterns[r].length, options_.search,
-                    batch.results[r]);
+        const std::uint8_t* read = batch.codes.data() + batch.patterns[r].offset;
+        if (batch.codes_are_letters) {
+          codes.resize(batch.patterns[r].length);
+          for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = fmindex::search_code(static_cast<char>(read[i]));
+          read = codes.data();
+        }
+        search_read(host_view, read, batch.patterns[r].length, options_.search, batch.results[r]);
       }
     }, 1);
   }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -456,23 +457,46 @@ TEST_P(BatchAlignerBackends, MatchesBruteForce) {
   }
 }
 
-TEST(BatchAlignerCpu, NonBaseLettersAreMismatches) {
+// Lower case and U are the bases they name; N and the other IUPAC codes are mismatches. On the
+// GPU the letters are encoded there, and also with a work slice of one node, so that the read is
+// searched again on the CPU copy, which encodes the letters itself.
+class BatchAlignerLetters : public ::testing::TestWithParam<Backend> {};
+
+INSTANTIATE_TEST_SUITE_P(Aligner, BatchAlignerLetters, ::testing::Values(Backend::cpu, Backend::gpu),
+                         [](const auto& info) { return std::string(backend_name(info.param)); });
+
+TEST_P(BatchAlignerLetters, LowerCaseAndUAreBasesOtherLettersMismatches) {
+  WTMAP_FM_SKIP_WITHOUT(GetParam());
   const auto contigs = make_reference(Shape::near_copy);
-  const auto index = index_of(contigs, Backend::cpu);
+  const auto index = index_of(contigs, GetParam());
   const BruteForce oracle(contigs);
   std::string read = normalized(contigs[3].sequence.substr(20, 100));
+  for (std::size_t i = 30; i < 40; ++i) read[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(read[i])));
+  const std::size_t t = read.find('T', 60);
+  ASSERT_NE(t, std::string::npos);
+  read[t] = 'u';
   read[10] = 'R';
   read[50] = 'n';
-  aligner::AlignOptions options;
-  aligner::BatchAligner batch(index, options);
-  std::vector<ReadAlignment> out;
-  ASSERT_TRUE(batch.align({{"iupac", read, ""}}, out).ok());
-  ASSERT_EQ(out.size(), 1u);
-  ASSERT_TRUE(out[0].mapped);
-  EXPECT_EQ(out[0].mismatches, 2u);
-  EXPECT_EQ(out[0].primary.contig, 3u);
-  EXPECT_EQ(out[0].primary.position, 20u);
-  EXPECT_EQ(check_alignment(oracle, read, 4, out[0], options.max_alternatives), "");
+  std::optional<fmindex::FmIndex> cpu_copy;
+  if (GetParam() == Backend::gpu) cpu_copy.emplace(index_of(contigs, Backend::cpu));
+  for (const std::uint32_t slice : {8192u, 1u}) {
+    if (slice == 1 && !cpu_copy) continue;
+    SCOPED_TRACE("GPU work slice " + std::to_string(slice));
+    aligner::AlignOptions options;
+    options.gpu_work_slice = slice;
+    aligner::BatchAligner batch(index, options, cpu_copy ? &*cpu_copy : nullptr);
+    std::vector<ReadAlignment> out;
+    ASSERT_TRUE(batch.align({{"letters", read, ""}}, out).ok());
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_TRUE(out[0].mapped);
+    EXPECT_EQ(out[0].mismatches, 2u);
+    EXPECT_EQ(out[0].primary.contig, 3u);
+    EXPECT_EQ(out[0].primary.position, 20u);
+    EXPECT_EQ(check_alignment(oracle, read, 4, out[0], options.max_alternatives), "");
+    if (slice == 1) {
+      EXPECT_EQ(batch.stage_seconds().cpu_reads, 1u);
+    }
+  }
 }
 
 // ---- mapping_quality and md_tag ---------------------------------------------------------------------

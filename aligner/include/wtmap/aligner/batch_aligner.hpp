@@ -61,8 +61,11 @@ int mapping_quality(const ReadAlignment& a, unsigned max_mismatches);
 // into alignments. The buffers are reused when the object is. A pipeline keeps one per batch in
 // flight, so that the GPU searches batch i + 1 while the CPU threads finish batch i.
 struct SearchedBatch {
-  std::vector<std::uint8_t> codes;             // the reads' bases, 0..3 and 4 (search_code)
-  std::vector<fmindex::PatternRef> patterns;   // each read's codes
+  // The reads' bases: search codes (0..3 and 4, search_code), or for a GPU index their letters,
+  // which the GPU encodes in its own copy.
+  std::vector<std::uint8_t> codes;
+  bool codes_are_letters = false;
+  std::vector<fmindex::PatternRef> patterns;   // each read's bases in codes
   std::vector<SearchResult> results;
   bool sliced = false;                         // the GPU stopped searches at gpu_work_slice
   std::vector<std::size_t> deferred;           // reads the CPU searches again
@@ -86,17 +89,19 @@ class BatchAligner {
   // than A/C/G/T/N letters count those as N.
   Status align(const std::vector<SeqRecord>& reads, std::vector<ReadAlignment>& out);
 
-  // The two halves of align(), for pipelines. search() encodes the reads and searches them on the
-  // index's backend; finish() searches again on the CPU copy the reads the GPU work slice cut
-  // short, chooses the reported hits and locates them; it takes the reads and the SearchedBatch
-  // that search() was given (a different read count is an error). One thread may call search()
-  // while another calls finish() on an earlier batch; each half runs on one thread at a time.
+  // The two halves of align(), for pipelines. search() encodes the reads (for a GPU index, on the
+  // GPU) and searches them on the index's backend; finish() searches again on the CPU copy the
+  // reads the GPU work slice cut short, chooses the reported hits and locates them; it takes the
+  // reads and the SearchedBatch that search() was given (a different read count is an error).
+  // One thread may call search() while another calls finish() on an earlier batch; each half
+  // runs on one thread at a time.
   Status search(const std::vector<SeqRecord>& reads, SearchedBatch& batch);
   Status finish(const std::vector<SeqRecord>& reads, SearchedBatch& batch, std::vector<ReadAlignment>& out);
 
   // Wall seconds spent in each stage, summed over all calls: where a batch's time goes (the
-  // search includes the copies of reads and results between host and GPU). search() adds to
-  // encode and search, finish() to the others.
+  // search includes the copies of reads and results between host and GPU, and on the GPU the
+  // encoding; encode is then the gathering of the letters). search() adds to encode and search,
+  // finish() to the others.
   struct StageSeconds {
     double encode = 0, search = 0, cpu_search = 0, choose = 0, locate = 0;
     std::uint64_t search_nodes = 0;  // search steps (SearchResult::work) of all reads

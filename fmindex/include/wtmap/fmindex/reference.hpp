@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "wtmap/core/config.hpp"
 #include "wtmap/core/status.hpp"
 
 namespace wtmap::fmindex {
@@ -51,12 +52,14 @@ Result<Reference> read_fasta(const std::string& path);
 // codes, -1 for anything else.
 int nucleotide_code(char c);
 
-// The search code of a pattern or read letter: 0..3 for A/C/G/T/U, 4 for everything else -- a
-// code no backward search extends by, so a pattern holding one matches nothing (an N in a read
-// is a mismatch).
-inline std::uint8_t search_code(char c) {
-  const int code = nucleotide_code(c);
-  return static_cast<std::uint8_t>(code < 0 ? 4 : code);
+// The search code of a pattern or read letter: 0..3 for A/C/G/T/U (either case), 4 for every
+// other byte -- a code no backward search extends by, so a pattern holding one matches nothing
+// (an N in a read is a mismatch). On the host and the device: `wtmap align` encodes its reads
+// on the GPU.
+WTMAP_HD std::uint8_t search_code(char c) {
+  // Setting bit 5 folds upper onto lower case, and no byte but a letter onto a letter.
+  const unsigned lower = static_cast<unsigned char>(c) | 0x20u;
+  return lower == 'a' ? 0 : lower == 'c' ? 1 : lower == 'g' ? 2 : lower == 't' || lower == 'u' ? 3 : 4;
 }
 
 }  // namespace wtmap::fmindex
