@@ -1,5 +1,6 @@
 #include "wtmap/aligner/batch_aligner.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -62,6 +63,16 @@ int mapping_quality(const ReadAlignment& a, unsigned max_mismatches) {
   const std::uint64_t n = a.second_count >= 255 ? 255 : a.second_count;
   const int log_n = static_cast<int>(4.343 * std::log(static_cast<double>(n)) + 0.5);
   return log_n > 23 ? 0 : 23 - log_n;
+}
+
+void SearchedBatch::reserve(std::size_t reads, std::size_t bases) {
+  // resize() writes every new element (faulting its page in); clear() keeps the capacity.
+  codes.resize(std::max(codes.size(), bases));
+  patterns.resize(std::max(patterns.size(), reads));
+  results.resize(std::max(results.size(), reads));
+  codes.clear();
+  patterns.clear();
+  results.clear();
 }
 
 BatchAligner::BatchAligner(const fmindex::FmIndex& index, const AlignOptions& options, const fmindex::FmIndex* cpu_index)

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <future>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -173,6 +174,55 @@ class BatchWarmer {
   std::vector<std::thread> threads_;
 };
 
+// The search stage's SearchedBatch buffers (some 450 bytes per read): at most three are in use
+// at once (one searched, one waiting for the finish stage, one finished), and a finished one comes
+// back through give_back(). With `warm_up` a thread of their own makes the three from the start
+// of the run, their pages faulted in while the CUDA context and the index load: the search stage
+// limits the pipeline, and it faulted them in over its first three batches (26 ms of the first
+// batch's 88 ms on an H100 host, bench/RESULTS.md).
+class SearchedBatchPool {
+ public:
+  SearchedBatchPool(std::size_t reads, bool warm_up) {
+    if (!warm_up) return;
+    thread_ = std::thread([this, reads] {
+      while (claimed_.fetch_add(1) < kBatches) {
+        std::unique_ptr<aligner::SearchedBatch> batch;
+        try {
+          batch = std::make_unique<aligner::SearchedBatch>();
+          batch->reserve(reads, reads * kBasesPerRead);
+        } catch (const std::bad_alloc&) {  // take() makes it when it is needed, or reports the lack
+          batch.reset();
+        }
+        spare_.push(std::move(batch));
+      }
+    });
+  }
+  ~SearchedBatchPool() {
+    close();
+    if (thread_.joinable()) thread_.join();
+  }
+  SearchedBatchPool(const SearchedBatchPool&) = delete;
+  SearchedBatchPool& operator=(const SearchedBatchPool&) = delete;
+
+  // A spare one; waits only while the thread still makes one (the three made, none spare).
+  std::unique_ptr<aligner::SearchedBatch> take() {
+    std::optional<std::unique_ptr<aligner::SearchedBatch>> batch = spare_.try_pop();
+    if (!batch && claimed_.fetch_add(1) >= kBatches) batch = spare_.pop();
+    if (batch && *batch) return std::move(*batch);
+    return std::make_unique<aligner::SearchedBatch>();
+  }
+  void give_back(std::unique_ptr<aligner::SearchedBatch> batch) { spare_.push(std::move(batch)); }  // never blocks
+  // When the finish stage stops: take() then waits for nothing.
+  void close() { spare_.close(); }
+
+ private:
+  static constexpr std::size_t kBatches = 3;
+  static constexpr std::size_t kBasesPerRead = 152;  // as BatchWarmer's first batches
+  std::atomic<std::size_t> claimed_{0};
+  aligner::BoundedQueue<std::unique_ptr<aligner::SearchedBatch>> spare_{kBatches};
+  std::thread thread_;
+};
+
 struct Totals {
   std::uint64_t reads = 0, mapped = 0, unique = 0, capped = 0, too_short = 0, too_long = 0;
   std::vector<std::size_t> batch_reads;  // for -v -v
@@ -289,6 +339,7 @@ int align_main(int argc, char** argv) {
       if (thread.joinable()) thread.join();
     }
   } join_reader{to_align, read_thread, warmer};
+  SearchedBatchPool searched_pool(batch_size, !io_only);
 
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("align", backend.status());
@@ -336,9 +387,6 @@ int align_main(int argc, char** argv) {
   // reader thread -> search (this thread: encode, the GPU) -> finish thread (CPU search of the
   // long reads, hit choice, locate) -> writer thread. Search and finish overlap across batches.
   aligner::BoundedQueue<Batch> to_finish(1);
-  // SearchedBatch buffers (some 450 bytes per read) go back to the search stage once finished:
-  // at most three are in use at once, and fresh ones would cost a fill and page faults per batch.
-  aligner::BoundedQueue<std::unique_ptr<aligner::SearchedBatch>> spare_searched(3);
   Status finish_status, write_status;  // set by the finish and writer threads
   Totals totals;
   const double start_seconds = log.seconds();
@@ -371,20 +419,20 @@ int align_main(int argc, char** argv) {
           batch->alignments.assign(batch->reads.size(), aligner::ReadAlignment{});
         } else {
           WTMAP_TRY(finish_clock.time([&] { return batch_aligner.finish(batch->reads, *batch->searched, batch->alignments); }));
-          spare_searched.push(std::move(batch->searched));  // never blocks: at most three exist
+          searched_pool.give_back(std::move(batch->searched));
         }
         if (!to_write.push(std::move(*batch))) return {};
       }
       return {};
     });
     to_finish.close();  // on an error, stop the search stage too
+    searched_pool.close();
     to_write.close();
   });
   Status align_status = guarded([&]() -> Status {
     while (auto batch = to_align.pop()) {
       if (!io_only) {
-        auto spare = spare_searched.try_pop();
-        batch->searched = spare ? std::move(*spare) : std::make_unique<aligner::SearchedBatch>();
+        batch->searched = searched_pool.take();
         WTMAP_TRY(align_clock.time([&] { return batch_aligner.search(batch->reads, *batch->searched); }));
       }
       if (!to_finish.push(std::move(*batch))) return {};

@@ -499,6 +499,47 @@ TEST_P(BatchAlignerLetters, LowerCaseAndUAreBasesOtherLettersMismatches) {
   }
 }
 
+// A reserved SearchedBatch takes a search of that many reads and bases without reallocating any of
+// its per-read buffers, and gives the same alignments as a fresh one.
+class SearchedBatchReserve : public ::testing::TestWithParam<Backend> {};
+
+INSTANTIATE_TEST_SUITE_P(Aligner, SearchedBatchReserve, ::testing::Values(Backend::cpu, Backend::gpu),
+                         [](const auto& info) { return std::string(backend_name(info.param)); });
+
+TEST_P(SearchedBatchReserve, SearchFillsTheReservedBuffersInPlace) {
+  WTMAP_FM_SKIP_WITHOUT(GetParam());
+  const auto contigs = make_reference(Shape::repeat_family);
+  const auto index = index_of(contigs, GetParam());
+  std::vector<aligner::SeqRecord> records;
+  std::size_t bases = 0;
+  for (const std::string& r : planted_reads(contigs, 100, 2, 99)) {
+    records.push_back({"r" + std::to_string(records.size()), r, ""});
+    bases += r.size();
+  }
+  ASSERT_GT(records.size(), 10u);
+  aligner::SearchedBatch reserved;
+  reserved.reserve(records.size(), bases);
+  EXPECT_TRUE(reserved.codes.empty() && reserved.patterns.empty() && reserved.results.empty());
+  const void* buffers[] = {reserved.codes.data(), reserved.patterns.data(), reserved.results.data()};
+  aligner::BatchAligner batch(index, aligner::AlignOptions{});
+  std::vector<ReadAlignment> got, expected;
+  ASSERT_TRUE(batch.search(records, reserved).ok());
+  EXPECT_EQ(reserved.codes.data(), buffers[0]);
+  EXPECT_EQ(reserved.patterns.data(), buffers[1]);
+  EXPECT_EQ(reserved.results.data(), buffers[2]);
+  ASSERT_TRUE(batch.finish(records, reserved, got).ok());
+  ASSERT_TRUE(batch.align(records, expected).ok());
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].mapped, expected[i].mapped) << records[i].name;
+    EXPECT_EQ(got[i].primary.contig, expected[i].primary.contig) << records[i].name;
+    EXPECT_EQ(got[i].primary.position, expected[i].primary.position) << records[i].name;
+    EXPECT_EQ(got[i].primary.reverse, expected[i].primary.reverse) << records[i].name;
+    EXPECT_EQ(got[i].best_count, expected[i].best_count) << records[i].name;
+    EXPECT_EQ(got[i].second_count, expected[i].second_count) << records[i].name;
+  }
+}
+
 // ---- mapping_quality and md_tag ---------------------------------------------------------------------
 
 ReadAlignment alignment(std::uint64_t x0, std::uint64_t x1, unsigned mismatches) {
