@@ -79,8 +79,10 @@ BatchAligner::BatchAligner(const fmindex::FmIndex& index, const AlignOptions& op
     : index_(index),
       cpu_index_(cpu_index != nullptr && cpu_index->backend() == Backend::cpu ? cpu_index : nullptr),
       options_(options),
-      workspace_(std::make_unique<wtmap::detail::QueryWorkspace>()) {}
+      workspaces_{std::make_unique<wtmap::detail::QueryWorkspace>(), std::make_unique<wtmap::detail::QueryWorkspace>()} {}
 
+// A batch still in flight is not collected: its SearchedBatch may be gone. Freeing the workspaces
+// waits for their kernels.
 BatchAligner::~BatchAligner() = default;
 
 Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<ReadAlignment>& out) {
@@ -98,6 +100,7 @@ class Lap {
     stage += std::chrono::duration<double>(now - last_).count();
     last_ = now;
   }
+  void restart() { last_ = std::chrono::steady_clock::now(); }  // time that another Lap counted
 
  private:
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
@@ -112,6 +115,10 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   Lap lap;
   const std::size_t n = reads.size();
   const bool gpu = index_.backend() == Backend::gpu;
+  if (gpu) {  // a batch searched again before it was finished: its last launch first
+    for (unsigned slot = 0; slot < kLaunchSlots; ++slot) WTMAP_TRY(collect(slot, &batch));
+    lap.restart();
+  }
   // Offsets serially (a prefix sum); then the letters, which the GPU encodes, or on the CPU the
   // codes, in parallel.
   batch.patterns.resize(n);
@@ -136,30 +143,62 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   }
   batch.results.resize(n);
   lap(seconds_.encode);
-  const std::uint8_t* backend_codes = batch.codes.data();
-  std::lock_guard<std::mutex> lock(workspace_->scratch_mutex);
-  if (gpu) {
-    WTMAP_TRY(workspace_->reserve_scratch(batch.codes.size()));
-    auto* device_codes = reinterpret_cast<std::uint8_t*>(workspace_->scratch.data());
-    WTMAP_TRY(wtmap::detail::upload_staged(*workspace_, device_codes, batch.codes.data(), batch.codes.size()));
-    WTMAP_TRY(wtmap::detail::run_batch_device(EncodeLettersOp{}, device_codes, device_codes, batch.codes.size(),
-                                              workspace_->streams[0], *workspace_, "encode"));
-    backend_codes = device_codes;
-  }
   SearchParams params = options_.search;
-  batch.sliced = index_.backend() == Backend::gpu && cpu_index_ != nullptr && params.work_cap > options_.gpu_work_slice;
+  batch.sliced = gpu && cpu_index_ != nullptr && params.work_cap > options_.gpu_work_slice;
   if (batch.sliced) params.work_cap = options_.gpu_work_slice;
-  const MismatchSearchOp op{index_.view(), backend_codes, batch.codes.size(), params};
-  WTMAP_TRY(wtmap::detail::run_batch(index_.backend(), op, batch.patterns.data(), batch.results.data(), n, *workspace_,
-                                     "search"));
+  if (!gpu) {
+    const MismatchSearchOp op{index_.view(), batch.codes.data(), batch.codes.size(), params};
+    WTMAP_TRY(wtmap::detail::run_batch_cpu(op, batch.patterns.data(), batch.results.data(), n, "search"));
+    lap(seconds_.search);
+    return {};
+  }
+  // The slot of the batch two searches back: its results come back now unless finish() took them.
+  const unsigned slot = next_slot_;
+  next_slot_ = (next_slot_ + 1) % kLaunchSlots;
+  WTMAP_TRY(collect(slot, nullptr));  // (it adds its own wait to search)
+  lap.restart();
+  if (n == 0) return {};
+  wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
+  WTMAP_TRY(ws.reserve_scratch(batch.codes.size()));
+  auto* device_codes = reinterpret_cast<std::uint8_t*>(ws.scratch.data());
+  WTMAP_TRY(wtmap::detail::upload_staged(ws, device_codes, batch.codes.data(), batch.codes.size()));
+  WTMAP_TRY(wtmap::detail::run_batch_device(EncodeLettersOp{}, device_codes, device_codes, batch.codes.size(), ws.streams[0],
+                                            ws, "encode"));
+  const MismatchSearchOp op{index_.view(), device_codes, batch.codes.size(), params};
+  WTMAP_TRY(wtmap::detail::launch_batch_gpu(op, batch.patterns.data(), n, ws));
+  std::lock_guard<std::mutex> lock(launch_mutex_);
+  launched_[slot] = &batch;
   lap(seconds_.search);
   return {};
+}
+
+Status BatchAligner::collect(unsigned slot, const SearchedBatch* only) {
+  std::unique_lock<std::mutex> lock(launch_mutex_);
+  collected_.wait(lock, [&] { return !collecting_[slot]; });  // another thread is collecting it
+  SearchedBatch* batch = launched_[slot];
+  if (batch == nullptr || (only != nullptr && batch != only)) return {};
+  collecting_[slot] = true;
+  lock.unlock();
+  Lap lap;
+  const MismatchSearchOp op{index_.view(), nullptr, batch->codes.size(), options_.search};  // for its messages
+  const Status collected = wtmap::detail::collect_batch_gpu(op, batch->patterns.data(), batch->results.data(),
+                                                            batch->results.size(), *workspaces_[slot], "search");
+  lock.lock();
+  lap(seconds_.search);
+  launched_[slot] = nullptr;
+  collecting_[slot] = false;
+  collected_.notify_all();
+  return collected;
 }
 
 Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& batch, std::vector<ReadAlignment>& out) {
   Lap lap;
   const std::size_t n = reads.size();
   if (batch.results.size() != n) return invalid_argument("finish() needs the batch that search() was given");
+  if (index_.backend() == Backend::gpu) {
+    for (unsigned slot = 0; slot < kLaunchSlots; ++slot) WTMAP_TRY(collect(slot, &batch));  // (adds to search)
+  }
+  lap.restart();
   if (batch.sliced) {
     // The reads the slice cut short, searched again from the start with the full cap, one at a
     // time per CPU thread (their work varies by orders of magnitude: no static split).

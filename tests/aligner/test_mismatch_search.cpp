@@ -499,14 +499,29 @@ TEST_P(BatchAlignerLetters, LowerCaseAndUAreBasesOtherLettersMismatches) {
   }
 }
 
+void expect_same_alignments(const std::vector<ReadAlignment>& got, const std::vector<ReadAlignment>& expected,
+                            const std::vector<aligner::SeqRecord>& records) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].mapped, expected[i].mapped) << records[i].name;
+    EXPECT_EQ(got[i].primary.contig, expected[i].primary.contig) << records[i].name;
+    EXPECT_EQ(got[i].primary.position, expected[i].primary.position) << records[i].name;
+    EXPECT_EQ(got[i].primary.reverse, expected[i].primary.reverse) << records[i].name;
+    EXPECT_EQ(got[i].mismatches, expected[i].mismatches) << records[i].name;
+    EXPECT_EQ(got[i].best_count, expected[i].best_count) << records[i].name;
+    EXPECT_EQ(got[i].second_count, expected[i].second_count) << records[i].name;
+    EXPECT_EQ(got[i].alternatives.size(), expected[i].alternatives.size()) << records[i].name;
+  }
+}
+
 // A reserved SearchedBatch takes a search of that many reads and bases without reallocating any of
 // its per-read buffers, and gives the same alignments as a fresh one.
-class SearchedBatchReserve : public ::testing::TestWithParam<Backend> {};
+class SearchedBatches : public ::testing::TestWithParam<Backend> {};
 
-INSTANTIATE_TEST_SUITE_P(Aligner, SearchedBatchReserve, ::testing::Values(Backend::cpu, Backend::gpu),
+INSTANTIATE_TEST_SUITE_P(Aligner, SearchedBatches, ::testing::Values(Backend::cpu, Backend::gpu),
                          [](const auto& info) { return std::string(backend_name(info.param)); });
 
-TEST_P(SearchedBatchReserve, SearchFillsTheReservedBuffersInPlace) {
+TEST_P(SearchedBatches, SearchFillsTheReservedBuffersInPlace) {
   WTMAP_FM_SKIP_WITHOUT(GetParam());
   const auto contigs = make_reference(Shape::repeat_family);
   const auto index = index_of(contigs, GetParam());
@@ -529,15 +544,43 @@ TEST_P(SearchedBatchReserve, SearchFillsTheReservedBuffersInPlace) {
   EXPECT_EQ(reserved.results.data(), buffers[2]);
   ASSERT_TRUE(batch.finish(records, reserved, got).ok());
   ASSERT_TRUE(batch.align(records, expected).ok());
-  ASSERT_EQ(got.size(), expected.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(got[i].mapped, expected[i].mapped) << records[i].name;
-    EXPECT_EQ(got[i].primary.contig, expected[i].primary.contig) << records[i].name;
-    EXPECT_EQ(got[i].primary.position, expected[i].primary.position) << records[i].name;
-    EXPECT_EQ(got[i].primary.reverse, expected[i].primary.reverse) << records[i].name;
-    EXPECT_EQ(got[i].best_count, expected[i].best_count) << records[i].name;
-    EXPECT_EQ(got[i].second_count, expected[i].second_count) << records[i].name;
+  expect_same_alignments(got, expected, records);
+}
+
+// On a GPU index search() returns with the batch in flight, and its results come back in finish()
+// or in the second search() after it. Three batches searched before any is finished (the third
+// search collects the first), finished out of order, and a batch searched twice before it is
+// finished: each gives the alignments a fresh BatchAligner's align() gives, on either backend.
+TEST_P(SearchedBatches, BatchesInFlightFinishInAnyOrder) {
+  WTMAP_FM_SKIP_WITHOUT(GetParam());
+  const auto contigs = make_reference(Shape::repeat_family);
+  const auto index = index_of(contigs, GetParam());
+  std::vector<aligner::SeqRecord> parts[3];
+  std::size_t count = 0;
+  for (const std::string& r : planted_reads(contigs, 100, 2, 7)) {
+    parts[count % 3].push_back({"r" + std::to_string(count), r, ""});
+    ++count;
   }
+  std::vector<ReadAlignment> expected[3];
+  for (int p = 0; p < 3; ++p) {
+    aligner::BatchAligner alone(index, aligner::AlignOptions{});
+    ASSERT_TRUE(alone.align(parts[p], expected[p]).ok());
+  }
+  aligner::BatchAligner batch(index, aligner::AlignOptions{});
+  aligner::SearchedBatch searched[3];
+  for (int p = 0; p < 3; ++p) ASSERT_TRUE(batch.search(parts[p], searched[p]).ok()) << "part " << p;
+  for (int p : {1, 0, 2}) {
+    SCOPED_TRACE("part " + std::to_string(p));
+    std::vector<ReadAlignment> got;
+    ASSERT_TRUE(batch.finish(parts[p], searched[p], got).ok());
+    expect_same_alignments(got, expected[p], parts[p]);
+  }
+  SCOPED_TRACE("part 0 searched twice");
+  ASSERT_TRUE(batch.search(parts[0], searched[0]).ok());
+  ASSERT_TRUE(batch.search(parts[0], searched[0]).ok());
+  std::vector<ReadAlignment> got;
+  ASSERT_TRUE(batch.finish(parts[0], searched[0], got).ok());
+  expect_same_alignments(got, expected[0], parts[0]);
 }
 
 // ---- mapping_quality and md_tag ---------------------------------------------------------------------

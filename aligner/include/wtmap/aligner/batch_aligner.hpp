@@ -2,7 +2,10 @@
 // choice of the reported hit, locate of the reported and alternative hits.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -99,7 +102,10 @@ class BatchAligner {
   // reads the GPU work slice cut short, chooses the reported hits and locates them; it takes the
   // reads and the SearchedBatch that search() was given (a different read count is an error).
   // One thread may call search() while another calls finish() on an earlier batch; each half
-  // runs on one thread at a time.
+  // runs on one thread at a time. On a GPU index search() returns once the batch is launched, and
+  // its results come back in finish() or in the second search() after it, whichever comes first:
+  // so the next batch's kernel runs beside the tail of this one's (its slowest reads on few
+  // threads). A searched batch must live until it is finished or the BatchAligner is destroyed.
   Status search(const std::vector<SeqRecord>& reads, SearchedBatch& batch);
   Status finish(const std::vector<SeqRecord>& reads, SearchedBatch& batch, std::vector<ReadAlignment>& out);
 
@@ -108,6 +114,7 @@ class BatchAligner {
   // encoding; encode is then the gathering of the letters). search() adds to encode and search,
   // finish() to the others.
   struct StageSeconds {
+    // search: on a GPU index the launch, and the wait for the results where they are collected.
     double encode = 0, search = 0, cpu_search = 0, choose = 0, locate = 0;
     std::uint64_t search_nodes = 0;  // search steps (SearchResult::work) of all reads
     // Reads whose search needs more than options.gpu_work_slice nodes, and their nodes (on any
@@ -120,8 +127,20 @@ class BatchAligner {
  private:
   const fmindex::FmIndex& index_;
   const fmindex::FmIndex* cpu_index_;
+  // Waits for the batch in launch slot `slot` and copies its results into it; with `only`, just
+  // if that is the batch there (else it was collected already).
+  Status collect(unsigned slot, const SearchedBatch* only);
+
   AlignOptions options_;
-  std::unique_ptr<wtmap::detail::QueryWorkspace> workspace_;
+  // GPU: two launch slots, each with its workspace (buffers, streams, the codes on the device)
+  // and the batch it holds until collected.
+  static constexpr unsigned kLaunchSlots = 2;
+  std::unique_ptr<wtmap::detail::QueryWorkspace> workspaces_[kLaunchSlots];
+  SearchedBatch* launched_[kLaunchSlots] = {nullptr, nullptr};
+  bool collecting_[kLaunchSlots] = {false, false};
+  unsigned next_slot_ = 0;           // search()'s only
+  std::mutex launch_mutex_;          // launched_, collecting_, seconds_.search
+  std::condition_variable collected_;
   SearchedBatch own_;  // align()'s
   StageSeconds seconds_;
 };

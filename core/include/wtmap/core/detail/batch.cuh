@@ -183,6 +183,27 @@ Status run_batch_cpu(const Op& op, const typename Op::In* in, typename Op::Out* 
   return {};
 }
 
+// On stream s of the workspace: the copy of `length` queries from `src` (host) into its device
+// buffer s, the kernel over them (query indices reported from `begin` on) and the copy of their
+// results into `dst` (pinned host memory for an asynchronous copy).
+template <class Op>
+Status enqueue_chunk(const Op& op, const typename Op::In* src, typename Op::Out* dst, std::uint64_t length,
+                     std::uint64_t begin, int s, QueryWorkspace& ws) {
+  using In = typename Op::In;
+  using Out = typename Op::Out;
+  auto* d_in = static_cast<In*>(ws.device_in[s]);
+  auto* d_out = static_cast<Out*>(ws.device_out[s]);
+  WTMAP_CUDA_TRY(cudaMemcpyAsync(d_in, src, length * sizeof(In), cudaMemcpyHostToDevice, ws.streams[s]));
+  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_next_query + s, 0, sizeof(unsigned long long), ws.streams[s]));
+  const int blocks = static_cast<int>(
+      std::min<std::uint64_t>(persistent_grid_size<Op>(), (length + kQueryBlockThreads - 1) / kQueryBlockThreads));
+  batch_query_kernel<Op><<<blocks, kQueryBlockThreads, 0, ws.streams[s]>>>(op, d_in, d_out, length, begin,
+                                                                           ws.device_first_invalid, ws.device_next_query + s);
+  WTMAP_CUDA_TRY_LAUNCH();
+  WTMAP_CUDA_TRY(cudaMemcpyAsync(dst, d_out, length * sizeof(Out), cudaMemcpyDeviceToHost, ws.streams[s]));
+  return {};
+}
+
 // Queries and results in host memory (pageable or pinned).
 template <class Op>
 Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
@@ -200,7 +221,6 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* 
   const bool in_pinned = is_pinned(in), out_pinned = is_pinned(out);
   WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_first_invalid, 0xFF, sizeof(unsigned long long), ws.streams[0]));
   WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[0]));
-  const int grid = persistent_grid_size<Op>();
   const std::uint64_t chunks = (count + chunk - 1) / chunk;
   auto chunk_length = [&](std::uint64_t c) { return std::min(chunk, count - c * chunk); };
   // Results of chunk c staged in pinned memory are copied out once its stream is done.
@@ -219,21 +239,50 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* 
       parallel_copy(ws.pinned_in[s], src, length * sizeof(In));
       src = static_cast<const In*>(ws.pinned_in[s]);
     }
-    auto* d_in = static_cast<In*>(ws.device_in[s]);
-    auto* d_out = static_cast<Out*>(ws.device_out[s]);
-    WTMAP_CUDA_TRY(cudaMemcpyAsync(d_in, src, length * sizeof(In), cudaMemcpyHostToDevice, ws.streams[s]));
-    WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_next_query + s, 0, sizeof(unsigned long long), ws.streams[s]));
-    const int blocks = static_cast<int>(std::min<std::uint64_t>(grid, (length + kQueryBlockThreads - 1) / kQueryBlockThreads));
-    batch_query_kernel<Op><<<blocks, kQueryBlockThreads, 0, ws.streams[s]>>>(op, d_in, d_out, length, begin,
-                                                                             ws.device_first_invalid,
-                                                                             ws.device_next_query + s);
-    WTMAP_CUDA_TRY_LAUNCH();
     Out* dst = out_pinned ? out + begin : static_cast<Out*>(ws.pinned_out[s]);
-    WTMAP_CUDA_TRY(cudaMemcpyAsync(dst, d_out, length * sizeof(Out), cudaMemcpyDeviceToHost, ws.streams[s]));
+    WTMAP_TRY(enqueue_chunk(op, src, dst, length, begin, s, ws));
   }
   for (std::uint64_t c = chunks >= 2 ? chunks - 2 : 0; c < chunks; ++c) WTMAP_TRY(finish_chunk(c));
   unsigned long long bad = 0;
   WTMAP_CUDA_TRY(cudaMemcpy(&bad, ws.device_first_invalid, sizeof bad, cudaMemcpyDeviceToHost));
+  if (bad != std::numeric_limits<unsigned long long>::max()) return invalid_query_status(op, what, bad, in[bad]);
+  return {};
+}
+
+// The two halves of run_batch_gpu for a batch in one launch, so that a caller with two workspaces
+// keeps two batches in flight: launch_batch_gpu copies the queries in (through the workspace's
+// pinned buffer), enqueues the kernel and the copy of the results into pinned memory on the
+// workspace's first stream, and returns; collect_batch_gpu waits for them and copies the results
+// out. In between, the workspace (its buffers, its scratch) belongs to that batch. A stepwise
+// kernel's tail -- its slowest queries on few threads -- then overlaps the next batch's kernel.
+template <class Op>
+Status launch_batch_gpu(const Op& op, const typename Op::In* in, std::uint64_t count, QueryWorkspace& ws) {
+  using In = typename Op::In;
+  using Out = typename Op::Out;
+  if (count == 0) return {};
+  std::lock_guard<std::mutex> lock(ws.mutex);
+  WTMAP_TRY(ws.reserve(count * sizeof(In), count * sizeof(Out)));
+  const In* src = in;
+  if (!is_pinned(in)) {
+    parallel_copy(ws.pinned_in[0], in, count * sizeof(In));
+    src = static_cast<const In*>(ws.pinned_in[0]);
+  }
+  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_first_invalid, 0xFF, sizeof(unsigned long long), ws.streams[0]));
+  WTMAP_TRY(enqueue_chunk(op, src, static_cast<Out*>(ws.pinned_out[0]), count, 0, 0, ws));
+  WTMAP_CUDA_TRY(cudaMemcpyAsync(ws.pinned_first_invalid, ws.device_first_invalid, sizeof(unsigned long long),
+                                 cudaMemcpyDeviceToHost, ws.streams[0]));
+  return {};
+}
+
+// `in` and `count` as given to launch_batch_gpu.
+template <class Op>
+Status collect_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
+                         QueryWorkspace& ws, const char* what) {
+  if (count == 0) return {};
+  std::lock_guard<std::mutex> lock(ws.mutex);
+  WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[0]));
+  parallel_copy(out, ws.pinned_out[0], count * sizeof(typename Op::Out));
+  const unsigned long long bad = *ws.pinned_first_invalid;
   if (bad != std::numeric_limits<unsigned long long>::max()) return invalid_query_status(op, what, bad, in[bad]);
   return {};
 }
