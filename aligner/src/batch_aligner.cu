@@ -159,9 +159,12 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   lap.restart();
   if (n == 0) return {};
   wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
+  WTMAP_TRY(ws.reserve(0, 0, 1));  // its stream
   WTMAP_TRY(ws.reserve_scratch(batch.codes.size()));
   auto* device_codes = reinterpret_cast<std::uint8_t*>(ws.scratch.data());
-  WTMAP_TRY(wtmap::detail::upload_staged(ws, device_codes, batch.codes.data(), batch.codes.size()));
+  // Straight from pageable memory: the driver stages it at about the speed of a copy into pinned
+  // memory of our own (1 byte a base), and the workspace keeps no pinned buffer for it.
+  WTMAP_CUDA_TRY(cudaMemcpyAsync(device_codes, batch.codes.data(), batch.codes.size(), cudaMemcpyHostToDevice, ws.streams[0]));
   WTMAP_TRY(wtmap::detail::run_batch_device(EncodeLettersOp{}, device_codes, device_codes, batch.codes.size(), ws.streams[0],
                                             ws, "encode"));
   const MismatchSearchOp op{index_.view(), device_codes, batch.codes.size(), params};

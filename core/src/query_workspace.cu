@@ -1,5 +1,7 @@
 #include "wtmap/core/detail/batch.cuh"
 
+#include <algorithm>
+
 namespace wtmap::detail {
 
 QueryWorkspace::~QueryWorkspace() {
@@ -20,33 +22,39 @@ QueryWorkspace::~QueryWorkspace() {
   free_pinned(pinned_first_invalid);
 }
 
-Status QueryWorkspace::reserve(std::size_t in_bytes, std::size_t out_bytes) {
+Status QueryWorkspace::reserve(std::size_t in_bytes, std::size_t out_bytes, int use_slots) {
   if (streams[0] == nullptr) {
     for (auto& s : streams) WTMAP_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     WTMAP_CUDA_TRY(cudaMalloc(&device_first_invalid, sizeof(unsigned long long)));
     WTMAP_CUDA_TRY(cudaMalloc(&device_next_query, 2 * sizeof(unsigned long long)));
     WTMAP_CUDA_TRY(cudaMallocHost(&pinned_first_invalid, sizeof(unsigned long long)));
   }
-  if (in_bytes > in_capacity) {
+  // A slot more, or larger buffers: all of them anew, at the larger size.
+  const bool more_slots = use_slots > slots;
+  const int keep_slots = more_slots ? use_slots : slots;
+  if (in_bytes > in_capacity || more_slots) {
+    in_capacity = std::max(in_capacity, in_bytes);
     for (int s = 0; s < 2; ++s) {
       cudaFree(device_in[s]);
       cudaFreeHost(pinned_in[s]);
       device_in[s] = pinned_in[s] = nullptr;
-      WTMAP_CUDA_TRY(cudaMalloc(&device_in[s], in_bytes));
-      WTMAP_CUDA_TRY(cudaMallocHost(&pinned_in[s], in_bytes));
+      if (s >= keep_slots || in_capacity == 0) continue;
+      WTMAP_CUDA_TRY(cudaMalloc(&device_in[s], in_capacity));
+      WTMAP_CUDA_TRY(cudaMallocHost(&pinned_in[s], in_capacity));
     }
-    in_capacity = in_bytes;
   }
-  if (out_bytes > out_capacity) {
+  if (out_bytes > out_capacity || more_slots) {
+    out_capacity = std::max(out_capacity, out_bytes);
     for (int s = 0; s < 2; ++s) {
       cudaFree(device_out[s]);
       cudaFreeHost(pinned_out[s]);
       device_out[s] = pinned_out[s] = nullptr;
-      WTMAP_CUDA_TRY(cudaMalloc(&device_out[s], out_bytes));
-      WTMAP_CUDA_TRY(cudaMallocHost(&pinned_out[s], out_bytes));
+      if (s >= keep_slots || out_capacity == 0) continue;
+      WTMAP_CUDA_TRY(cudaMalloc(&device_out[s], out_capacity));
+      WTMAP_CUDA_TRY(cudaMallocHost(&pinned_out[s], out_capacity));
     }
-    out_capacity = out_bytes;
   }
+  slots = keep_slots;
   return {};
 }
 

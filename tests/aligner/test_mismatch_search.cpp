@@ -457,15 +457,32 @@ TEST_P(BatchAlignerBackends, MatchesBruteForce) {
   }
 }
 
+// The fields of two alignment runs of the same reads that the search and the choice decide.
+void expect_same_alignments(const std::vector<ReadAlignment>& got, const std::vector<ReadAlignment>& expected,
+                            const std::vector<aligner::SeqRecord>& records) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].mapped, expected[i].mapped) << records[i].name;
+    EXPECT_EQ(got[i].primary.contig, expected[i].primary.contig) << records[i].name;
+    EXPECT_EQ(got[i].primary.position, expected[i].primary.position) << records[i].name;
+    EXPECT_EQ(got[i].primary.reverse, expected[i].primary.reverse) << records[i].name;
+    EXPECT_EQ(got[i].mismatches, expected[i].mismatches) << records[i].name;
+    EXPECT_EQ(got[i].best_count, expected[i].best_count) << records[i].name;
+    EXPECT_EQ(got[i].second_count, expected[i].second_count) << records[i].name;
+    EXPECT_EQ(got[i].alternatives.size(), expected[i].alternatives.size()) << records[i].name;
+  }
+}
+
+// BatchAligner on one backend, on its own small reference.
+class BatchAlignerOn : public ::testing::TestWithParam<Backend> {};
+
+INSTANTIATE_TEST_SUITE_P(Aligner, BatchAlignerOn, ::testing::Values(Backend::cpu, Backend::gpu),
+                         [](const auto& info) { return std::string(backend_name(info.param)); });
+
 // Lower case and U are the bases they name; N and the other IUPAC codes are mismatches. On the
 // GPU the letters are encoded there, and also with a work slice of one node, so that the read is
 // searched again on the CPU copy, which encodes the letters itself.
-class BatchAlignerLetters : public ::testing::TestWithParam<Backend> {};
-
-INSTANTIATE_TEST_SUITE_P(Aligner, BatchAlignerLetters, ::testing::Values(Backend::cpu, Backend::gpu),
-                         [](const auto& info) { return std::string(backend_name(info.param)); });
-
-TEST_P(BatchAlignerLetters, LowerCaseAndUAreBasesOtherLettersMismatches) {
+TEST_P(BatchAlignerOn, LowerCaseAndUAreBasesOtherLettersMismatches) {
   WTMAP_FM_SKIP_WITHOUT(GetParam());
   const auto contigs = make_reference(Shape::near_copy);
   const auto index = index_of(contigs, GetParam());
@@ -499,29 +516,9 @@ TEST_P(BatchAlignerLetters, LowerCaseAndUAreBasesOtherLettersMismatches) {
   }
 }
 
-void expect_same_alignments(const std::vector<ReadAlignment>& got, const std::vector<ReadAlignment>& expected,
-                            const std::vector<aligner::SeqRecord>& records) {
-  ASSERT_EQ(got.size(), expected.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(got[i].mapped, expected[i].mapped) << records[i].name;
-    EXPECT_EQ(got[i].primary.contig, expected[i].primary.contig) << records[i].name;
-    EXPECT_EQ(got[i].primary.position, expected[i].primary.position) << records[i].name;
-    EXPECT_EQ(got[i].primary.reverse, expected[i].primary.reverse) << records[i].name;
-    EXPECT_EQ(got[i].mismatches, expected[i].mismatches) << records[i].name;
-    EXPECT_EQ(got[i].best_count, expected[i].best_count) << records[i].name;
-    EXPECT_EQ(got[i].second_count, expected[i].second_count) << records[i].name;
-    EXPECT_EQ(got[i].alternatives.size(), expected[i].alternatives.size()) << records[i].name;
-  }
-}
-
 // A reserved SearchedBatch takes a search of that many reads and bases without reallocating any of
 // its per-read buffers, and gives the same alignments as a fresh one.
-class SearchedBatches : public ::testing::TestWithParam<Backend> {};
-
-INSTANTIATE_TEST_SUITE_P(Aligner, SearchedBatches, ::testing::Values(Backend::cpu, Backend::gpu),
-                         [](const auto& info) { return std::string(backend_name(info.param)); });
-
-TEST_P(SearchedBatches, SearchFillsTheReservedBuffersInPlace) {
+TEST_P(BatchAlignerOn, ReservedBatchIsSearchedInPlace) {
   WTMAP_FM_SKIP_WITHOUT(GetParam());
   const auto contigs = make_reference(Shape::repeat_family);
   const auto index = index_of(contigs, GetParam());
@@ -551,7 +548,7 @@ TEST_P(SearchedBatches, SearchFillsTheReservedBuffersInPlace) {
 // or in the second search() after it. Three batches searched before any is finished (the third
 // search collects the first), finished out of order, and a batch searched twice before it is
 // finished: each gives the alignments a fresh BatchAligner's align() gives, on either backend.
-TEST_P(SearchedBatches, BatchesInFlightFinishInAnyOrder) {
+TEST_P(BatchAlignerOn, BatchesInFlightFinishInAnyOrder) {
   WTMAP_FM_SKIP_WITHOUT(GetParam());
   const auto contigs = make_reference(Shape::repeat_family);
   const auto index = index_of(contigs, GetParam());

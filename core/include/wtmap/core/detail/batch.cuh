@@ -62,9 +62,11 @@ class QueryWorkspace {
   unsigned long long* device_next_query = nullptr;  // stepwise kernels: one counter per stream
   unsigned long long* pinned_first_invalid = nullptr;
   std::size_t in_capacity = 0, out_capacity = 0;  // bytes per slot
+  int slots = 0;                                  // slots allocated: 1 or 2
 
-  // Makes sure each of the two slots holds in_bytes of queries and out_bytes of results.
-  Status reserve(std::size_t in_bytes, std::size_t out_bytes);
+  // Makes sure each of the first `use_slots` slots holds in_bytes of queries and out_bytes of
+  // results (one slot: a workspace that holds one batch in flight, launch_batch_gpu).
+  Status reserve(std::size_t in_bytes, std::size_t out_bytes, int use_slots = 2);
 
   // Device memory for data the queries point into (a batch's pattern codes), grown on demand
   // and reused. A caller holds scratch_mutex from filling it to the end of its batch.
@@ -261,7 +263,7 @@ Status launch_batch_gpu(const Op& op, const typename Op::In* in, std::uint64_t c
   using Out = typename Op::Out;
   if (count == 0) return {};
   std::lock_guard<std::mutex> lock(ws.mutex);
-  WTMAP_TRY(ws.reserve(count * sizeof(In), count * sizeof(Out)));
+  WTMAP_TRY(ws.reserve(count * sizeof(In), count * sizeof(Out), 1));
   const In* src = in;
   if (!is_pinned(in)) {
     parallel_copy(ws.pinned_in[0], in, count * sizeof(In));
@@ -294,7 +296,7 @@ Status run_batch_device(const Op& op, const typename Op::In* d_in, typename Op::
                         cudaStream_t stream, QueryWorkspace& ws, const char* what) {
   if (count == 0) return {};
   std::lock_guard<std::mutex> lock(ws.mutex);
-  WTMAP_TRY(ws.reserve(0, 0));
+  WTMAP_TRY(ws.reserve(0, 0, 1));
   WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_first_invalid, 0xFF, sizeof(unsigned long long), stream));
   WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_next_query, 0, sizeof(unsigned long long), stream));
   const int blocks = static_cast<int>(
