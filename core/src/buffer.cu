@@ -44,7 +44,11 @@ Result<Buffer> Buffer::allocate(Backend backend, std::size_t size, const char* w
   void* p = nullptr;
   WTMAP_CUDA_TRY(cudaMalloc(&p, size));
   b.data_ = static_cast<std::byte*>(p);
-  WTMAP_CUDA_TRY(cudaMemset(p, 0, size));
+  // The fill runs on the legacy default stream, which the non-blocking streams of the batch API
+  // do not wait for: data copied into a fresh buffer on one of them could be zeroed after the
+  // copy (a whole batch of reads on an H100 under load, bench/RESULTS.md). So it is waited for.
+  WTMAP_CUDA_TRY(cudaMemsetAsync(p, 0, size, cudaStreamLegacy));
+  WTMAP_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
   return std::move(b);
 }
 

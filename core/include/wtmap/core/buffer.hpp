@@ -21,7 +21,8 @@ class Buffer {
   Buffer& operator=(Buffer&& other) noexcept { Buffer(std::move(other)).swap(*this); return *this; }
   ~Buffer();
 
-  // `what` names the allocation in error messages ("wavelet tree levels", ...).
+  // `what` names the allocation in error messages ("wavelet tree levels", ...). The zero fill is
+  // complete when it returns, so any stream may write the buffer at once.
   static Result<Buffer> allocate(Backend backend, std::size_t size, const char* what);
 
   Backend backend() const { return backend_; }
