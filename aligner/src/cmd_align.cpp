@@ -177,9 +177,9 @@ class BatchWarmer {
 // The search stage's SearchedBatch buffers (some 450 bytes per read): at most three are in use
 // at once (one searched, one waiting for the finish stage, one finished), and a finished one comes
 // back through give_back(). With `warm_up` a thread of their own makes the three from the start
-// of the run, their pages faulted in while the CUDA context and the index load: the search stage
-// limits the pipeline, and it faulted them in over its first three batches (26 ms of the first
-// batch's 88 ms on an H100 host, bench/RESULTS.md).
+// of the run, their pages faulted in while the CUDA context and the index load, instead of the
+// search stage over its first three batches (26 ms of the first batch's 88 ms on an H100 host,
+// where that stage was the pipeline's limit; bench/RESULTS.md).
 class SearchedBatchPool {
  public:
   SearchedBatchPool(std::size_t reads, bool warm_up) {
@@ -384,8 +384,9 @@ int align_main(int argc, char** argv) {
   log.info("index loaded on the %s (k-mer table of k = %u); aligning with up to %llu mismatches",
            backend_name(*backend), index->kmer_length(), static_cast<unsigned long long>(k));
 
-  // reader thread -> search (this thread: encode, the GPU) -> finish thread (CPU search of the
-  // long reads, hit choice, locate) -> writer thread. Search and finish overlap across batches.
+  // reader thread -> search (this thread: the letters to the GPU, the launch) -> finish thread
+  // (the GPU's results, CPU search of the long reads, hit choice, locate) -> writer thread. A
+  // batch's GPU search runs while the finish stage works on the one before.
   aligner::BoundedQueue<Batch> to_finish(1);
   Status finish_status, write_status;  // set by the finish and writer threads
   Totals totals;
