@@ -29,30 +29,35 @@ Status QueryWorkspace::reserve(std::size_t in_bytes, std::size_t out_bytes, int 
     WTMAP_CUDA_TRY(cudaMalloc(&device_next_query, 2 * sizeof(unsigned long long)));
     WTMAP_CUDA_TRY(cudaMallocHost(&pinned_first_invalid, sizeof(unsigned long long)));
   }
-  // A slot more, or larger buffers: all of them anew, at the larger size.
+  // A slot more, or larger buffers: all of them anew, at the larger size. The capacity is 0 until
+  // they are, so that a failed allocation is tried again by the next call.
   const bool more_slots = use_slots > slots;
   const int keep_slots = more_slots ? use_slots : slots;
   if (in_bytes > in_capacity || more_slots) {
-    in_capacity = std::max(in_capacity, in_bytes);
+    const std::size_t bytes = std::max(in_capacity, in_bytes);
+    in_capacity = 0;
     for (int s = 0; s < 2; ++s) {
       cudaFree(device_in[s]);
       cudaFreeHost(pinned_in[s]);
       device_in[s] = pinned_in[s] = nullptr;
-      if (s >= keep_slots || in_capacity == 0) continue;
-      WTMAP_CUDA_TRY(cudaMalloc(&device_in[s], in_capacity));
-      WTMAP_CUDA_TRY(cudaMallocHost(&pinned_in[s], in_capacity));
+      if (s >= keep_slots || bytes == 0) continue;
+      WTMAP_CUDA_TRY(cudaMalloc(&device_in[s], bytes));
+      WTMAP_CUDA_TRY(cudaMallocHost(&pinned_in[s], bytes));
     }
+    in_capacity = bytes;
   }
   if (out_bytes > out_capacity || more_slots) {
-    out_capacity = std::max(out_capacity, out_bytes);
+    const std::size_t bytes = std::max(out_capacity, out_bytes);
+    out_capacity = 0;
     for (int s = 0; s < 2; ++s) {
       cudaFree(device_out[s]);
       cudaFreeHost(pinned_out[s]);
       device_out[s] = pinned_out[s] = nullptr;
-      if (s >= keep_slots || out_capacity == 0) continue;
-      WTMAP_CUDA_TRY(cudaMalloc(&device_out[s], out_capacity));
-      WTMAP_CUDA_TRY(cudaMallocHost(&pinned_out[s], out_capacity));
+      if (s >= keep_slots || bytes == 0) continue;
+      WTMAP_CUDA_TRY(cudaMalloc(&device_out[s], bytes));
+      WTMAP_CUDA_TRY(cudaMallocHost(&pinned_out[s], bytes));
     }
+    out_capacity = bytes;
   }
   slots = keep_slots;
   return {};
