@@ -2,7 +2,8 @@
 // counts, every kept SA interval located and checked), and BatchAligner on the CPU and GPU
 // backends (X0, X1, the reported placement, its NM and MD, XA's alternatives); for k = 0..4,
 // reads of 36, 100 and 150 bases, on random, repetitive and near-duplicate references, with and
-// without the index's k-mer table (which the search uses to skip steps).
+// without the index's k-mer table (which the search uses to skip steps). BatchAligner's letters
+// (lower case, U, IUPAC), its reserved buffers and its batches in flight against align() alone.
 // Then mapping_quality against bwa's closed form and md_tag against hand-written tags.
 #include <gtest/gtest.h>
 
