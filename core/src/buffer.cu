@@ -58,7 +58,10 @@ Status Buffer::copy_from_host(std::size_t offset, const void* src, std::size_t c
     std::memcpy(data_ + offset, src, count);
     return {};
   }
+  // From pageable memory cudaMemcpy returns once the bytes are staged, before the DMA on the
+  // legacy default stream is done, and the batch API's non-blocking streams do not wait for it.
   WTMAP_CUDA_TRY(cudaMemcpy(data_ + offset, src, count, cudaMemcpyHostToDevice));
+  WTMAP_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
   return {};
 }
 

@@ -1,6 +1,6 @@
 // buffer.hpp: an allocation is zero-filled, sized and copied to and from the host on either
-// backend; on the GPU the zero fill is complete when allocate() returns, so data written into
-// the buffer at once on a non-blocking stream (as the batch API's streams are) is not zeroed later.
+// backend; on the GPU the zero fill and copy_from_host are complete when they return, so a
+// non-blocking stream (as the batch API's are) that uses the buffer at once sees their bytes.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
@@ -76,6 +76,29 @@ TEST(BufferGpu, ZeroFillIsDoneBeforeAllocateReturns) {
     ASSERT_EQ(zeroed, 0u) << "round " << round << ": bytes zeroed after the copy";
     ASSERT_TRUE(back == pattern) << "round " << round;
   }
+  cudaStreamDestroy(stream);
+}
+
+// The same for copy_from_host: with the legacy stream busy until the copy starts, the bytes read
+// back at once on a non-blocking stream are the bytes copied, not what the buffer held before.
+TEST(BufferGpu, CopyFromHostIsDoneWhenItReturns) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  constexpr std::size_t kBytes = std::size_t{64} << 20;
+  std::vector<std::uint8_t> pattern(kBytes), back(kBytes);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  auto buffer = Buffer::allocate(Backend::gpu, kBytes, "test buffer");
+  ASSERT_TRUE(buffer.ok()) << buffer.status().message();
+  for (int round = 0; round < 4; ++round) {
+    for (std::size_t i = 0; i < kBytes; ++i) pattern[i] = static_cast<std::uint8_t>((i + round) % 251 + 1);
+    spin_kernel<<<1, 1, 0, cudaStreamLegacy>>>(50'000'000);
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+    ASSERT_TRUE(buffer->copy_from_host(0, pattern.data(), kBytes).ok());
+    ASSERT_EQ(cudaMemcpyAsync(back.data(), buffer->data(), kBytes, cudaMemcpyDeviceToHost, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    ASSERT_TRUE(back == pattern) << "round " << round << ": a read on another stream saw older bytes";
+  }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   cudaStreamDestroy(stream);
 }
 

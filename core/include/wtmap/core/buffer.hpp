@@ -30,7 +30,8 @@ class Buffer {
   const std::byte* data() const { return data_; }
   std::size_t size() const { return size_; }
 
-  // Copies `count` bytes at `offset` between this buffer and host memory.
+  // Copies `count` bytes at `offset` between this buffer and host memory; done when they return
+  // (a GPU buffer's new bytes are there for a kernel on any stream).
   Status copy_from_host(std::size_t offset, const void* src, std::size_t count);
   Status copy_to_host(std::size_t offset, void* dst, std::size_t count) const;
 
