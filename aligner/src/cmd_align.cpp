@@ -92,6 +92,10 @@ struct Batch {
   std::size_t size() const { return filled; }
 };
 
+// The bases per read that buffers made before any read was seen are sized for: reads up to
+// 150 bp, as ART and Illumina write them.
+constexpr std::size_t kFirstReadLength = 152;
+
 // Makes new batches for the reader on threads of their own, each record's strings already
 // allocated: a 10^6-read run fills 8 to 10 of its batches new (the reader runs ahead while the
 // index loads, and batches come back only once written), and the 3 allocations per record and
@@ -145,8 +149,8 @@ class BatchWarmer {
   }
 
  private:
-  // Until a batch has been read: reads up to 150 bp with names as long as ART's or Illumina's.
-  static constexpr std::size_t kFirstName = 64, kFirstSequence = 152;
+  // Until a batch has been read: names as long as ART's or Illumina's.
+  static constexpr std::size_t kFirstName = 64;
 
   static void grow(std::atomic<std::size_t>& longest, std::size_t seen) {
     std::size_t old = longest.load();
@@ -156,7 +160,7 @@ class BatchWarmer {
   Batch make(std::size_t batch_size) const {
     const std::size_t seen_name = longest_name_.load(), seen_sequence = longest_sequence_.load();
     const std::size_t name = seen_sequence > 0 ? seen_name : kFirstName;
-    const std::size_t sequence = seen_sequence > 0 ? seen_sequence : kFirstSequence;
+    const std::size_t sequence = seen_sequence > 0 ? seen_sequence : kFirstReadLength;
     Batch batch;
     batch.reads.resize(batch_size);
     for (aligner::SeqRecord& r : batch.reads) {
@@ -189,7 +193,7 @@ class SearchedBatchPool {
         std::unique_ptr<aligner::SearchedBatch> batch;
         try {
           batch = std::make_unique<aligner::SearchedBatch>();
-          batch->reserve(reads, reads * kBasesPerRead);
+          batch->reserve(reads, reads * kFirstReadLength);
         } catch (const std::bad_alloc&) {  // take() makes it when it is needed, or reports the lack
           batch.reset();
         }
@@ -217,7 +221,6 @@ class SearchedBatchPool {
 
  private:
   static constexpr std::size_t kBatches = 3;
-  static constexpr std::size_t kBasesPerRead = 152;  // as BatchWarmer's first batches
   std::atomic<std::size_t> claimed_{0};
   aligner::BoundedQueue<std::unique_ptr<aligner::SearchedBatch>> spare_{kBatches};
   std::thread thread_;
