@@ -4,10 +4,11 @@
 // This is the number to hold against `bwa aln` (which also only searches and writes .sai).
 //
 //   bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES]
-//                      [--kmer LEN] [--json OUT.json]
+//                      [--kmer LEN] [--l2-fetch BYTES] [--json OUT.json]
 //
 // --kmer: the k-mer table length of both index copies (default: as `wtmap align` loads them,
-// search_kmer_length; 0: no table).
+// search_kmer_length; 0: no table). --l2-fetch: the L2's DRAM fetch granularity hint
+// (cudaLimitMaxL2FetchGranularity; 0 leaves the driver's default).
 //
 // Prints reads, mapped, search seconds (first batch run untimed once as warm-up), reads/s.
 #include <chrono>
@@ -18,6 +19,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <cuda_runtime_api.h>
 
 #include "wtmap/aligner/batch_aligner.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
@@ -40,6 +43,7 @@ int main(int argc, char** argv) {
   std::size_t batch = 500000;
   std::uint32_t gpu_slice = 0;  // 0: AlignOptions' default
   long kmer = -1;               // -1: search_kmer_length
+  std::size_t l2_fetch = 0;     // 0: the driver's default
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-k" && i + 1 < argc) k = static_cast<unsigned>(std::atoi(argv[++i]));
@@ -48,14 +52,18 @@ int main(int argc, char** argv) {
     else if (a == "--gpu-slice" && i + 1 < argc) gpu_slice = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (a == "--kmer" && i + 1 < argc) kmer = std::atol(argv[++i]);
+    else if (a == "--l2-fetch" && i + 1 < argc) l2_fetch = std::strtoull(argv[++i], nullptr, 10);
     else if (prefix.empty()) prefix = a;
     else if (reads_path.empty()) reads_path = a;
     else die("unexpected argument " + a);
   }
   if (prefix.empty() || reads_path.empty() || batch == 0)
-    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES] [--kmer LEN] [--json OUT]");
+    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES] [--kmer LEN] [--l2-fetch BYTES] [--json OUT]");
   Backend backend = device == "cpu" ? Backend::cpu : Backend::gpu;
   if (backend == Backend::gpu && !gpu_available()) die("--device gpu: no usable CUDA device");
+  if (backend == Backend::gpu && l2_fetch != 0) {
+    if (cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity, l2_fetch) != cudaSuccess) die("--l2-fetch: cudaDeviceSetLimit failed");
+  }
 
   auto t0 = Clock::now();
   auto index = fmindex::FmIndex::load(prefix + ".wtmap", backend, 0);

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -78,6 +79,19 @@ void add_common_context() {
     if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess) card = prop.name;
   }
   benchmark::AddCustomContext("wtmap_gpu", card);
+  if (gpu_present()) {
+    // The L2's fetch granularity decides whether a 32-byte load also brings in its 64-byte
+    // neighbour from DRAM (CUDA runtime API, cudaLimitMaxL2FetchGranularity). It is a hint for the
+    // whole context; WTMAP_BENCH_L2_FETCH_BYTES sets it for every benchmark of the run alike.
+    if (const char* v = std::getenv("WTMAP_BENCH_L2_FETCH_BYTES"); v != nullptr && *v != '\0') {
+      const cudaError_t err = cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity, std::strtoull(v, nullptr, 10));
+      if (err != cudaSuccess) std::fprintf(stderr, "cudaDeviceSetLimit(L2 fetch granularity): %s\n", cudaGetErrorString(err));
+    }
+    std::size_t fetch = 0;
+    if (cudaDeviceGetLimit(&fetch, cudaLimitMaxL2FetchGranularity) == cudaSuccess) {
+      benchmark::AddCustomContext("wtmap_l2_fetch_bytes", std::to_string(fetch));
+    }
+  }
   benchmark::AddCustomContext("wtmap_host_threads", std::to_string(host_threads()));
   benchmark::AddCustomContext("wtmap_quick", quick_mode() ? "1" : "0");
 }

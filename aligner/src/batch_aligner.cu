@@ -41,6 +41,12 @@ struct EncodeLettersOp {
   std::string why_invalid(In) const { return {}; }
 };
 
+// The same encoding on the host: the CPU backend's reads, and the GPU's reads cut short by the
+// slice, which the CPU searches again.
+void encode_read(const std::string& sequence, std::uint8_t* codes) {
+  for (char c : sequence) *codes++ = fmindex::search_code(c);
+}
+
 }  // namespace
 
 std::uint64_t read_hash(const SeqRecord& read) {
@@ -128,7 +134,6 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
     total += reads[r].sequence.size();
   }
   batch.codes.resize(total);
-  batch.codes_are_letters = gpu;
   if (gpu) {  // a copy per read, on this thread: spawned threads would wait for busy cores
     for (std::size_t r = 0; r < n; ++r) {
       std::memcpy(batch.codes.data() + batch.patterns[r].offset, reads[r].sequence.data(), reads[r].sequence.size());
@@ -136,8 +141,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   } else {
     wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
       for (std::uint64_t r = begin; r < end; ++r) {
-        std::uint8_t* dst = batch.codes.data() + batch.patterns[r].offset;
-        for (char c : reads[r].sequence) *dst++ = fmindex::search_code(c);
+        encode_read(reads[r].sequence, batch.codes.data() + batch.patterns[r].offset);
       }
     }, 1 << 12);
   }
@@ -214,16 +218,12 @@ Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& 
     const fmindex::FmIndexView host_view = cpu_index_->view();
     wtmap::detail::parallel_for_ranges(std::min<std::uint64_t>(batch.deferred.size(), wtmap::detail::cpu_threads()),
                                        [&](std::uint64_t, std::uint64_t) {
-      std::vector<std::uint8_t> codes;  // the host copy holds letters (codes_are_letters)
+      std::vector<std::uint8_t> codes;  // (a sliced batch is a GPU one: its host copy holds letters)
       for (std::size_t j; (j = next++) < batch.deferred.size();) {
         const std::size_t r = batch.deferred[j];
-        const std::uint8_t* read = batch.codes.data() + batch.patterns[r].offset;
-        if (batch.codes_are_letters) {
-          codes.resize(batch.patterns[r].length);
-          for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = fmindex::search_code(static_cast<char>(read[i]));
-          read = codes.data();
-        }
-        search_read(host_view, read, batch.patterns[r].length, options_.search, batch.results[r]);
+        codes.resize(reads[r].sequence.size());
+        encode_read(reads[r].sequence, codes.data());
+        search_read(host_view, codes.data(), codes.size(), options_.search, batch.results[r]);
       }
     }, 1);
   }

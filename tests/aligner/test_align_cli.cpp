@@ -43,19 +43,50 @@ struct WtmapRun {
   std::string out, err;
 };
 
-// `wtmap <args>`, each argument passed verbatim; standard output and error captured in a
-// directory of their own, so the directories a test inspects hold only what wtmap wrote.
-WtmapRun run_wtmap(const std::vector<std::string>& args, const std::string& stdin_path = "/dev/null") {
-  const TempDir capture;
+// The shell command `wtmap <args>`, each argument passed verbatim, its standard output and error
+// going to <tag>.out and <tag>.err in `capture`: a directory of their own, so the directories a
+// test inspects hold only what wtmap wrote.
+std::string wtmap_command(const std::vector<std::string>& args, const std::string& stdin_path, const TempDir& capture,
+                          const std::string& tag) {
   std::string command = shell_quote(fmtest::wtmap_program(WTMAP_EXECUTABLE));
   for (const std::string& a : args) command += " " + shell_quote(a);
-  command += " < " + shell_quote(stdin_path) + " > " + shell_quote(capture.file("out")) + " 2> " + shell_quote(capture.file("err"));
-  const int status = std::system(command.c_str());
+  return command + " < " + shell_quote(stdin_path) + " > " + shell_quote(capture.file(tag + ".out")) + " 2> " +
+         shell_quote(capture.file(tag + ".err"));
+}
+
+WtmapRun captured_run(int exit_code, const TempDir& capture, const std::string& tag) {
   WtmapRun r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = fmtest::read_file(capture.file("out"));
-  r.err = fmtest::read_file(capture.file("err"));
+  r.exit_code = exit_code;
+  r.out = fmtest::read_file(capture.file(tag + ".out"));
+  r.err = fmtest::read_file(capture.file(tag + ".err"));
   return r;
+}
+
+WtmapRun run_wtmap(const std::vector<std::string>& args, const std::string& stdin_path = "/dev/null") {
+  const TempDir capture;
+  const int status = std::system(wtmap_command(args, stdin_path, capture, "run").c_str());
+  return captured_run(WIFEXITED(status) ? WEXITSTATUS(status) : -1, capture, "run");
+}
+
+// `copies` runs of `wtmap <args>` started at once, as users share one GPU between processes.
+std::vector<WtmapRun> run_wtmap_concurrently(const std::vector<std::string>& args, unsigned copies) {
+  const TempDir capture;
+  std::string script;
+  for (unsigned i = 0; i < copies; ++i) {
+    const std::string tag = "run" + std::to_string(i);
+    script += "(" + wtmap_command(args, "/dev/null", capture, tag) + "; echo $? > " + shell_quote(capture.file(tag + ".rc")) + ") & ";
+  }
+  script += "wait";
+  const int status = std::system(script.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << script;
+  std::vector<WtmapRun> runs;
+  for (unsigned i = 0; i < copies; ++i) {
+    const std::string tag = "run" + std::to_string(i);
+    const std::string rc = fmtest::read_file(capture.file(tag + ".rc"));  // "<exit status>\n"; 128 + n: signal n
+    const int exit_code = rc.empty() ? -1 : std::stoi(rc);
+    runs.push_back(captured_run(exit_code > 128 ? -1 : exit_code, capture, tag));
+  }
+  return runs;
 }
 
 std::string describe(const WtmapRun& r) { return "exit " + std::to_string(r.exit_code) + ", stderr:\n" + r.err; }
@@ -396,6 +427,40 @@ TEST_F(AlignCli, RecordsIdenticalOnCpuAndGpu) {
   ASSERT_EQ(cpu.size(), reads_.size());
   EXPECT_EQ(records_with({"--device", "gpu"}), cpu);
   EXPECT_EQ(records_with({"--device", "gpu", "--batch", "7"}), cpu);
+}
+
+// Several processes on one GPU at once, each with two batches in flight: every one writes what a
+// lone CPU run writes. (Device memory that a process zero-filled on the legacy stream was once
+// read by its non-blocking streams before the fill had landed, and under this contention whole
+// batches came out unmapped.)
+TEST_F(AlignCli, ConcurrentGpuRunsMatchACpuRun) {
+  if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
+  std::string many;  // enough batches of 50 for every launch slot to be reused
+  for (int copy = 0; copy < 20; ++copy) {
+    std::vector<Read> renamed = reads_;
+    for (Read& r : renamed) r.name += "_" + std::to_string(copy);
+    many += fastq_text(renamed);
+  }
+  fmtest::write_file(input_.file("many.fq"), many);
+  const std::vector<std::string> args = {"align", "-x", prefix(), "-k", std::to_string(kCliMismatches), "--batch", "50",
+                                         input_.file("many.fq")};
+  std::vector<std::string> cpu_args = args;
+  cpu_args.insert(cpu_args.end() - 1, {"--device", "cpu"});
+  const WtmapRun cpu = run_wtmap(cpu_args);
+  ASSERT_EQ(cpu.exit_code, 0) << describe(cpu);
+  const std::vector<std::string> expected = record_lines(cpu.out);
+  ASSERT_EQ(expected.size(), 20 * reads_.size());
+  std::vector<std::string> gpu_args = args;
+  gpu_args.insert(gpu_args.end() - 1, {"--device", "gpu"});
+  const std::vector<WtmapRun> runs = run_wtmap_concurrently(gpu_args, 3);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    ASSERT_EQ(runs[i].exit_code, 0) << "run " << i << ": " << describe(runs[i]);
+    const std::vector<std::string> got = record_lines(runs[i].out);
+    ASSERT_EQ(got.size(), expected.size()) << "run " << i;
+    std::size_t differ = 0;
+    for (std::size_t j = 0; j < got.size(); ++j) differ += got[j] != expected[j];
+    EXPECT_EQ(differ, 0u) << "run " << i << ": records differing from the CPU run";
+  }
 }
 
 // A bad record after many good ones stops the run while batches are in every stage, on either

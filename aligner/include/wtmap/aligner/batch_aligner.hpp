@@ -67,7 +67,6 @@ struct SearchedBatch {
   // The reads' bases: search codes (0..3 and 4, search_code), or for a GPU index their letters,
   // which the GPU encodes in its own copy.
   std::vector<std::uint8_t> codes;
-  bool codes_are_letters = false;
   std::vector<fmindex::PatternRef> patterns;   // each read's bases in codes
   std::vector<SearchResult> results;
   bool sliced = false;                         // the GPU stopped searches at gpu_work_slice
