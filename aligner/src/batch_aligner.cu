@@ -166,13 +166,12 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   WTMAP_TRY(ws.reserve(0, 0, 1));  // its stream
   WTMAP_TRY(ws.reserve_scratch(batch.codes.size()));
   auto* device_codes = reinterpret_cast<std::uint8_t*>(ws.scratch.data());
-  // Straight from pageable memory: the driver stages it at about the speed of a copy into pinned
-  // memory of our own (1 byte a base), and the workspace keeps no pinned buffer for it.
+  // From the batch's pinned buffer (SearchedBatch): the copy runs beside this thread's next work.
   WTMAP_CUDA_TRY(cudaMemcpyAsync(device_codes, batch.codes.data(), batch.codes.size(), cudaMemcpyHostToDevice, ws.streams[0]));
   WTMAP_TRY(wtmap::detail::run_batch_device(EncodeLettersOp{}, device_codes, device_codes, batch.codes.size(), ws.streams[0],
                                             ws, "encode"));
   const MismatchSearchOp op{index_.view(), device_codes, batch.codes.size(), params};
-  WTMAP_TRY(wtmap::detail::launch_batch_gpu(op, batch.patterns.data(), n, ws));
+  WTMAP_TRY(wtmap::detail::launch_batch_gpu(op, batch.patterns.data(), batch.results.data(), n, ws));
   std::lock_guard<std::mutex> lock(launch_mutex_);
   launched_[slot] = &batch;
   lap(seconds_.search);
@@ -228,7 +227,7 @@ Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& 
     }, 1);
   }
   lap(seconds_.cpu_search);
-  const std::vector<SearchResult>& results = batch.results;
+  const auto& results = batch.results;
   for (const SearchResult& r : results) {
     seconds_.search_nodes += r.work;
     if (r.work > options_.gpu_work_slice) {

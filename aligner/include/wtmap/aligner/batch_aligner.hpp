@@ -11,6 +11,7 @@
 
 #include "wtmap/aligner/mismatch_search.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
+#include "wtmap/core/pinned_allocator.hpp"
 #include "wtmap/core/status.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
 
@@ -65,10 +66,11 @@ int mapping_quality(const ReadAlignment& a, unsigned max_mismatches);
 // flight, so that the GPU searches batch i + 1 while the CPU threads finish batch i.
 struct SearchedBatch {
   // The reads' bases: search codes (0..3 and 4, search_code), or for a GPU index their letters,
-  // which the GPU encodes in its own copy.
-  std::vector<std::uint8_t> codes;
-  std::vector<fmindex::PatternRef> patterns;   // each read's bases in codes
-  std::vector<SearchResult> results;
+  // which the GPU encodes in its own copy. These three go to and from the GPU: page-locked, so
+  // that their copies need no staging (a result holds eight hit slots: 31 MB for 10^5 reads).
+  PinnedVector<std::uint8_t> codes;
+  PinnedVector<fmindex::PatternRef> patterns;  // each read's bases in codes
+  PinnedVector<SearchResult> results;
   bool sliced = false;                         // the GPU stopped searches at gpu_work_slice
   std::vector<std::size_t> deferred;           // reads the CPU searches again
   // Rows to locate: those of read r are [wanted_begin[r], wanted_begin[r + 1]), the reported one

@@ -253,37 +253,42 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* 
 
 // The two halves of run_batch_gpu for a batch in one launch, so that a caller with two workspaces
 // keeps two batches in flight: launch_batch_gpu copies the queries in (through the workspace's
-// pinned buffer), enqueues the kernel and the copy of the results into pinned memory on the
-// workspace's first stream, and returns; collect_batch_gpu waits for them and copies the results
-// out. In between, the workspace (its buffers, its scratch) belongs to that batch. A stepwise
+// pinned buffer unless they are pinned), enqueues the kernel and the copy of the results into
+// pinned memory (`out` itself when it is pinned) on the workspace's first stream, and returns;
+// collect_batch_gpu waits for them and copies the results out of the workspace's buffer if they
+// are not already there. In between, the workspace (its buffers, its scratch) belongs to that batch. A stepwise
 // kernel's tail -- its slowest queries on few threads -- then overlaps the next batch's kernel.
 template <class Op>
-Status launch_batch_gpu(const Op& op, const typename Op::In* in, std::uint64_t count, QueryWorkspace& ws) {
+Status launch_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
+                        QueryWorkspace& ws) {
   using In = typename Op::In;
   using Out = typename Op::Out;
   if (count == 0) return {};
   std::lock_guard<std::mutex> lock(ws.mutex);
   WTMAP_TRY(ws.reserve(count * sizeof(In), count * sizeof(Out), 1));
+  // Pinned queries and results need no staging: `in` must then stay as it is, and `out` is
+  // written, until collect_batch_gpu returns.
   const In* src = in;
   if (!is_pinned(in)) {
     parallel_copy(ws.pinned_in[0], in, count * sizeof(In));
     src = static_cast<const In*>(ws.pinned_in[0]);
   }
+  Out* dst = is_pinned(out) ? out : static_cast<Out*>(ws.pinned_out[0]);
   WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_first_invalid, 0xFF, sizeof(unsigned long long), ws.streams[0]));
-  WTMAP_TRY(enqueue_chunk(op, src, static_cast<Out*>(ws.pinned_out[0]), count, 0, 0, ws));
+  WTMAP_TRY(enqueue_chunk(op, src, dst, count, 0, 0, ws));
   WTMAP_CUDA_TRY(cudaMemcpyAsync(ws.pinned_first_invalid, ws.device_first_invalid, sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, ws.streams[0]));
   return {};
 }
 
-// `in` and `count` as given to launch_batch_gpu.
+// `in`, `out` and `count` as given to launch_batch_gpu.
 template <class Op>
 Status collect_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
                          QueryWorkspace& ws, const char* what) {
   if (count == 0) return {};
   std::lock_guard<std::mutex> lock(ws.mutex);
   WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[0]));
-  parallel_copy(out, ws.pinned_out[0], count * sizeof(typename Op::Out));
+  if (!is_pinned(out)) parallel_copy(out, ws.pinned_out[0], count * sizeof(typename Op::Out));
   const unsigned long long bad = *ws.pinned_first_invalid;
   if (bad != std::numeric_limits<unsigned long long>::max()) return invalid_query_status(op, what, bad, in[bad]);
   return {};

@@ -1,0 +1,118 @@
+// detail/batch.cuh: a batch of queries gives the same results on the CPU, through run_batch_gpu
+// and through launch_batch_gpu + collect_batch_gpu, for every mix of pageable and pinned
+// queries and results; a query out of range is named by its index on each path.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+#include "wtmap/core/detail/batch.cuh"
+#include "wtmap/core/pinned_allocator.hpp"
+
+namespace wtmap::test {
+namespace {
+
+// x -> x * x + 1 for x < limit.
+struct SquareOp {
+  using In = std::uint64_t;
+  using Out = std::uint64_t;
+  std::uint64_t limit;
+  WTMAP_HD bool valid(In x) const { return x < limit; }
+  WTMAP_HD Out operator()(In x) const { return x * x + 1; }
+  std::string why_invalid(In x) const { return std::to_string(x) + " is not below " + std::to_string(limit); }
+};
+
+constexpr std::size_t kQueries = 300001;  // several chunks for run_batch_gpu, not a multiple of a block
+
+template <class Vector>
+Vector queries() {
+  Vector q(kQueries);
+  for (std::size_t i = 0; i < kQueries; ++i) q[i] = (i * 7919) % 1000003;
+  return q;
+}
+
+template <class Vector>
+::testing::AssertionResult squares_of(const Vector& out, const std::vector<std::uint64_t>& in) {
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (out[i] != in[i] * in[i] + 1) return ::testing::AssertionFailure() << "result " << i << ": " << out[i];
+  }
+  return ::testing::AssertionSuccess();
+}
+
+struct Kinds {
+  bool pinned_in, pinned_out;
+};
+
+class BatchGpu : public ::testing::TestWithParam<Kinds> {
+ protected:
+  // The queries and results of one run, in the kinds of memory of the parameter.
+  struct Buffers {
+    std::vector<std::uint64_t> pageable_in = queries<std::vector<std::uint64_t>>(), pageable_out;
+    PinnedVector<std::uint64_t> pinned_in = queries<PinnedVector<std::uint64_t>>(), pinned_out;
+    const std::uint64_t* in(const Kinds& k) const { return k.pinned_in ? pinned_in.data() : pageable_in.data(); }
+    std::uint64_t* out(const Kinds& k) {
+      pageable_out.assign(kQueries, 0);
+      pinned_out.assign(kQueries, 0);
+      return k.pinned_out ? pinned_out.data() : pageable_out.data();
+    }
+  };
+};
+
+INSTANTIATE_TEST_SUITE_P(Core, BatchGpu,
+                         ::testing::Values(Kinds{false, false}, Kinds{true, false}, Kinds{false, true}, Kinds{true, true}),
+                         [](const auto& info) {
+                           return std::string(info.param.pinned_in ? "PinnedIn" : "PageableIn") +
+                                  (info.param.pinned_out ? "PinnedOut" : "PageableOut");
+                         });
+
+TEST_P(BatchGpu, RunBatchMatchesTheFormula) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  Buffers b;
+  detail::QueryWorkspace ws;
+  std::uint64_t* out = b.out(GetParam());
+  ASSERT_TRUE(IsOk(detail::run_batch_gpu(SquareOp{1u << 20}, b.in(GetParam()), out, kQueries, ws, "square")));
+  EXPECT_TRUE(squares_of(out, b.pageable_in));
+}
+
+// Two workspaces, two batches in flight, collected in the opposite order of their launches.
+TEST_P(BatchGpu, LaunchAndCollectMatchTheFormula) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  Buffers first, second;
+  detail::QueryWorkspace ws[2];
+  std::uint64_t* out[2] = {first.out(GetParam()), second.out(GetParam())};
+  const SquareOp op{1u << 20};
+  ASSERT_TRUE(IsOk(detail::launch_batch_gpu(op, first.in(GetParam()), out[0], kQueries, ws[0])));
+  ASSERT_TRUE(IsOk(detail::launch_batch_gpu(op, second.in(GetParam()), out[1], kQueries, ws[1])));
+  ASSERT_TRUE(IsOk(detail::collect_batch_gpu(op, second.in(GetParam()), out[1], kQueries, ws[1], "square")));
+  ASSERT_TRUE(IsOk(detail::collect_batch_gpu(op, first.in(GetParam()), out[0], kQueries, ws[0], "square")));
+  EXPECT_TRUE(squares_of(out[0], first.pageable_in));
+  EXPECT_TRUE(squares_of(out[1], second.pageable_in));
+}
+
+TEST_P(BatchGpu, OutOfRangeQueryIsNamed) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  Buffers b;
+  const SquareOp op{1000};  // most queries are out of range
+  std::size_t first_bad = 0;
+  while (b.pageable_in[first_bad] < op.limit) ++first_bad;
+  detail::QueryWorkspace ws;
+  EXPECT_TRUE(RejectsQuery(detail::run_batch_gpu(op, b.in(GetParam()), b.out(GetParam()), kQueries, ws, "square"), first_bad));
+  std::uint64_t* out = b.out(GetParam());
+  ASSERT_TRUE(IsOk(detail::launch_batch_gpu(op, b.in(GetParam()), out, kQueries, ws)));
+  EXPECT_TRUE(RejectsQuery(detail::collect_batch_gpu(op, b.in(GetParam()), out, kQueries, ws, "square"), first_bad));
+}
+
+TEST(BatchCpu, RunBatchMatchesTheFormulaAndNamesABadQuery) {
+  const auto in = queries<std::vector<std::uint64_t>>();
+  std::vector<std::uint64_t> out(kQueries);
+  ASSERT_TRUE(IsOk(detail::run_batch_cpu(SquareOp{1u << 20}, in.data(), out.data(), kQueries, "square")));
+  EXPECT_TRUE(squares_of(out, in));
+  std::size_t first_bad = 0;
+  while (in[first_bad] < 1000) ++first_bad;
+  EXPECT_TRUE(RejectsQuery(detail::run_batch_cpu(SquareOp{1000}, in.data(), out.data(), kQueries, "square"), first_bad));
+}
+
+}  // namespace
+}  // namespace wtmap::test
