@@ -22,43 +22,50 @@ QueryWorkspace::~QueryWorkspace() {
   free_pinned(pinned_first_invalid);
 }
 
-Status QueryWorkspace::reserve(std::size_t in_bytes, std::size_t out_bytes, int use_slots) {
+namespace {
+
+// Grows the first `slots` buffers of a pair to `bytes` each (or all of them anew when the slot
+// count grows), freeing the old ones first. The capacity reads 0 until they are all made, so
+// that a failed allocation is tried again by the next call.
+Status grow_pair(void* (&buffers)[2], std::size_t& capacity, std::size_t bytes, bool more_slots, int slots,
+                 bool pinned) {
+  if (bytes <= capacity && !more_slots) return {};
+  bytes = std::max(capacity, bytes);
+  capacity = 0;
+  for (int s = 0; s < 2; ++s) {
+    if (pinned) {
+      cudaFreeHost(buffers[s]);
+    } else {
+      cudaFree(buffers[s]);
+    }
+    buffers[s] = nullptr;
+    if (s >= slots || bytes == 0) continue;
+    if (pinned) {
+      WTMAP_CUDA_TRY(cudaMallocHost(&buffers[s], bytes));
+    } else {
+      WTMAP_CUDA_TRY(cudaMalloc(&buffers[s], bytes));
+    }
+  }
+  capacity = bytes;
+  return {};
+}
+
+}  // namespace
+
+Status QueryWorkspace::reserve(std::size_t in_bytes, std::size_t out_bytes, int use_slots, Staging staging) {
   if (streams[0] == nullptr) {
     for (auto& s : streams) WTMAP_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     WTMAP_CUDA_TRY(cudaMalloc(&device_first_invalid, sizeof(unsigned long long)));
     WTMAP_CUDA_TRY(cudaMalloc(&device_next_query, 2 * sizeof(unsigned long long)));
     WTMAP_CUDA_TRY(cudaMallocHost(&pinned_first_invalid, sizeof(unsigned long long)));
   }
-  // A slot more, or larger buffers: all of them anew, at the larger size. The capacity is 0 until
-  // they are, so that a failed allocation is tried again by the next call.
+  // A slot more: every buffer anew, with room for both slots.
   const bool more_slots = use_slots > slots;
   const int keep_slots = more_slots ? use_slots : slots;
-  if (in_bytes > in_capacity || more_slots) {
-    const std::size_t bytes = std::max(in_capacity, in_bytes);
-    in_capacity = 0;
-    for (int s = 0; s < 2; ++s) {
-      cudaFree(device_in[s]);
-      cudaFreeHost(pinned_in[s]);
-      device_in[s] = pinned_in[s] = nullptr;
-      if (s >= keep_slots || bytes == 0) continue;
-      WTMAP_CUDA_TRY(cudaMalloc(&device_in[s], bytes));
-      WTMAP_CUDA_TRY(cudaMallocHost(&pinned_in[s], bytes));
-    }
-    in_capacity = bytes;
-  }
-  if (out_bytes > out_capacity || more_slots) {
-    const std::size_t bytes = std::max(out_capacity, out_bytes);
-    out_capacity = 0;
-    for (int s = 0; s < 2; ++s) {
-      cudaFree(device_out[s]);
-      cudaFreeHost(pinned_out[s]);
-      device_out[s] = pinned_out[s] = nullptr;
-      if (s >= keep_slots || bytes == 0) continue;
-      WTMAP_CUDA_TRY(cudaMalloc(&device_out[s], bytes));
-      WTMAP_CUDA_TRY(cudaMallocHost(&pinned_out[s], bytes));
-    }
-    out_capacity = bytes;
-  }
+  WTMAP_TRY(grow_pair(device_in, in_capacity, in_bytes, more_slots, keep_slots, false));
+  WTMAP_TRY(grow_pair(device_out, out_capacity, out_bytes, more_slots, keep_slots, false));
+  WTMAP_TRY(grow_pair(pinned_in, pinned_in_capacity, staging.in ? in_bytes : 0, more_slots, keep_slots, true));
+  WTMAP_TRY(grow_pair(pinned_out, pinned_out_capacity, staging.out ? out_bytes : 0, more_slots, keep_slots, true));
   slots = keep_slots;
   return {};
 }
@@ -76,13 +83,16 @@ Status upload_staged(QueryWorkspace& ws, void* device_dst, const void* src, std:
   if (bytes == 0) return {};
   std::lock_guard<std::mutex> lock(ws.mutex);
   constexpr std::size_t kPiece = std::size_t{16} << 20;
-  WTMAP_TRY(ws.reserve(std::max(ws.in_capacity, kPiece), ws.out_capacity));
   if (is_pinned(src)) {
+    WTMAP_TRY(ws.reserve(0, 0));  // its streams
     WTMAP_CUDA_TRY(cudaMemcpyAsync(device_dst, src, bytes, cudaMemcpyHostToDevice, ws.streams[0]));
     WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[0]));
     return {};
   }
-  const std::size_t piece = ws.in_capacity;
+  // Only the two staging buffers (16 MiB each, or larger ones already there); no device buffers.
+  WTMAP_TRY(ws.reserve(0, 0));
+  WTMAP_TRY(grow_pair(ws.pinned_in, ws.pinned_in_capacity, kPiece, false, ws.slots, true));
+  const std::size_t piece = ws.pinned_in_capacity;
   for (std::size_t offset = 0, p = 0; offset < bytes; offset += piece, ++p) {
     const int s = static_cast<int>(p & 1);
     const std::size_t length = std::min(piece, bytes - offset);
