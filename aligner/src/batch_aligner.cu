@@ -217,7 +217,7 @@ Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& 
     const fmindex::FmIndexView host_view = cpu_index_->view();
     wtmap::detail::parallel_for_ranges(std::min<std::uint64_t>(batch.deferred.size(), wtmap::detail::cpu_threads()),
                                        [&](std::uint64_t, std::uint64_t) {
-      std::vector<std::uint8_t> codes;  // (a sliced batch is a GPU one: its host copy holds letters)
+      std::vector<std::uint8_t> codes;  // one read's codes, reused (the batch's copy holds letters)
       for (std::size_t j; (j = next++) < batch.deferred.size();) {
         const std::size_t r = batch.deferred[j];
         codes.resize(reads[r].sequence.size());

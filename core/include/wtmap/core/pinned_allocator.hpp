@@ -24,7 +24,8 @@ void free_host_for_device(void* p) noexcept;
 // host-to-device 46 GB/s pinned against 6.5 GB/s pageable). Allocating and freeing it is slow
 // (the pages are locked one by one; freeing may wait for the device), so it suits buffers that
 // are made once and reused. Without a GPU it hands out ordinary memory: the same code then runs
-// on a machine without CUDA devices.
+// on a machine without CUDA devices. Free it before any cudaDeviceReset: the reset frees the
+// pinned pages itself, and the deallocation could then no longer tell them from ordinary memory.
 template <class T>
 struct PinnedAllocator {
   using value_type = T;

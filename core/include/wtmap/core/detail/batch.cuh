@@ -66,8 +66,9 @@ class QueryWorkspace {
   int slots = 0;                                                 // slots allocated: 1 or 2
 
   // Which sides of a batch pass through the pinned staging buffers: those in pageable memory.
-  // Pinned queries or results are copied directly, and their staging buffer is not made
-  // (page-locking costs some 0.3 ms per MB, on the first batch's path).
+  // Pinned queries or results are copied directly, and their staging buffer is not made: the
+  // aligner's pinned results once had two unused 31 MB staging buffers page-locked on its first
+  // batches' path, which started its search some 30 ms later (bench/RESULTS.md).
   struct Staging {
     bool in, out;
   };
@@ -265,8 +266,9 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* 
 // pinned buffer unless they are pinned), enqueues the kernel and the copy of the results into
 // pinned memory (`out` itself when it is pinned) on the workspace's first stream, and returns;
 // collect_batch_gpu waits for them and copies the results out of the workspace's buffer if they
-// are not already there. In between, the workspace (its buffers, its scratch) belongs to that batch. A stepwise
-// kernel's tail -- its slowest queries on few threads -- then overlaps the next batch's kernel.
+// are not already there. In between, the workspace (its buffers, its scratch) belongs to that
+// batch. A stepwise kernel's tail -- its slowest queries on few threads -- then overlaps the next
+// batch's kernel.
 template <class Op>
 Status launch_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
                         QueryWorkspace& ws) {
