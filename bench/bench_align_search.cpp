@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
   const aligner::BatchAligner::StageSeconds& all = al.stage_seconds();
   const double nodes = static_cast<double>(all.search_nodes - warm.search_nodes);
   const double search_stage_s = all.search - warm.search;
-  std::printf("bench_align_search: stages (s): encode %.3f, search %.3f, CPU search of %llu long reads %.3f, "
+  std::printf("bench_align_search: stages (s): encode %.3f, search %.3f, CPU search of %llu long reads (wait) %.3f, "
               "choose hits %.3f, locate and place %.3f\n",
               all.encode - warm.encode, search_stage_s, static_cast<unsigned long long>(all.cpu_reads - warm.cpu_reads),
               all.cpu_search - warm.cpu_search, all.choose - warm.choose, all.locate - warm.locate);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <future>
 
 #include "wtmap/core/detail/batch.cuh"
 #include "wtmap/core/detail/parallel.hpp"
@@ -198,56 +199,79 @@ Status BatchAligner::collect(unsigned slot, const SearchedBatch* only) {
 }
 
 Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& batch, std::vector<ReadAlignment>& out) {
-  Lap lap;
   const std::size_t n = reads.size();
   if (batch.results.size() != n) return invalid_argument("finish() needs the batch that search() was given");
   if (index_.backend() == Backend::gpu) {
     for (unsigned slot = 0; slot < kLaunchSlots; ++slot) WTMAP_TRY(collect(slot, &batch));  // (adds to search)
   }
-  lap.restart();
+  out.resize(n);
+  // The reads the slice cut short are searched again from the start with the full cap on CPU
+  // threads of their own, while the other reads' hits are chosen, located and placed: the
+  // deferred search is mostly the tail of one or two repetitive reads on one thread each.
+  batch.deferred.clear();
   if (batch.sliced) {
-    // The reads the slice cut short, searched again from the start with the full cap, one at a
-    // time per CPU thread (their work varies by orders of magnitude: no static split).
-    batch.deferred.clear();
+    batch.is_deferred.assign(n, 0);
     for (std::size_t r = 0; r < n; ++r) {
-      if (batch.results[r].flags & kWorkCapped) batch.deferred.push_back(r);
+      if (batch.results[r].flags & kWorkCapped) {
+        batch.deferred.push_back(r);
+        batch.is_deferred[r] = 1;
+      }
     }
     seconds_.cpu_reads += batch.deferred.size();
-    std::atomic<std::size_t> next{0};
-    const fmindex::FmIndexView host_view = cpu_index_->view();
-    wtmap::detail::parallel_for_ranges(std::min<std::uint64_t>(batch.deferred.size(), wtmap::detail::cpu_threads()),
-                                       [&](std::uint64_t, std::uint64_t) {
-      std::vector<std::uint8_t> codes;  // one read's codes, reused (the batch's copy holds letters)
-      for (std::size_t j; (j = next++) < batch.deferred.size();) {
-        const std::size_t r = batch.deferred[j];
-        codes.resize(reads[r].sequence.size());
-        encode_read(reads[r].sequence, codes.data());
-        search_read(host_view, codes.data(), codes.size(), options_.search, batch.results[r]);
-      }
-    }, 1);
   }
-  lap(seconds_.cpu_search);
-  const auto& results = batch.results;
-  for (const SearchResult& r : results) {
+  std::future<void> searching;
+  if (!batch.deferred.empty()) searching = std::async(std::launch::async, [&] { search_deferred(reads, batch); });
+  const Status placed = place_hits(reads, batch, nullptr, n, searching.valid() ? batch.is_deferred.data() : nullptr, out);
+  Lap wait;
+  if (searching.valid()) searching.get();  // before any return: it writes into the batch
+  wait(seconds_.cpu_search);
+  WTMAP_TRY(placed);
+  if (!batch.deferred.empty()) WTMAP_TRY(place_hits(reads, batch, batch.deferred.data(), batch.deferred.size(), nullptr, out));
+  for (const SearchResult& r : batch.results) {
     seconds_.search_nodes += r.work;
     if (r.work > options_.gpu_work_slice) {
       ++seconds_.long_reads;
       seconds_.long_read_nodes += r.work;
     }
   }
+  return {};
+}
 
+// One read at a time per CPU thread: their work varies by orders of magnitude, so no static split.
+void BatchAligner::search_deferred(const std::vector<SeqRecord>& reads, SearchedBatch& batch) const {
+  std::atomic<std::size_t> next{0};
+  const fmindex::FmIndexView host_view = cpu_index_->view();
+  wtmap::detail::parallel_for_ranges(std::min<std::uint64_t>(batch.deferred.size(), wtmap::detail::cpu_threads()),
+                                     [&](std::uint64_t, std::uint64_t) {
+    std::vector<std::uint8_t> codes;  // one read's codes, reused (the batch's copy holds letters)
+    for (std::size_t j; (j = next++) < batch.deferred.size();) {
+      const std::size_t r = batch.deferred[j];
+      codes.resize(reads[r].sequence.size());
+      encode_read(reads[r].sequence, codes.data());
+      search_read(host_view, codes.data(), codes.size(), options_.search, batch.results[r]);
+    }
+  }, 1);
+}
+
+Status BatchAligner::place_hits(const std::vector<SeqRecord>& reads, SearchedBatch& batch, const std::size_t* list,
+                                std::size_t m, const std::uint8_t* skip, std::vector<ReadAlignment>& out) {
+  Lap lap;
+  auto read_at = [list](std::uint64_t i) { return list != nullptr ? list[i] : static_cast<std::size_t>(i); };
+  const auto& results = batch.results;
   // Which rows to locate, per read: the reported one (chosen by the read's hash among the best
   // rows) first, then the alternatives when the hits are few enough to list. Counted, then
-  // filled at offsets from a prefix sum, both in parallel over the reads.
-  out.resize(n);
-  batch.wanted_begin.resize(n + 1);
+  // filled at offsets from a prefix sum, both in parallel over the reads; the rows of the i-th
+  // read are [wanted_begin[i], wanted_begin[i + 1]).
+  batch.wanted_begin.resize(m + 1);
   batch.wanted_begin[0] = 0;
-  wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t r = begin; r < end; ++r) {
+  wtmap::detail::parallel_for_ranges(m, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) {
+      const std::size_t r = read_at(i);
+      batch.wanted_begin[i + 1] = 0;
+      if (skip != nullptr && skip[r]) continue;  // placed later, by another call
       const SearchResult& res = results[r];
       ReadAlignment& a = out[r];
       a = ReadAlignment{};  // here, not serially before: a million resets are not free
-      batch.wanted_begin[r + 1] = 0;
       a.flags = res.flags;
       if (!res.mapped()) continue;
       a.mapped = true;
@@ -259,16 +283,17 @@ Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& 
         listed = 0;
         for (unsigned s = 0; s < res.num_slots; ++s) listed += res.slots[s].hi - res.slots[s].lo;
       }
-      batch.wanted_begin[r + 1] = listed;
+      batch.wanted_begin[i + 1] = listed;
     }
   }, 1 << 12);
-  for (std::size_t r = 0; r < n; ++r) batch.wanted_begin[r + 1] += batch.wanted_begin[r];
-  batch.wanted.resize(batch.wanted_begin[n]);
+  for (std::size_t i = 0; i < m; ++i) batch.wanted_begin[i + 1] += batch.wanted_begin[i];
+  batch.wanted.resize(batch.wanted_begin[m]);
   batch.rows.resize(batch.wanted.size());
   batch.positions.resize(batch.wanted.size());
-  wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t r = begin; r < end; ++r) {
-      if (batch.wanted_begin[r] == batch.wanted_begin[r + 1]) continue;
+  wtmap::detail::parallel_for_ranges(m, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) {
+      if (batch.wanted_begin[i] == batch.wanted_begin[i + 1]) continue;
+      const std::size_t r = read_at(i);
       const SearchResult& res = results[r];
       std::uint64_t kept_best = 0;
       for (unsigned s = 0; s < res.num_slots; ++s) {
@@ -289,10 +314,10 @@ Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& 
         }
         pick -= h.hi - h.lo;
       }
-      std::uint64_t w = batch.wanted_begin[r];
+      std::uint64_t w = batch.wanted_begin[i];
       batch.wanted[w] = primary_slot;
       batch.rows[w++] = primary_row;
-      for (unsigned s = 0; s < res.num_slots && w < batch.wanted_begin[r + 1]; ++s) {
+      for (unsigned s = 0; s < res.num_slots && w < batch.wanted_begin[i + 1]; ++s) {
         const HitInterval& h = res.slots[s];
         for (std::uint64_t row = h.lo; row < h.hi; ++row) {
           if (s == primary_slot && row == primary_row) continue;
@@ -304,10 +329,11 @@ Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& 
   }, 1 << 12);
   lap(seconds_.choose);
   WTMAP_TRY(index_.locate(batch.rows.data(), batch.positions.data(), batch.rows.size()));
-  wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t r = begin; r < end; ++r) {
-      const std::uint64_t first = batch.wanted_begin[r], last = batch.wanted_begin[r + 1];
+  wtmap::detail::parallel_for_ranges(m, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) {
+      const std::uint64_t first = batch.wanted_begin[i], last = batch.wanted_begin[i + 1];
       if (first == last) continue;
+      const std::size_t r = read_at(i);
       out[r].alternatives.reserve(last - first - 1);
       for (std::uint64_t w = first; w < last; ++w) {
         const fmindex::ReferenceHit hit = index_.to_reference(batch.positions[w], reads[r].sequence.size());

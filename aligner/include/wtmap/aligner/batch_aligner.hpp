@@ -73,8 +73,9 @@ struct SearchedBatch {
   PinnedVector<SearchResult> results;
   bool sliced = false;                         // the GPU stopped searches at gpu_work_slice
   std::vector<std::size_t> deferred;           // reads the CPU searches again
-  // Rows to locate: those of read r are [wanted_begin[r], wanted_begin[r + 1]), the reported one
-  // first; wanted holds each row's hit slot.
+  std::vector<std::uint8_t> is_deferred;       // per read, when sliced
+  // Rows to locate of the reads being placed: the i-th one's are [wanted_begin[i],
+  // wanted_begin[i + 1]), the reported one first; wanted holds each row's hit slot.
   std::vector<std::uint64_t> wanted_begin;
   std::vector<std::uint8_t> wanted;
   std::vector<std::uint64_t> rows, positions;
@@ -113,7 +114,8 @@ class BatchAligner {
   // Wall seconds spent in each stage, summed over all calls: where a batch's time goes (the
   // search includes the copies of reads and results between host and GPU, and on the GPU the
   // encoding; encode is then the gathering of the letters). search() adds to encode and search,
-  // finish() to the others.
+  // finish() to the others; its CPU search of the deferred reads runs beside the other reads'
+  // choice and locate, and cpu_search is only the wait for it after those.
   struct StageSeconds {
     // search: on a GPU index the launch, and the wait for the results where they are collected.
     double encode = 0, search = 0, cpu_search = 0, choose = 0, locate = 0;
@@ -131,6 +133,11 @@ class BatchAligner {
   // Waits for the batch in launch slot `slot` and copies its results into it; with `only`, just
   // if that is the batch there (else it was collected already).
   Status collect(unsigned slot, const SearchedBatch* only);
+  // finish()'s parts: the CPU search of batch.deferred; and the hit choice, locate and placement
+  // of reads list[0, m) (reads 0..m-1 when list is null), leaving out[r] alone where skip[r].
+  void search_deferred(const std::vector<SeqRecord>& reads, SearchedBatch& batch) const;
+  Status place_hits(const std::vector<SeqRecord>& reads, SearchedBatch& batch, const std::size_t* list, std::size_t m,
+                    const std::uint8_t* skip, std::vector<ReadAlignment>& out);
 
   AlignOptions options_;
   // GPU: two launch slots, each with its workspace (buffers, streams, the codes on the device)
