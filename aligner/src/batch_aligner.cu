@@ -42,6 +42,11 @@ struct EncodeLettersOp {
   std::string why_invalid(In) const { return {}; }
 };
 
+// Threads that gather a batch's letters for the GPU. In `wtmap align` the other stages keep the
+// cores busy: 16 spawned threads took 9-35 ms a batch of 10^5 reads to encode them, where one
+// thread copies them in about 4 ms (bench/RESULTS.md).
+constexpr std::uint64_t kGatherThreads = 4;
+
 // The same encoding on the host: the CPU backend's reads, and the GPU's reads cut short by the
 // slice, which the CPU searches again.
 void encode_read(const std::string& sequence, std::uint8_t* codes) {
@@ -135,10 +140,12 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
     total += reads[r].sequence.size();
   }
   batch.codes.resize(total);
-  if (gpu) {  // a copy per read, on this thread: spawned threads would wait for busy cores
-    for (std::size_t r = 0; r < n; ++r) {
-      std::memcpy(batch.codes.data() + batch.patterns[r].offset, reads[r].sequence.data(), reads[r].sequence.size());
-    }
+  if (gpu) {  // a copy per read, on at most kGatherThreads threads: more would wait for busy cores
+    wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
+      for (std::uint64_t r = begin; r < end; ++r) {
+        std::memcpy(batch.codes.data() + batch.patterns[r].offset, reads[r].sequence.data(), reads[r].sequence.size());
+      }
+    }, std::max<std::uint64_t>(n / kGatherThreads, 1 << 14));
   } else {
     wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
       for (std::uint64_t r = begin; r < end; ++r) {
