@@ -62,6 +62,49 @@ WTMAP_HD std::uint64_t prefix_mask(unsigned w, unsigned j) {
   return w < j / 32 ? ~std::uint64_t{0} : w == j / 32 ? bits::low_mask64(2 * (j % 32)) : 0;
 }
 
+// A block's counts and words, as much of it as a query up to word `last_word` needs, in
+// registers (words past those it loads read 0). On the GPU as 16-byte loads: the first sector
+// (the counts and words 0-2) in two, the second (words 3-6) in two more only where last_word
+// reaches it -- instead of a load per word. Random gathers of 32 and 64 bytes ran at the same
+// rate of 16-byte loads (bench_dna_rank: 46.4 G x 2 and 24.4 G x 4 per second on an H100), so
+// the number of wide loads, not the bytes, is what a rank costs.
+struct BlockRegisters {
+  std::uint64_t counts;    // QuadBlock::before, 16 bits per symbol
+  std::uint64_t words[7];  // indexed with constants only: a run-time index would put them in local memory
+
+  WTMAP_HD unsigned before(unsigned c) const { return static_cast<unsigned>(counts >> (16 * c)) & 0xFFFFu; }
+  // Word w for a run-time w, through constant indices.
+  WTMAP_HD std::uint64_t word(unsigned w) const {
+    std::uint64_t x = words[0];
+    for (unsigned v = 1; v < 7; ++v) x = v == w ? words[v] : x;
+    return x;
+  }
+};
+
+WTMAP_HD BlockRegisters load_block(const QuadBlock& block, unsigned last_word) {
+  BlockRegisters r{};
+#if defined(__CUDA_ARCH__)
+  const auto* halves = reinterpret_cast<const ulonglong2*>(&block);
+  const ulonglong2 h0 = halves[0], h1 = halves[1];
+  r.counts = h0.x;
+  r.words[0] = h0.y;
+  r.words[1] = h1.x;
+  r.words[2] = h1.y;
+  if (last_word >= 3) {
+    const ulonglong2 h2 = halves[2], h3 = halves[3];
+    r.words[3] = h2.x;
+    r.words[4] = h2.y;
+    r.words[5] = h3.x;
+    r.words[6] = h3.y;
+  }
+#else
+  r.counts = std::uint64_t{block.before[0]} | std::uint64_t{block.before[1]} << 16 | std::uint64_t{block.before[2]} << 32 |
+             std::uint64_t{block.before[3]} << 48;
+  for (unsigned w = 0; w <= last_word && w < 7; ++w) r.words[w] = block.words[w];
+#endif
+  return r;
+}
+
 }  // namespace quad
 
 // Read-only view of a quad vector. rank(c, i) = occurrences of c in [0, i), i in [0, n];
@@ -93,34 +136,39 @@ struct QuadVectorView {
   WTMAP_HD std::uint64_t before_block(unsigned c, std::uint64_t b) const {
     return supers[(b / L::kBlocksPerSuper) * 4 + c] + blocks[b].before[c];
   }
+  // The same from block b's loaded counts.
+  WTMAP_HD std::uint64_t before_block(unsigned c, std::uint64_t b, const quad::BlockRegisters& block) const {
+    return supers[(b / L::kBlocksPerSuper) * 4 + c] + block.before(c);
+  }
 
   WTMAP_HD std::uint64_t rank(unsigned c, std::uint64_t i) const {
     const std::uint64_t b = i / L::kSymbolsPerBlock;
     const unsigned j = static_cast<unsigned>(i % L::kSymbolsPerBlock);
-    return before_block(c, b) + count_in_block(blocks[b], c, j);
+    const quad::BlockRegisters block = quad::load_block(blocks[b], j / 32);
+    return before_block(c, b, block) + count_in_block(block, c, j);
   }
 
   // Occurrences of each of the four symbols in [0, i), from one block.
   WTMAP_HD void rank_all(std::uint64_t i, std::uint64_t out[4]) const {
     const std::uint64_t b = i / L::kSymbolsPerBlock;
     const unsigned j = static_cast<unsigned>(i % L::kSymbolsPerBlock);
-    const QuadBlock& block = blocks[b];
+    const quad::BlockRegisters block = quad::load_block(blocks[b], j / 32);
     const std::uint64_t* super = supers + (b / L::kBlocksPerSuper) * 4;
     unsigned partial[3] = {0, 0, 0};
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (unsigned w = 0; w < L::kWordsPerBlock; ++w) {  // predicated, so all loads issue at once
+    for (unsigned w = 0; w < L::kWordsPerBlock; ++w) {
       if (w <= j / 32) {
         const std::uint64_t word = block.words[w];
         const std::uint64_t mask = bits::low_mask64(2 * (w < j / 32 ? 32u : j % 32));
         for (unsigned c = 0; c < 3; ++c) partial[c] += static_cast<unsigned>(bits::popcount64(quad::match_mask(word, c) & mask));
       }
     }
-    out[0] = super[0] + block.before[0] + partial[0];
-    out[1] = super[1] + block.before[1] + partial[1];
-    out[2] = super[2] + block.before[2] + partial[2];
-    out[3] = super[3] + block.before[3] + (j - partial[0] - partial[1] - partial[2]);
+    out[0] = super[0] + block.before(0) + partial[0];
+    out[1] = super[1] + block.before(1) + partial[1];
+    out[2] = super[2] + block.before(2) + partial[2];
+    out[3] = super[3] + block.before(3) + (j - partial[0] - partial[1] - partial[2]);
   }
 
   // rank(c, i) and rank(c, j) together. Deep in a backward search an SA interval is narrow, so
@@ -133,8 +181,8 @@ struct QuadVectorView {
       return;
     }
     const unsigned ji = static_cast<unsigned>(i % L::kSymbolsPerBlock), jj = static_cast<unsigned>(j % L::kSymbolsPerBlock);
-    const QuadBlock& block = blocks[b];
     const unsigned last = (ji > jj ? ji : jj) / 32;
+    const quad::BlockRegisters block = quad::load_block(blocks[b], last);
     unsigned in_i = 0, in_j = 0;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
@@ -146,7 +194,7 @@ struct QuadVectorView {
         in_j += static_cast<unsigned>(bits::popcount64(m & quad::prefix_mask(w, jj)));
       }
     }
-    const std::uint64_t before = before_block(c, b);
+    const std::uint64_t before = before_block(c, b, block);
     rank_i = before + in_i;
     rank_j = before + in_j;
   }
@@ -200,9 +248,9 @@ struct QuadVectorView {
   WTMAP_HD SymbolRank access_rank(std::uint64_t i) const {
     const std::uint64_t b = i / L::kSymbolsPerBlock;
     const unsigned j = static_cast<unsigned>(i % L::kSymbolsPerBlock);
-    const QuadBlock& block = blocks[b];
-    const unsigned c = static_cast<unsigned>(block.words[j / 32] >> (2 * (j % 32))) & 3u;
-    return {c, before_block(c, b) + count_in_block(block, c, j)};
+    const quad::BlockRegisters block = quad::load_block(blocks[b], j / 32);
+    const unsigned c = static_cast<unsigned>(block.word(j / 32) >> (2 * (j % 32))) & 3u;
+    return {c, before_block(c, b, block) + count_in_block(block, c, j)};
   }
 
   WTMAP_HD std::uint64_t select(unsigned c, std::uint64_t k) const {
@@ -231,8 +279,8 @@ struct QuadVectorView {
   }
 
  private:
-  // Occurrences of c among the first j symbols of a block.
-  static WTMAP_HD unsigned count_in_block(const QuadBlock& block, unsigned c, unsigned j) {
+  // Occurrences of c among the first j symbols of a block (loaded up to word j / 32 at least).
+  static WTMAP_HD unsigned count_in_block(const quad::BlockRegisters& block, unsigned c, unsigned j) {
     unsigned result = 0;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
