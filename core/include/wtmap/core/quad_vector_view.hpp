@@ -152,23 +152,26 @@ struct QuadVectorView {
   WTMAP_HD void rank_all(std::uint64_t i, std::uint64_t out[4]) const {
     const std::uint64_t b = i / L::kSymbolsPerBlock;
     const unsigned j = static_cast<unsigned>(i % L::kSymbolsPerBlock);
-    const quad::BlockRegisters block = quad::load_block(blocks[b], j / 32);
+    // One load per word here, not quad::load_block: in the aligner's search kernel, which is
+    // bound by divergence rather than loads, the wide loads' registers made its GPU stage 14 %
+    // longer, and rank_all ran at 21-22 G/s either way (bench/RESULTS.md).
+    const QuadBlock& block = blocks[b];
     const std::uint64_t* super = supers + (b / L::kBlocksPerSuper) * 4;
     unsigned partial[3] = {0, 0, 0};
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (unsigned w = 0; w < L::kWordsPerBlock; ++w) {
+    for (unsigned w = 0; w < L::kWordsPerBlock; ++w) {  // predicated, so all loads issue at once
       if (w <= j / 32) {
         const std::uint64_t word = block.words[w];
         const std::uint64_t mask = bits::low_mask64(2 * (w < j / 32 ? 32u : j % 32));
         for (unsigned c = 0; c < 3; ++c) partial[c] += static_cast<unsigned>(bits::popcount64(quad::match_mask(word, c) & mask));
       }
     }
-    out[0] = super[0] + block.before(0) + partial[0];
-    out[1] = super[1] + block.before(1) + partial[1];
-    out[2] = super[2] + block.before(2) + partial[2];
-    out[3] = super[3] + block.before(3) + (j - partial[0] - partial[1] - partial[2]);
+    out[0] = super[0] + block.before[0] + partial[0];
+    out[1] = super[1] + block.before[1] + partial[1];
+    out[2] = super[2] + block.before[2] + partial[2];
+    out[3] = super[3] + block.before[3] + (j - partial[0] - partial[1] - partial[2]);
   }
 
   // rank(c, i) and rank(c, j) together. Deep in a backward search an SA interval is narrow, so
