@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "view_drivers.cuh"
@@ -22,9 +23,9 @@ INSTANTIATE_TYPED_TEST_SUITE_P(CpuView, WaveletTreeContract, AllSymbols<CpuViewL
 INSTANTIATE_TYPED_TEST_SUITE_P(GpuKernel, WaveletTreeContract, AllSymbols<GpuViewKernel>, DriverNames);
 
 // count(c) of the view is the number of occurrences, 0 outside the alphabet.
-template <class S>
+template <class View, class S>
 struct WtCount {
-  WaveletTreeView<S> v;
+  View v;
   __host__ __device__ std::uint64_t operator()(S c) const { return v.count(c); }
 };
 
@@ -35,7 +36,9 @@ class WaveletTreeViewTest : public ::testing::Test {
   std::mt19937_64 rng{kSeed};
 };
 using ViewCases = ::testing::Types<WtCase<CpuViewLoop, std::uint8_t>, WtCase<CpuViewLoop, std::uint16_t>,
-                                   WtCase<GpuViewKernel, std::uint8_t>, WtCase<GpuViewKernel, std::uint16_t>>;
+                                   WtCase<GpuViewKernel, std::uint8_t>, WtCase<GpuViewKernel, std::uint16_t>,
+                                   WtCase<CpuViewLoop, std::uint8_t, 4>, WtCase<GpuViewKernel, std::uint8_t, 4>,
+                                   WtCase<GpuViewKernel, std::uint16_t, 4>>;
 TYPED_TEST_SUITE(WaveletTreeViewTest, ViewCases, DriverNames);
 
 TYPED_TEST(WaveletTreeViewTest, CountIsTheNumberOfOccurrences) {
@@ -46,7 +49,7 @@ TYPED_TEST(WaveletTreeViewTest, CountIsTheNumberOfOccurrences) {
     WaveletTreeOptions options;
     options.backend = TypeParam::D::kBackend;
     options.sigma = given == 0 ? 0 : 3 * 24 + 1;
-    auto tree = WaveletTree<S>::build(text.data(), text.size(), options);
+    auto tree = TypeParam::Tree::build(text.data(), text.size(), options);
     ASSERT_TRUE(IsOk(tree));
     std::vector<S> symbols;
     std::vector<std::uint64_t> expected;
@@ -54,17 +57,20 @@ TYPED_TEST(WaveletTreeViewTest, CountIsTheNumberOfOccurrences) {
       symbols.push_back(static_cast<S>(c));
       expected.push_back(ref.count(static_cast<S>(c)));
     }
-    auto got = TypeParam::D::template run<std::uint64_t>(WtCount<S>{tree->view()}, symbols);
+    auto got = TypeParam::D::template run<std::uint64_t>(WtCount<typename TypeParam::Tree::View, S>{tree->view()}, symbols);
     ASSERT_TRUE(IsOk(got));
     EXPECT_TRUE(SameAnswers(expected, *got, [&](std::size_t j) { return "count(" + std::to_string(+symbols[j]) + ")"; }));
   }
 }
 
-// access_rank(i) of the binary view is (T[i], rank(T[i], i)), the LF step of the general FM-index:
-// every alphabet size of the contract (sigma 1 included: no levels) and lengths around blocks.
-template <class S>
+// access_rank(i) of the view is (T[i], rank(T[i], i)), the LF step of the FM-indexes (the
+// general one's binary tree, the DNA one's quad tree): every alphabet size of the contract (sigma
+// 1 included: no levels) and lengths around blocks; on the GPU the quad levels' loads take one
+// or both sectors of a block depending on the position.
+template <class View>
 struct WtAccessRank {
-  WaveletTreeView<S> v;
+  static_assert(std::is_trivially_copyable_v<View>, "a view goes to the kernel by value");
+  View v;
   __host__ __device__ std::uint64_t operator()(std::uint64_t i) const {
     const auto r = v.access_rank(i);
     return (r.rank << 32) | static_cast<std::uint64_t>(r.symbol);  // both halves, one answer
@@ -85,12 +91,12 @@ TYPED_TEST(WaveletTreeViewTest, AccessRankIsTheSymbolAndItsRank) {
         WaveletTreeOptions options;
         options.backend = TypeParam::D::kBackend;
         options.sigma = extracted ? 0 : sigma;
-        auto tree = WaveletTree<S>::build(text.data(), n, options);
+        auto tree = TypeParam::Tree::build(text.data(), n, options);
         ASSERT_TRUE(IsOk(tree));
         const auto positions = query_positions(n, 512, 2000, this->rng);
         std::vector<std::uint64_t> expected;
         for (std::uint64_t i : positions) expected.push_back((ref.rank(text[i], i) << 32) | text[i]);
-        auto got = TypeParam::D::template run<std::uint64_t>(WtAccessRank<S>{tree->view()}, positions);
+        auto got = TypeParam::D::template run<std::uint64_t>(WtAccessRank<typename TypeParam::Tree::View>{tree->view()}, positions);
         ASSERT_TRUE(IsOk(got));
         EXPECT_TRUE(SameAnswers(expected, *got, [&](std::size_t j) {
           return "access_rank(" + std::to_string(positions[j]) + ") as rank << 32 | symbol";
