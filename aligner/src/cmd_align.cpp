@@ -204,10 +204,7 @@ class SearchedBatchPool {
       }
     });
   }
-  ~SearchedBatchPool() {
-    close();
-    if (thread_.joinable()) thread_.join();
-  }
+  ~SearchedBatchPool() { release(); }
   SearchedBatchPool(const SearchedBatchPool&) = delete;
   SearchedBatchPool& operator=(const SearchedBatchPool&) = delete;
 
@@ -408,9 +405,9 @@ int align_main(int argc, char** argv) {
   batch_aligner.emplace(*index, options, cpu_index ? &*cpu_index : nullptr);
   // Once the last batch is finished nothing uses the GPU or the indexes again, and a thread that
   // the finish stage starts then releases them -- the aligner, the pinned batches, both indexes,
-  // then the CUDA context -- while the writer formats and compresses the last batch. Left to the process's exit, this
-  // teardown took some 0.17 s after the output was closed on an H100 host, 0.09 s of it the
-  // context's reset (bench/RESULTS.md). Only when the search stage has returned for good: no
+  // then the CUDA context -- while the writer formats and compresses the last batch. Left to the
+  // process's exit, this teardown took some 0.17 s after the output was closed on an H100 host,
+  // 0.09 s of it the context's reset (bench/RESULTS.md). Only when the search stage has returned for good: no
   // other thread uses CUDA by then. Whatever happens after, the objects are empty and their
   // destructors touch no device.
   std::atomic<bool> searched_all{false};

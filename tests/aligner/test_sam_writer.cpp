@@ -18,12 +18,6 @@ using aligner::Placement;
 using aligner::ReadAlignment;
 using aligner::SeqRecord;
 
-std::string reverse_complement(std::string s) {
-  std::reverse(s.begin(), s.end());
-  for (char& c : s) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : c == 'T' ? 'A' : 'N';
-  return s;
-}
-
 // A read of `length` bases cycling through ACGTN from `shift`, with quality characters cycling too.
 SeqRecord make_read(const std::string& name, std::size_t length, std::size_t shift, bool with_quality) {
   SeqRecord r{name, "", ""};
@@ -84,7 +78,7 @@ void expect_record(const SamRecord& got, const SeqRecord& read, const ReadAlignm
   EXPECT_EQ(got.tid, static_cast<int>(a.primary.contig));
   EXPECT_EQ(got.pos, static_cast<std::int64_t>(a.primary.position));
   EXPECT_EQ(got.cigar, std::to_string(len) + "M");
-  EXPECT_EQ(got.seq, reverse ? reverse_complement(read.sequence) : read.sequence);
+  EXPECT_EQ(got.seq, reverse ? fmtest::revcomp(read.sequence) : read.sequence);
   std::string qual = read.quality;
   if (reverse) std::reverse(qual.begin(), qual.end());
   EXPECT_EQ(got.qual, qual);

@@ -73,7 +73,9 @@ struct SearchedBatch {
   PinnedVector<SearchResult> results;
   bool sliced = false;                         // the GPU stopped searches at gpu_work_slice
   std::vector<std::size_t> deferred;           // reads the CPU searches again
-  std::vector<std::uint8_t> is_deferred;       // per read, when sliced
+  // Per read, when sliced: a mask of its own, since the deferred reads' results are rewritten by
+  // their CPU search while finish() places the others.
+  std::vector<std::uint8_t> is_deferred;
   // Rows to locate of the reads being placed: the i-th one's are [wanted_begin[i],
   // wanted_begin[i + 1]), the reported one first; wanted holds each row's hit slot.
   std::vector<std::uint64_t> wanted_begin;
