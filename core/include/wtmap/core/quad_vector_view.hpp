@@ -57,6 +57,31 @@ WTMAP_HD std::uint64_t match_mask(std::uint64_t word, unsigned c) {
   return x & (x >> 1) & kLow;
 }
 
+// The four symbols' counts at once, by bit planes (symbol c has low bit c & 1, high bit c >> 1):
+// `low` counts the 1s and 3s, `high` the 2s and 3s, `both` the 3s. Three popcounts a word for
+// all four symbols, where a match mask per symbol takes three with twice the logic around them:
+// the aligner's search kernel, which calls rank_all twice a step, is bound by the instructions
+// it issues (bench/RESULTS.md).
+struct PlaneCounts {
+  unsigned low = 0, high = 0, both = 0;
+
+  // Adds a word's symbols (those not wanted already masked to 0, which count as symbol 0).
+  WTMAP_HD void add(std::uint64_t word) {
+    constexpr std::uint64_t kLow = 0x5555555555555555ull;
+    const std::uint64_t l = word & kLow, h = (word >> 1) & kLow;
+    low += static_cast<unsigned>(bits::popcount64(l));
+    high += static_cast<unsigned>(bits::popcount64(h));
+    both += static_cast<unsigned>(bits::popcount64(l & h));
+  }
+  // Occurrences of each symbol among `total` added symbols.
+  WTMAP_HD void split(unsigned total, unsigned out[4]) const {
+    out[0] = total - low - high + both;
+    out[1] = low - both;
+    out[2] = high - both;
+    out[3] = both;
+  }
+};
+
 // The bits of word w of a block that hold its symbols before in-block position j.
 WTMAP_HD std::uint64_t prefix_mask(unsigned w, unsigned j) {
   return w < j / 32 ? ~std::uint64_t{0} : w == j / 32 ? bits::low_mask64(2 * (j % 32)) : 0;
@@ -148,7 +173,8 @@ struct QuadVectorView {
     return before_block(c, b, block) + count_in_block(block, c, j);
   }
 
-  // Occurrences of each of the four symbols in [0, i), from one block.
+  // Occurrences of each of the four symbols in [0, i), from one block: the whole words before
+  // position j by bit planes, then the word of j masked.
   WTMAP_HD void rank_all(std::uint64_t i, std::uint64_t out[4]) const {
     const std::uint64_t b = i / L::kSymbolsPerBlock;
     const unsigned j = static_cast<unsigned>(i % L::kSymbolsPerBlock);
@@ -157,21 +183,18 @@ struct QuadVectorView {
     // longer, and rank_all ran at 21-22 G/s either way (bench/RESULTS.md).
     const QuadBlock& block = blocks[b];
     const std::uint64_t* super = supers + (b / L::kBlocksPerSuper) * 4;
-    unsigned partial[3] = {0, 0, 0};
+    const unsigned last = j / 32;
+    quad::PlaneCounts planes;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (unsigned w = 0; w < L::kWordsPerBlock; ++w) {  // predicated, so all loads issue at once
-      if (w <= j / 32) {
-        const std::uint64_t word = block.words[w];
-        const std::uint64_t mask = bits::low_mask64(2 * (w < j / 32 ? 32u : j % 32));
-        for (unsigned c = 0; c < 3; ++c) partial[c] += static_cast<unsigned>(bits::popcount64(quad::match_mask(word, c) & mask));
-      }
+    for (unsigned w = 0; w + 1 < L::kWordsPerBlock; ++w) {  // predicated, so all loads issue at once
+      if (w < last) planes.add(block.words[w]);
     }
-    out[0] = super[0] + block.before[0] + partial[0];
-    out[1] = super[1] + block.before[1] + partial[1];
-    out[2] = super[2] + block.before[2] + partial[2];
-    out[3] = super[3] + block.before[3] + (j - partial[0] - partial[1] - partial[2]);
+    planes.add(block.words[last] & bits::low_mask64(2 * (j % 32)));
+    unsigned in_block[4];
+    planes.split(j, in_block);
+    for (unsigned c = 0; c < 4; ++c) out[c] = super[c] + block.before[c] + in_block[c];
   }
 
   // rank(c, i) and rank(c, j) together. Deep in a backward search an SA interval is narrow, so
@@ -222,24 +245,19 @@ struct QuadVectorView {
     const QuadBlock& block = blocks[b];
     const std::uint64_t* super = supers + (b / L::kBlocksPerSuper) * 4;
     const unsigned last = (ji > jj ? ji : jj) / 32;
-    unsigned partial_i[3] = {0, 0, 0}, partial_j[3] = {0, 0, 0};
-    for (unsigned w = 0; w < L::kWordsPerBlock; ++w) {
-      if (w <= last) {
-        const std::uint64_t word = block.words[w];
-        const std::uint64_t mask_i = quad::prefix_mask(w, ji), mask_j = quad::prefix_mask(w, jj);
-        for (unsigned c = 0; c < 3; ++c) {
-          const std::uint64_t m = quad::match_mask(word, c);
-          partial_i[c] += static_cast<unsigned>(bits::popcount64(m & mask_i));
-          partial_j[c] += static_cast<unsigned>(bits::popcount64(m & mask_j));
-        }
-      }
+    quad::PlaneCounts planes_i, planes_j;
+    for (unsigned w = 0; w <= last; ++w) {
+      const std::uint64_t word = block.words[w];
+      planes_i.add(word & quad::prefix_mask(w, ji));
+      planes_j.add(word & quad::prefix_mask(w, jj));
     }
-    for (unsigned c = 0; c < 3; ++c) {
-      out_i[c] = super[c] + block.before[c] + partial_i[c];
-      out_j[c] = super[c] + block.before[c] + partial_j[c];
+    unsigned in_i[4], in_j[4];
+    planes_i.split(ji, in_i);
+    planes_j.split(jj, in_j);
+    for (unsigned c = 0; c < 4; ++c) {
+      out_i[c] = super[c] + block.before[c] + in_i[c];
+      out_j[c] = super[c] + block.before[c] + in_j[c];
     }
-    out_i[3] = super[3] + block.before[3] + (ji - partial_i[0] - partial_i[1] - partial_i[2]);
-    out_j[3] = super[3] + block.before[3] + (jj - partial_j[0] - partial_j[1] - partial_j[2]);
 #endif
   }
 
