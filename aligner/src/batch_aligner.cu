@@ -15,6 +15,11 @@ namespace {
 
 // A stepwise batch operation (detail/batch.cuh): the GPU keeps every thread on a read.
 struct MismatchSearchOp {
+  // Warps of their own: a block keeps its place on an SM until its last thread is done, and a
+  // launch ends in a tail where a few reads of thousands of nodes run on few threads; blocks of
+  // one warp then hold one warp's registers each instead of eight, and the next batch's launch
+  // takes the rest (bench/RESULTS.md).
+  static constexpr unsigned kBlockThreads = 32;
   using In = fmindex::PatternRef;
   using Out = SearchResult;
   using State = ReadSearch<kHitSlots>;

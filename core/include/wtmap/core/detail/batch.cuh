@@ -14,6 +14,8 @@
 // indexed at run time inside it would keep all of it in local memory.)
 //   WTMAP_HD void start(State&, const In&, Out&) const;
 //   WTMAP_HD bool step(State&, Out&) const;              // false once the query is finished
+// and may name its kernel's block size (a policy; kQueryBlockThreads otherwise):
+//   static constexpr unsigned kBlockThreads = ...;
 // Its kernel hands each thread the next query as soon as the thread's current one is finished,
 // so a warp's threads all keep working until the batch runs out, instead of idling until the
 // slowest query of their warp is done.
@@ -98,8 +100,16 @@ struct is_stepwise : std::false_type {};
 template <class Op>
 struct is_stepwise<Op, std::void_t<typename Op::State>> : std::true_type {};
 
+// Threads per block of an operation's kernel (a policy): Op::kBlockThreads where the operation
+// names it, else kQueryBlockThreads.
+template <class Op, class = void>
+struct block_threads_of : std::integral_constant<unsigned, kQueryBlockThreads> {};
 template <class Op>
-__global__ void __launch_bounds__(kQueryBlockThreads)
+struct block_threads_of<Op, std::void_t<decltype(Op::kBlockThreads)>>
+    : std::integral_constant<unsigned, Op::kBlockThreads> {};
+
+template <class Op>
+__global__ void __launch_bounds__(block_threads_of<Op>::value)
     batch_query_kernel(Op op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
                        std::uint64_t first_index, unsigned long long* first_invalid, unsigned long long* next_query) {
   using In = typename Op::In;
@@ -160,13 +170,20 @@ template <class Op>
 int persistent_grid_size() {
   static const int blocks = [] {
     int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, batch_query_kernel<Op>, kQueryBlockThreads, 0) !=
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, batch_query_kernel<Op>, block_threads_of<Op>::value, 0) !=
             cudaSuccess || per_sm <= 0) {
       per_sm = 1;
     }
     return per_sm * multiprocessor_count();
   }();
   return blocks;
+}
+
+// Blocks of a launch over `count` queries: the persistent grid, or fewer for a small batch.
+template <class Op>
+int grid_blocks(std::uint64_t count) {
+  constexpr unsigned threads = block_threads_of<Op>::value;
+  return static_cast<int>(std::min<std::uint64_t>(persistent_grid_size<Op>(), (count + threads - 1) / threads));
 }
 
 template <class Op>
@@ -207,10 +224,8 @@ Status enqueue_chunk(const Op& op, const typename Op::In* src, typename Op::Out*
   auto* d_out = static_cast<Out*>(ws.device_out[s]);
   WTMAP_CUDA_TRY(cudaMemcpyAsync(d_in, src, length * sizeof(In), cudaMemcpyHostToDevice, ws.streams[s]));
   WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_next_query + s, 0, sizeof(unsigned long long), ws.streams[s]));
-  const int blocks = static_cast<int>(
-      std::min<std::uint64_t>(persistent_grid_size<Op>(), (length + kQueryBlockThreads - 1) / kQueryBlockThreads));
-  batch_query_kernel<Op><<<blocks, kQueryBlockThreads, 0, ws.streams[s]>>>(op, d_in, d_out, length, begin,
-                                                                           ws.device_first_invalid, ws.device_next_query + s);
+  batch_query_kernel<Op><<<grid_blocks<Op>(length), block_threads_of<Op>::value, 0, ws.streams[s]>>>(
+      op, d_in, d_out, length, begin, ws.device_first_invalid, ws.device_next_query + s);
   WTMAP_CUDA_TRY_LAUNCH();
   WTMAP_CUDA_TRY(cudaMemcpyAsync(dst, d_out, length * sizeof(Out), cudaMemcpyDeviceToHost, ws.streams[s]));
   return {};
@@ -316,10 +331,8 @@ Status run_batch_device(const Op& op, const typename Op::In* d_in, typename Op::
   WTMAP_TRY(ws.reserve(0, 0, 1));
   WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_first_invalid, 0xFF, sizeof(unsigned long long), stream));
   WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_next_query, 0, sizeof(unsigned long long), stream));
-  const int blocks = static_cast<int>(
-      std::min<std::uint64_t>(persistent_grid_size<Op>(), (count + kQueryBlockThreads - 1) / kQueryBlockThreads));
-  batch_query_kernel<Op><<<blocks, kQueryBlockThreads, 0, stream>>>(op, d_in, d_out, count, 0, ws.device_first_invalid,
-                                                                    ws.device_next_query);
+  batch_query_kernel<Op><<<grid_blocks<Op>(count), block_threads_of<Op>::value, 0, stream>>>(
+      op, d_in, d_out, count, 0, ws.device_first_invalid, ws.device_next_query);
   WTMAP_CUDA_TRY_LAUNCH();
   WTMAP_CUDA_TRY(cudaMemcpyAsync(ws.pinned_first_invalid, ws.device_first_invalid, sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, stream));
