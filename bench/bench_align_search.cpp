@@ -4,9 +4,8 @@
 // This is the number to hold against `bwa aln` (which also only searches and writes .sai).
 //
 //   bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES]
-//                      [--gpu-first-round NODES] [--kmer LEN] [--l2-fetch BYTES] [--json OUT.json]
+//                      [--kmer LEN] [--l2-fetch BYTES] [--json OUT.json]
 //
-// --gpu-slice, --gpu-first-round: AlignOptions::gpu_work_slice and gpu_first_round (0: one round).
 // --kmer: the k-mer table length of both index copies (default: as `wtmap align` loads them,
 // search_kmer_length; 0: no table). --l2-fetch: the L2's DRAM fetch granularity hint
 // (cudaLimitMaxL2FetchGranularity; 0 leaves the driver's default).
@@ -43,7 +42,6 @@ int main(int argc, char** argv) {
   unsigned k = 4;
   std::size_t batch = 500000;
   std::uint32_t gpu_slice = 0;  // 0: AlignOptions' default
-  long first_round = -1;        // -1: AlignOptions' default
   long kmer = -1;               // -1: search_kmer_length
   std::size_t l2_fetch = 0;     // 0: the driver's default
   for (int i = 1; i < argc; ++i) {
@@ -52,7 +50,6 @@ int main(int argc, char** argv) {
     else if (a == "--batch" && i + 1 < argc) batch = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--device" && i + 1 < argc) device = argv[++i];
     else if (a == "--gpu-slice" && i + 1 < argc) gpu_slice = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
-    else if (a == "--gpu-first-round" && i + 1 < argc) first_round = std::atol(argv[++i]);
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (a == "--kmer" && i + 1 < argc) kmer = std::atol(argv[++i]);
     else if (a == "--l2-fetch" && i + 1 < argc) l2_fetch = std::strtoull(argv[++i], nullptr, 10);
@@ -61,7 +58,7 @@ int main(int argc, char** argv) {
     else die("unexpected argument " + a);
   }
   if (prefix.empty() || reads_path.empty() || batch == 0)
-    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES] [--gpu-first-round NODES] [--kmer LEN] [--l2-fetch BYTES] [--json OUT]");
+    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES] [--kmer LEN] [--l2-fetch BYTES] [--json OUT]");
   Backend backend = device == "cpu" ? Backend::cpu : Backend::gpu;
   if (backend == Backend::gpu && !gpu_available()) die("--device gpu: no usable CUDA device");
   if (backend == Backend::gpu && l2_fetch != 0) {
@@ -94,7 +91,6 @@ int main(int argc, char** argv) {
   aligner::AlignOptions options;
   options.search.max_mismatches = static_cast<std::uint8_t>(k);
   if (gpu_slice != 0) options.gpu_work_slice = gpu_slice;
-  if (first_round >= 0) options.gpu_first_round = static_cast<std::uint32_t>(first_round);
   // As `wtmap align` does on the GPU: a CPU copy of the index for the reads with long searches.
   std::optional<fmindex::FmIndex> cpu_index;
   if (backend == Backend::gpu) {

@@ -24,22 +24,12 @@ struct MismatchSearchOp {
   using Out = SearchResult;
   using State = ReadSearch<kHitSlots>;
   using Scratch = SearchScratch;
-  // Two rounds (batch.cuh): round 0 stops each search at first_round_cap nodes, and the few reads
-  // it stops are searched again from the start, up to params.work_cap, once the launch's reads
-  // are all handed out (AlignOptions::gpu_first_round).
-  static constexpr bool kTwoRounds = true;
   fmindex::FmIndexView v;
   const std::uint8_t* codes;  // on the backend
   std::uint64_t codes_size;
   SearchParams params;
-  std::uint32_t first_round_cap;  // <= params.work_cap
   WTMAP_HD bool valid(const In& p) const { return p.offset + p.length <= codes_size; }
-  WTMAP_HD void start(State& s, const In& p, Out& r, unsigned round) const {
-    SearchParams round_params = params;
-    if (round == 0) round_params.work_cap = first_round_cap;
-    s.start(v, codes + p.offset, p.length, round_params, r);
-  }
-  WTMAP_HD bool retry(const Out& r) const { return (r.flags & kWorkCapped) != 0 && first_round_cap < params.work_cap; }
+  WTMAP_HD void start(State& s, const In& p, Out& r) const { s.start(v, codes + p.offset, p.length, params, r); }
   WTMAP_HD bool step(State& s, Out& r) const { return s.step(v, r); }
   std::string why_invalid(const In& p) const {
     return "read at offset " + std::to_string(p.offset) + " runs past the " + std::to_string(codes_size) + " bases";
@@ -174,7 +164,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   batch.sliced = gpu && cpu_index_ != nullptr && params.work_cap > options_.gpu_work_slice;
   if (batch.sliced) params.work_cap = options_.gpu_work_slice;
   if (!gpu) {
-    const MismatchSearchOp op{index_.view(), batch.codes.data(), batch.codes.size(), params, params.work_cap};
+    const MismatchSearchOp op{index_.view(), batch.codes.data(), batch.codes.size(), params};
     WTMAP_TRY(wtmap::detail::run_batch_cpu(op, batch.patterns.data(), batch.results.data(), n, "search"));
     lap(seconds_.search);
     return {};
@@ -193,8 +183,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   WTMAP_CUDA_TRY(cudaMemcpyAsync(device_codes, batch.codes.data(), batch.codes.size(), cudaMemcpyHostToDevice, ws.streams[0]));
   WTMAP_TRY(wtmap::detail::run_batch_device(EncodeLettersOp{}, device_codes, device_codes, batch.codes.size(), ws.streams[0],
                                             ws, "encode"));
-  const std::uint32_t first_round = options_.gpu_first_round != 0 ? options_.gpu_first_round : params.work_cap;
-  const MismatchSearchOp op{index_.view(), device_codes, batch.codes.size(), params, std::min(first_round, params.work_cap)};
+  const MismatchSearchOp op{index_.view(), device_codes, batch.codes.size(), params};
   WTMAP_TRY(wtmap::detail::launch_batch_gpu(op, batch.patterns.data(), batch.results.data(), n, ws));
   std::lock_guard<std::mutex> lock(launch_mutex_);
   launched_[slot] = &batch;
@@ -210,7 +199,7 @@ Status BatchAligner::collect(unsigned slot, const SearchedBatch* only) {
   collecting_[slot] = true;
   lock.unlock();
   Lap lap;
-  const MismatchSearchOp op{index_.view(), nullptr, batch->codes.size(), options_.search, 0};  // for its messages
+  const MismatchSearchOp op{index_.view(), nullptr, batch->codes.size(), options_.search};  // for its messages
   const Status collected = wtmap::detail::collect_batch_gpu(op, batch->patterns.data(), batch->results.data(),
                                                             batch->results.size(), *workspaces_[slot], "search");
   lock.lock();

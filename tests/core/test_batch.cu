@@ -1,7 +1,6 @@
 // detail/batch.cuh: a batch of queries gives the same results on the CPU, through run_batch_gpu
 // and through launch_batch_gpu + collect_batch_gpu, for every mix of pageable and pinned
-// queries and results; a query out of range is named by its index on each path. A stepwise
-// operation of two rounds finishes every query, those that round 0 stopped in round 1.
+// queries and results; a query out of range is named by its index on each path.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -103,80 +102,6 @@ TEST_P(BatchGpu, OutOfRangeQueryIsNamed) {
   std::uint64_t* out = b.out(GetParam());
   ASSERT_TRUE(IsOk(detail::launch_batch_gpu(op, b.in(GetParam()), out, kQueries, ws)));
   EXPECT_TRUE(RejectsQuery(detail::collect_batch_gpu(op, b.in(GetParam()), out, kQueries, ws, "square"), first_bad));
-}
-
-// A stepwise operation of two rounds: query w takes w steps, and round 0 stops it after
-// first_cap of them.
-struct CountdownOp {
-  static constexpr bool kTwoRounds = true;
-  using In = std::uint32_t;
-  struct Out {
-    std::uint32_t steps, round, stopped;
-  };
-  struct Scratch {};
-  struct State {
-    WTMAP_HD explicit State(Scratch&) {}
-    std::uint32_t left = 0, cap = 0;
-  };
-  std::uint32_t first_cap;
-  WTMAP_HD bool valid(In) const { return true; }
-  WTMAP_HD void start(State& s, In w, Out& out, unsigned round) const {
-    s.left = w;
-    s.cap = round == 0 ? first_cap : ~0u;
-    out = {0, round, 0};
-  }
-  WTMAP_HD bool step(State& s, Out& out) const {
-    if (s.left == 0) return false;
-    if (out.steps == s.cap) {
-      out.stopped = 1;
-      return false;
-    }
-    --s.left;
-    ++out.steps;
-    return true;
-  }
-  WTMAP_HD bool retry(const Out& out) const { return out.stopped != 0; }
-  std::string why_invalid(In) const { return {}; }
-};
-
-// Every query done in full, in round 1 exactly where it needs more than first_cap steps (-1 for
-// the CPU, which runs round 1 only: every query).
-::testing::AssertionResult finished(const CountdownOp::Out* out, const std::vector<std::uint32_t>& in,
-                                    std::int64_t first_cap) {
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const std::uint32_t round = in[i] > first_cap ? 1 : 0;
-    if (out[i].steps != in[i] || out[i].round != round || out[i].stopped != 0) {
-      return ::testing::AssertionFailure() << "query " << i << " (" << in[i] << " steps): " << out[i].steps
-                                           << " steps in round " << out[i].round << ", stopped " << out[i].stopped;
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
-std::vector<std::uint32_t> countdowns(std::size_t n, std::uint32_t least, std::uint32_t spread) {
-  std::vector<std::uint32_t> w(n);
-  for (std::size_t i = 0; i < n; ++i) w[i] = least + static_cast<std::uint32_t>((i * 7919) % spread);
-  return w;
-}
-
-// A few long queries among short ones, and only long ones: each GPU thread then sets two aside
-// and restarts the rest at once.
-TEST(BatchTwoRounds, EveryQueryFinishesInTheRoundItNeeds) {
-  WTMAP_SKIP_WITHOUT(Backend::gpu);
-  const CountdownOp op{1000};
-  for (const auto& in : {countdowns(100001, 0, 3000), countdowns(300001, 1001, 100)}) {
-    std::vector<CountdownOp::Out> out(in.size());
-    detail::QueryWorkspace ws;
-    ASSERT_TRUE(IsOk(detail::run_batch_gpu(op, in.data(), out.data(), in.size(), ws, "countdown")));
-    EXPECT_TRUE(finished(out.data(), in, op.first_cap));
-  }
-}
-
-TEST(BatchTwoRounds, CpuRunsRoundOneOnly) {
-  const auto in = countdowns(100001, 0, 3000);
-  std::vector<CountdownOp::Out> out(in.size());
-  ASSERT_TRUE(IsOk(detail::run_batch_cpu(CountdownOp{1000}, in.data(), out.data(), in.size(), "countdown")));
-  EXPECT_TRUE(finished(out.data(), in, -1));
 }
 
 TEST(BatchCpu, RunBatchMatchesTheFormulaAndNamesABadQuery) {

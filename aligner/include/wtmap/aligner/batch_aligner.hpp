@@ -33,12 +33,6 @@ struct AlignOptions {
   // than 8192 (3.8 % of the nodes); 16 CPU threads search some 30-50x fewer nodes per second
   // than the GPU, so they must get only the rare ones.
   std::uint32_t gpu_work_slice = 8192;
-  // On the GPU, each search first stops after this many nodes; the reads it stops are searched
-  // again from the start, up to the slice, once a launch's reads are all handed out (0: one
-  // round). A launch lasts about as long as its slowest read's chain of dependent nodes, which
-  // runs slower the busier the GPU is around it: run last, side by side, the long reads take
-  // less time than when each one starts wherever it falls in the batch.
-  std::uint32_t gpu_first_round = 1024;
 };
 
 // One placement of a read, in reference coordinates.

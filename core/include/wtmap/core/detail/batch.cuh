@@ -16,14 +16,6 @@
 //   WTMAP_HD bool step(State&, Out&) const;              // false once the query is finished
 // and may name its kernel's block size (a policy; kQueryBlockThreads otherwise):
 //   static constexpr unsigned kBlockThreads = ...;
-// and run in two rounds (for queries whose work has a long tail):
-//   static constexpr bool kTwoRounds = true;
-//   WTMAP_HD void start(State&, const In&, Out&, unsigned round) const;  // instead of the above
-//   WTMAP_HD bool retry(const Out&) const;  // round 0 stopped this query early
-// A GPU thread then sets a query that round 0 stopped early aside and restarts it, its result
-// reset, in round 1 once all of the launch's queries are handed out: the long queries run last,
-// side by side on an emptier GPU, instead of each one setting the launch's length by how late it
-// happened to start. The CPU runs each query once, as round 1.
 // Its kernel hands each thread the next query as soon as the thread's current one is finished,
 // so a warp's threads all keep working until the batch runs out, instead of idling until the
 // slowest query of their warp is done.
@@ -116,23 +108,6 @@ template <class Op>
 struct block_threads_of<Op, std::void_t<decltype(Op::kBlockThreads)>>
     : std::integral_constant<unsigned, Op::kBlockThreads> {};
 
-template <class Op, class = void>
-struct has_two_rounds : std::false_type {};
-template <class Op>
-struct has_two_rounds<Op, std::enable_if_t<Op::kTwoRounds>> : std::true_type {};
-
-// Starts query q in the given round (a one-round operation ignores it).
-template <class Op>
-WTMAP_HD void start_query(const Op& op, typename Op::State& state, const typename Op::In& q, typename Op::Out& out,
-                          unsigned round) {
-  if constexpr (has_two_rounds<Op>::value) {
-    op.start(state, q, out, round);
-  } else {
-    (void)round;
-    op.start(state, q, out);
-  }
-}
-
 template <class Op>
 __global__ void __launch_bounds__(block_threads_of<Op>::value)
     batch_query_kernel(Op op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
@@ -142,55 +117,23 @@ __global__ void __launch_bounds__(block_threads_of<Op>::value)
   if constexpr (is_stepwise<Op>::value) {
     typename Op::Scratch scratch;
     typename Op::State state(scratch);
-    // Queries this thread set aside in round 0 (kNone: no query), in registers: two at most; a
-    // third is restarted at once.
-    constexpr std::uint64_t kNone = ~std::uint64_t{0};
-    std::uint64_t aside[2] = {kNone, kNone};
     std::uint64_t i = 0;
-    unsigned round = 0;
-    bool busy = false, handed_out = false;
+    bool busy = false;
     while (true) {
       if (!busy) {
-        if (!handed_out) {
-          i = atomicAdd(next_query, 1ull);
-          handed_out = i >= count;
+        i = atomicAdd(next_query, 1ull);
+        if (i >= count) return;
+        const In q = in[i];
+        // Every byte written, as the non-stepwise kernel does: start() may leave parts unset
+        // (unused result slots) that are still copied to the host.
+        out[i] = Out{};
+        if (!op.valid(q)) {
+          atomicMin(first_invalid, static_cast<unsigned long long>(first_index + i));
+          continue;
         }
-        if (!handed_out) {
-          const In q = in[i];
-          // Every byte written, as the non-stepwise kernel does: start() may leave parts unset
-          // (unused result slots) that are still copied to the host.
-          out[i] = Out{};
-          if (!op.valid(q)) {
-            atomicMin(first_invalid, static_cast<unsigned long long>(first_index + i));
-            continue;
-          }
-          round = 0;
-          start_query(op, state, q, out[i], 0);
-        } else {
-          if (aside[0] == kNone) return;
-          i = aside[0];
-          aside[0] = aside[1];
-          aside[1] = kNone;
-          round = 1;
-          out[i] = Out{};
-          start_query(op, state, in[i], out[i], 1);
-        }
+        op.start(state, q, out[i]);
       }
       busy = op.step(state, out[i]);
-      if constexpr (has_two_rounds<Op>::value) {
-        if (!busy && round == 0 && op.retry(out[i])) {
-          if (aside[0] == kNone) {
-            aside[0] = i;
-          } else if (aside[1] == kNone) {
-            aside[1] = i;
-          } else {
-            round = 1;
-            out[i] = Out{};
-            start_query(op, state, in[i], out[i], 1);
-            busy = true;
-          }
-        }
-      }
     }
   } else {
     (void)next_query;
@@ -214,7 +157,7 @@ void run_query_cpu(const Op& op, const typename Op::In& q, typename Op::Out& out
     typename Op::Scratch scratch;
     typename Op::State state(scratch);
     out = typename Op::Out{};
-    start_query(op, state, q, out, 1);
+    op.start(state, q, out);
     while (op.step(state, out)) {
     }
   } else {
