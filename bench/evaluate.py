@@ -63,8 +63,9 @@ def expected_ok(ok, hit, nm, x0, xa, truth, tmm, tol):
         return sum(c == truth[0] and r == truth[1] and abs(q - truth[2]) <= tol for c, r, q in hits) / len(hits)
     # XA absent or incomplete: the truth is one of the best hits exactly when its mismatch count equals
     # theirs, and then it is the only correct one (a brute-force search of the genome confirmed this on
-    # the E. coli ART reads for every tie read but 2 of 18,062; bench/RESULTS.md, "The correct fraction without tie-break luck"),
-    # so p = 1/X0, else 0. Indel reads (tmm -1) and records without NM are unknown: their actual outcome.
+    # the E. coli ART reads for every tie read but 2 of 18,062: bench/RESULTS.md, "The correct
+    # fraction without tie-break luck"), so p = 1/X0, else 0. Indel reads (tmm -1) and records
+    # without NM are unknown: their actual outcome.
     if tmm < 0 or nm is None:
         return float(ok)
     return 1 / x0 if tmm == nm else 0.0
@@ -105,9 +106,8 @@ def evaluate(args):
                     rep[q] += 1
                     cor[q] += ok
             correct += ok
-            i = tags.find("NM:i:")
-            if i >= 0:
-                nm = int(tags[i + 5:].split("\t", 1)[0])
+            nm = tag(tags, "NM:i:")
+            nm = None if nm is None else int(nm)
             x0 = tag(tags, "X0:i:")
             x0 = None if x0 is None else int(x0)
             tie_reads += x0 is not None and x0 > 1
