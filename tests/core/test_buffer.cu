@@ -19,23 +19,27 @@ class BufferOn : public ::testing::TestWithParam<Backend> {};
 INSTANTIATE_TEST_SUITE_P(Core, BufferOn, ::testing::Values(Backend::cpu, Backend::gpu),
                          [](const auto& info) { return std::string(backend_name(info.param)); });
 
+// Sizes that are not multiples of the alignment, below and above the 2 MiB from which host
+// buffers come in huge pages.
 TEST_P(BufferOn, FreshBufferIsZeroAndCopiesRoundTrip) {
   WTMAP_SKIP_WITHOUT(GetParam());
-  constexpr std::size_t kBytes = 1000003;  // not a multiple of the alignment
-  auto buffer = Buffer::allocate(GetParam(), kBytes, "test buffer");
-  ASSERT_TRUE(buffer.ok()) << buffer.status().message();
-  EXPECT_EQ(buffer->size(), kBytes);
-  EXPECT_EQ(buffer->backend(), GetParam());
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffer->data()) % 128, 0u);
-  std::vector<std::uint8_t> bytes(kBytes, 0xAB);
-  ASSERT_TRUE(buffer->copy_to_host(0, bytes.data(), kBytes).ok());
-  for (std::size_t i = 0; i < kBytes; ++i) ASSERT_EQ(bytes[i], 0) << "byte " << i;
-  for (std::size_t i = 0; i < kBytes; ++i) bytes[i] = static_cast<std::uint8_t>(i * 7 + 3);
-  ASSERT_TRUE(buffer->copy_from_host(100, bytes.data(), kBytes - 100).ok());
-  std::vector<std::uint8_t> back(kBytes);
-  ASSERT_TRUE(buffer->copy_to_host(0, back.data(), kBytes).ok());
-  for (std::size_t i = 0; i < 100; ++i) ASSERT_EQ(back[i], 0) << "byte " << i;
-  for (std::size_t i = 100; i < kBytes; ++i) ASSERT_EQ(back[i], bytes[i - 100]) << "byte " << i;
+  for (const std::size_t size : {std::size_t{1000003}, (std::size_t{3} << 20) + 5}) {
+    SCOPED_TRACE(size);
+    auto buffer = Buffer::allocate(GetParam(), size, "test buffer");
+    ASSERT_TRUE(buffer.ok()) << buffer.status().message();
+    EXPECT_EQ(buffer->size(), size);
+    EXPECT_EQ(buffer->backend(), GetParam());
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffer->data()) % 128, 0u);
+    std::vector<std::uint8_t> bytes(size, 0xAB);
+    ASSERT_TRUE(buffer->copy_to_host(0, bytes.data(), size).ok());
+    for (std::size_t i = 0; i < size; ++i) ASSERT_EQ(bytes[i], 0) << "byte " << i;
+    for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::uint8_t>(i * 7 + 3);
+    ASSERT_TRUE(buffer->copy_from_host(100, bytes.data(), size - 100).ok());
+    std::vector<std::uint8_t> back(size);
+    ASSERT_TRUE(buffer->copy_to_host(0, back.data(), size).ok());
+    for (std::size_t i = 0; i < 100; ++i) ASSERT_EQ(back[i], 0) << "byte " << i;
+    for (std::size_t i = 100; i < size; ++i) ASSERT_EQ(back[i], bytes[i - 100]) << "byte " << i;
+  }
 }
 
 TEST_P(BufferOn, EmptyBufferHasNoData) {
