@@ -310,7 +310,7 @@ Status BatchAligner::place_hits(const std::vector<SeqRecord>& reads, SearchedBat
       const SearchResult& res = results[r];
       std::uint64_t kept_best = 0;
       for (unsigned s = 0; s < res.num_slots; ++s) {
-        if (res.slots[s].edits.count == res.best) kept_best += res.slots[s].hi - res.slots[s].lo;
+        if (res.slots[s].edits.count() == res.best) kept_best += res.slots[s].hi - res.slots[s].lo;
       }
       // The hash only breaks ties: most reads have one best row, and hashing a read's name and
       // bases byte by byte was most of this loop's time.
@@ -319,7 +319,7 @@ Status BatchAligner::place_hits(const std::vector<SeqRecord>& reads, SearchedBat
       std::uint64_t primary_row = 0;
       for (unsigned s = 0; s < res.num_slots; ++s) {
         const HitInterval& h = res.slots[s];
-        if (h.edits.count != res.best) continue;
+        if (h.edits.count() != res.best) continue;
         if (pick < h.hi - h.lo) {
           primary_slot = s;
           primary_row = h.lo + pick;

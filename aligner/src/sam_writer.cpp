@@ -56,9 +56,9 @@ std::string md_tag(const Placement& p, std::size_t length) {
     char base;
   };
   std::vector<Mismatch> m;
-  for (unsigned e = 0; e < p.edits.count; ++e) {
-    const std::size_t i = p.edits.position[e];
-    const char ref = "ACGT"[p.edits.base[e]];
+  for (unsigned e = 0; e < p.edits.count(); ++e) {
+    const std::size_t i = p.edits.position(e);
+    const char ref = "ACGT"[p.edits.base(e)];
     m.push_back(p.reverse ? Mismatch{length - 1 - i, complement(ref)} : Mismatch{i, ref});
   }
   std::sort(m.begin(), m.end(), [](const Mismatch& a, const Mismatch& b) { return a.at < b.at; });
@@ -138,7 +138,7 @@ struct SamWriter::Impl {
         for (const Placement& p : a.alternatives) {
           xa += contig_names[p.contig];
           xa += p.reverse ? ",-" : ",+";
-          xa += std::to_string(p.position + 1) + "," + std::to_string(len) + "M," + std::to_string(p.edits.count) + ";";
+          xa += std::to_string(p.position + 1) + "," + std::to_string(len) + "M," + std::to_string(p.edits.count()) + ";";
         }
         ok = ok && bam_aux_update_str(b, "XA", -1, xa.c_str()) == 0;
       }

@@ -35,7 +35,7 @@ constexpr std::size_t kMaxReportedFailures = 10;
 
 std::vector<Substitution> substitutions_of(const Edits& e) {
   std::vector<Substitution> subs;
-  for (unsigned i = 0; i < e.count; ++i) subs.push_back({e.position[i], "ACGT"[e.base[i] & 3]});
+  for (unsigned i = 0; i < e.count(); ++i) subs.push_back({e.position(i), "ACGT"[e.base(i)]});
   std::sort(subs.begin(), subs.end());
   return subs;
 }
@@ -68,8 +68,8 @@ class Mistakes {
 std::string check_placement(const BruteForce& oracle, const std::string& read, const Window& w, const Edits& edits) {
   std::ostringstream why;
   const unsigned d = oracle.distance(read, w.contig, w.position, w.reverse);
-  if (d != edits.count) {
-    why << "placement " << w << " is at distance " << d << " but claims " << unsigned{edits.count} << " mismatches";
+  if (d != edits.count()) {
+    why << "placement " << w << " is at distance " << d << " but claims " << edits.count() << " mismatches";
   } else if (substitutions_of(edits) != oracle.substitutions(read, w.contig, w.position, w.reverse)) {
     why << "placement " << w << " claims substitutions " << describe(substitutions_of(edits)) << ", the reference has "
         << describe(oracle.substitutions(read, w.contig, w.position, w.reverse));
@@ -188,18 +188,18 @@ std::string check_search(const fmindex::FmIndex& index, const BruteForce& oracle
     bool kept_best = false;
     for (unsigned s = 0; s < r.num_slots; ++s) {
       const aligner::HitInterval& h = r.slots[s];
-      if (h.edits.count > k || h.edits.count > e.mismatches + 1u) {
-        why << "slot " << s << " has " << unsigned{h.edits.count} << " mismatches; ";
+      if (h.edits.count() > k || h.edits.count() > e.mismatches + 1u) {
+        why << "slot " << s << " has " << h.edits.count() << " mismatches; ";
         continue;
       }
-      kept_best = kept_best || (h.edits.count == e.mismatches && h.hi > h.lo);
+      kept_best = kept_best || (h.edits.count() == e.mismatches && h.hi > h.lo);
       std::vector<std::uint64_t> rows, positions(h.hi - h.lo);
       for (std::uint64_t row = h.lo; row < h.hi; ++row) rows.push_back(row);
       const Status located = index.locate(rows.data(), positions.data(), rows.size());
       if (!located.ok()) return "locate: " + located.message();
       for (std::uint64_t p : positions) {
         const auto hit = index.to_reference(p, read.size());
-        const Window w{hit.contig, hit.position, hit.reverse, h.edits.count};
+        const Window w{hit.contig, hit.position, hit.reverse, h.edits.count()};
         const std::string wrong = check_placement(oracle, read, w, h.edits);
         if (!wrong.empty()) why << wrong << "; ";
         kept.push_back(w);
@@ -368,7 +368,7 @@ std::string check_alignment(const BruteForce& oracle, const std::string& read, u
   } else {
     const Window primary = window_of(a.primary, a.mismatches);
     if (!e.is_best(primary)) why << "reported " << primary << " is no best window of " << describe(e.reportable) << "; ";
-    if (a.primary.edits.count != a.mismatches) why << "NM " << unsigned{a.mismatches} << " but " << unsigned{a.primary.edits.count} << " edits; ";
+    if (a.primary.edits.count() != a.mismatches) why << "NM " << unsigned{a.mismatches} << " but " << a.primary.edits.count() << " edits; ";
     why << check_placement(oracle, read, primary, a.primary.edits);
     const std::string md = aligner::md_tag(a.primary, read.size());
     const std::string expected_md = oracle.md(read, primary.contig, primary.position, primary.reverse);
@@ -376,7 +376,7 @@ std::string check_alignment(const BruteForce& oracle, const std::string& read, u
     if (e.x0 + e.x1 <= max_alternatives) {  // XA: every other reportable window
       std::vector<Window> listed = {primary};
       for (const Placement& p : a.alternatives) {
-        const Window w = window_of(p, p.edits.count);
+        const Window w = window_of(p, p.edits.count());
         const std::string wrong = check_placement(oracle, read, w, p.edits);
         if (!wrong.empty()) why << "alternative: " << wrong << "; ";
         listed.push_back(w);
@@ -628,9 +628,7 @@ Placement placement(bool reverse, std::vector<std::pair<unsigned, unsigned>> edi
   Placement p;
   p.reverse = reverse;
   for (const auto& [at, base] : edits) {
-    p.edits.position[p.edits.count] = static_cast<std::uint16_t>(at);
-    p.edits.base[p.edits.count] = static_cast<std::uint8_t>(base);
-    ++p.edits.count;
+    p.edits.push(at, base);
   }
   return p;
 }

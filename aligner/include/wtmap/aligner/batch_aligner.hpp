@@ -67,7 +67,7 @@ int mapping_quality(const ReadAlignment& a, unsigned max_mismatches);
 struct SearchedBatch {
   // The reads' bases: search codes (0..3 and 4, search_code), or for a GPU index their letters,
   // which the GPU encodes in its own copy. These three go to and from the GPU: page-locked, so
-  // that their copies need no staging (a result holds eight hit slots: 31 MB for 10^5 reads).
+  // that their copies need no staging (a result holds eight hit slots: 25 MB for 10^5 reads).
   PinnedVector<std::uint8_t> codes;
   PinnedVector<fmindex::PatternRef> patterns;  // each read's bases in codes
   PinnedVector<SearchResult> results;
@@ -84,7 +84,7 @@ struct SearchedBatch {
 
   // Room for a batch of `reads` reads of `bases` bases in all, the pages of the per-read buffers
   // written once, so that a search into it neither allocates nor faults pages in (10^5 reads:
-  // some 45 MB). Leaves the batch empty.
+  // some 36 MB). Leaves the batch empty.
   void reserve(std::size_t reads, std::size_t bases);
 };
 
