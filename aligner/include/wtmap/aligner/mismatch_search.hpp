@@ -137,12 +137,9 @@ struct Node {
 // The stack of one read's search, kept apart from ReadSearch: an array indexed at run time
 // inside the search's own object would keep all of its state in GPU local memory instead of
 // registers (with the state in registers, the search kernel's DRAM traffic fell from 11-13 GB
-// to 0.2 GB per launch of 2^18 reads; bench/RESULTS.md). And the first pass's hit, written once a
-// pass and read only when a pass is cut short: in registers it held six of them, and the
-// registers a thread holds decide how many warps an SM runs (bench/RESULTS.md).
+// to 0.2 GB per launch of 2^18 reads; bench/RESULTS.md).
 struct SearchScratch {
   detail::Node stack[kStackCapacity];
-  HitInterval first;
 };
 
 // The search of one read as a resumable state machine: start() sets it up and each step() does
@@ -171,7 +168,7 @@ class ReadSearch {
   using Result = BasicSearchResult<Slots>;
 
   // The search uses scratch's arrays; scratch must outlive it.
-  WTMAP_HD explicit ReadSearch(SearchScratch& scratch) : scratch_(&scratch) {}
+  WTMAP_HD explicit ReadSearch(SearchScratch& scratch) : stack_(scratch.stack) {}
 
   WTMAP_HD void start(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
                       const SearchParams& params, Result& out) {
@@ -228,7 +225,7 @@ class ReadSearch {
       if (has_next_) {
         node = next_;
       } else {
-        node = scratch_->stack[--top_];
+        node = stack_[--top_];
       }
       has_next_ = false;
       if (++work_ > work_cap_) {
@@ -355,9 +352,9 @@ class ReadSearch {
         phase_ = Phase::done;
       } else {
         // s = limit_ < k needs the next stratum, or nothing was found: deeper passes, pruned by
-        // D, start afresh. One hit of s stands in if the collect pass is cut short (scratch_->first).
+        // D, start afresh. One hit of s stands in if the collect pass is cut short (first_).
         for (unsigned q = 0; q < out.num_slots; ++q) {
-          if (out.slots[q].edits.count() == best) scratch_->first = out.slots[q];
+          if (out.slots[q].edits.count() == best) first_ = out.slots[q];
         }
         out.num_slots = 0;
         for (auto& c : out.count) c = 0;
@@ -374,8 +371,8 @@ class ReadSearch {
       for (unsigned s = 0; s < out.num_slots; ++s) have_best = have_best || out.slots[s].edits.count() == best;
       if (!have_best) {
         if (out.num_slots == Slots) --out.num_slots;
-        out.slots[out.num_slots++] = scratch_->first;
-        if (out.count[best] == 0) out.count[best] = scratch_->first.hi - scratch_->first.lo;
+        out.slots[out.num_slots++] = first_;
+        if (out.count[best] == 0) out.count[best] = first_.hi - first_.lo;
       }
       phase_ = Phase::done;
     }
@@ -385,7 +382,7 @@ class ReadSearch {
   // A node with the whole read matched: all occurrences of one string.
   WTMAP_HD bool record_hit(const fmindex::FmIndexView& index, const detail::Node& node, Result& out) {
     if (phase_ == Phase::first_pass) {
-      scratch_->first = {node.lo, node.hi, node.edits};
+      first_ = {node.lo, node.hi, node.edits};
       return finish_pass(index, out, true);
     }
     const unsigned mm = node.edits.count();
@@ -430,7 +427,7 @@ class ReadSearch {
           if (top_ == kStackCapacity) {
             out.flags |= kStackOverflow;
           } else {
-            scratch_->stack[top_++] = next_;
+            stack_[top_++] = next_;
           }
         }
         next_ = {clo, chi, node.edits, static_cast<std::uint16_t>(i)};
@@ -454,6 +451,7 @@ class ReadSearch {
   std::uint32_t position_ = 0;  // lower_bounds: the next read position
   std::uint8_t bound_ = 0;      // lower_bounds: pieces absent so far
   fmindex::SaInterval interval_;  // lower_bounds: rows of the current piece
+  HitInterval first_{};         // the first pass's hit
   // D as the first read position of each of its values 1..k + 1 (kNever: none): the search only
   // compares D with limits up to k, and five positions stay in registers where D per position
   // (up to 512 bytes) would not.
@@ -461,7 +459,7 @@ class ReadSearch {
   std::uint16_t first_at_least_[kMaxMismatches + 1];
   std::uint64_t tail_key_ = 0;         // the read's last kmers.length bases, base 4
   std::uint32_t tail_non_bases_ = 0;   // bit p: the base p before the read's end is no base
-  SearchScratch* scratch_;  // pending nodes and the first pass's hit
+  detail::Node* stack_;   // pending nodes (scratch)
 };
 
 // The whole search of one read (the CPU backend's and the tests' entry point).
