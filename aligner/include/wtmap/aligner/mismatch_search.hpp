@@ -39,9 +39,9 @@ constexpr unsigned kStackCapacity = 128;  // pending search nodes per read
 // (nine bits a position, two a base, three the count), so that copying or extending one is
 // whole-word work. In a GPU thread an Edits is one register pair (the search kernel went from
 // 128 to 96 registers, 16 to 21 warps per SM, and its GPU stage 30 % shorter; bench/RESULTS.md),
-// and a hit slot is 24 bytes instead of 32. On the CPU, search nodes copied right after one of their edits was written no longer
-// wait on store forwarding (fields of one and two bytes read back as 8-byte words: 13 % of the
-// CPU search's samples under perf).
+// and a hit slot is 24 bytes instead of 32. On the CPU, search nodes copied right after one of
+// their edits was written no longer wait on store forwarding (fields of one and two bytes read
+// back as 8-byte words: 13 % of the CPU search's samples under perf).
 class Edits {
  public:
   WTMAP_HD unsigned count() const { return static_cast<unsigned>(bits_ >> kCountShift); }

@@ -177,9 +177,10 @@ struct QuadVectorView {
   WTMAP_HD void rank_all(std::uint64_t i, std::uint64_t out[4]) const {
     const std::uint64_t b = i / L::kSymbolsPerBlock;
     const unsigned j = static_cast<unsigned>(i % L::kSymbolsPerBlock);
-    // One load per word here, not quad::load_block: in the aligner's search kernel, which is
-    // bound by divergence rather than loads, the wide loads' registers made its GPU stage 14 %
-    // longer, and rank_all ran at 21-22 G/s either way (bench/RESULTS.md).
+    // One load per word here, not quad::load_block: the aligner's search kernel, whose time
+    // follows how many warps its registers let an SM run rather than its loads, went from 115 to
+    // 126 registers with the wide loads and its GPU stage 14 % longer, while rank_all ran at
+    // 21-22 G/s either way (bench/RESULTS.md).
     const QuadBlock& block = blocks[b];
     const std::uint64_t* super = supers + (b / L::kBlocksPerSuper) * 4;
     const unsigned last = j / 32;
