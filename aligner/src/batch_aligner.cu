@@ -48,6 +48,20 @@ struct EncodeLettersOp {
   std::string why_invalid(In) const { return {}; }
 };
 
+// The hit choice and locate of a batch's reads on the GPU, after their search, in its buffers.
+struct ChooseHitsOp {
+  fmindex::FmIndexView v;
+  const SearchResult* results;
+  const fmindex::PatternRef* patterns;
+  const std::uint8_t* codes;
+  ChosenHits* chosen;
+  unsigned max_alternatives;
+  WTMAP_HD void operator()(std::uint64_t r) const {
+    const fmindex::PatternRef p = patterns[r];
+    choose_and_locate(v, results[r], codes + p.offset, p.length, BaseForm::codes, max_alternatives, chosen[r]);
+  }
+};
+
 // Threads that gather a batch's letters for the GPU. In `wtmap align` the other stages keep the
 // cores busy: 16 spawned threads took 9-35 ms a batch of 10^5 reads to encode them, where one
 // thread copies them in about 4 ms (bench/RESULTS.md).
@@ -60,18 +74,6 @@ void encode_read(const std::string& sequence, std::uint8_t* codes) {
 }
 
 }  // namespace
-
-std::uint64_t read_hash(const SeqRecord& read) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto mix = [&](unsigned char c) {
-    h ^= c;
-    h *= 1099511628211ull;
-  };
-  for (char c : read.name) mix(static_cast<unsigned char>(c));
-  mix(0);
-  for (char c : read.sequence) mix(static_cast<unsigned char>(c));
-  return h;
-}
 
 int mapping_quality(const ReadAlignment& a, unsigned max_mismatches) {
   if (!a.mapped) return 0;
@@ -88,9 +90,11 @@ void SearchedBatch::reserve(std::size_t reads, std::size_t bases) {
   codes.resize(std::max(codes.size(), bases));
   patterns.resize(std::max(patterns.size(), reads));
   results.resize(std::max(results.size(), reads));
+  chosen.resize(std::max(chosen.size(), reads));
   codes.clear();
   patterns.clear();
   results.clear();
+  chosen.clear();
 }
 
 BatchAligner::BatchAligner(const fmindex::FmIndex& index, const AlignOptions& options, const fmindex::FmIndex* cpu_index)
@@ -160,6 +164,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
     }, 1 << 12);
   }
   batch.results.resize(n);
+  batch.chosen.resize(n);
   lap(seconds_.encode);
   SearchParams params = options_.search;
   batch.sliced = gpu && cpu_index_ != nullptr && params.work_cap > options_.gpu_work_slice;
@@ -178,14 +183,25 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   if (n == 0) return {};
   wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
   WTMAP_TRY(ws.reserve(0, 0, 1));  // its stream
-  WTMAP_TRY(ws.reserve_scratch(batch.codes.size()));
+  // The scratch holds the codes, then the chosen hits.
+  const std::size_t codes_bytes = (batch.codes.size() + alignof(ChosenHits) - 1) / alignof(ChosenHits) * alignof(ChosenHits);
+  WTMAP_TRY(ws.reserve_scratch(codes_bytes + n * sizeof(ChosenHits)));
   auto* device_codes = reinterpret_cast<std::uint8_t*>(ws.scratch.data());
+  auto* device_chosen = reinterpret_cast<ChosenHits*>(device_codes + codes_bytes);
   // From the batch's pinned buffer (SearchedBatch): the copy runs beside this thread's next work.
   WTMAP_CUDA_TRY(cudaMemcpyAsync(device_codes, batch.codes.data(), batch.codes.size(), cudaMemcpyHostToDevice, ws.streams[0]));
   WTMAP_TRY(wtmap::detail::run_batch_device(EncodeLettersOp{}, device_codes, device_codes, batch.codes.size(), ws.streams[0],
                                             ws, "encode"));
   const MismatchSearchOp op{index_.view(), device_codes, batch.codes.size(), params};
   WTMAP_TRY(wtmap::detail::launch_batch_gpu(op, batch.patterns.data(), batch.results.data(), n, ws));
+  // Then, on the same stream, the hits' choice and locate where the results and patterns are
+  // (the search's buffers), and the copy of the chosen hits.
+  const ChooseHitsOp choose{index_.view(), static_cast<const SearchResult*>(ws.device_out[0]),
+                            static_cast<const fmindex::PatternRef*>(ws.device_in[0]), device_codes, device_chosen,
+                            options_.max_alternatives};
+  WTMAP_TRY(wtmap::detail::enqueue_for_each_index(choose, n, ws.streams[0]));
+  WTMAP_CUDA_TRY(cudaMemcpyAsync(batch.chosen.data(), device_chosen, n * sizeof(ChosenHits), cudaMemcpyDeviceToHost,
+                                 ws.streams[0]));
   std::lock_guard<std::mutex> lock(launch_mutex_);
   launched_[slot] = &batch;
   lap(seconds_.search);
@@ -234,12 +250,19 @@ Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& 
   }
   std::future<void> searching;
   if (!batch.deferred.empty()) searching = std::async(std::launch::async, [&] { search_deferred(reads, batch); });
-  const Status placed = place_hits(reads, batch, nullptr, n, searching.valid() ? batch.is_deferred.data() : nullptr, out);
+  const std::uint8_t* skip = searching.valid() ? batch.is_deferred.data() : nullptr;
+  // On a GPU index the GPU chose and located the hits after the search (the deferred reads' are
+  // chosen again below); on the CPU they are chosen here.
+  Status placed = index_.backend() == Backend::gpu ? Status{} : choose_on_host(batch, nullptr, n);
+  if (placed.ok()) place_chosen(reads, batch, nullptr, n, skip, out);
   Lap wait;
   if (searching.valid()) searching.get();  // before any return: it writes into the batch
   wait(seconds_.cpu_search);
   WTMAP_TRY(placed);
-  if (!batch.deferred.empty()) WTMAP_TRY(place_hits(reads, batch, batch.deferred.data(), batch.deferred.size(), nullptr, out));
+  if (!batch.deferred.empty()) {
+    WTMAP_TRY(choose_on_host(batch, batch.deferred.data(), batch.deferred.size()));
+    place_chosen(reads, batch, batch.deferred.data(), batch.deferred.size(), nullptr, out);
+  }
   for (const SearchResult& r : batch.results) {
     seconds_.search_nodes += r.work;
     if (r.work > options_.gpu_work_slice) {
@@ -266,97 +289,71 @@ void BatchAligner::search_deferred(const std::vector<SeqRecord>& reads, Searched
   }, 1);
 }
 
-Status BatchAligner::place_hits(const std::vector<SeqRecord>& reads, SearchedBatch& batch, const std::size_t* list,
-                                std::size_t m, const std::uint8_t* skip, std::vector<ReadAlignment>& out) {
+Status BatchAligner::choose_on_host(SearchedBatch& batch, const std::size_t* list, std::size_t m) {
   Lap lap;
   auto read_at = [list](std::uint64_t i) { return list != nullptr ? list[i] : static_cast<std::size_t>(i); };
-  const auto& results = batch.results;
-  // Which rows to locate, per read: the reported one (chosen by the read's hash among the best
-  // rows) first, then the alternatives when the hits are few enough to list. Counted, then
-  // filled at offsets from a prefix sum, both in parallel over the reads; the rows of the i-th
-  // read are [wanted_begin[i], wanted_begin[i + 1]).
+  // The codes of a GPU index's batch are letters (the GPU encodes its own copy).
+  const BaseForm form = index_.backend() == Backend::gpu ? BaseForm::letters : BaseForm::codes;
+  // Chosen in parallel over the reads; their rows gathered at offsets from a prefix sum (the i-th
+  // read's are [wanted_begin[i], wanted_begin[i + 1])) for one batched locate, then put back.
   batch.wanted_begin.resize(m + 1);
   batch.wanted_begin[0] = 0;
   wtmap::detail::parallel_for_ranges(m, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t i = begin; i < end; ++i) {
       const std::size_t r = read_at(i);
-      batch.wanted_begin[i + 1] = 0;
+      const fmindex::PatternRef p = batch.patterns[r];
+      const std::uint8_t* bases = batch.codes.data() + p.offset;
+      choose_hits(batch.results[r], options_.max_alternatives, [&] { return tie_hash(bases, p.length, form); },
+                  batch.chosen[r]);
+      batch.wanted_begin[i + 1] = batch.chosen[r].count;
+    }
+  }, 1 << 12);
+  for (std::size_t i = 0; i < m; ++i) batch.wanted_begin[i + 1] += batch.wanted_begin[i];
+  batch.rows.resize(batch.wanted_begin[m]);
+  batch.positions.resize(batch.rows.size());
+  auto for_each_row = [&](auto&& f) {
+    wtmap::detail::parallel_for_ranges(m, [&](std::uint64_t begin, std::uint64_t end) {
+      for (std::uint64_t i = begin; i < end; ++i) {
+        ChosenHits& c = batch.chosen[read_at(i)];
+        for (unsigned j = 0; j < c.count; ++j) f(c.where[j], batch.wanted_begin[i] + j);
+      }
+    }, 1 << 12);
+  };
+  for_each_row([&](std::uint64_t& where, std::uint64_t w) { batch.rows[w] = where; });
+  lap(seconds_.choose);
+  WTMAP_TRY(index_.locate(batch.rows.data(), batch.positions.data(), batch.rows.size()));
+  for_each_row([&](std::uint64_t& where, std::uint64_t w) { where = batch.positions[w]; });
+  lap(seconds_.locate);
+  return {};
+}
+
+void BatchAligner::place_chosen(const std::vector<SeqRecord>& reads, const SearchedBatch& batch, const std::size_t* list,
+                                std::size_t m, const std::uint8_t* skip, std::vector<ReadAlignment>& out) {
+  Lap lap;
+  auto read_at = [list](std::uint64_t i) { return list != nullptr ? list[i] : static_cast<std::size_t>(i); };
+  wtmap::detail::parallel_for_ranges(m, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) {
+      const std::size_t r = read_at(i);
       if (skip != nullptr && skip[r]) continue;  // placed later, by another call
-      const SearchResult& res = results[r];
+      const SearchResult& res = batch.results[r];
+      const ChosenHits& c = batch.chosen[r];
       ReadAlignment& a = out[r];
       a = ReadAlignment{};  // here, not serially before: a million resets are not free
       a.flags = res.flags;
-      if (!res.mapped()) continue;
+      if (c.count == 0) continue;
       a.mapped = true;
       a.mismatches = res.best;
       a.best_count = res.best_count();
       a.second_count = res.second_count();
-      std::uint64_t listed = 1;
-      if (a.best_count + a.second_count <= options_.max_alternatives) {
-        listed = 0;
-        for (unsigned s = 0; s < res.num_slots; ++s) listed += res.slots[s].hi - res.slots[s].lo;
-      }
-      batch.wanted_begin[i + 1] = listed;
-    }
-  }, 1 << 12);
-  for (std::size_t i = 0; i < m; ++i) batch.wanted_begin[i + 1] += batch.wanted_begin[i];
-  batch.wanted.resize(batch.wanted_begin[m]);
-  batch.rows.resize(batch.wanted.size());
-  batch.positions.resize(batch.wanted.size());
-  wtmap::detail::parallel_for_ranges(m, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t i = begin; i < end; ++i) {
-      if (batch.wanted_begin[i] == batch.wanted_begin[i + 1]) continue;
-      const std::size_t r = read_at(i);
-      const SearchResult& res = results[r];
-      std::uint64_t kept_best = 0;
-      for (unsigned s = 0; s < res.num_slots; ++s) {
-        if (res.slots[s].edits.count() == res.best) kept_best += res.slots[s].hi - res.slots[s].lo;
-      }
-      // The hash only breaks ties: most reads have one best row, and hashing a read's name and
-      // bases byte by byte was most of this loop's time.
-      std::uint64_t pick = kept_best > 1 ? read_hash(reads[r]) % kept_best : 0;
-      unsigned primary_slot = 0;
-      std::uint64_t primary_row = 0;
-      for (unsigned s = 0; s < res.num_slots; ++s) {
-        const HitInterval& h = res.slots[s];
-        if (h.edits.count() != res.best) continue;
-        if (pick < h.hi - h.lo) {
-          primary_slot = s;
-          primary_row = h.lo + pick;
-          break;
-        }
-        pick -= h.hi - h.lo;
-      }
-      std::uint64_t w = batch.wanted_begin[i];
-      batch.wanted[w] = primary_slot;
-      batch.rows[w++] = primary_row;
-      for (unsigned s = 0; s < res.num_slots && w < batch.wanted_begin[i + 1]; ++s) {
-        const HitInterval& h = res.slots[s];
-        for (std::uint64_t row = h.lo; row < h.hi; ++row) {
-          if (s == primary_slot && row == primary_row) continue;
-          batch.wanted[w] = s;
-          batch.rows[w++] = row;
-        }
-      }
-    }
-  }, 1 << 12);
-  lap(seconds_.choose);
-  WTMAP_TRY(index_.locate(batch.rows.data(), batch.positions.data(), batch.rows.size()));
-  wtmap::detail::parallel_for_ranges(m, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t i = begin; i < end; ++i) {
-      const std::uint64_t first = batch.wanted_begin[i], last = batch.wanted_begin[i + 1];
-      if (first == last) continue;
-      const std::size_t r = read_at(i);
-      out[r].alternatives.reserve(last - first - 1);
-      for (std::uint64_t w = first; w < last; ++w) {
-        const fmindex::ReferenceHit hit = index_.to_reference(batch.positions[w], reads[r].sequence.size());
-        const Placement p{hit.contig, hit.position, hit.reverse, results[r].slots[batch.wanted[w]].edits};
-        if (w == first) out[r].primary = p; else out[r].alternatives.push_back(p);
+      a.alternatives.reserve(c.count - 1u);
+      for (unsigned j = 0; j < c.count; ++j) {
+        const fmindex::ReferenceHit hit = index_.to_reference(c.where[j], reads[r].sequence.size());
+        const Placement p{hit.contig, hit.position, hit.reverse, res.slots[c.slot[j]].edits};
+        if (j == 0) a.primary = p; else a.alternatives.push_back(p);
       }
     }
   }, 1 << 12);
   lap(seconds_.locate);
-  return {};
 }
 
 }  // namespace wtmap::aligner

@@ -1,6 +1,7 @@
 // detail/batch.cuh: a batch of queries gives the same results on the CPU, through run_batch_gpu
 // and through launch_batch_gpu + collect_batch_gpu, for every mix of pageable and pinned
-// queries and results; a query out of range is named by its index on each path.
+// queries and results; a query out of range is named by its index on each path. for_each_index
+// reaches every position of its arrays on the device once.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -102,6 +103,30 @@ TEST_P(BatchGpu, OutOfRangeQueryIsNamed) {
   std::uint64_t* out = b.out(GetParam());
   ASSERT_TRUE(IsOk(detail::launch_batch_gpu(op, b.in(GetParam()), out, kQueries, ws)));
   EXPECT_TRUE(RejectsQuery(detail::collect_batch_gpu(op, b.in(GetParam()), out, kQueries, ws, "square"), first_bad));
+}
+
+// for_each_index over arrays on the device, more positions than the grid has threads (a grid of
+// at most 2048 threads per multiprocessor: 270,336 on an H100), so that the loop strides.
+struct SquareAtIndex {
+  const std::uint64_t* in;
+  std::uint64_t* out;
+  WTMAP_HD void operator()(std::uint64_t i) const { out[i] = in[i] * in[i] + 1; }
+};
+
+TEST(BatchGpuIndex, ForEachIndexVisitsEveryPositionOnce) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  const auto in = queries<std::vector<std::uint64_t>>();
+  auto d_in = Buffer::allocate(Backend::gpu, kQueries * sizeof(std::uint64_t), "queries");
+  auto d_out = Buffer::allocate(Backend::gpu, kQueries * sizeof(std::uint64_t), "results");
+  ASSERT_TRUE(d_in.ok() && d_out.ok());
+  auto* queries_on_device = reinterpret_cast<std::uint64_t*>(d_in->data());
+  auto* results_on_device = reinterpret_cast<std::uint64_t*>(d_out->data());
+  ASSERT_EQ(cudaMemcpy(queries_on_device, in.data(), kQueries * sizeof(std::uint64_t), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemset(results_on_device, 0, kQueries * sizeof(std::uint64_t)), cudaSuccess);
+  ASSERT_TRUE(IsOk(detail::enqueue_for_each_index(SquareAtIndex{queries_on_device, results_on_device}, kQueries, nullptr)));
+  std::vector<std::uint64_t> out(kQueries);
+  ASSERT_EQ(cudaMemcpy(out.data(), results_on_device, kQueries * sizeof(std::uint64_t), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_TRUE(squares_of(out, in));
 }
 
 TEST(BatchCpu, RunBatchMatchesTheFormulaAndNamesABadQuery) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "wtmap/aligner/hit_choice.hpp"
 #include "wtmap/aligner/mismatch_search.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/core/pinned_allocator.hpp"
@@ -16,10 +17,6 @@
 #include "wtmap/fmindex/fm_index.hpp"
 
 namespace wtmap::aligner {
-
-// The largest -N: X0 + X1 <= N hits lie in at most N distinct sequences, all of which the search
-// keeps (kHitSlots), so XA is complete.
-constexpr unsigned kMaxAlternatives = kHitSlots;
 
 struct AlignOptions {
   SearchParams search;
@@ -53,10 +50,6 @@ struct ReadAlignment {
   std::vector<Placement> alternatives;  // XA
 };
 
-// FNV-1a of name and sequence: the tie-break between equally good hits, so the choice does not
-// depend on batch size, thread count, backend or run.
-std::uint64_t read_hash(const SeqRecord& read);
-
 // bwa aln's mapping quality (bwa_approx_mapQ): 37 unique, 25 unique with all k mismatches used,
 // 23 - 4.343 ln(X1) with suboptimal hits, 0 for repeats.
 int mapping_quality(const ReadAlignment& a, unsigned max_mismatches);
@@ -66,20 +59,22 @@ int mapping_quality(const ReadAlignment& a, unsigned max_mismatches);
 // flight, so that the GPU searches batch i + 1 while the CPU threads finish batch i.
 struct SearchedBatch {
   // The reads' bases: search codes (0..3 and 4, search_code), or for a GPU index their letters,
-  // which the GPU encodes in its own copy. These three go to and from the GPU: page-locked, so
+  // which the GPU encodes in its own copy. These four go to and from the GPU: page-locked, so
   // that their copies need no staging (a result holds eight hit slots: 25 MB for 10^5 reads).
   PinnedVector<std::uint8_t> codes;
   PinnedVector<fmindex::PatternRef> patterns;  // each read's bases in codes
   PinnedVector<SearchResult> results;
+  // Each read's reported hits, located (text positions): on a GPU index chosen and located by the
+  // GPU after its search, else (and for the reads the CPU searched again) on the host.
+  PinnedVector<ChosenHits> chosen;
   bool sliced = false;                         // the GPU stopped searches at gpu_work_slice
   std::vector<std::size_t> deferred;           // reads the CPU searches again
   // Per read, when sliced: a mask of its own, since the deferred reads' results are rewritten by
   // their CPU search while finish() places the others.
   std::vector<std::uint8_t> is_deferred;
-  // Rows to locate of the reads being placed: the i-th one's are [wanted_begin[i],
-  // wanted_begin[i + 1]), the reported one first; wanted holds each row's hit slot.
+  // Rows the host locates through the index, of the reads it chose hits for: the i-th read's are
+  // [wanted_begin[i], wanted_begin[i + 1]).
   std::vector<std::uint64_t> wanted_begin;
-  std::vector<std::uint8_t> wanted;
   std::vector<std::uint64_t> rows, positions;
 
   // Room for a batch of `reads` reads of `bases` bases in all, the pages of the per-read buffers
@@ -102,8 +97,9 @@ class BatchAligner {
   Status align(const std::vector<SeqRecord>& reads, std::vector<ReadAlignment>& out);
 
   // The two halves of align(), for pipelines. search() encodes the reads (for a GPU index, on the
-  // GPU) and searches them on the index's backend; finish() searches again on the CPU copy the
-  // reads the GPU work slice cut short, chooses the reported hits and locates them; it takes the
+  // GPU) and searches them on the index's backend, where a GPU also chooses and locates their
+  // reported hits; finish() searches again on the CPU copy the reads the GPU work slice cut
+  // short, chooses and locates the hits that are left to choose, and places them; it takes the
   // reads and the SearchedBatch that search() was given (a different read count is an error).
   // One thread may call search() while another calls finish() on an earlier batch; each half
   // runs on one thread at a time. On a GPU index search() returns once the batch is launched, and
@@ -115,11 +111,12 @@ class BatchAligner {
 
   // Wall seconds spent in each stage, summed over all calls: where a batch's time goes (the
   // search includes the copies of reads and results between host and GPU, and on the GPU the
-  // encoding; encode is then the gathering of the letters). search() adds to encode and search,
-  // finish() to the others; its CPU search of the deferred reads runs beside the other reads'
-  // choice and locate, and cpu_search is only the wait for it after those.
+  // encoding, hit choice and locate; encode is then the gathering of the letters). search() adds
+  // to encode and search, finish() to the others; its CPU search of the deferred reads runs
+  // beside the other reads' placement, and cpu_search is only the wait for it after that.
   struct StageSeconds {
     // search: on a GPU index the launch, and the wait for the results where they are collected.
+    // choose: the host's hit choice; locate: its locate, and the placement of every read.
     double encode = 0, search = 0, cpu_search = 0, choose = 0, locate = 0;
     std::uint64_t search_nodes = 0;  // search steps (SearchResult::work) of all reads
     // Reads whose search needs more than options.gpu_work_slice nodes, and their nodes (on any
@@ -135,11 +132,13 @@ class BatchAligner {
   // Waits for the batch in launch slot `slot` and copies its results into it; with `only`, just
   // if that is the batch there (else it was collected already).
   Status collect(unsigned slot, const SearchedBatch* only);
-  // finish()'s parts: the CPU search of batch.deferred; and the hit choice, locate and placement
-  // of reads list[0, m) (reads 0..m-1 when list is null), leaving out[r] alone where skip[r].
+  // finish()'s parts: the CPU search of batch.deferred; the hit choice on the host of reads
+  // list[0, m) (reads 0..m-1 when list is null) and their locate through the index, into
+  // batch.chosen; and their placement from batch.chosen, leaving out[r] alone where skip[r].
   void search_deferred(const std::vector<SeqRecord>& reads, SearchedBatch& batch) const;
-  Status place_hits(const std::vector<SeqRecord>& reads, SearchedBatch& batch, const std::size_t* list, std::size_t m,
-                    const std::uint8_t* skip, std::vector<ReadAlignment>& out);
+  Status choose_on_host(SearchedBatch& batch, const std::size_t* list, std::size_t m);
+  void place_chosen(const std::vector<SeqRecord>& reads, const SearchedBatch& batch, const std::size_t* list,
+                    std::size_t m, const std::uint8_t* skip, std::vector<ReadAlignment>& out);
 
   AlignOptions options_;
   // GPU: two launch slots, each with its workspace (buffers, streams, the codes on the device)

@@ -346,6 +346,27 @@ Status run_batch_device(const Op& op, const typename Op::In* d_in, typename Op::
   return {};
 }
 
+// Work whose query is a position in arrays the operation holds (the aligner's hit choice reads a
+// read's search result, pattern and bases at its index): f(i) for every i in [0, count), where f
+// is a trivially copyable functor with a WTMAP_HD operator()(std::uint64_t) that cannot fail.
+template <class F>
+__global__ void __launch_bounds__(kQueryBlockThreads) for_each_index_kernel(F f, std::uint64_t count) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) f(i);
+}
+
+// Enqueues for_each_index_kernel on `stream` and returns without waiting for it.
+template <class F>
+Status enqueue_for_each_index(const F& f, std::uint64_t count, cudaStream_t stream) {
+  if (count == 0) return {};
+  // A grid-stride loop over at most as many threads as the GPU holds at once.
+  const std::uint64_t resident_blocks = std::uint64_t{2048 / kQueryBlockThreads} * multiprocessor_count();
+  const auto blocks = static_cast<unsigned>(std::min(resident_blocks, (count + kQueryBlockThreads - 1) / kQueryBlockThreads));
+  for_each_index_kernel<F><<<blocks, kQueryBlockThreads, 0, stream>>>(f, count);
+  WTMAP_CUDA_TRY_LAUNCH();
+  return {};
+}
+
 template <class Op>
 Status run_batch(Backend backend, const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
                  QueryWorkspace& ws, const char* what) {

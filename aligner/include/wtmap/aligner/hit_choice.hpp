@@ -1,0 +1,105 @@
+// wtmap aligner: which of a read's hits are reported -- one of the best, picked by a hash of the
+// read's bases, then the others (XA) when there are few enough -- as __host__ __device__
+// functions, so that the GPU chooses and locates a batch's hits in a kernel after its search
+// (the host then only turns text positions into reference coordinates), the CPU chooses those
+// of the reads it searched itself, and both choose alike.
+//
+// Work per read: O(read length) for the hash, only when the best hits are several; O(slots + N)
+// for the choice; a locate is at most s - 1 LF steps per listed row (sampled_suffix_array_view.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "wtmap/aligner/mismatch_search.hpp"
+#include "wtmap/core/config.hpp"
+#include "wtmap/fmindex/reference.hpp"
+
+namespace wtmap::aligner {
+
+// The largest -N: X0 + X1 <= N hits lie in at most N distinct sequences, all of which the search
+// keeps (kHitSlots), so XA is complete.
+constexpr unsigned kMaxAlternatives = kHitSlots;
+
+// A read's listed hits, the reported one first: at most max(1, N) of them, since XA is listed only
+// when X0 + X1 <= N. `where` holds SA rows until they are located, then text positions.
+struct ChosenHits {
+  std::uint64_t where[kMaxAlternatives];
+  std::uint8_t slot[kMaxAlternatives];  // each one's hit slot in the SearchResult (its edits)
+  std::uint8_t count;                   // 0: unmapped
+};
+
+// What a read's bases are stored as: search codes (0..4, fmindex::search_code) or letters.
+enum class BaseForm : std::uint8_t { codes, letters };
+
+// The tie-break between equally good hits: FNV-1a of the read's search codes, then MurmurHash3's
+// 64-bit finaliser (fmix64), so that the low bits taken modulo X0 depend on every base. The same
+// on either backend and for any batch size, thread count or run; reads with the same bases get
+// the same pick (the name is not on the GPU).
+WTMAP_HD std::uint64_t tie_hash(const std::uint8_t* bases, unsigned length, BaseForm form) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned i = 0; i < length; ++i) {
+    h ^= form == BaseForm::codes ? bases[i] : fmindex::search_code(static_cast<char>(bases[i]));
+    h *= 1099511628211ull;
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+// Chooses the rows to report of a searched read into `out` (rows in out.where): the reported one
+// among the best rows is the (hash() % kept best rows)-th, counted slot by slot in row order;
+// then, when X0 + X1 <= max_alternatives, every other kept row of the two strata, slot by slot.
+// `hash` is called only when the kept best rows are several (hashing every read was most of the
+// host's choice time).
+template <class Hash>
+WTMAP_HD void choose_hits(const SearchResult& res, unsigned max_alternatives, Hash&& hash, ChosenHits& out) {
+  out.count = 0;
+  if (!res.mapped()) return;
+  std::uint64_t kept_best = 0, kept = 0;
+  for (unsigned s = 0; s < res.num_slots; ++s) {
+    const std::uint64_t rows = res.slots[s].hi - res.slots[s].lo;
+    kept += rows;
+    if (res.slots[s].edits.count() == res.best) kept_best += rows;
+  }
+  // The slots hold at most X0 + X1 rows, so at most max_alternatives <= kMaxAlternatives.
+  const unsigned listed = res.best_count() + res.second_count() <= max_alternatives ? static_cast<unsigned>(kept) : 1u;
+  std::uint64_t pick = kept_best > 1 ? hash() % kept_best : 0;
+  unsigned primary_slot = 0;
+  std::uint64_t primary_row = 0;
+  for (unsigned s = 0; s < res.num_slots; ++s) {
+    const HitInterval& h = res.slots[s];
+    if (h.edits.count() != res.best) continue;
+    if (pick < h.hi - h.lo) {
+      primary_slot = s;
+      primary_row = h.lo + pick;
+      break;
+    }
+    pick -= h.hi - h.lo;
+  }
+  out.where[0] = primary_row;
+  out.slot[0] = static_cast<std::uint8_t>(primary_slot);
+  unsigned n = 1;
+  for (unsigned s = 0; s < res.num_slots && n < listed; ++s) {
+    const HitInterval& h = res.slots[s];
+    for (std::uint64_t row = h.lo; row < h.hi && n < listed; ++row) {
+      if (s == primary_slot && row == primary_row) continue;
+      out.where[n] = row;
+      out.slot[n++] = static_cast<std::uint8_t>(s);
+    }
+  }
+  out.count = static_cast<std::uint8_t>(n);
+}
+
+// The hits of a searched read chosen and located in one go, on the backend that holds the index
+// (View: an FM-index view with locate(row), fm_index_view.hpp).
+template <class View>
+WTMAP_HD void choose_and_locate(const View& index, const SearchResult& res, const std::uint8_t* bases, unsigned length,
+                                BaseForm form, unsigned max_alternatives, ChosenHits& out) {
+  choose_hits(res, max_alternatives, [&] { return tie_hash(bases, length, form); }, out);
+  for (unsigned j = 0; j < out.count; ++j) out.where[j] = index.locate(out.where[j]);
+}
+
+}  // namespace wtmap::aligner
