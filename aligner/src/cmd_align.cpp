@@ -38,7 +38,8 @@ constexpr const char* kUsage =
     "Aligns single-end DNA reads with up to k mismatches (no gaps) on both strands, like\n"
     "`bwa aln -o 0 -n k` + `bwa samse`, and writes SAM (default, stdout) or BAM.\n"
     "Every alignment with at most k mismatches is found; the best are reported (ties broken\n"
-    "by a hash of the read), the next stratum counted (X1). An N in a read is a mismatch.\n"
+    "by a hash of the read's bases), the next stratum counted (X1). An N in a read is a\n"
+    "mismatch.\n"
     "\n"
     "Options:\n"
     "  -x STR            index prefix (reads STR.wtmap; a DNA index, not --alphabet protein|byte)\n"
@@ -394,9 +395,10 @@ int align_main(int argc, char** argv) {
   log.info("index loaded on the %s (k-mer table of k = %u); aligning with up to %llu mismatches",
            backend_name(*backend), index->kmer_length(), static_cast<unsigned long long>(k));
 
-  // reader thread -> search (this thread: the letters to the GPU, the launch) -> finish thread
-  // (the GPU's results, CPU search of the long reads, hit choice, locate) -> writer thread. A
-  // batch's GPU search runs while the finish stage works on the one before.
+  // reader thread -> search (this thread: the letters to the GPU, the launch of the search and
+  // of the hit choice and locate) -> finish thread (the GPU's results, CPU search of the long
+  // reads and their hit choice, placement) -> writer thread. A batch's GPU search runs while the
+  // finish stage works on the one before.
   aligner::BoundedQueue<Batch> to_finish(1);
   Status finish_status, write_status;  // set by the finish and writer threads
   Totals totals;
