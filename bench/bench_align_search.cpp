@@ -4,13 +4,16 @@
 // This is the number to hold against `bwa aln` (which also only searches and writes .sai).
 //
 //   bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES]
-//                      [--kmer LEN] [--l2-fetch BYTES] [--json OUT.json]
+//                      [--kmer LEN] [--l2-fetch BYTES] [--timeline] [--json OUT.json]
 //
 // --kmer: the k-mer table length of both index copies (default: as `wtmap align` loads them,
 // search_kmer_length; 0: no table). --l2-fetch: the L2's DRAM fetch granularity hint
-// (cudaLimitMaxL2FetchGranularity; 0 leaves the driver's default).
+// (cudaLimitMaxL2FetchGranularity; 0 leaves the driver's default). --timeline: when each batch's
+// search() and finish() began and ended, in ms from the start of the timed loop (on stderr), to
+// see which stage holds the pipeline.
 //
 // Prints reads, mapped, search seconds (first batch run untimed once as warm-up), reads/s.
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +47,7 @@ int main(int argc, char** argv) {
   std::uint32_t gpu_slice = 0;  // 0: AlignOptions' default
   long kmer = -1;               // -1: search_kmer_length
   std::size_t l2_fetch = 0;     // 0: the driver's default
+  bool timeline = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-k" && i + 1 < argc) k = static_cast<unsigned>(std::atoi(argv[++i]));
@@ -53,12 +57,13 @@ int main(int argc, char** argv) {
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (a == "--kmer" && i + 1 < argc) kmer = std::atol(argv[++i]);
     else if (a == "--l2-fetch" && i + 1 < argc) l2_fetch = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--timeline") timeline = true;
     else if (prefix.empty()) prefix = a;
     else if (reads_path.empty()) reads_path = a;
     else die("unexpected argument " + a);
   }
   if (prefix.empty() || reads_path.empty() || batch == 0)
-    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES] [--kmer LEN] [--l2-fetch BYTES] [--json OUT]");
+    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES] [--kmer LEN] [--l2-fetch BYTES] [--timeline] [--json OUT]");
   Backend backend = device == "cpu" ? Backend::cpu : Backend::gpu;
   if (backend == Backend::gpu && !gpu_available()) die("--device gpu: no usable CUDA device");
   if (backend == Backend::gpu && l2_fetch != 0) {
@@ -113,12 +118,19 @@ int main(int argc, char** argv) {
   std::size_t mapped = 0;
   const aligner::BatchAligner::StageSeconds warm = al.stage_seconds();
   std::future<std::size_t> finishing;  // mapped reads of the batch being finished
+  // Per batch: search() began, ended; finish() began, ended (seconds from t0).
+  std::vector<std::array<double, 4>> times(batches.size());
   t0 = Clock::now();
   for (std::size_t i = 0; i < batches.size(); ++i) {
+    times[i][0] = since(t0);
     if (auto s = al.search(batches[i], searched[i % 2]); !s.ok()) die(s.message());
+    times[i][1] = since(t0);
     if (finishing.valid()) mapped += finishing.get();
-    finishing = std::async(std::launch::async, [&al, &batch = batches[i], &work = searched[i % 2], &out = alignments[i % 2]] {
+    finishing = std::async(std::launch::async, [&, &batch = batches[i], &work = searched[i % 2], &out = alignments[i % 2],
+                                                &when = times[i]] {
+      when[2] = since(t0);
       if (auto s = al.finish(batch, work, out); !s.ok()) die(s.message());
+      when[3] = since(t0);
       std::size_t m = 0;
       for (const auto& a : out) m += a.mapped;
       return m;
@@ -126,6 +138,12 @@ int main(int argc, char** argv) {
   }
   if (finishing.valid()) mapped += finishing.get();
   const double search_s = since(t0);
+  if (timeline) {
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      std::fprintf(stderr, "bench_align_search: batch %zu: search %.1f-%.1f ms, finish %.1f-%.1f ms\n", i,
+                   1e3 * times[i][0], 1e3 * times[i][1], 1e3 * times[i][2], 1e3 * times[i][3]);
+    }
+  }
   const double rate = search_s > 0 ? n / search_s : 0.0;
   const aligner::BatchAligner::StageSeconds& all = al.stage_seconds();
   const double nodes = static_cast<double>(all.search_nodes - warm.search_nodes);
