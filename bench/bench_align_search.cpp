@@ -3,7 +3,7 @@
 // runs them (no parsing, no SAM/BAM output).
 // This is the number to hold against `bwa aln` (which also only searches and writes .sai).
 //
-//   bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES]
+//   bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--slice NODES]
 //                      [--kmer LEN] [--l2-fetch BYTES] [--timeline] [--json OUT.json]
 //
 // --kmer: the k-mer table length of both index copies (default: as `wtmap align` loads them,
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   std::string prefix, reads_path, device = "gpu", json_path;
   unsigned k = 4;
   std::size_t batch = 500000;
-  std::uint32_t gpu_slice = 0;  // 0: AlignOptions' default
+  std::uint32_t slice = 0;  // 0: AlignOptions' default
   long kmer = -1;               // -1: search_kmer_length
   std::size_t l2_fetch = 0;     // 0: the driver's default
   bool timeline = false;
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     if (a == "-k" && i + 1 < argc) k = static_cast<unsigned>(std::atoi(argv[++i]));
     else if (a == "--batch" && i + 1 < argc) batch = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--device" && i + 1 < argc) device = argv[++i];
-    else if (a == "--gpu-slice" && i + 1 < argc) gpu_slice = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
+    else if (a == "--slice" && i + 1 < argc) slice = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (a == "--kmer" && i + 1 < argc) kmer = std::atol(argv[++i]);
     else if (a == "--l2-fetch" && i + 1 < argc) l2_fetch = std::strtoull(argv[++i], nullptr, 10);
@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
     else die("unexpected argument " + a);
   }
   if (prefix.empty() || reads_path.empty() || batch == 0)
-    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--gpu-slice NODES] [--kmer LEN] [--l2-fetch BYTES] [--timeline] [--json OUT]");
+    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--slice NODES] [--kmer LEN] [--l2-fetch BYTES] [--timeline] [--json OUT]");
   Backend backend = device == "cpu" ? Backend::cpu : Backend::gpu;
   if (backend == Backend::gpu && !gpu_available()) die("--device gpu: no usable CUDA device");
   if (backend == Backend::gpu && l2_fetch != 0) {
@@ -95,18 +95,10 @@ int main(int argc, char** argv) {
 
   aligner::AlignOptions options;
   options.search.max_mismatches = static_cast<std::uint8_t>(k);
-  if (gpu_slice != 0) options.gpu_work_slice = gpu_slice;
-  // As `wtmap align` does on the GPU: a CPU copy of the index for the reads with long searches.
-  std::optional<fmindex::FmIndex> cpu_index;
-  if (backend == Backend::gpu) {
-    auto loaded = fmindex::FmIndex::load(prefix + ".wtmap", Backend::cpu, 0, fmindex::IndexParts::search_only);
-    if (!loaded.ok()) die(loaded.status().message());
-    cpu_index.emplace(std::move(*loaded));
-    if (auto s = cpu_index->set_kmer_length(kmer_length); !s.ok()) die(s.message());
-  }
-  aligner::BatchAligner al(*index, options, cpu_index ? &*cpu_index : nullptr);
-  // As `wtmap align` runs them: batch i + 1 is searched (GPU) while batch i is finished (CPU
-  // search of the long reads, hit choice, locate) on a second thread, with two sets of buffers.
+  if (slice != 0) options.thread_work_slice = slice;
+  aligner::BatchAligner al(*index, options);
+  // As `wtmap align` runs them: batch i + 1 is searched (GPU) while batch i is finished (its
+  // results collected and placed) on a second thread, with two sets of buffers.
   aligner::SearchedBatch searched[2];
   std::vector<aligner::ReadAlignment> alignments[2];
   // Warm-up, untimed: the first batch through both buffer sets (allocations, page faults, the
@@ -148,10 +140,8 @@ int main(int argc, char** argv) {
   const aligner::BatchAligner::StageSeconds& all = al.stage_seconds();
   const double nodes = static_cast<double>(all.search_nodes - warm.search_nodes);
   const double search_stage_s = all.search - warm.search;
-  std::printf("bench_align_search: stages (s): encode %.3f, search %.3f, CPU search of %llu long reads (wait) %.3f, "
-              "choose hits %.3f, locate and place %.3f\n",
-              all.encode - warm.encode, search_stage_s, static_cast<unsigned long long>(all.cpu_reads - warm.cpu_reads),
-              all.cpu_search - warm.cpu_search, all.choose - warm.choose, all.locate - warm.locate);
+  std::printf("bench_align_search: stages (s): encode %.3f, search %.3f, choose hits %.3f, locate and place %.3f\n",
+              all.encode - warm.encode, search_stage_s, all.choose - warm.choose, all.locate - warm.locate);
   // Each search node costs two rank_all calls: set against the quad-vector rank_all rate of
   // bench_dna_rank, this is how close the search runs to the memory system's limit.
   std::printf("bench_align_search: %.4g search nodes, %.1f per read, %.4g nodes/s in the search stage (%.4g rank_all/s)\n",
@@ -159,8 +149,9 @@ int main(int argc, char** argv) {
               search_stage_s > 0 ? 2 * nodes / search_stage_s : 0.0);
   const double long_reads = static_cast<double>(all.long_reads - warm.long_reads);
   const double long_nodes = static_cast<double>(all.long_read_nodes - warm.long_read_nodes);
-  std::printf("bench_align_search: %.0f reads (%.3g %%) need more than %u nodes; they hold %.3g %% of all nodes\n",
-              long_reads, n > 0 ? 100 * long_reads / static_cast<double>(n) : 0.0, options.gpu_work_slice,
+  std::printf("bench_align_search: %.0f reads (%.3g %%) need more than %u nodes of one thread; their group "
+              "searches hold %.3g %% of all nodes\n",
+              long_reads, n > 0 ? 100 * long_reads / static_cast<double>(n) : 0.0, options.thread_work_slice,
               nodes > 0 ? 100 * long_nodes / nodes : 0.0);
   std::printf("bench_align_search: %s, k=%u, k-mer table %u, %zu reads in %zu batches; index load %.2f s, read %.2f s; "
               "search %.3f s, %.4g reads/s, %zu mapped\n",
@@ -170,8 +161,7 @@ int main(int argc, char** argv) {
     j << "{\"device\":\"" << device << "\",\"k\":" << k << ",\"reads\":" << n << ",\"search_s\":" << search_s
       << ",\"reads_per_s\":" << rate << ",\"mapped\":" << mapped << ",\"load_s\":" << load_s
       << ",\"search_nodes\":" << nodes << ",\"search_stage_s\":" << search_stage_s
-      << ",\"encode_s\":" << all.encode - warm.encode << ",\"cpu_search_s\":" << all.cpu_search - warm.cpu_search
-      << ",\"cpu_reads\":" << all.cpu_reads - warm.cpu_reads << ",\"long_reads\":" << long_reads
+      << ",\"encode_s\":" << all.encode - warm.encode << ",\"long_reads\":" << long_reads
       << ",\"long_read_nodes\":" << long_nodes << ",\"choose_s\":" << all.choose - warm.choose
       << ",\"locate_s\":" << all.locate - warm.locate << "}\n";
   }

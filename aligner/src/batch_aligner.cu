@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <future>
+#include <new>
 
 #include "wtmap/core/detail/batch.cuh"
 #include "wtmap/core/detail/parallel.hpp"
@@ -62,13 +63,82 @@ struct ChooseHitsOp {
   }
 };
 
+// The reads the slice cut short (AlignOptions::thread_work_slice), listed on the device.
+struct ListLongReadsOp {
+  const SearchResult* results;
+  std::uint64_t* list;
+  unsigned long long* count;
+  __device__ void operator()(std::uint64_t r) const {
+    if (results[r].flags & kWorkCapped) list[atomicAdd(count, 1ull)] = r;
+  }
+};
+
+// The group search of the listed long reads on the GPU, a warp per read (ReadSearch's group
+// steps): lane 0 leads, lane j expands the group's j-th node.
+using GroupSearch = ReadSearch<kHitSlots, kGroupStackCapacity>;
+constexpr unsigned kGroupWarpsPerBlock = 4;
+
+struct GroupSearchOp {
+  fmindex::FmIndexView v;
+  const fmindex::PatternRef* patterns;
+  const std::uint8_t* codes;
+  SearchResult* results;
+  const std::uint64_t* long_reads;
+  const unsigned long long* long_count;
+  unsigned long long* next_long;  // the next listed read a warp takes
+  detail::Node* stacks;           // kGroupStackCapacity per warp of the grid
+  SearchParams params;
+};
+
+// A warp's shared memory: the search's state (lane 0 writes it, every lane reads it) and the
+// members' children.
+struct GroupWarpShared {
+  alignas(GroupSearch) unsigned char search[sizeof(GroupSearch)];
+  detail::Node children[4 * kGroupMembers];
+  std::uint8_t counts[kGroupMembers];
+  unsigned members;
+  unsigned long long taken;
+};
+
+__global__ void __launch_bounds__(kGroupMembers * kGroupWarpsPerBlock) group_search_kernel(GroupSearchOp op) {
+  __shared__ GroupWarpShared shared[kGroupWarpsPerBlock];
+  const unsigned lane = threadIdx.x % kGroupMembers, warp = threadIdx.x / kGroupMembers;
+  GroupWarpShared& w = shared[warp];
+  auto& search = *reinterpret_cast<GroupSearch*>(w.search);
+  detail::Node* stack = op.stacks + (std::uint64_t{blockIdx.x} * kGroupWarpsPerBlock + warp) * kGroupStackCapacity;
+  while (true) {
+    if (lane == 0) w.taken = atomicAdd(op.next_long, 1ull);
+    __syncwarp();
+    const unsigned long long i = w.taken;
+    if (i >= *op.long_count) return;
+    const std::uint64_t r = op.long_reads[i];
+    SearchResult& out = op.results[r];
+    if (lane == 0) {
+      new (&search) GroupSearch(stack);
+      const fmindex::PatternRef p = op.patterns[r];
+      search.start(op.v, op.codes + p.offset, p.length, op.params, out);
+      out.flags |= kGroupSearched;
+    }
+    __syncwarp();
+    while (true) {
+      if (lane == 0) w.members = search.take_group(op.v, out, kGroupMembers);
+      __syncwarp();
+      const unsigned n = w.members;
+      if (n == kGroupDone) break;
+      if (lane < n) w.counts[lane] = search.expand_member(op.v, search.group_node(lane), w.children + 4 * lane);
+      __syncwarp();
+      if (lane == 0) search.merge_group(op.v, out, w.children, w.counts, n);
+      __syncwarp();
+    }
+  }
+}
+
 // Threads that gather a batch's letters for the GPU. In `wtmap align` the other stages keep the
 // cores busy: 16 spawned threads took 9-35 ms a batch of 10^5 reads to encode them, where one
 // thread copies them in about 4 ms (bench/RESULTS.md).
 constexpr std::uint64_t kGatherThreads = 4;
 
-// The same encoding on the host: the CPU backend's reads, and the GPU's reads cut short by the
-// slice, which the CPU searches again.
+// The same encoding on the host, for the CPU backend.
 void encode_read(const std::string& sequence, std::uint8_t* codes) {
   for (char c : sequence) *codes++ = fmindex::search_code(c);
 }
@@ -97,9 +167,8 @@ void SearchedBatch::reserve(std::size_t reads, std::size_t bases) {
   chosen.clear();
 }
 
-BatchAligner::BatchAligner(const fmindex::FmIndex& index, const AlignOptions& options, const fmindex::FmIndex* cpu_index)
+BatchAligner::BatchAligner(const fmindex::FmIndex& index, const AlignOptions& options)
     : index_(index),
-      cpu_index_(cpu_index != nullptr && cpu_index->backend() == Backend::cpu ? cpu_index : nullptr),
       options_(options),
       workspaces_{std::make_unique<wtmap::detail::QueryWorkspace>(), std::make_unique<wtmap::detail::QueryWorkspace>()} {}
 
@@ -134,6 +203,9 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   if (options_.max_alternatives > kMaxAlternatives) {
     return invalid_argument("at most " + std::to_string(kMaxAlternatives) + " alternative hits can be listed");
   }
+  if (!index_.can_locate()) {
+    return invalid_argument("the index was loaded for search only, without its sampled suffix array: nothing to locate hits with");
+  }
   Lap lap;
   const std::size_t n = reads.size();
   const bool gpu = index_.backend() == Backend::gpu;
@@ -166,12 +238,14 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   batch.results.resize(n);
   batch.chosen.resize(n);
   lap(seconds_.encode);
+  // One thread per read up to the slice; the reads it cuts short again in groups, to the cap.
   SearchParams params = options_.search;
-  batch.sliced = gpu && cpu_index_ != nullptr && params.work_cap > options_.gpu_work_slice;
-  if (batch.sliced) params.work_cap = options_.gpu_work_slice;
+  const bool sliced = params.work_cap > options_.thread_work_slice;
+  if (sliced) params.work_cap = options_.thread_work_slice;
   if (!gpu) {
     const MismatchSearchOp op{index_.view(), batch.codes.data(), batch.codes.size(), params};
     WTMAP_TRY(wtmap::detail::run_batch_cpu(op, batch.patterns.data(), batch.results.data(), n, "search"));
+    if (sliced) search_long_reads_on_cpu(batch);
     lap(seconds_.search);
     return {};
   }
@@ -183,25 +257,41 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   if (n == 0) return {};
   wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
   WTMAP_TRY(ws.reserve(0, 0, 1));  // its stream
-  // The scratch holds the codes, then the chosen hits.
-  const std::size_t codes_bytes = (batch.codes.size() + alignof(ChosenHits) - 1) / alignof(ChosenHits) * alignof(ChosenHits);
-  WTMAP_TRY(ws.reserve_scratch(codes_bytes + n * sizeof(ChosenHits)));
+  // The scratch holds the codes, the chosen hits, the list of long reads and its two counters,
+  // and the group searches' stacks.
+  const unsigned group_blocks = static_cast<unsigned>(wtmap::detail::multiprocessor_count());
+  const std::size_t codes_bytes = (batch.codes.size() + 7) / 8 * 8;
+  const std::size_t stacks_bytes =
+      sliced ? std::size_t{group_blocks} * kGroupWarpsPerBlock * kGroupStackCapacity * sizeof(detail::Node) : 0;
+  WTMAP_TRY(ws.reserve_scratch(codes_bytes + n * (sizeof(ChosenHits) + 8) + 16 + stacks_bytes));
   auto* device_codes = reinterpret_cast<std::uint8_t*>(ws.scratch.data());
   auto* device_chosen = reinterpret_cast<ChosenHits*>(device_codes + codes_bytes);
+  auto* long_reads = reinterpret_cast<std::uint64_t*>(device_chosen + n);
+  auto* long_counters = reinterpret_cast<unsigned long long*>(long_reads + n);  // listed, taken
+  auto* stacks = reinterpret_cast<detail::Node*>(long_counters + 2);
   // From the batch's pinned buffer (SearchedBatch): the copy runs beside this thread's next work.
   WTMAP_CUDA_TRY(cudaMemcpyAsync(device_codes, batch.codes.data(), batch.codes.size(), cudaMemcpyHostToDevice, ws.streams[0]));
   WTMAP_TRY(wtmap::detail::run_batch_device(EncodeLettersOp{}, device_codes, device_codes, batch.codes.size(), ws.streams[0],
                                             ws, "encode"));
-  const MismatchSearchOp op{index_.view(), device_codes, batch.codes.size(), params};
-  WTMAP_TRY(wtmap::detail::launch_batch_gpu(op, batch.patterns.data(), batch.results.data(), n, ws));
-  // Then, on the same stream, the hits' choice and locate where the results and patterns are
-  // (the search's buffers), and the copy of the chosen hits.
-  const ChooseHitsOp choose{index_.view(), static_cast<const SearchResult*>(ws.device_out[0]),
-                            static_cast<const fmindex::PatternRef*>(ws.device_in[0]), device_codes, device_chosen,
-                            options_.max_alternatives};
-  WTMAP_TRY(wtmap::detail::enqueue_for_each_index(choose, n, ws.streams[0]));
-  WTMAP_CUDA_TRY(cudaMemcpyAsync(batch.chosen.data(), device_chosen, n * sizeof(ChosenHits), cudaMemcpyDeviceToHost,
-                                 ws.streams[0]));
+  // After the search kernel, on its stream and buffers: the long reads' group search, then every
+  // read's hit choice and locate, and the copy of the chosen hits; then the results' copy.
+  const fmindex::FmIndexView view = index_.view();
+  auto after_search = [&](const fmindex::PatternRef* patterns, SearchResult* results, cudaStream_t stream) -> Status {
+    if (sliced) {
+      WTMAP_CUDA_TRY(cudaMemsetAsync(long_counters, 0, 2 * sizeof(unsigned long long), stream));
+      WTMAP_TRY(wtmap::detail::enqueue_for_each_index(ListLongReadsOp{results, long_reads, long_counters}, n, stream));
+      const GroupSearchOp group{view,         patterns,     device_codes, results, long_reads, long_counters,
+                                long_counters + 1, stacks, options_.search};
+      group_search_kernel<<<group_blocks, kGroupMembers * kGroupWarpsPerBlock, 0, stream>>>(group);
+      WTMAP_CUDA_TRY_LAUNCH();
+    }
+    const ChooseHitsOp choose{view, results, patterns, device_codes, device_chosen, options_.max_alternatives};
+    WTMAP_TRY(wtmap::detail::enqueue_for_each_index(choose, n, stream));
+    WTMAP_CUDA_TRY(cudaMemcpyAsync(batch.chosen.data(), device_chosen, n * sizeof(ChosenHits), cudaMemcpyDeviceToHost, stream));
+    return {};
+  };
+  const MismatchSearchOp op{view, device_codes, batch.codes.size(), params};
+  WTMAP_TRY(wtmap::detail::launch_batch_gpu(op, batch.patterns.data(), batch.results.data(), n, ws, after_search));
   std::lock_guard<std::mutex> lock(launch_mutex_);
   launched_[slot] = &batch;
   lap(seconds_.search);
@@ -232,40 +322,14 @@ Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& 
   if (batch.results.size() != n) return invalid_argument("finish() needs the batch that search() was given");
   if (index_.backend() == Backend::gpu) {
     for (unsigned slot = 0; slot < kLaunchSlots; ++slot) WTMAP_TRY(collect(slot, &batch));  // (adds to search)
+  } else {
+    WTMAP_TRY(choose_on_host(batch));  // the GPU chose its reads' hits after their search
   }
   out.resize(n);
-  // The reads the slice cut short are searched again from the start with the full cap on CPU
-  // threads of their own, while the other reads' hits are chosen, located and placed: the
-  // deferred search is mostly the tail of one or two repetitive reads on one thread each.
-  batch.deferred.clear();
-  if (batch.sliced) {
-    batch.is_deferred.assign(n, 0);
-    for (std::size_t r = 0; r < n; ++r) {
-      if (batch.results[r].flags & kWorkCapped) {
-        batch.deferred.push_back(r);
-        batch.is_deferred[r] = 1;
-      }
-    }
-    seconds_.cpu_reads += batch.deferred.size();
-  }
-  std::future<void> searching;
-  if (!batch.deferred.empty()) searching = std::async(std::launch::async, [&] { search_deferred(reads, batch); });
-  const std::uint8_t* skip = searching.valid() ? batch.is_deferred.data() : nullptr;
-  // On a GPU index the GPU chose and located the hits after the search (the deferred reads' are
-  // chosen again below); on the CPU they are chosen here.
-  Status placed = index_.backend() == Backend::gpu ? Status{} : choose_on_host(batch, nullptr, n);
-  if (placed.ok()) place_chosen(reads, batch, nullptr, n, skip, out);
-  Lap wait;
-  if (searching.valid()) searching.get();  // before any return: it writes into the batch
-  wait(seconds_.cpu_search);
-  WTMAP_TRY(placed);
-  if (!batch.deferred.empty()) {
-    WTMAP_TRY(choose_on_host(batch, batch.deferred.data(), batch.deferred.size()));
-    place_chosen(reads, batch, batch.deferred.data(), batch.deferred.size(), nullptr, out);
-  }
+  place_chosen(reads, batch, out);
   for (const SearchResult& r : batch.results) {
     seconds_.search_nodes += r.work;
-    if (r.work > options_.gpu_work_slice) {
+    if (r.flags & kGroupSearched) {
       ++seconds_.long_reads;
       seconds_.long_read_nodes += r.work;
     }
@@ -274,67 +338,46 @@ Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& 
 }
 
 // One read at a time per CPU thread: their work varies by orders of magnitude, so no static split.
-void BatchAligner::search_deferred(const std::vector<SeqRecord>& reads, SearchedBatch& batch) const {
+void BatchAligner::search_long_reads_on_cpu(SearchedBatch& batch) const {
+  batch.long_reads.clear();
+  for (std::size_t r = 0; r < batch.results.size(); ++r) {
+    if (batch.results[r].flags & kWorkCapped) batch.long_reads.push_back(r);
+  }
   std::atomic<std::size_t> next{0};
-  const fmindex::FmIndexView host_view = cpu_index_->view();
-  wtmap::detail::parallel_for_ranges(std::min<std::uint64_t>(batch.deferred.size(), wtmap::detail::cpu_threads()),
+  wtmap::detail::parallel_for_ranges(std::min<std::uint64_t>(batch.long_reads.size(), wtmap::detail::cpu_threads()),
                                      [&](std::uint64_t, std::uint64_t) {
-    std::vector<std::uint8_t> codes;  // one read's codes, reused (the batch's copy holds letters)
-    for (std::size_t j; (j = next++) < batch.deferred.size();) {
-      const std::size_t r = batch.deferred[j];
-      codes.resize(reads[r].sequence.size());
-      encode_read(reads[r].sequence, codes.data());
-      search_read(host_view, codes.data(), codes.size(), options_.search, batch.results[r]);
+    auto scratch = std::make_unique<GroupSearchScratch>();  // 132 KB: not on the thread's stack
+    for (std::size_t j; (j = next++) < batch.long_reads.size();) {
+      const std::size_t r = batch.long_reads[j];
+      const fmindex::PatternRef p = batch.patterns[r];
+      search_read_in_groups(index_.view(), batch.codes.data() + p.offset, p.length, options_.search, batch.results[r],
+                            *scratch);
+      batch.results[r].flags |= kGroupSearched;
     }
   }, 1);
 }
 
-Status BatchAligner::choose_on_host(SearchedBatch& batch, const std::size_t* list, std::size_t m) {
+// The CPU index's view is host memory: each read's hits chosen and located in one go, as on the
+// GPU.
+Status BatchAligner::choose_on_host(SearchedBatch& batch) {
   Lap lap;
-  auto read_at = [list](std::uint64_t i) { return list != nullptr ? list[i] : static_cast<std::size_t>(i); };
-  // The codes of a GPU index's batch are letters (the GPU encodes its own copy).
-  const BaseForm form = index_.backend() == Backend::gpu ? BaseForm::letters : BaseForm::codes;
-  // Chosen in parallel over the reads; their rows gathered at offsets from a prefix sum (the i-th
-  // read's are [wanted_begin[i], wanted_begin[i + 1])) for one batched locate, then put back.
-  batch.wanted_begin.resize(m + 1);
-  batch.wanted_begin[0] = 0;
-  wtmap::detail::parallel_for_ranges(m, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t i = begin; i < end; ++i) {
-      const std::size_t r = read_at(i);
+  const fmindex::FmIndexView view = index_.view();
+  wtmap::detail::parallel_for_ranges(batch.results.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t r = begin; r < end; ++r) {
       const fmindex::PatternRef p = batch.patterns[r];
-      const std::uint8_t* bases = batch.codes.data() + p.offset;
-      choose_hits(batch.results[r], options_.max_alternatives, [&] { return tie_hash(bases, p.length, form); },
-                  batch.chosen[r]);
-      batch.wanted_begin[i + 1] = batch.chosen[r].count;
+      choose_and_locate(view, batch.results[r], batch.codes.data() + p.offset, p.length, BaseForm::codes,
+                        options_.max_alternatives, batch.chosen[r]);
     }
   }, 1 << 12);
-  for (std::size_t i = 0; i < m; ++i) batch.wanted_begin[i + 1] += batch.wanted_begin[i];
-  batch.rows.resize(batch.wanted_begin[m]);
-  batch.positions.resize(batch.rows.size());
-  auto for_each_row = [&](auto&& f) {
-    wtmap::detail::parallel_for_ranges(m, [&](std::uint64_t begin, std::uint64_t end) {
-      for (std::uint64_t i = begin; i < end; ++i) {
-        ChosenHits& c = batch.chosen[read_at(i)];
-        for (unsigned j = 0; j < c.count; ++j) f(c.where[j], batch.wanted_begin[i] + j);
-      }
-    }, 1 << 12);
-  };
-  for_each_row([&](std::uint64_t& where, std::uint64_t w) { batch.rows[w] = where; });
   lap(seconds_.choose);
-  WTMAP_TRY(index_.locate(batch.rows.data(), batch.positions.data(), batch.rows.size()));
-  for_each_row([&](std::uint64_t& where, std::uint64_t w) { where = batch.positions[w]; });
-  lap(seconds_.locate);
   return {};
 }
 
-void BatchAligner::place_chosen(const std::vector<SeqRecord>& reads, const SearchedBatch& batch, const std::size_t* list,
-                                std::size_t m, const std::uint8_t* skip, std::vector<ReadAlignment>& out) {
+void BatchAligner::place_chosen(const std::vector<SeqRecord>& reads, const SearchedBatch& batch,
+                                std::vector<ReadAlignment>& out) {
   Lap lap;
-  auto read_at = [list](std::uint64_t i) { return list != nullptr ? list[i] : static_cast<std::size_t>(i); };
-  wtmap::detail::parallel_for_ranges(m, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t i = begin; i < end; ++i) {
-      const std::size_t r = read_at(i);
-      if (skip != nullptr && skip[r]) continue;  // placed later, by another call
+  wtmap::detail::parallel_for_ranges(reads.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t r = begin; r < end; ++r) {
       const SearchResult& res = batch.results[r];
       const ChosenHits& c = batch.chosen[r];
       ReadAlignment& a = out[r];

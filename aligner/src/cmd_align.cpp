@@ -2,7 +2,6 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <future>
 #include <memory>
 #include <new>
 #include <optional>
@@ -23,8 +22,8 @@
 namespace wtmap::cli {
 namespace {
 
-// Both copies of the index load without a k-mer table, then take the length the mismatch search
-// wants (search_kmer_length): the same on both, so a read gets the same result on either.
+// The index loads without a k-mer table, then takes the length the mismatch search wants
+// (search_kmer_length), the same on either backend, so a read gets the same result on either.
 constexpr std::uint32_t kNoKmerTable = 0;
 
 Result<fmindex::FmIndex> with_search_table(Result<fmindex::FmIndex> index) {
@@ -55,9 +54,8 @@ constexpr const char* kUsage =
     "                    1 KB per read): 6 read ahead (while the index loads), 7 in the\n"
     "                    stages, 2 made ahead\n"
     "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
-    "                    on the GPU, reads past 8192 nodes are finished by the CPU threads on a\n"
-    "                    CPU copy of the index (host memory: 43 % of the index file, plus\n"
-    "                    the k-mer table, up to 16 MiB, that both copies use to skip steps)\n"
+    "                    reads past 8192 nodes are searched again from the start by groups\n"
+    "                    of 32 threads (a GPU warp) that take 32 nodes a step\n"
     "  --device S        auto, gpu or cpu [auto]\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"
     "  -v                at the end, print the busy seconds of each pipeline stage; twice\n"
@@ -362,49 +360,24 @@ int align_main(int argc, char** argv) {
                                           " index; wtmap align needs a DNA index (wtmap count searches " +
                                           fmindex::alphabet_name(*alphabet) + " indexes)"));
   }
-  // On the GPU, a CPU copy of the index finishes the few reads with long searches (AlignOptions);
-  // it loads on a second thread while the GPU copy loads, without the sampled suffix array
-  // (locate runs on the GPU copy): 43 % of a DNA index file (the tree's 2.3 bits per symbol of 5.4).
-  std::future<Result<fmindex::FmIndex>> cpu_load;
-  if (*backend == Backend::gpu && !io_only) {
-    cpu_load = std::async(std::launch::async, [path = index_path(prefix)]() -> Result<fmindex::FmIndex> {
-      try {
-        return with_search_table(fmindex::FmIndex::load(path, Backend::cpu, kNoKmerTable, fmindex::IndexParts::search_only));
-      } catch (const std::bad_alloc&) {
-        return Status{StatusCode::out_of_memory, "out of host memory"};
-      }
-    });
-  }
   auto index = fmindex::FmIndex::load(index_path(prefix), *backend, kNoKmerTable);
   if (index.ok() && !io_only) index = with_search_table(std::move(index));
   if (!index.ok()) return fail("align", index.status());
-  std::optional<fmindex::FmIndex> cpu_index;
-  if (cpu_load.valid()) {
-    auto loaded = cpu_load.get();
-    if (loaded.ok()) {
-      cpu_index.emplace(std::move(*loaded));
-    } else if (loaded.status().code() == StatusCode::out_of_memory) {  // the run works without it, slower
-      log.info("warning: no host memory for the CPU copy of the index (%s); the GPU searches every read to the end",
-               loaded.status().message().c_str());
-    } else {
-      return fail("align", loaded.status());
-    }
-  }
   auto writer = aligner::SamWriter::open(sam, index->contigs());
   if (!writer.ok()) return fail("align", writer.status());
   log.info("index loaded on the %s (k-mer table of k = %u); aligning with up to %llu mismatches",
            backend_name(*backend), index->kmer_length(), static_cast<unsigned long long>(k));
 
-  // reader thread -> search (this thread: the letters to the GPU, the launch of the search and
-  // of the hit choice and locate) -> finish thread (the GPU's results, CPU search of the long
-  // reads and their hit choice, placement) -> writer thread. A batch's GPU search runs while the
-  // finish stage works on the one before.
+  // reader thread -> search (this thread: the letters to the GPU, the launch of the search, of
+  // the long reads' group search and of the hit choice and locate) -> finish thread (the GPU's
+  // results, placement) -> writer thread. A batch's GPU search runs while the finish stage works
+  // on the one before.
   aligner::BoundedQueue<Batch> to_finish(1);
   Status finish_status, write_status;  // set by the finish and writer threads
   Totals totals;
   const double start_seconds = log.seconds();
   std::optional<aligner::BatchAligner> batch_aligner;
-  batch_aligner.emplace(*index, options, cpu_index ? &*cpu_index : nullptr);
+  batch_aligner.emplace(*index, options);
   // Once the last batch is finished nothing uses the GPU or the indexes again, and a thread that
   // the finish stage starts then releases them -- the aligner, the pinned batches, both indexes,
   // then the CUDA context -- while the writer formats and compresses the last batch. Left to the
@@ -418,7 +391,6 @@ int align_main(int argc, char** argv) {
     batch_aligner.reset();
     searched_pool.release();
     { const fmindex::FmIndex gone = std::move(*index); }
-    cpu_index.reset();
     if (*backend == Backend::gpu) cudaDeviceReset();  // errors: nothing to do, the run is complete
   };
   struct JoinReleasing {  // declared after what it releases: joined before their destructors run

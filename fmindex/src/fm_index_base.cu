@@ -79,7 +79,7 @@ Status FmIndexBase<View>::search(const std::uint8_t* codes, std::uint64_t codes_
 
 template <class View>
 Status FmIndexBase<View>::locate(const std::uint64_t* rows, std::uint64_t* text_positions, std::size_t count) const {
-  if (sa_.marks().size() != view_.rows) {
+  if (!can_locate()) {
     return invalid_argument("locate: the index was loaded for search only, without its sampled suffix array");
   }
   return detail::run_batch(backend(), LocateOp<View>{view_}, rows, text_positions, count, *workspace_, "locate");

@@ -401,33 +401,27 @@ std::vector<Case> both_backends() {
 INSTANTIATE_TEST_SUITE_P(Aligner, BatchAlignerBackends, ::testing::ValuesIn(both_backends()),
                          [](const auto& info) { return case_name(info.param); });
 
-// With -N 3 (the default) and the largest -N, where XA must list every hit of the two strata. On
-// the GPU also with a CPU copy of the index and a GPU slice of 32 nodes, so that many reads are
-// cut short on the GPU and searched again on the CPU. The last two configurations go through the
-// pipeline's halves, search() and finish(), with two batches in flight: the reads cut in two
-// halves, both searched before either is finished.
+// With -N 3 (the default) and the largest -N, where XA must list every hit of the two strata;
+// also with a one-thread slice of 32 nodes, so that many reads are cut short and searched again
+// by group steps (a warp on the GPU, one thread playing the members on the CPU). The last two
+// configurations go through the pipeline's halves, search() and finish(), with two batches in
+// flight: the reads cut in two halves, both searched before either is finished.
 TEST_P(BatchAlignerBackends, MatchesBruteForce) {
   std::vector<aligner::SeqRecord> records;
   for (const std::string& r : reads_) records.push_back({"read" + std::to_string(records.size()), r, ""});
-  std::optional<fmindex::FmIndex> cpu_copy;
-  if (GetParam().backend == Backend::gpu) {
-    cpu_copy.emplace(index_of(contigs_, Backend::cpu));
-    ASSERT_TRUE(cpu_copy->set_kmer_length(GetParam().kmer_length).ok());
-  }
   struct Config {
     unsigned max_alternatives;
     bool sliced, split;
   };
   const Config configs[] = {{3u, false, false}, {aligner::kMaxAlternatives, false, true}, {aligner::kMaxAlternatives, true, true}};
   for (const auto& [max_alternatives, sliced, split] : configs) {
-    if (sliced && !cpu_copy) continue;
-    SCOPED_TRACE("-N " + std::to_string(max_alternatives) + (sliced ? ", GPU slice of 32 nodes" : "") +
+    SCOPED_TRACE("-N " + std::to_string(max_alternatives) + (sliced ? ", one-thread slice of 32 nodes" : "") +
                  (split ? ", two batches through search() and finish()" : ""));
     aligner::AlignOptions options;
     options.search.max_mismatches = static_cast<std::uint8_t>(k());
     options.max_alternatives = max_alternatives;
-    options.gpu_work_slice = 32;
-    aligner::BatchAligner batch(*index_, options, sliced ? &*cpu_copy : nullptr);
+    if (sliced) options.thread_work_slice = 32;
+    aligner::BatchAligner batch(*index_, options);
     std::vector<ReadAlignment> out;
     if (split) {
       const auto middle = records.begin() + static_cast<std::ptrdiff_t>(records.size() / 2);
@@ -446,7 +440,7 @@ TEST_P(BatchAlignerBackends, MatchesBruteForce) {
       ASSERT_TRUE(aligned.ok()) << aligned.message();
     }
     if (sliced) {
-      EXPECT_GT(batch.stage_seconds().cpu_reads, 0u) << "no read was cut short: the slice path ran untested";
+      EXPECT_GT(batch.stage_seconds().long_reads, 0u) << "no read was cut short: the group search ran untested";
     }
     ASSERT_EQ(out.size(), records.size());
     Mistakes mistakes;
@@ -481,8 +475,8 @@ INSTANTIATE_TEST_SUITE_P(Aligner, BatchAlignerOn, ::testing::Values(Backend::cpu
                          [](const auto& info) { return std::string(backend_name(info.param)); });
 
 // Lower case and U are the bases they name; N and the other IUPAC codes are mismatches. On the
-// GPU the letters are encoded there, and also with a work slice of one node, so that the read is
-// searched again on the CPU copy, which encodes the letters itself.
+// GPU the letters are encoded there; also with a one-thread work slice of one node, so that the
+// read is searched again by group steps.
 TEST_P(BatchAlignerOn, LowerCaseAndUAreBasesOtherLettersMismatches) {
   WTMAP_FM_SKIP_WITHOUT(GetParam());
   const auto contigs = make_reference(Shape::near_copy);
@@ -495,14 +489,11 @@ TEST_P(BatchAlignerOn, LowerCaseAndUAreBasesOtherLettersMismatches) {
   read[t] = 'u';
   read[10] = 'R';
   read[50] = 'n';
-  std::optional<fmindex::FmIndex> cpu_copy;
-  if (GetParam() == Backend::gpu) cpu_copy.emplace(index_of(contigs, Backend::cpu));
   for (const std::uint32_t slice : {8192u, 1u}) {
-    if (slice == 1 && !cpu_copy) continue;
-    SCOPED_TRACE("GPU work slice " + std::to_string(slice));
+    SCOPED_TRACE("one-thread work slice " + std::to_string(slice));
     aligner::AlignOptions options;
-    options.gpu_work_slice = slice;
-    aligner::BatchAligner batch(index, options, cpu_copy ? &*cpu_copy : nullptr);
+    options.thread_work_slice = slice;
+    aligner::BatchAligner batch(index, options);
     std::vector<ReadAlignment> out;
     ASSERT_TRUE(batch.align({{"letters", read, ""}}, out).ok());
     ASSERT_EQ(out.size(), 1u);
@@ -511,9 +502,7 @@ TEST_P(BatchAlignerOn, LowerCaseAndUAreBasesOtherLettersMismatches) {
     EXPECT_EQ(out[0].primary.contig, 3u);
     EXPECT_EQ(out[0].primary.position, 20u);
     EXPECT_EQ(check_alignment(oracle, read, 4, out[0], options.max_alternatives), "");
-    if (slice == 1) {
-      EXPECT_EQ(batch.stage_seconds().cpu_reads, 1u);
-    }
+    EXPECT_EQ(batch.stage_seconds().long_reads, slice == 1 ? 1u : 0u);
   }
 }
 

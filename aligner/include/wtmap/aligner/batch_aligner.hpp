@@ -21,15 +21,13 @@ namespace wtmap::aligner {
 struct AlignOptions {
   SearchParams search;
   unsigned max_alternatives = 3;  // -N (<= kMaxAlternatives): XA lists the other hits when X0 + X1 <= N
-  // With a CPU copy of the index, the GPU stops each read's search after this many nodes and
-  // the CPU threads search the few reads that needed more again, up to search.work_cap: a GPU
-  // batch lasts as long as its slowest read (a dependent chain of ~1 us per node), so one read
-  // at the full cap would hold the batch for ~100 ms. The results are those of one search with
-  // search.work_cap wherever it runs. 8192: on a 400 Mbp synthetic genome with repeats, 1.3 % of
-  // ART reads need more than 4096 nodes and hold 13.5 % of all nodes, but only 0.06 % need more
-  // than 8192 (3.8 % of the nodes); 16 CPU threads search some 30-50x fewer nodes per second
-  // than the GPU, so they must get only the rare ones.
-  std::uint32_t gpu_work_slice = 8192;
+  // Each read is searched by one thread up to this many nodes; the few reads that need more are
+  // searched again from the start by a group of 32 (ReadSearch's group steps, up to
+  // search.work_cap): a warp on the GPU, one CPU thread playing each member on the CPU, with the
+  // same results. One GPU thread walks a dependent chain of ~1 us per node, so one read at the
+  // full cap would hold a batch for ~65 ms; a warp takes 32 nodes a step. On both backends, so
+  // that a read's result does not depend on where it ran.
+  std::uint32_t thread_work_slice = 8192;
 };
 
 // One placement of a read, in reference coordinates.
@@ -65,17 +63,10 @@ struct SearchedBatch {
   PinnedVector<fmindex::PatternRef> patterns;  // each read's bases in codes
   PinnedVector<SearchResult> results;
   // Each read's reported hits, located (text positions): on a GPU index chosen and located by the
-  // GPU after its search, else (and for the reads the CPU searched again) on the host.
+  // GPU after its search, else on the host.
   PinnedVector<ChosenHits> chosen;
-  bool sliced = false;                         // the GPU stopped searches at gpu_work_slice
-  std::vector<std::size_t> deferred;           // reads the CPU searches again
-  // Per read, when sliced: a mask of its own, since the deferred reads' results are rewritten by
-  // their CPU search while finish() places the others.
-  std::vector<std::uint8_t> is_deferred;
-  // Rows the host locates through the index, of the reads it chose hits for: the i-th read's are
-  // [wanted_begin[i], wanted_begin[i + 1]).
-  std::vector<std::uint64_t> wanted_begin;
-  std::vector<std::uint64_t> rows, positions;
+  // CPU index: the reads that the slice cut short (AlignOptions::thread_work_slice).
+  std::vector<std::size_t> long_reads;
 
   // Room for a batch of `reads` reads of `bases` bases in all, the pages of the per-read buffers
   // written once, so that a search into it neither allocates nor faults pages in (10^5 reads:
@@ -85,9 +76,8 @@ struct SearchedBatch {
 
 class BatchAligner {
  public:
-  // cpu_index: optionally the same index loaded on the CPU backend, for the reads whose search
-  // outgrows options.gpu_work_slice on the GPU (see AlignOptions); it must outlive the aligner.
-  BatchAligner(const fmindex::FmIndex& index, const AlignOptions& options, const fmindex::FmIndex* cpu_index = nullptr);
+  // The index must outlive the aligner.
+  BatchAligner(const fmindex::FmIndex& index, const AlignOptions& options);
   ~BatchAligner();
   BatchAligner(const BatchAligner&) = delete;
   BatchAligner& operator=(const BatchAligner&) = delete;
@@ -98,8 +88,7 @@ class BatchAligner {
 
   // The two halves of align(), for pipelines. search() encodes the reads (for a GPU index, on the
   // GPU) and searches them on the index's backend, where a GPU also chooses and locates their
-  // reported hits; finish() searches again on the CPU copy the reads the GPU work slice cut
-  // short, chooses and locates the hits that are left to choose, and places them; it takes the
+  // reported hits; finish() chooses and locates them on the CPU, and places them; it takes the
   // reads and the SearchedBatch that search() was given (a different read count is an error).
   // One thread may call search() while another calls finish() on an earlier batch; each half
   // runs on one thread at a time. On a GPU index search() returns once the batch is launched, and
@@ -111,34 +100,30 @@ class BatchAligner {
 
   // Wall seconds spent in each stage, summed over all calls: where a batch's time goes (the
   // search includes the copies of reads and results between host and GPU, and on the GPU the
-  // encoding, hit choice and locate; encode is then the gathering of the letters). search() adds
-  // to encode and search, finish() to the others; its CPU search of the deferred reads runs
-  // beside the other reads' placement, and cpu_search is only the wait for it after that.
+  // encoding, the long reads' group search, hit choice and locate; encode is then the gathering
+  // of the letters). search() adds to encode and search, finish() to the others.
   struct StageSeconds {
     // search: on a GPU index the launch, and the wait for the results where they are collected.
     // choose: the host's hit choice; locate: its locate, and the placement of every read.
-    double encode = 0, search = 0, cpu_search = 0, choose = 0, locate = 0;
+    double encode = 0, search = 0, choose = 0, locate = 0;
     std::uint64_t search_nodes = 0;  // search steps (SearchResult::work) of all reads
-    // Reads whose search needs more than options.gpu_work_slice nodes, and their nodes (on any
-    // backend: how much a GPU run hands to the CPU).
+    // Reads that needed more than options.thread_work_slice nodes, searched again in groups, and
+    // the group searches' nodes.
     std::uint64_t long_reads = 0, long_read_nodes = 0;
-    std::uint64_t cpu_reads = 0;     // reads searched again on the CPU (past gpu_work_slice)
   };
   const StageSeconds& stage_seconds() const { return seconds_; }
 
  private:
   const fmindex::FmIndex& index_;
-  const fmindex::FmIndex* cpu_index_;
   // Waits for the batch in launch slot `slot` and copies its results into it; with `only`, just
   // if that is the batch there (else it was collected already).
   Status collect(unsigned slot, const SearchedBatch* only);
-  // finish()'s parts: the CPU search of batch.deferred; the hit choice on the host of reads
-  // list[0, m) (reads 0..m-1 when list is null) and their locate through the index, into
-  // batch.chosen; and their placement from batch.chosen, leaving out[r] alone where skip[r].
-  void search_deferred(const std::vector<SeqRecord>& reads, SearchedBatch& batch) const;
-  Status choose_on_host(SearchedBatch& batch, const std::size_t* list, std::size_t m);
-  void place_chosen(const std::vector<SeqRecord>& reads, const SearchedBatch& batch, const std::size_t* list,
-                    std::size_t m, const std::uint8_t* skip, std::vector<ReadAlignment>& out);
+  // The CPU backend's group search of the reads the slice cut short (batch.long_reads).
+  void search_long_reads_on_cpu(SearchedBatch& batch) const;
+  // finish()'s parts: on a CPU index, the hit choice and locate, into batch.chosen; the placement
+  // of every read from batch.chosen.
+  Status choose_on_host(SearchedBatch& batch);
+  void place_chosen(const std::vector<SeqRecord>& reads, const SearchedBatch& batch, std::vector<ReadAlignment>& out);
 
   AlignOptions options_;
   // GPU: two launch slots, each with its workspace (buffers, streams, the codes on the device)

@@ -34,6 +34,13 @@ constexpr unsigned kMaxReadLength = 512;
 constexpr unsigned kMinReadLength = 10;
 constexpr unsigned kHitSlots = 8;         // distinct SA intervals kept per read
 constexpr unsigned kStackCapacity = 128;  // pending search nodes per read
+// The search of a read by a group of threads (ReadSearch's group steps): members per group (a
+// warp) and pending nodes per read (in scratch memory: a group pops up to 32 nodes and pushes up
+// to 128 a step).
+constexpr unsigned kGroupMembers = 32;
+constexpr unsigned kGroupStackCapacity = 4096;
+constexpr unsigned kGroupDone = ~0u;  // ReadSearch::take_group: the read is finished
+constexpr std::uint8_t kGroupHit = 0xFF;  // ReadSearch::expand_member: the node is a hit
 
 // The substitutions of a hit: read positions and the reference base at each, in one 64-bit word
 // (nine bits a position, two a base, three the count), so that copying or extending one is
@@ -77,6 +84,7 @@ enum SearchFlags : std::uint8_t {
   kWorkCapped = 4,       // the work cap stopped the search: counts are lower bounds
   kStackOverflow = 8,    // a branch was dropped for lack of stack: counts are lower bounds
   kSlotsOverflow = 16,   // more intervals than kHitSlots: some hits are counted but not kept
+  kGroupSearched = 32,   // searched again by group steps, past the one-thread slice (BatchAligner)
 };
 
 template <unsigned Slots>
@@ -150,6 +158,15 @@ struct SearchScratch {
 // current one is done, so the threads of a warp stay busy however unequal the reads' work is
 // (a read-per-thread loop runs each warp as long as its slowest read: 9 of 32 threads active).
 //
+// Group steps search one read with a group of up to kGroupMembers threads, for the few reads that
+// need thousands of nodes (a dependent chain of ~1 us per node on one GPU thread): the same
+// passes and pruning, but each step takes up to 32 nodes off the top of the stack
+// (take_group, by one leader), the members expand one node each (expand_member), and the leader
+// merges their hits and children in member order (merge_group). The order of visits differs
+// from step()'s, so the hits are found in another order (other slots, another tie pick, another
+// point where a work cap stops), but it is the same wherever the members run: one CPU thread
+// playing each in turn (search_read_in_groups) or a GPU warp.
+//
 // Phases:
 //   collect_pass (opening): every hit within min(k, 1) mismatches, with D taken as 0 (a lower
 //                  bound too). Best stratum 0, or k <= 1: done. 87 % of 100 bp ART reads of
@@ -163,13 +180,15 @@ struct SearchScratch {
 //                  stops at its first hit; none -> the next limit, or unmapped after k;
 //   collect_pass:  with limit min(k, best + 1), records every hit in the result;
 //   done.
-template <unsigned Slots>
+template <unsigned Slots, unsigned StackCapacity = kStackCapacity>
 class ReadSearch {
  public:
   using Result = BasicSearchResult<Slots>;
 
   // The search uses scratch's arrays; scratch must outlive it.
   WTMAP_HD explicit ReadSearch(SearchScratch& scratch) : stack_(scratch.stack) {}
+  // A stack of StackCapacity nodes (group steps: kGroupStackCapacity), which must outlive it.
+  WTMAP_HD explicit ReadSearch(detail::Node* stack) : stack_(stack) {}
 
   WTMAP_HD void start(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
                       const SearchParams& params, Result& out) {
@@ -268,6 +287,81 @@ class ReadSearch {
     push_children(index, node, occ_lo, occ_hi, out);
     if (top_ == 0 && !has_next_) return finish_pass(index, out, false);
     return true;
+  }
+
+  // ---- group steps (see the class comment); start() as for step() ----
+
+  // Leader only: the next group's size n <= max_members, its nodes group_node(0..n-1); 0 when this
+  // call did other work (a base of the lower bound, the end of a pass); kGroupDone once the read
+  // is finished (out then holds its result).
+  WTMAP_HD unsigned take_group(const fmindex::FmIndexView& index, Result& out, unsigned max_members) {
+    if (phase_ == Phase::done) {
+      out.work = work_;
+      return kGroupDone;
+    }
+    if (phase_ == Phase::lower_bounds) {
+      step(index, out);
+      return 0;
+    }
+    if (has_next_) {  // a pass's root (begin_pass)
+      push(next_, out);
+      has_next_ = false;
+    }
+    if (top_ == 0) {
+      finish_pass(index, out, false);
+      return 0;
+    }
+    if (work_ >= work_cap_) {
+      out.flags |= kWorkCapped;
+      finish_pass(index, out, false);
+      return 0;
+    }
+    unsigned n = top_ < max_members ? top_ : max_members;
+    if (n > work_cap_ - work_) n = work_cap_ - work_;
+    work_ += n;
+    top_ -= n;
+    return n;
+  }
+
+  // The group's j-th node (until merge_group).
+  WTMAP_HD const detail::Node& group_node(unsigned j) const { return stack_[top_ + j]; }
+
+  // Any member, between take_group and merge_group: expands `node` into children[0, count) and
+  // returns count (at most 4), or kGroupHit with the node itself in children[0] when it matched
+  // the whole read.
+  WTMAP_HD std::uint8_t expand_member(const fmindex::FmIndexView& index, const detail::Node& node,
+                                      detail::Node* children) const {
+    if (node.remaining == 0) {
+      children[0] = node;
+      return kGroupHit;
+    }
+    std::uint64_t occ_lo[4] = {0, 0, 0, 0}, occ_hi[4] = {0, 0, 0, 0};
+    index.occ_all_pair(node.lo, node.hi, occ_lo, occ_hi);
+    std::uint8_t count = 0;
+    for_each_child(index, node, occ_lo, occ_hi, [&](const detail::Node& child) { children[count++] = child; });
+    return count;
+  }
+
+  // Leader only, once every member has expanded its node: member j's hit or children (children
+  // + 4 j, counts[j]) in member order -- a first pass ends at its first hit, other passes record
+  // every hit and push every child. Nothing for a group of 0 (take_group did other work).
+  WTMAP_HD void merge_group(const fmindex::FmIndexView& index, Result& out, const detail::Node* children,
+                            const std::uint8_t* counts, unsigned n) {
+    if (n == 0) return;
+    for (unsigned j = 0; j < n; ++j) {
+      const detail::Node* own = children + 4 * j;
+      if (counts[j] == kGroupHit) {
+        if (phase_ == Phase::first_pass) {
+          first_ = {own[0].lo, own[0].hi, own[0].edits};
+          finish_pass(index, out, true);
+          return;
+        }
+        add_hit(own[0], out);
+      } else {
+        for (unsigned c = 0; c < counts[j]; ++c) push(own[c], out);
+      }
+    }
+    if (top_ == 0) finish_pass(index, out, false);
   }
 
  private:
@@ -386,6 +480,13 @@ class ReadSearch {
       first_ = {node.lo, node.hi, node.edits};
       return finish_pass(index, out, true);
     }
+    add_hit(node, out);
+    if (top_ == 0 && !has_next_) return finish_pass(index, out, false);
+    return true;
+  }
+
+  // A collect pass's hit: counted in its stratum, and kept in a slot.
+  WTMAP_HD void add_hit(const detail::Node& node, Result& out) const {
     const unsigned mm = node.edits.count();
     out.count[mm] += node.hi - node.lo;
     if (out.num_slots < Slots) {
@@ -398,8 +499,14 @@ class ReadSearch {
       }
       if (out.slots[worst].edits.count() > mm) out.slots[worst] = {node.lo, node.hi, node.edits};
     }
-    if (top_ == 0 && !has_next_) return finish_pass(index, out, false);
-    return true;
+  }
+
+  WTMAP_HD void push(const detail::Node& node, Result& out) {
+    if (top_ == StackCapacity) {
+      out.flags |= kStackOverflow;
+    } else {
+      stack_[top_++] = node;
+    }
   }
 
   // Children of node in stack order, pruned by the mismatches the rest of the read needs at
@@ -412,6 +519,18 @@ class ReadSearch {
   // without a round trip through the stack in local memory on every step down a path.
   WTMAP_HD void push_children(const fmindex::FmIndexView& index, const detail::Node& node,
                               const std::uint64_t occ_lo[4], const std::uint64_t occ_hi[4], Result& out) {
+    for_each_child(index, node, occ_lo, occ_hi, [&](const detail::Node& child) {
+      if (has_next_) push(next_, out);  // an earlier sibling: to the stack after all
+      next_ = child;
+      has_next_ = true;
+    });
+  }
+
+  // The children of node that live (pruned by D, their interval not empty, skip_exact_steps), in
+  // the order push_children wants them, each handed to visit(child).
+  template <class Visit>
+  WTMAP_HD void for_each_child(const fmindex::FmIndexView& index, const detail::Node& node,
+                               const std::uint64_t occ_lo[4], const std::uint64_t occ_hi[4], Visit&& visit) const {
     const unsigned i = node.remaining - 1u;
     const unsigned base = read_[i];
     const unsigned needed_before = i > 0 ? mismatches_needed(i - 1) : 0u;
@@ -424,18 +543,9 @@ class ReadSearch {
         if (mm + needed_before > limit_) continue;
         const std::uint64_t clo = index.C[c] + occ_lo[c], chi = index.C[c] + occ_hi[c];
         if (clo >= chi) continue;
-        if (has_next_) {  // an earlier sibling: to the stack after all
-          if (top_ == kStackCapacity) {
-            out.flags |= kStackOverflow;
-          } else {
-            stack_[top_++] = next_;
-          }
-        }
-        next_ = {clo, chi, node.edits, static_cast<std::uint16_t>(i)};
-        if (mismatch) {
-          next_.edits.push(i, c);
-        }
-        has_next_ = skip_exact_steps(index, next_);
+        detail::Node child{clo, chi, node.edits, static_cast<std::uint16_t>(i)};
+        if (mismatch) child.edits.push(i, c);
+        if (skip_exact_steps(index, child)) visit(child);
       }
     }
   }
@@ -471,6 +581,28 @@ WTMAP_HD void search_read(const fmindex::FmIndexView& index, const std::uint8_t*
   ReadSearch<Slots> search(scratch);
   search.start(index, read, length, params, out);
   while (search.step(index, out)) {
+  }
+}
+
+// A group search's memory: its stack and the members' children.
+struct GroupSearchScratch {
+  detail::Node stack[kGroupStackCapacity];
+  detail::Node children[4 * kGroupMembers];
+  std::uint8_t counts[kGroupMembers];
+};
+
+// The whole search of one read by group steps, one thread playing each member in turn: the same
+// result as a GPU warp's (the CPU backend's entry point for reads past the work slice).
+template <unsigned Slots>
+void search_read_in_groups(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
+                           const SearchParams& params, BasicSearchResult<Slots>& out, GroupSearchScratch& scratch) {
+  ReadSearch<Slots, kGroupStackCapacity> search(scratch.stack);
+  search.start(index, read, length, params, out);
+  for (unsigned n; (n = search.take_group(index, out, kGroupMembers)) != kGroupDone;) {
+    for (unsigned j = 0; j < n; ++j) {
+      scratch.counts[j] = search.expand_member(index, search.group_node(j), scratch.children + 4 * j);
+    }
+    search.merge_group(index, out, scratch.children, scratch.counts, n);
   }
 }
 

@@ -68,8 +68,10 @@ class FmIndexBase {
   // (a code outside them never matches).
   Status search(const std::uint8_t* codes, std::uint64_t codes_size, const PatternRef* patterns, std::size_t count,
                 SaInterval* out) const;
-  // Text position of each row (rows < view().rows); invalid_argument for an index loaded with
-  // IndexParts::search_only.
+  // Whether locate works: false for an index loaded with IndexParts::search_only (no sampled
+  // suffix array), whose view's locate must not be called either.
+  bool can_locate() const { return sa_.marks().size() == view_.rows; }
+  // Text position of each row (rows < view().rows); invalid_argument where !can_locate().
   Status locate(const std::uint64_t* rows, std::uint64_t* text_positions, std::size_t count) const;
 
  protected:

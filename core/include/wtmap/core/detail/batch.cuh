@@ -212,12 +212,19 @@ Status run_batch_cpu(const Op& op, const typename Op::In* in, typename Op::Out* 
   return {};
 }
 
+// Work a caller enqueues on a batch's stream between its kernel and the copy of its results:
+// Status (const In* device_queries, Out* device_results, cudaStream_t). None by default.
+struct NoEpilogue {
+  template <class In, class Out>
+  Status operator()(const In*, Out*, cudaStream_t) const { return {}; }
+};
+
 // On stream s of the workspace: the copy of `length` queries from `src` (host) into its device
-// buffer s, the kernel over them (query indices reported from `begin` on) and the copy of their
-// results into `dst` (pinned host memory for an asynchronous copy).
-template <class Op>
+// buffer s, the kernel over them (query indices reported from `begin` on), the epilogue, and the
+// copy of their results into `dst` (pinned host memory for an asynchronous copy).
+template <class Op, class Epilogue = NoEpilogue>
 Status enqueue_chunk(const Op& op, const typename Op::In* src, typename Op::Out* dst, std::uint64_t length,
-                     std::uint64_t begin, int s, QueryWorkspace& ws) {
+                     std::uint64_t begin, int s, QueryWorkspace& ws, const Epilogue& epilogue = {}) {
   using In = typename Op::In;
   using Out = typename Op::Out;
   auto* d_in = static_cast<In*>(ws.device_in[s]);
@@ -227,6 +234,7 @@ Status enqueue_chunk(const Op& op, const typename Op::In* src, typename Op::Out*
   batch_query_kernel<Op><<<grid_blocks<Op>(length), block_threads_of<Op>::value, 0, ws.streams[s]>>>(
       op, d_in, d_out, length, begin, ws.device_first_invalid, ws.device_next_query + s);
   WTMAP_CUDA_TRY_LAUNCH();
+  WTMAP_TRY(epilogue(static_cast<const In*>(d_in), d_out, ws.streams[s]));
   WTMAP_CUDA_TRY(cudaMemcpyAsync(dst, d_out, length * sizeof(Out), cudaMemcpyDeviceToHost, ws.streams[s]));
   return {};
 }
@@ -283,10 +291,11 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* 
 // collect_batch_gpu waits for them and copies the results out of the workspace's buffer if they
 // are not already there. In between, the workspace (its buffers, its scratch) belongs to that
 // batch. A stepwise kernel's tail -- its slowest queries on few threads -- then overlaps the next
-// batch's kernel.
-template <class Op>
+// batch's kernel. The epilogue (NoEpilogue) runs on the device's queries and results before
+// they are copied.
+template <class Op, class Epilogue = NoEpilogue>
 Status launch_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
-                        QueryWorkspace& ws) {
+                        QueryWorkspace& ws, const Epilogue& epilogue = {}) {
   using In = typename Op::In;
   using Out = typename Op::Out;
   if (count == 0) return {};
@@ -302,7 +311,7 @@ Status launch_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Ou
   }
   Out* dst = out_pinned ? out : static_cast<Out*>(ws.pinned_out[0]);
   WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_first_invalid, 0xFF, sizeof(unsigned long long), ws.streams[0]));
-  WTMAP_TRY(enqueue_chunk(op, src, dst, count, 0, 0, ws));
+  WTMAP_TRY(enqueue_chunk(op, src, dst, count, 0, 0, ws, epilogue));
   WTMAP_CUDA_TRY(cudaMemcpyAsync(ws.pinned_first_invalid, ws.device_first_invalid, sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, ws.streams[0]));
   return {};
