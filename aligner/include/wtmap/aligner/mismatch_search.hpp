@@ -120,7 +120,7 @@ struct SearchParams {
 // start by some 0.2 s.
 inline std::uint32_t search_kmer_length(std::uint64_t rows) {
   std::uint32_t k = 1;
-  while (k < 10 && (std::uint64_t{1} << (2 * k)) < rows) ++k;
+  while (k < 12 && (std::uint64_t{1} << (2 * k)) < rows) ++k;
   return k;
 }
 
