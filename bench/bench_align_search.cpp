@@ -6,8 +6,8 @@
 //   bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--slice NODES]
 //                      [--kmer LEN] [--l2-fetch BYTES] [--timeline] [--json OUT.json]
 //
-// --kmer: the k-mer table length of both index copies (default: as `wtmap align` loads them,
-// search_kmer_length; 0: no table). --l2-fetch: the L2's DRAM fetch granularity hint
+// --slice: AlignOptions::thread_work_slice. --kmer: the k-mer table length (default: as
+// `wtmap align` loads it, search_kmer_length; 0: no table). --l2-fetch: the L2's DRAM fetch granularity hint
 // (cudaLimitMaxL2FetchGranularity; 0 leaves the driver's default). --timeline: when each batch's
 // search() and finish() began and ended, in ms from the start of the timed loop (on stderr), to
 // see which stage holds the pipeline.
@@ -19,7 +19,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <future>
-#include <optional>
 #include <string>
 #include <vector>
 

@@ -7,7 +7,7 @@
 # search kernel (one per chunk of up to 2^18 reads, the warm-up's included), and prints per launch:
 # duration, threads active per warp instruction, warps active, instructions, DRAM bytes, L1 hit
 # rate and the local-memory (per-thread state and stack) sectors loaded and stored. Extra
-# arguments go to bench_align_search (e.g. --kmer 0 --gpu-slice 1024). Results in $OUT (default
+# arguments go to bench_align_search (e.g. --kmer 0 --slice 1024). Results in $OUT (default
 # ./bench-out): ncu-align-search.csv and profile-align-search.txt. Without ncu it prints a note.
 #
 #   source .device/env.sh && bench/profile-align-search.sh --source PREFIX READS.fq.gz [bench_align_search options]

@@ -112,12 +112,12 @@ struct SearchParams {
 
 // The k-mer table length (FmIndex::set_kmer_length) that the search wants on an index of `rows`
 // rows: the smallest k with 4^k >= rows, so that the table reaches as deep as intervals stay
-// wide, at most 10 (16 MiB). Search nodes per 100 bp ART read on E. coli (rows 9.8 * 10^6),
-// mismatches up to 4: 471 without a table, 386 with k = 8, 332 with 10, 267 with 12. With
-// k = 10 the CPU backend searched 2 * 10^5 of them in 2.0 s instead of 2.5-2.6 s (2 cores); the
-// GPU's search stage was 4-6 % shorter, since its time follows divergence and the slowest reads
-// more than the nodes (bench/RESULTS.md), and a 256 MiB table for k = 12 delayed `wtmap align`'s
-// start by some 0.2 s.
+// wide, at most 12 (256 MiB). On E. coli (rows 9.8 * 10^6), 10^6 ART 100 bp reads with up to 4
+// mismatches take 261 nodes a read with k = 10 and 192 with k = 12, and their search only
+// 0.088-0.095 s instead of 0.093-0.109 s on an H100, for a load some 15 ms longer (the GPU
+// builds the table); the CPU backend builds it in 0.8 s on 2 cores, and searches 16 % faster
+// with it (bench/RESULTS.md). 12 was too dear while a CPU copy of the index built its own table
+// beside the GPU's, before every `wtmap align` started (0.2 s).
 inline std::uint32_t search_kmer_length(std::uint64_t rows) {
   std::uint32_t k = 1;
   while (k < 12 && (std::uint64_t{1} << (2 * k)) < rows) ++k;

@@ -30,8 +30,8 @@ constexpr std::uint32_t kKmerLengthBySize = ~std::uint32_t{0};
 
 // What FmIndex::load reads. search_only leaves out the sampled suffix array, the last sections
 // and 57 % of a DNA index file (3.1 of 5.4 bits per symbol; their checksums unread too):
-// search() works, locate() and save() fail. For a second copy that only searches, such as
-// wtmap align's CPU copy for the long reads.
+// search() works, locate() and save() fail (can_locate() is false). For a copy that only counts
+// or searches.
 enum class IndexParts { all, search_only };
 
 struct FmIndexOptions {
