@@ -1,5 +1,5 @@
-// The k-mismatch search against a brute-force Hamming scan: search_read on the CPU (strata
-// counts, every kept SA interval located and checked), and BatchAligner on the CPU and GPU
+// The k-mismatch search against a brute-force Hamming scan: search_read and its group steps
+// (search_read_in_groups) on the CPU (strata counts, every kept SA interval located and checked), and BatchAligner on the CPU and GPU
 // backends (X0, X1, the reported placement, its NM and MD, XA's alternatives); for k = 0..4,
 // reads of 36, 100 and 150 bases, on random, repetitive and near-duplicate references, with and
 // without the index's k-mer table (which the search uses to skip steps). BatchAligner's letters
@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -227,6 +228,24 @@ TEST_P(SearchReadCpu, MatchesBruteForce) {
     const auto codes = fmtest::pattern_codes(read);
     aligner::SearchResult result;
     aligner::search_read(index_->view(), codes.data(), static_cast<std::uint32_t>(codes.size()), params, result);
+    const std::string wrong = check_search(*index_, *oracle_, read, k(), result);
+    if (!wrong.empty()) mistakes.add(read, wrong);
+  }
+  EXPECT_TRUE(mistakes.result(reads_.size()));
+}
+
+// The group steps (a warp's search of a long read, one thread playing each member here) visit
+// nodes in another order, but must find the same strata, counts and windows.
+TEST_P(SearchReadCpu, GroupStepsMatchBruteForce) {
+  aligner::SearchParams params;
+  params.max_mismatches = static_cast<std::uint8_t>(k());
+  auto scratch = std::make_unique<aligner::GroupSearchScratch>();
+  Mistakes mistakes;
+  for (const std::string& read : reads_) {
+    const auto codes = fmtest::pattern_codes(read);
+    aligner::SearchResult result;
+    aligner::search_read_in_groups(index_->view(), codes.data(), static_cast<std::uint32_t>(codes.size()), params, result,
+                                   *scratch);
     const std::string wrong = check_search(*index_, *oracle_, read, k(), result);
     if (!wrong.empty()) mistakes.add(read, wrong);
   }
