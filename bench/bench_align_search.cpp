@@ -4,11 +4,10 @@
 // This is the number to hold against `bwa aln` (which also only searches and writes .sai).
 //
 //   bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--slice NODES]
-//                      [--kmer LEN] [--l2-fetch BYTES] [--timeline] [--json OUT.json]
+//                      [--kmer LEN] [--timeline] [--json OUT.json]
 //
 // --slice: AlignOptions::thread_work_slice. --kmer: the k-mer table length (default: as
-// `wtmap align` loads it, search_kmer_length; 0: no table). --l2-fetch: the L2's DRAM fetch granularity hint
-// (cudaLimitMaxL2FetchGranularity; 0 leaves the driver's default). --timeline: when each batch's
+// `wtmap align` loads it, search_kmer_length; 0: no table). --timeline: when each batch's
 // search() and finish() began and ended, in ms from the start of the timed loop (on stderr), to
 // see which stage holds the pipeline.
 //
@@ -45,7 +44,6 @@ int main(int argc, char** argv) {
   std::size_t batch = 500000;
   std::uint32_t slice = 0;  // 0: AlignOptions' default
   long kmer = -1;               // -1: search_kmer_length
-  std::size_t l2_fetch = 0;     // 0: the driver's default
   bool timeline = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -55,19 +53,15 @@ int main(int argc, char** argv) {
     else if (a == "--slice" && i + 1 < argc) slice = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (a == "--kmer" && i + 1 < argc) kmer = std::atol(argv[++i]);
-    else if (a == "--l2-fetch" && i + 1 < argc) l2_fetch = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--timeline") timeline = true;
     else if (prefix.empty()) prefix = a;
     else if (reads_path.empty()) reads_path = a;
     else die("unexpected argument " + a);
   }
   if (prefix.empty() || reads_path.empty() || batch == 0)
-    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--slice NODES] [--kmer LEN] [--l2-fetch BYTES] [--timeline] [--json OUT]");
+    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--slice NODES] [--kmer LEN] [--timeline] [--json OUT]");
   Backend backend = device == "cpu" ? Backend::cpu : Backend::gpu;
   if (backend == Backend::gpu && !gpu_available()) die("--device gpu: no usable CUDA device");
-  if (backend == Backend::gpu && l2_fetch != 0) {
-    if (cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity, l2_fetch) != cudaSuccess) die("--l2-fetch: cudaDeviceSetLimit failed");
-  }
 
   auto t0 = Clock::now();
   auto index = fmindex::FmIndex::load(prefix + ".wtmap", backend, 0);

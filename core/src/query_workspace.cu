@@ -83,14 +83,13 @@ Status upload_staged(QueryWorkspace& ws, void* device_dst, const void* src, std:
   if (bytes == 0) return {};
   std::lock_guard<std::mutex> lock(ws.mutex);
   constexpr std::size_t kPiece = std::size_t{16} << 20;
+  WTMAP_TRY(ws.reserve(0, 0));  // its streams; no device buffers
   if (is_pinned(src)) {
-    WTMAP_TRY(ws.reserve(0, 0));  // its streams
     WTMAP_CUDA_TRY(cudaMemcpyAsync(device_dst, src, bytes, cudaMemcpyHostToDevice, ws.streams[0]));
     WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[0]));
     return {};
   }
-  // Only the two staging buffers (16 MiB each, or larger ones already there); no device buffers.
-  WTMAP_TRY(ws.reserve(0, 0));
+  // The two staging buffers (16 MiB each, or larger ones already there).
   WTMAP_TRY(grow_pair(ws.pinned_in, ws.pinned_in_capacity, kPiece, false, ws.slots, true));
   const std::size_t piece = ws.pinned_in_capacity;
   for (std::size_t offset = 0, p = 0; offset < bytes; offset += piece, ++p) {
