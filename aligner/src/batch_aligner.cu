@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <future>
 #include <new>
 
 #include "wtmap/core/detail/batch.cuh"
@@ -323,7 +322,7 @@ Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& 
   if (index_.backend() == Backend::gpu) {
     for (unsigned slot = 0; slot < kLaunchSlots; ++slot) WTMAP_TRY(collect(slot, &batch));  // (adds to search)
   } else {
-    WTMAP_TRY(choose_on_host(batch));  // the GPU chose its reads' hits after their search
+    choose_on_host(batch);  // (on a GPU index, search() had the GPU choose them)
   }
   out.resize(n);
   place_chosen(reads, batch, out);
@@ -359,7 +358,7 @@ void BatchAligner::search_long_reads_on_cpu(SearchedBatch& batch) const {
 
 // The CPU index's view is host memory: each read's hits chosen and located in one go, as on the
 // GPU.
-Status BatchAligner::choose_on_host(SearchedBatch& batch) {
+void BatchAligner::choose_on_host(SearchedBatch& batch) {
   Lap lap;
   const fmindex::FmIndexView view = index_.view();
   wtmap::detail::parallel_for_ranges(batch.results.size(), [&](std::uint64_t begin, std::uint64_t end) {
@@ -370,7 +369,6 @@ Status BatchAligner::choose_on_host(SearchedBatch& batch) {
     }
   }, 1 << 12);
   lap(seconds_.choose);
-  return {};
 }
 
 void BatchAligner::place_chosen(const std::vector<SeqRecord>& reads, const SearchedBatch& batch,

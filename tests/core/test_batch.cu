@@ -1,7 +1,8 @@
 // detail/batch.cuh: a batch of queries gives the same results on the CPU, through run_batch_gpu
 // and through launch_batch_gpu + collect_batch_gpu, for every mix of pageable and pinned
 // queries and results; a query out of range is named by its index on each path. for_each_index
-// reaches every position of its arrays on the device once.
+// reaches every position of its arrays on the device once, and a launch's epilogue runs before its
+// results are copied.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -127,6 +128,29 @@ TEST(BatchGpuIndex, ForEachIndexVisitsEveryPositionOnce) {
   std::vector<std::uint64_t> out(kQueries);
   ASSERT_EQ(cudaMemcpy(out.data(), results_on_device, kQueries * sizeof(std::uint64_t), cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_TRUE(squares_of(out, in));
+}
+
+// An epilogue runs on the device's queries and results after the kernel and before the copy:
+// here it adds each query to its result, so the results read back are x * x + 1 + x.
+struct AddQueryAtIndex {
+  const std::uint64_t* in;
+  std::uint64_t* out;
+  WTMAP_HD void operator()(std::uint64_t i) const { out[i] += in[i]; }
+};
+
+TEST_P(BatchGpu, LaunchWithAnEpilogueCopiesItsResults) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  Buffers b;
+  detail::QueryWorkspace ws;
+  std::uint64_t* out = b.out(GetParam());
+  auto add_queries = [](const std::uint64_t* d_in, std::uint64_t* d_out, cudaStream_t stream) {
+    return detail::enqueue_for_each_index(AddQueryAtIndex{d_in, d_out}, kQueries, stream);
+  };
+  const SquareOp op{1u << 20};
+  ASSERT_TRUE(IsOk(detail::launch_batch_gpu(op, b.in(GetParam()), out, kQueries, ws, add_queries)));
+  ASSERT_TRUE(IsOk(detail::collect_batch_gpu(op, b.in(GetParam()), out, kQueries, ws, "square")));
+  const auto in = queries<std::vector<std::uint64_t>>();
+  for (std::size_t i = 0; i < kQueries; ++i) ASSERT_EQ(out[i], in[i] * in[i] + 1 + in[i]) << "result " << i;
 }
 
 TEST(BatchCpu, RunBatchMatchesTheFormulaAndNamesABadQuery) {

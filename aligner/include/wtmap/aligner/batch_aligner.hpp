@@ -122,7 +122,7 @@ class BatchAligner {
   void search_long_reads_on_cpu(SearchedBatch& batch) const;
   // finish()'s parts: on a CPU index, the hit choice and locate, into batch.chosen; the placement
   // of every read from batch.chosen.
-  Status choose_on_host(SearchedBatch& batch);
+  void choose_on_host(SearchedBatch& batch);
   void place_chosen(const std::vector<SeqRecord>& reads, const SearchedBatch& batch, std::vector<ReadAlignment>& out);
 
   AlignOptions options_;

@@ -357,7 +357,8 @@ Status run_batch_device(const Op& op, const typename Op::In* d_in, typename Op::
 
 // Work whose query is a position in arrays the operation holds (the aligner's hit choice reads a
 // read's search result, pattern and bases at its index): f(i) for every i in [0, count), where f
-// is a trivially copyable functor with a WTMAP_HD operator()(std::uint64_t) that cannot fail.
+// is a trivially copyable functor with a __device__ (or WTMAP_HD) operator()(std::uint64_t) that
+// cannot fail.
 template <class F>
 __global__ void __launch_bounds__(kQueryBlockThreads) for_each_index_kernel(F f, std::uint64_t count) {
   const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
