@@ -58,7 +58,7 @@ struct ChooseHitsOp {
   unsigned max_alternatives;
   WTMAP_HD void operator()(std::uint64_t r) const {
     const fmindex::PatternRef p = patterns[r];
-    choose_and_locate(v, results[r], codes + p.offset, p.length, BaseForm::codes, max_alternatives, chosen[r]);
+    choose_and_locate(v, results[r], codes + p.offset, p.length, max_alternatives, chosen[r]);
   }
 };
 
@@ -364,8 +364,8 @@ void BatchAligner::choose_on_host(SearchedBatch& batch) {
   wtmap::detail::parallel_for_ranges(batch.results.size(), [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t r = begin; r < end; ++r) {
       const fmindex::PatternRef p = batch.patterns[r];
-      choose_and_locate(view, batch.results[r], batch.codes.data() + p.offset, p.length, BaseForm::codes,
-                        options_.max_alternatives, batch.chosen[r]);
+      choose_and_locate(view, batch.results[r], batch.codes.data() + p.offset, p.length, options_.max_alternatives,
+                        batch.chosen[r]);
     }
   }, 1 << 12);
   lap(seconds_.choose);

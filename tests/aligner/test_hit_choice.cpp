@@ -1,5 +1,4 @@
-// hit_choice.hpp: tie_hash reads search codes and letters alike, changes with any one base and
-// spreads picks evenly over 2..8 tied rows; choose_hits against a flat list of a search result's
+// hit_choice.hpp: tie_hash changes with any one base and spreads picks evenly over 2..8 tied rows; choose_hits against a flat list of a search result's
 // rows: the reported row is the (hash % best rows)-th best row in slot order, XA lists every other
 // kept row exactly when X0 + X1 <= N, and the hash is computed only for ties. (choose_and_locate
 // on both backends is checked against a brute-force scan in test_mismatch_search's BatchAligner
@@ -19,7 +18,6 @@
 namespace wtmap::altest {
 namespace {
 
-using aligner::BaseForm;
 using aligner::ChosenHits;
 using aligner::SearchResult;
 
@@ -35,16 +33,8 @@ std::vector<std::uint8_t> codes_of(const std::vector<std::uint8_t>& letters) {
   return codes;
 }
 
-std::uint64_t hash_of(const std::vector<std::uint8_t>& bases, BaseForm form) {
-  return aligner::tie_hash(bases.data(), static_cast<unsigned>(bases.size()), form);
-}
-
-TEST(TieHash, LettersHashAsTheirSearchCodes) {
-  std::mt19937_64 rng(1);
-  for (int i = 0; i < 1000; ++i) {
-    const auto letters = random_letters(rng, 1 + rng() % 200, "ACGTNacgtnUuRYK-.*");
-    EXPECT_EQ(hash_of(letters, BaseForm::letters), hash_of(codes_of(letters), BaseForm::codes));
-  }
+std::uint64_t hash_of(const std::vector<std::uint8_t>& codes) {
+  return aligner::tie_hash(codes.data(), static_cast<unsigned>(codes.size()));
 }
 
 // FNV-1a's steps and the finaliser are bijections of the 64-bit state, so reads that differ in one
@@ -52,13 +42,13 @@ TEST(TieHash, LettersHashAsTheirSearchCodes) {
 TEST(TieHash, AnyOneBaseChangesTheHash) {
   std::mt19937_64 rng(2);
   const auto codes = codes_of(random_letters(rng, 150, "ACGTN"));
-  const std::uint64_t h = hash_of(codes, BaseForm::codes);
+  const std::uint64_t h = hash_of(codes);
   for (std::size_t i = 0; i < codes.size(); ++i) {
     for (std::uint8_t other = 0; other <= 4; ++other) {
       if (other == codes[i]) continue;
       auto changed = codes;
       changed[i] = other;
-      EXPECT_NE(hash_of(changed, BaseForm::codes), h) << "base " << i << " -> " << unsigned{other};
+      EXPECT_NE(hash_of(changed), h) << "base " << i << " -> " << unsigned{other};
     }
   }
 }
@@ -74,7 +64,7 @@ TEST(TieHash, PicksSpreadEvenlyOverTiedRows) {
     auto read = base;
     read[rng() % read.size()] = static_cast<std::uint8_t>(rng() % 4);
     read[rng() % read.size()] = static_cast<std::uint8_t>(rng() % 4);
-    hashes.push_back(hash_of(read, BaseForm::codes));
+    hashes.push_back(hash_of(read));
   }
   // Distinct reads only: two substitutions back to the same bases give the same read.
   std::sort(hashes.begin(), hashes.end());

@@ -1,8 +1,8 @@
 // wtmap aligner: which of a read's hits are reported -- one of the best, picked by a hash of the
 // read's bases, then the others (XA) when there are few enough -- as __host__ __device__
 // functions, so that the GPU chooses and locates a batch's hits in a kernel after its search
-// (the host then only turns text positions into reference coordinates), the CPU chooses those
-// of the reads it searched itself, and both choose alike.
+// (the host then only turns text positions into reference coordinates), the CPU backend calls
+// the same functions on its threads, and both choose alike.
 //
 // Work per read: O(read length) for the hash, only when the best hits are several; O(slots + N)
 // for the choice; a locate is at most s - 1 LF steps per listed row (sampled_suffix_array_view.hpp).
@@ -12,7 +12,6 @@
 
 #include "wtmap/aligner/mismatch_search.hpp"
 #include "wtmap/core/config.hpp"
-#include "wtmap/fmindex/reference.hpp"
 
 namespace wtmap::aligner {
 
@@ -28,17 +27,14 @@ struct ChosenHits {
   std::uint8_t count;                   // 0: unmapped
 };
 
-// What a read's bases are stored as: search codes (0..4, fmindex::search_code) or letters.
-enum class BaseForm : std::uint8_t { codes, letters };
-
 // The tie-break between equally good hits: FNV-1a of the read's search codes, then MurmurHash3's
 // 64-bit finaliser (fmix64), so that the low bits taken modulo X0 depend on every base. The same
 // on either backend and for any batch size, thread count or run; reads with the same bases get
 // the same pick (the name is not on the GPU).
-WTMAP_HD std::uint64_t tie_hash(const std::uint8_t* bases, unsigned length, BaseForm form) {
+WTMAP_HD std::uint64_t tie_hash(const std::uint8_t* codes, unsigned length) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned i = 0; i < length; ++i) {
-    h ^= form == BaseForm::codes ? bases[i] : fmindex::search_code(static_cast<char>(bases[i]));
+    h ^= codes[i];
     h *= 1099511628211ull;
   }
   h ^= h >> 33;
@@ -96,9 +92,9 @@ WTMAP_HD void choose_hits(const SearchResult& res, unsigned max_alternatives, Ha
 // The hits of a searched read chosen and located in one go, on the backend that holds the index
 // (View: an FM-index view with locate(row), fm_index_view.hpp).
 template <class View>
-WTMAP_HD void choose_and_locate(const View& index, const SearchResult& res, const std::uint8_t* bases, unsigned length,
-                                BaseForm form, unsigned max_alternatives, ChosenHits& out) {
-  choose_hits(res, max_alternatives, [&] { return tie_hash(bases, length, form); }, out);
+WTMAP_HD void choose_and_locate(const View& index, const SearchResult& res, const std::uint8_t* codes, unsigned length,
+                                unsigned max_alternatives, ChosenHits& out) {
+  choose_hits(res, max_alternatives, [&] { return tie_hash(codes, length); }, out);
   for (unsigned j = 0; j < out.count; ++j) out.where[j] = index.locate(out.where[j]);
 }
 
