@@ -379,7 +379,7 @@ int align_main(int argc, char** argv) {
   std::optional<aligner::BatchAligner> batch_aligner;
   batch_aligner.emplace(*index, options);
   // Once the last batch is finished nothing uses the GPU or the indexes again, and a thread that
-  // the finish stage starts then releases them -- the aligner, the pinned batches, both indexes,
+  // the finish stage starts then releases them -- the aligner, the pinned batches, the index,
   // then the CUDA context -- while the writer formats and compresses the last batch. Left to the
   // process's exit, this teardown took some 0.17 s after the output was closed on an H100 host,
   // 0.09 s of it the context's reset (bench/RESULTS.md). Only when the search stage has returned for good: no

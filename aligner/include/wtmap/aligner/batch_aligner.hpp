@@ -121,9 +121,9 @@ class BatchAligner {
   // The CPU backend's group search of the reads the slice cut short (batch.long_reads).
   void search_long_reads_on_cpu(SearchedBatch& batch) const;
   // finish()'s parts: on a CPU index, the hit choice and locate, into batch.chosen; the placement
-  // of every read from batch.chosen.
+  // of every read from batch.chosen (and the counts of search nodes).
   void choose_on_host(SearchedBatch& batch);
-  void place_chosen(const std::vector<SeqRecord>& reads, const SearchedBatch& batch, std::vector<ReadAlignment>& out);
+  void place_chosen(const SearchedBatch& batch, std::vector<ReadAlignment>& out);
 
   AlignOptions options_;
   // GPU: two launch slots, each with its workspace (buffers, streams, the codes on the device)
