@@ -339,17 +339,14 @@ WTMAP_HD void build_quad_superblock(QuadBlock* blocks, std::uint64_t n, std::uin
     for (unsigned c = 0; c < 4; ++c) blocks[b].before[c] = static_cast<std::uint16_t>(running[c]);
     const std::uint64_t block_start = b * L::kSymbolsPerBlock;
     const unsigned in_block = n - block_start >= L::kSymbolsPerBlock ? L::kSymbolsPerBlock : static_cast<unsigned>(n - block_start);
-    unsigned counted[3] = {0, 0, 0};
+    quad::PlaneCounts planes;
     for (unsigned w = 0; w * 32 < in_block; ++w) {
       const unsigned take = in_block - w * 32 >= 32 ? 32u : in_block - w * 32;
-      for (unsigned c = 0; c < 3; ++c) {
-        counted[c] += static_cast<unsigned>(bits::popcount64(quad::match_mask(blocks[b].words[w], c) & bits::low_mask64(2 * take)));
-      }
+      planes.add(blocks[b].words[w] & bits::low_mask64(2 * take));
     }
-    running[0] += counted[0];
-    running[1] += counted[1];
-    running[2] += counted[2];
-    running[3] += in_block - counted[0] - counted[1] - counted[2];
+    unsigned counted[4];
+    planes.split(in_block, counted);
+    for (unsigned c = 0; c < 4; ++c) running[c] += counted[c];
   }
   for (unsigned c = 0; c < 4; ++c) totals[c] = running[c];
 }
