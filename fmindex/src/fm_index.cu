@@ -18,7 +18,7 @@ FmIndex& FmIndex::operator=(FmIndex&&) noexcept = default;
 FmIndex::~FmIndex() = default;
 
 std::size_t FmIndex::size_in_bytes() const {
-  return bwt_.size_in_bytes() + sa_.size_in_bytes() + tables_.size() + kmers_.size_in_bytes();
+  return bwt_.size_in_bytes() + sa_.size_in_bytes() + tables_.size() + text_.size_in_bytes() + kmers_.size_in_bytes();
 }
 
 Result<FmIndex> FmIndex::build(const Reference& ref, const FmIndexOptions& options) {
@@ -83,11 +83,14 @@ Result<FmIndex> FmIndex::build(const Reference& ref, const FmIndexOptions& optio
   if (!tree.ok()) return tree.status();
   auto sampled = samples.finish(options.backend);
   if (!sampled.ok()) return sampled.status();
+  auto packed = PackedText::build(ref.forward, ref.fragments, options.backend);
+  if (!packed.ok()) return packed.status();
 
   FmIndex index(std::move(tree.value()), std::move(sampled.value()), ref.contigs, ref.fragments, m, options.sample_rate);
   index.C_[0] = counts[kTextEnd] + counts[kTextSeparator];
   for (unsigned c = 0; c < 4; ++c) index.C_[c + 1] = index.C_[c] + counts[kTextBase + c];
   index.special_rows_host_ = std::move(special_rows);
+  index.text_ = std::move(packed.value());
   WTMAP_TRY(index.bind(options.kmer_length));
   return std::move(index);
 }
@@ -123,6 +126,8 @@ Status FmIndex::bind(std::uint32_t kmer_length) {
   view_.num_special = specials;
   view_.special_before_bucket = base + specials;
   view_.sa = sa_.view();
+  view_.sa.sample_rate = sample_rate_;
+  view_.text = text_.view();
   return set_kmer_length(kmer_length);
 }
 
@@ -158,7 +163,8 @@ Status FmIndex::save(const std::string& path) const {
     return invalid_argument(path + ": an index loaded for search only, without its sampled suffix array, cannot be saved");
   }
   file::IndexHeader h;
-  h.version = kDnaIndexVersion;
+  const bool has_text = !text_.view().empty();
+  h.version = has_text ? kDnaIndexVersion : kDnaIndexVersionWithoutText;
   h.alphabet = Alphabet::dna;
   h.sample_rate = sample_rate_;
   h.forward_length = forward_length_;
@@ -166,6 +172,12 @@ Status FmIndex::save(const std::string& path) const {
   std::vector<file::Section> own = {{"CARR", {}}, {"SPEC", {}}};
   for (unsigned c = 0; c < 4; ++c) file::put(own[0].payload, C_[c]);
   file::put_array(own[1].payload, special_rows_host_);
+  if (has_text) {
+    auto words = text_.words();
+    if (!words.ok()) return words.status();
+    own.push_back({"PACK", {}});
+    file::put_array(own[2].payload, *words);
+  }
   return file::write_index(path, h, contigs_, fragments_, std::move(own), bwt_, sa_);
 }
 
@@ -201,6 +213,18 @@ Result<FmIndex> FmIndex::load(const std::string& path, Backend backend, std::uin
     WTMAP_TRY(r.get_array(special_rows, n));
     WTMAP_TRY(r.finish());
   }
+  PackedText text;  // none in a version 1 file
+  if (header->version >= kDnaIndexVersion) {
+    auto words = file::read_streamed_section(in, "PACK", path, [&](std::istream& payload, std::uint64_t size) {
+      return file::read_u64_array(payload, size, PackedText::num_words(m), "packed text");
+    });
+    if (!words.ok()) return words.status();
+    if (parts == IndexParts::all) {
+      auto packed = PackedText::from_words(*words, m, *fragments, backend);
+      if (!packed.ok()) return Status{packed.status().code(), path + ": " + packed.status().message()};
+      text = std::move(packed.value());
+    }
+  }
   auto tree = file::read_streamed_section(in, "BWTW", path, [&](std::istream& payload, std::uint64_t) {
     return WaveletTree<std::uint8_t, 4>::load(payload, backend);
   });
@@ -223,6 +247,7 @@ Result<FmIndex> FmIndex::load(const std::string& path, Backend backend, std::uin
                 m, header->sample_rate);
   for (unsigned c = 0; c < 4; ++c) index.C_[c] = C[c];
   index.special_rows_host_ = std::move(special_rows);
+  index.text_ = std::move(text);
   WTMAP_TRY(index.bind(kmer_length));
   return std::move(index);
 }

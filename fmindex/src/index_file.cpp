@@ -171,8 +171,10 @@ Result<IndexHeader> open_index(std::ifstream& in, const std::string& path) {
   if (h.version >= kGeneralIndexVersion) {
     std::uint32_t alphabet = 0;
     WTMAP_TRY(r.get(alphabet));
-    // Version 2 holds the one-strand alphabets only; DNA indexes stay version 1.
-    if (alphabet != static_cast<std::uint32_t>(Alphabet::protein) && alphabet != static_cast<std::uint32_t>(Alphabet::byte)) {
+    // Version 2 holds the one-strand alphabets only, version 3 DNA only.
+    const bool dna = alphabet == static_cast<std::uint32_t>(Alphabet::dna);
+    const bool general = alphabet == static_cast<std::uint32_t>(Alphabet::protein) || alphabet == static_cast<std::uint32_t>(Alphabet::byte);
+    if (h.version == kGeneralIndexVersion ? !general : !dna) {
       return corrupt_data(path + ": corrupt index header (alphabet " + std::to_string(alphabet) + ")");
     }
     h.alphabet = static_cast<Alphabet>(alphabet);

@@ -93,8 +93,9 @@ struct Row {
   bool operator==(const Row& o) const { return slot == o.slot && row == o.row; }
 };
 
-// A result with slots of 1-3 rows each, at `best` or best + 1 mismatches, at least one at best;
-// the counts are the kept rows, or (overflow) more than them.
+// A result with slots of 1-3 rows each or located (a verified hit: one text position), at `best`
+// or best + 1 mismatches, at least one at best; the counts are the kept occurrences, or
+// (overflow) more than them.
 SearchResult random_result(std::mt19937_64& rng, bool overflow) {
   SearchResult res{};
   res.best = static_cast<std::uint8_t>(rng() % aligner::kMaxMismatches);
@@ -102,8 +103,9 @@ SearchResult random_result(std::mt19937_64& rng, bool overflow) {
   std::uint64_t next_row = rng() % 1000;
   for (unsigned s = 0; s < res.num_slots; ++s) {
     const unsigned mismatches = s == 0 || rng() % 2 ? res.best : res.best + 1u;
-    const std::uint64_t rows = 1 + rng() % 3;
-    res.slots[s] = {next_row, next_row + rows, edits_with(mismatches)};
+    const bool located = rng() % 3 == 0;
+    const std::uint64_t rows = located ? 1 : 1 + rng() % 3;
+    res.slots[s] = {next_row, located ? aligner::HitInterval::kTextPosition : next_row + rows, edits_with(mismatches)};
     res.count[mismatches] += rows;
     next_row += rows + rng() % 5;
   }
@@ -120,10 +122,11 @@ TEST(ChooseHits, ReportsTheHashedBestRowThenEveryOtherRowWhenFewEnough) {
     const SearchResult res = random_result(rng, trial % 3 == 0);
     const unsigned n = static_cast<unsigned>(rng() % (aligner::kMaxAlternatives + 1));
     const std::uint64_t hash = rng();
-    // The oracle: every kept row in slot order, and the best ones.
+    // The oracle: every kept row (or a located slot's position) in slot order, and the best ones.
     std::vector<Row> all, best;
     for (unsigned s = 0; s < res.num_slots; ++s) {
-      for (std::uint64_t row = res.slots[s].lo; row < res.slots[s].hi; ++row) {
+      const bool located = res.slots[s].hi == aligner::HitInterval::kTextPosition;
+      for (std::uint64_t row = res.slots[s].lo; row < (located ? res.slots[s].lo + 1 : res.slots[s].hi); ++row) {
         all.push_back({s, row});
         if (res.slots[s].edits.count() == res.best) best.push_back({s, row});
       }

@@ -193,11 +193,17 @@ std::string check_search(const fmindex::FmIndex& index, const BruteForce& oracle
         why << "slot " << s << " has " << h.edits.count() << " mismatches; ";
         continue;
       }
-      kept_best = kept_best || (h.edits.count() == e.mismatches && h.hi > h.lo);
-      std::vector<std::uint64_t> rows, positions(h.hi - h.lo);
-      for (std::uint64_t row = h.lo; row < h.hi; ++row) rows.push_back(row);
-      const Status located = index.locate(rows.data(), positions.data(), rows.size());
-      if (!located.ok()) return "locate: " + located.message();
+      std::vector<std::uint64_t> positions;
+      if (h.located()) {  // verified against the text: one occurrence, its position
+        positions.push_back(h.lo);
+      } else {
+        std::vector<std::uint64_t> rows;
+        for (std::uint64_t row = h.lo; row < h.hi; ++row) rows.push_back(row);
+        positions.resize(rows.size());
+        const Status located = index.locate(rows.data(), positions.data(), rows.size());
+        if (!located.ok()) return "locate: " + located.message();
+      }
+      kept_best = kept_best || (h.edits.count() == e.mismatches && !positions.empty());
       for (std::uint64_t p : positions) {
         const auto hit = index.to_reference(p, read.size());
         const Window w{hit.contig, hit.position, hit.reverse, h.edits.count()};
@@ -287,6 +293,59 @@ TEST(SearchReadCpu, KmerTableSkipsStepsNotHits) {
       EXPECT_LE(b.work, a.work) << reads[i];
     }
     EXPECT_LT(tabled_nodes, plain_nodes);
+  }
+}
+
+// Verification (kVerifyDepth) checks one-row nodes against the text instead of stepping them: the
+// same strata, counts and hits (as text positions with their substitutions) as the steps alone
+// (the view without its text), in fewer nodes, with some hits found by verification.
+TEST(SearchReadCpu, VerificationFindsTheStepsHitsInFewerNodes) {
+  for (Shape shape : {Shape::random_with_n, Shape::repeat_family}) {
+    SCOPED_TRACE(shape_name(shape));
+    const std::vector<TestContig> contigs = make_reference(shape);
+    fmindex::FmIndex index = index_of(contigs, Backend::cpu);
+    ASSERT_TRUE(index.set_kmer_length(10).ok());
+    fmindex::FmIndexView stepped = index.view();
+    stepped.text = {};
+    ASSERT_FALSE(index.view().text.empty());
+    aligner::SearchParams params;
+    params.max_mismatches = 3;
+    // A result's kept hits as (text position, substitutions), sorted.
+    auto hits_of = [&](const aligner::SearchResult& r) {
+      std::vector<std::pair<std::uint64_t, std::vector<Substitution>>> hits;
+      for (unsigned q = 0; q < r.num_slots; ++q) {
+        const aligner::HitInterval& h = r.slots[q];
+        for (std::uint64_t row = h.lo; row < h.lo + h.occurrences(); ++row) {
+          std::uint64_t position = row;
+          if (!h.located()) {
+            EXPECT_TRUE(index.locate(&row, &position, 1).ok());
+          }
+          hits.emplace_back(position, substitutions_of(h.edits));
+        }
+      }
+      std::sort(hits.begin(), hits.end());
+      return hits;
+    };
+    std::uint64_t verified_nodes = 0, stepped_nodes = 0, located_slots = 0;
+    for (std::size_t length : kReadLengths) {
+      for (const std::string& read : planted_reads(contigs, length, params.max_mismatches, 7)) {
+        const auto codes = fmtest::pattern_codes(read);
+        const auto n = static_cast<std::uint32_t>(codes.size());
+        aligner::SearchResult a, b;
+        aligner::search_read(index.view(), codes.data(), n, params, a);
+        aligner::search_read(stepped, codes.data(), n, params, b);
+        ASSERT_EQ(a.best, b.best) << read;
+        for (unsigned m = 0; m <= aligner::kMaxMismatches; ++m) ASSERT_EQ(a.count[m], b.count[m]) << read;
+        if ((a.flags | b.flags) & aligner::kSlotsOverflow) continue;
+        EXPECT_EQ(hits_of(a), hits_of(b)) << read;
+        for (unsigned q = 0; q < a.num_slots; ++q) located_slots += a.slots[q].located();
+        for (unsigned q = 0; q < b.num_slots; ++q) EXPECT_FALSE(b.slots[q].located()) << read;
+        verified_nodes += a.work;
+        stepped_nodes += b.work;
+      }
+    }
+    EXPECT_GT(located_slots, 0u);
+    EXPECT_LT(verified_nodes, stepped_nodes);
   }
 }
 
@@ -421,7 +480,7 @@ INSTANTIATE_TEST_SUITE_P(Aligner, BatchAlignerBackends, ::testing::ValuesIn(both
                          [](const auto& info) { return case_name(info.param); });
 
 // With -N 3 (the default) and the largest -N, where XA must list every hit of the two strata;
-// also with a one-thread slice of 32 nodes, so that many reads are cut short and searched again
+// also with a one-thread slice of 16 nodes, so that many reads are cut short and searched again
 // by group steps (a warp on the GPU, one thread playing the members on the CPU). The last two
 // configurations go through the pipeline's halves, search() and finish(), with two batches in
 // flight: the reads cut in two halves, both searched before either is finished.
@@ -434,12 +493,12 @@ TEST_P(BatchAlignerBackends, MatchesBruteForce) {
   };
   const Config configs[] = {{3u, false, false}, {aligner::kMaxAlternatives, false, true}, {aligner::kMaxAlternatives, true, true}};
   for (const auto& [max_alternatives, sliced, split] : configs) {
-    SCOPED_TRACE("-N " + std::to_string(max_alternatives) + (sliced ? ", one-thread slice of 32 nodes" : "") +
+    SCOPED_TRACE("-N " + std::to_string(max_alternatives) + (sliced ? ", one-thread slice of 16 nodes" : "") +
                  (split ? ", two batches through search() and finish()" : ""));
     aligner::AlignOptions options;
     options.search.max_mismatches = static_cast<std::uint8_t>(k());
     options.max_alternatives = max_alternatives;
-    if (sliced) options.thread_work_slice = 32;
+    if (sliced) options.thread_work_slice = 16;
     aligner::BatchAligner batch(*index_, options);
     std::vector<ReadAlignment> out;
     if (split) {

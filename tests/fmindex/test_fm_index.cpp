@@ -199,7 +199,9 @@ TEST_P(FmIndexBackend, SearchOnlyLoadSearchesAndRefusesLocate) {
 
 // The DNA index file of a fixed reference as wtmap wrote it before protein and byte indexes
 // existed (format version 1; data/dna_v1.wtmap, compiled in by CMakeLists.txt): it still loads
-// and answers as the naive scan does, and building the same reference today writes the same bytes.
+// and answers as the naive scan does, without the packed text, and saves as the same bytes;
+// building the same reference today writes version 3, which adds the alphabet field and the
+// packed text and nothing else.
 TEST(FmIndexGoldenFile, VersionOneDnaIndexStillLoads) {
   TempDir dir;
   write_file(dir.file("ref.fa"), golden_dna_v1_fa());
@@ -234,9 +236,17 @@ TEST(FmIndexGoldenFile, VersionOneDnaIndexStillLoads) {
     for (const auto& p : across_separators(contigs)) patterns.push_back(p);
     EXPECT_TRUE(MatchesNaiveScan(*old, contigs, patterns));
 
+    EXPECT_TRUE(old->view().text.empty()) << "a version 1 file has no packed text";
+    ASSERT_TRUE(old->save(dir.file("resaved.wtmap")).ok());
+    EXPECT_TRUE(read_file(dir.file("resaved.wtmap")) == golden_dna_v1_wtmap()) << "a version 1 index is no longer saved as it was";
+
+    // Built today: version 3, the same sections plus the packed text.
     const FmIndex rebuilt = build_index(*reference, backend, 5);
     ASSERT_TRUE(rebuilt.save(dir.file("new.wtmap")).ok());
-    EXPECT_TRUE(read_file(dir.file("new.wtmap")) == golden_dna_v1_wtmap()) << "the DNA index format changed";
+    const std::string v3 = read_file(dir.file("new.wtmap"));
+    EXPECT_EQ(v3.size(), golden_dna_v1_wtmap().size() + 4 /* alphabet */ + 4 + 8 + 4 /* PACK tag, size, CRC */ + 8 +
+                             8 * fmindex::PackedText::num_words(rebuilt.forward_length()));
+    EXPECT_FALSE(rebuilt.view().text.empty());
   }
 }
 

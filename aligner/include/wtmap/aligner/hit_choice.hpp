@@ -20,7 +20,8 @@ namespace wtmap::aligner {
 constexpr unsigned kMaxAlternatives = kHitSlots;
 
 // A read's listed hits, the reported one first: at most max(1, N) of them, since XA is listed only
-// when X0 + X1 <= N. `where` holds SA rows until they are located, then text positions.
+// when X0 + X1 <= N. `where` holds SA rows until they are located, then text positions (a hit
+// the search verified holds its text position from the start: HitInterval::located()).
 struct ChosenHits {
   std::uint64_t where[kMaxAlternatives];
   std::uint8_t slot[kMaxAlternatives];  // each one's hit slot in the SearchResult (its edits)
@@ -45,8 +46,9 @@ WTMAP_HD std::uint64_t tie_hash(const std::uint8_t* codes, unsigned length) {
   return h;
 }
 
-// Chooses the rows to report of a searched read into `out` (rows in out.where): the reported one
-// among the best rows is the (hash() % kept best rows)-th, counted slot by slot in row order;
+// Chooses the rows to report of a searched read into `out` (rows in out.where, or positions for
+// located slots): the reported one among the best occurrences is the (hash() % kept best)-th,
+// counted slot by slot in row order;
 // then, when X0 + X1 <= max_alternatives, every other kept row of the two strata, slot by slot.
 // `hash` is called only when the kept best rows are several (hashing every read was most of the
 // host's choice time).
@@ -56,7 +58,7 @@ WTMAP_HD void choose_hits(const SearchResult& res, unsigned max_alternatives, Ha
   if (!res.mapped()) return;
   std::uint64_t kept_best = 0, kept = 0;
   for (unsigned s = 0; s < res.num_slots; ++s) {
-    const std::uint64_t rows = res.slots[s].hi - res.slots[s].lo;
+    const std::uint64_t rows = res.slots[s].occurrences();
     kept += rows;
     if (res.slots[s].edits.count() == res.best) kept_best += rows;
   }
@@ -68,19 +70,19 @@ WTMAP_HD void choose_hits(const SearchResult& res, unsigned max_alternatives, Ha
   for (unsigned s = 0; s < res.num_slots; ++s) {
     const HitInterval& h = res.slots[s];
     if (h.edits.count() != res.best) continue;
-    if (pick < h.hi - h.lo) {
+    if (pick < h.occurrences()) {
       primary_slot = s;
       primary_row = h.lo + pick;
       break;
     }
-    pick -= h.hi - h.lo;
+    pick -= h.occurrences();
   }
   out.where[0] = primary_row;
   out.slot[0] = static_cast<std::uint8_t>(primary_slot);
   unsigned n = 1;
   for (unsigned s = 0; s < res.num_slots && n < listed; ++s) {
     const HitInterval& h = res.slots[s];
-    for (std::uint64_t row = h.lo; row < h.hi && n < listed; ++row) {
+    for (std::uint64_t row = h.lo; row < h.lo + h.occurrences() && n < listed; ++row) {
       if (s == primary_slot && row == primary_row) continue;
       out.where[n] = row;
       out.slot[n++] = static_cast<std::uint8_t>(s);
@@ -95,7 +97,9 @@ template <class View>
 WTMAP_HD void choose_and_locate(const View& index, const SearchResult& res, const std::uint8_t* codes, unsigned length,
                                 unsigned max_alternatives, ChosenHits& out) {
   choose_hits(res, max_alternatives, [&] { return tie_hash(codes, length); }, out);
-  for (unsigned j = 0; j < out.count; ++j) out.where[j] = index.locate(out.where[j]);
+  for (unsigned j = 0; j < out.count; ++j) {
+    if (!res.slots[out.slot[j]].located()) out.where[j] = index.locate(out.where[j]);
+  }
 }
 
 }  // namespace wtmap::aligner

@@ -18,8 +18,10 @@
 // exact branch first, a collect pass the mismatching ones (a shallow stack). An N in the read
 // matches no base (a mismatch). A branch that has spent its pass's mismatch budget within the
 // read's last k bases takes its interval k bases deep from the index's k-mer table in one lookup
-// (skip_exact_steps; search_kmer_length picks k). Work per read is capped so repetitive reads
-// cannot stall a batch; such reads are flagged.
+// (skip_exact_steps; search_kmer_length picks k). A node whose interval is one row, deep enough
+// and with enough of the read left, is checked against the index's text instead of stepped
+// base by base (verification: one locate and one pass over the read; kVerifyDepth). Work per
+// read is capped so repetitive reads cannot stall a batch; such reads are flagged.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +43,18 @@ constexpr unsigned kGroupMembers = 32;
 constexpr unsigned kGroupStackCapacity = 4096;
 constexpr unsigned kGroupDone = ~0u;  // ReadSearch::take_group: the read is finished
 constexpr std::uint8_t kGroupHit = 0xFF;  // ReadSearch::expand_member: the node is a hit
+
+// Verification. A node whose interval is one row stands for one text position, so the rest of its
+// search is one path: stepping it costs a rank per base left (r of them), while locating its row
+// (at most s - 1 LF steps, s/2 on average, each a sampled-mark and a BWT access) and comparing
+// read[0, r) with the text before that position costs about s accesses and one pass over the
+// read -- and the locate is one the hit would need anyway. So a node is verified when it is one
+// row, r >= s, and it is kVerifyDepth bases deep: a row reached by chance (a mismatching branch
+// just past the k-mer table's lookup, most of them one row) dies within a step or two when
+// stepped, and one in 4^8 matches the 8 bases past a 12-mer; a row that matched 20 bases is
+// almost always one the read aligns to. The same hits either way: the path the steps would take
+// is the text's (bench/RESULTS.md has what it saves).
+constexpr unsigned kVerifyDepth = 20;
 
 // The substitutions of a hit: read positions and the reference base at each, in one 64-bit word
 // (nine bits a position, two a base, three the count), so that copying or extending one is
@@ -71,10 +85,16 @@ class Edits {
   std::uint64_t bits_ = 0;
 };
 
-// All occurrences of one string within min(k, best + 1) mismatches of the read.
+// All occurrences of one string within min(k, best + 1) mismatches of the read: SA rows [lo, hi),
+// or, for a hit found by verification (one occurrence, located already), its text position in lo
+// and hi = kTextPosition.
 struct HitInterval {
-  std::uint64_t lo, hi;  // SA rows
+  static constexpr std::uint64_t kTextPosition = ~std::uint64_t{0};
+  std::uint64_t lo, hi;
   Edits edits;
+
+  WTMAP_HD bool located() const { return hi == kTextPosition; }
+  WTMAP_HD std::uint64_t occurrences() const { return located() ? 1 : hi - lo; }
 };
 static_assert(sizeof(HitInterval) == 24, "a hit slot is three words");
 
@@ -236,6 +256,15 @@ class ReadSearch {
       lo = interval_.lo;
       hi = interval_.hi;
       expand = read_[position_] <= 3;
+    } else if (locating_) {  // a step of the locate of next_'s row (verification)
+      if (++work_ > work_cap_) {
+        out.flags |= kWorkCapped;
+        locating_ = false;
+        return finish_pass(index, out, false);
+      }
+      lo = next_.lo;
+      hi = lo + 1;
+      expand = true;
     } else {
       // The node to visit: the child the last step kept in registers, else the top of the stack
       // (none: the pass's root died in skip_exact_steps).
@@ -253,14 +282,22 @@ class ReadSearch {
         return finish_pass(index, out, false);
       }
       if (node.remaining == 0) return record_hit(index, node, out);
+      if (verifies(index, node)) {  // next_ holds the node while its row is located
+        locating_ = true;
+        locate_steps_ = 0;
+        next_ = node;
+      }
       lo = node.lo;
       hi = node.hi;
       expand = true;
     }
     // The memory work of every step, the same code for every phase (so a warp's threads stay
-    // converged whatever phase each is in): the counts of the four bases before lo and hi.
+    // converged whatever phase each is in): the counts of the four bases before lo and hi; a
+    // locate step also reads the row's sampled mark.
+    const bool sampled = locating_ && index.sa.sampled.access(lo);
     std::uint64_t occ_lo[4] = {0, 0, 0, 0}, occ_hi[4] = {0, 0, 0, 0};
     if (expand) index.occ_all_pair(lo, hi, occ_lo, occ_hi);
+    if (locating_) return locate_step(index, sampled, occ_lo, occ_hi, out);
     if (phase_ == Phase::lower_bounds) {
       // read[j, i] forward is its reverse complement backward: extend by the complement.
       const unsigned c = expand ? 3 - read_[position_] : 0;
@@ -335,6 +372,10 @@ class ReadSearch {
       children[0] = node;
       return kGroupHit;
     }
+    if (verifies(index, node)) {
+      children[0] = node;
+      return verify(index, children[0], index.locate(node.lo)) ? kGroupHit : 0;
+    }
     std::uint64_t occ_lo[4] = {0, 0, 0, 0}, occ_hi[4] = {0, 0, 0, 0};
     index.occ_all_pair(node.lo, node.hi, occ_lo, occ_hi);
     std::uint8_t count = 0;
@@ -375,6 +416,7 @@ class ReadSearch {
     limit_ = limit;
     phase_ = phase;
     top_ = 0;
+    locating_ = false;
     next_ = {0, rows_, Edits{}, static_cast<std::uint16_t>(length_)};
     has_next_ = skip_exact_steps(index, next_);
   }
@@ -467,7 +509,7 @@ class ReadSearch {
       if (!have_best) {
         if (out.num_slots == Slots) --out.num_slots;
         out.slots[out.num_slots++] = first_;
-        if (out.count[best] == 0) out.count[best] = first_.hi - first_.lo;
+        if (out.count[best] == 0) out.count[best] = first_.occurrences();
       }
       phase_ = Phase::done;
     }
@@ -487,18 +529,69 @@ class ReadSearch {
 
   // A collect pass's hit: counted in its stratum, and kept in a slot.
   WTMAP_HD void add_hit(const detail::Node& node, Result& out) const {
+    const HitInterval hit{node.lo, node.hi, node.edits};
     const unsigned mm = node.edits.count();
-    out.count[mm] += node.hi - node.lo;
+    out.count[mm] += hit.occurrences();
     if (out.num_slots < Slots) {
-      out.slots[out.num_slots++] = {node.lo, node.hi, node.edits};
+      out.slots[out.num_slots++] = hit;
     } else {  // full: a better hit replaces the worst kept one
       out.flags |= kSlotsOverflow;
       unsigned worst = 0;
       for (unsigned s = 1; s < Slots; ++s) {
         if (out.slots[s].edits.count() > out.slots[worst].edits.count()) worst = s;
       }
-      if (out.slots[worst].edits.count() > mm) out.slots[worst] = {node.lo, node.hi, node.edits};
+      if (out.slots[worst].edits.count() > mm) out.slots[worst] = hit;
     }
+  }
+
+  // Whether node is verified rather than stepped (kVerifyDepth): one row, kVerifyDepth bases
+  // deep, at least s bases left, and an index with its text.
+  WTMAP_HD bool verifies(const fmindex::FmIndexView& index, const detail::Node& node) const {
+    return node.hi - node.lo == 1 && length_ - node.remaining >= kVerifyDepth && node.remaining >= index.sa.sample_rate &&
+           !index.text.empty();
+  }
+
+  // One step of the locate of next_'s row, from that row's BWT counts (occ at lo and lo + 1) and
+  // its sampled mark: an LF step to the row one text position earlier, or at a sampled row its
+  // position and the verification of next_ there.
+  WTMAP_HD bool locate_step(const fmindex::FmIndexView& index, bool sampled, const std::uint64_t occ_lo[4],
+                            const std::uint64_t occ_hi[4], Result& out) {
+    if (!sampled) {  // the row's BWT base is the one whose count steps over it (never # or $: those rows are sampled)
+      std::uint64_t row = index.C[0] + occ_lo[0];
+      for (unsigned c = 1; c < 4; ++c) row = occ_hi[c] != occ_lo[c] ? index.C[c] + occ_lo[c] : row;
+      next_.lo = row;
+      ++locate_steps_;
+      return true;
+    }
+    locating_ = false;
+    detail::Node node = next_;
+    const std::uint64_t position = index.sa.sa_samples[index.sa.sampled.rank1(node.lo)] + locate_steps_;
+    if (verify(index, node, position)) return record_hit(index, node, out);
+    if (top_ == 0 && !has_next_) return finish_pass(index, out, false);
+    return true;
+  }
+
+  // Verification of node, one row whose suffix at text position p starts with read[remaining,
+  // length) (with the node's edits): the whole read aligned at p - remaining, within the pass's
+  // limit and inside one fragment. True with node made that hit (remaining 0, its start position
+  // in lo, hi = HitInterval::kTextPosition, the edits of read[0, remaining) added in the order
+  // the steps would add them); false when there is none.
+  WTMAP_HD bool verify(const fmindex::FmIndexView& index, detail::Node& node, std::uint64_t p) const {
+    const unsigned r = node.remaining;
+    if (p < r || !index.text.one_fragment(p - r, p)) return false;
+    const std::uint64_t start = p - r;
+    unsigned spare = limit_ - node.edits.count();
+    for (unsigned i = r; i-- > 0;) {
+      const unsigned t = index.text.base(start + i);
+      if (t == read_[i]) continue;
+      if (spare == 0) return false;
+      --spare;
+      node.edits.push(i, t);
+    }
+    node.lo = start;
+    node.hi = HitInterval::kTextPosition;
+    node.remaining = 0;
+    return true;
   }
 
   WTMAP_HD void push(const detail::Node& node, Result& out) {
@@ -557,6 +650,8 @@ class ReadSearch {
   unsigned k_ = 0, limit_ = 0, top_ = 0;
   bool has_next_ = false;
   bool bounds_known_ = false;  // lower_bounds has run (else D is taken as 0)
+  bool locating_ = false;      // next_ is a node under verification, its lo the locate's current row
+  std::uint32_t locate_steps_ = 0;  // LF steps of that locate so far
   detail::Node next_{};  // the next node to visit, when not on the stack
   Phase phase_ = Phase::done;
   std::uint32_t position_ = 0;  // lower_bounds: the next read position

@@ -3,7 +3,8 @@
 //
 // Space: the BWT of 2m + 2 symbols (m = forward text length) in a quad-vector wavelet tree
 // (2.3 bits per symbol), a sampled-row bit vector (1.06 bits per symbol) and 8 bytes per SA
-// sample (every s-th text position, s = 32 by default: 2 bits per symbol), plus small tables.
+// sample (every s-th text position, s = 32 by default: 2 bits per symbol), the forward text
+// packed (2 bits per forward base: 1 bit per symbol; packed_text.hpp), plus small tables.
 // Construction: libdivsufsort's divsufsort64 on the host (8 bytes per text symbol, the peak),
 // then the wavelet tree and bit vector on the chosen backend. See fm_index_view.hpp for queries.
 // Protein and byte references have GeneralFmIndex (general_fm_index.hpp); both share the tables,
@@ -21,6 +22,7 @@
 #include "wtmap/fmindex/fm_index_base.hpp"
 #include "wtmap/fmindex/fm_index_view.hpp"
 #include "wtmap/fmindex/kmer_interval_table.hpp"
+#include "wtmap/fmindex/packed_text.hpp"
 #include "wtmap/fmindex/reference.hpp"
 
 namespace wtmap::fmindex {
@@ -54,13 +56,15 @@ class FmIndex : public FmIndexBase<FmIndexView> {
 
   static Result<FmIndex> build(const Reference& reference, const FmIndexOptions& options);
 
-  // The index file: sections (header, contigs, fragments, C array, special rows, wavelet tree,
-  // sampled rows, SA samples), each with a CRC-32; written to a temporary name, then renamed.
-  // The format is version 1 (kDnaIndexVersion), as before there were other alphabets.
+  // The index file: sections (header, contigs, fragments, C array, special rows, packed text,
+  // wavelet tree, sampled rows, SA samples), each with a CRC-32; written to a temporary name,
+  // then renamed. The format is version 3 (kDnaIndexVersion); an index loaded from a version 1
+  // file, which has no packed text, is saved as version 1 again.
   Status save(const std::string& path) const;
   // Rejects truncated, corrupt, foreign and future-version files with a message saying which,
   // and protein and byte indexes (GeneralFmIndex loads those) naming their alphabet.
-  // kmer_length as in FmIndexOptions: the table is built anew at every load.
+  // kmer_length as in FmIndexOptions: the table is built anew at every load. search_only leaves
+  // out the packed text too (view().text is empty, as for a version 1 file).
   static Result<FmIndex> load(const std::string& path, Backend backend, std::uint32_t kmer_length = kKmerLengthBySize,
                               IndexParts parts = IndexParts::all);
 
@@ -81,6 +85,7 @@ class FmIndex : public FmIndexBase<FmIndexView> {
 
   WaveletTree<std::uint8_t, 4> bwt_;
   Buffer tables_;  // special rows | special counts per bucket, on the backend
+  PackedText text_;
   std::vector<std::uint64_t> special_rows_host_;
   KmerIntervalTable kmers_;
   std::uint64_t C_[5] = {0, 0, 0, 0, 0};

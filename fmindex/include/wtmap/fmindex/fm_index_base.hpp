@@ -27,12 +27,15 @@ class QueryWorkspace;
 namespace fmindex {
 
 // Index file format versions. A file's header names its version; a loader rejects versions newer
-// than kIndexFormatVersion as written by a newer wtmap. DNA indexes are still written (and read)
-// as version 1; version 2 added the alphabet field and the symbol map of protein and byte indexes,
-// so a wtmap that predates them says "newer" rather than misreading one.
-constexpr std::uint32_t kDnaIndexVersion = 1;
+// than kIndexFormatVersion as written by a newer wtmap. Version 1 was the first DNA index;
+// version 2 added the alphabet field and the symbol map of protein and byte indexes, so a wtmap
+// that predates them says "newer" rather than misreading one; version 3 is a DNA index with the
+// alphabet field and the packed forward text (PACK, packed_text.hpp). DNA indexes of version 1
+// still load, without the text.
+constexpr std::uint32_t kDnaIndexVersionWithoutText = 1;
 constexpr std::uint32_t kGeneralIndexVersion = 2;
-constexpr std::uint32_t kIndexFormatVersion = 2;  // the newest this build reads
+constexpr std::uint32_t kDnaIndexVersion = 3;
+constexpr std::uint32_t kIndexFormatVersion = 3;  // the newest this build reads
 
 // The alphabet of the index file at `path`, from its header section alone (checked like any
 // section): which of FmIndex (dna) and GeneralFmIndex (protein, byte) loads it.

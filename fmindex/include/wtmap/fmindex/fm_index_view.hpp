@@ -20,6 +20,7 @@
 #include "wtmap/core/quad_wavelet_tree_view.hpp"
 #include "wtmap/core/rank_select_view.hpp"
 #include "wtmap/fmindex/kmer_interval_table_view.hpp"
+#include "wtmap/fmindex/packed_text_view.hpp"
 #include "wtmap/fmindex/sa_interval.hpp"
 #include "wtmap/fmindex/sampled_suffix_array_view.hpp"
 
@@ -36,6 +37,7 @@ struct FmIndexView {
   const std::uint64_t* special_before_bucket = nullptr;  // specials below row b << kBucketShift
   SampledSuffixArrayView sa;               // locate support (sampled_suffix_array.hpp)
   KmerIntervalTableView kmers;             // the first steps of a search, looked up (length 0: none)
+  PackedTextView text;                     // the text itself (empty: an index without it)
 
   // Special rows before row i: a cached bucket count plus the (rare) specials inside the bucket.
   WTMAP_HD std::uint64_t specials_before(std::uint64_t i) const {

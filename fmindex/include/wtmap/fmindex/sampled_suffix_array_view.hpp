@@ -23,6 +23,7 @@ namespace wtmap::fmindex {
 struct SampledSuffixArrayView {
   RankSelectView sampled;                // rows with a stored SA value
   const std::uint64_t* sa_samples = nullptr;  // text positions of the sampled rows, in row order
+  std::uint32_t sample_rate = 0;         // s: a locate takes at most s - 1 LF steps (set by the index)
 
   // Text position of row r of `index`, whose lf(r) is the row of the suffix one text position
   // earlier (called on unsampled rows only).
