@@ -28,9 +28,12 @@ struct MismatchSearchOp {
   fmindex::FmIndexView v;
   const std::uint8_t* codes;  // on the backend
   std::uint64_t codes_size;
+  PackedCodesView packed;     // the codes packed, on the backend
   SearchParams params;
   WTMAP_HD bool valid(const In& p) const { return p.offset + p.length <= codes_size; }
-  WTMAP_HD void start(State& s, const In& p, Out& r) const { s.start(v, codes + p.offset, p.length, params, r); }
+  WTMAP_HD void start(State& s, const In& p, Out& r) const {
+    s.start(v, codes + p.offset, p.length, packed.read_at(p.offset), params, r);
+  }
   WTMAP_HD bool step(State& s, Out& r) const { return s.step(v, r); }
   std::string why_invalid(const In& p) const {
     return "read at offset " + std::to_string(p.offset) + " runs past the " + std::to_string(codes_size) + " bases";
@@ -46,6 +49,15 @@ struct EncodeLettersOp {
   WTMAP_HD bool valid(In) const { return true; }
   WTMAP_HD Out operator()(In letter) const { return fmindex::search_code(static_cast<char>(letter)); }
   std::string why_invalid(In) const { return {}; }
+};
+
+// A batch's codes packed (packed_codes.hpp), a word per index.
+struct PackCodesOp {
+  const std::uint8_t* codes;
+  std::uint64_t codes_size;
+  std::uint64_t* bases;
+  std::uint64_t* unknown;
+  WTMAP_HD void operator()(std::uint64_t w) const { pack_codes_word(codes, codes_size, w, bases[w], unknown[w]); }
 };
 
 // The hit choice and locate of a batch's reads on the GPU, after their search, in its buffers.
@@ -81,6 +93,7 @@ struct GroupSearchOp {
   fmindex::FmIndexView v;
   const fmindex::PatternRef* patterns;
   const std::uint8_t* codes;
+  PackedCodesView packed;
   SearchResult* results;
   const std::uint64_t* long_reads;
   const unsigned long long* long_count;
@@ -115,7 +128,7 @@ __global__ void __launch_bounds__(kGroupMembers * kGroupWarpsPerBlock) group_sea
     if (lane == 0) {
       new (&search) GroupSearch(stack);
       const fmindex::PatternRef p = op.patterns[r];
-      search.start(op.v, op.codes + p.offset, p.length, op.params, out);
+      search.start(op.v, op.codes + p.offset, p.length, op.packed.read_at(p.offset), op.params, out);
       out.flags |= kGroupSearched;
     }
     __syncwarp();
@@ -124,9 +137,29 @@ __global__ void __launch_bounds__(kGroupMembers * kGroupWarpsPerBlock) group_sea
       __syncwarp();
       const unsigned n = w.members;
       if (n == kGroupDone) break;
-      if (lane < n) w.counts[lane] = search.expand_member(op.v, search.group_node(lane), w.children + 4 * lane);
-      __syncwarp();
-      if (lane == 0) search.merge_group(op.v, out, w.children, w.counts, n);
+      if (n == 0) continue;  // the leader did other work
+      const unsigned count = lane < n ? search.expand_member(op.v, search.group_node(lane), w.children + 4 * lane) : 0u;
+      // Without hits the lanes push their children at once, at offsets from a warp scan (a leader
+      // pushing up to 128 nodes one by one made most of a group step); with hits, or children that
+      // do not fit, the leader merges them in turn (ReadSearch::merge_group).
+      const bool hit = count == kGroupHit;
+      const unsigned hits = __ballot_sync(~0u, hit);
+      unsigned before = hit ? 0u : count;  // inclusive scan, then exclusive
+      for (unsigned d = 1; d < kGroupMembers; d *= 2) {
+        const unsigned below = __shfl_up_sync(~0u, before, d);
+        if (lane >= d) before += below;
+      }
+      const unsigned total = __shfl_sync(~0u, before, kGroupMembers - 1);
+      before -= hit ? 0u : count;
+      if (hits == 0 && search.pushed_fit(total)) {
+        for (unsigned c = 0; c < count; ++c) search.pushed_slot(before + c) = w.children[4 * lane + c];
+        __syncwarp();
+        if (lane == 0) search.commit_pushed(op.v, out, total);
+      } else {
+        w.counts[lane] = static_cast<std::uint8_t>(count);
+        __syncwarp();
+        if (lane == 0) search.merge_group(op.v, out, w.children, w.counts, n);
+      }
       __syncwarp();
     }
   }
@@ -140,6 +173,12 @@ constexpr std::uint64_t kGatherThreads = 4;
 // The same encoding on the host, for the CPU backend.
 void encode_read(const std::string& sequence, std::uint8_t* codes) {
   for (char c : sequence) *codes++ = fmindex::search_code(c);
+}
+
+// A CPU batch's packed codes (SearchedBatch::packed_codes).
+PackedCodesView cpu_packed_codes(const SearchedBatch& batch) {
+  const std::uint64_t* words = batch.packed_codes.data();
+  return {words, words + batch.packed_codes.size() / 2};
 }
 
 }  // namespace
@@ -234,6 +273,14 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
       }
     }, 1 << 12);
   }
+  if (!gpu) {  // and packed, a word per index
+    const std::uint64_t words = packed_code_words(total);
+    batch.packed_codes.resize(2 * words);
+    const PackCodesOp pack{batch.codes.data(), total, batch.packed_codes.data(), batch.packed_codes.data() + words};
+    wtmap::detail::parallel_for_ranges(words, [&](std::uint64_t begin, std::uint64_t end) {
+      for (std::uint64_t w = begin; w < end; ++w) pack(w);
+    }, 1 << 12);
+  }
   batch.results.resize(n);
   batch.chosen.resize(n);
   lap(seconds_.encode);
@@ -242,7 +289,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   const bool sliced = params.work_cap > options_.thread_work_slice;
   if (sliced) params.work_cap = options_.thread_work_slice;
   if (!gpu) {
-    const MismatchSearchOp op{index_.view(), batch.codes.data(), batch.codes.size(), params};
+    const MismatchSearchOp op{index_.view(), batch.codes.data(), batch.codes.size(), cpu_packed_codes(batch), params};
     WTMAP_TRY(wtmap::detail::run_batch_cpu(op, batch.patterns.data(), batch.results.data(), n, "search"));
     if (sliced) search_long_reads_on_cpu(batch);
     lap(seconds_.search);
@@ -256,15 +303,18 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   if (n == 0) return {};
   wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
   WTMAP_TRY(ws.reserve(0, 0, 1));  // its stream
-  // The scratch holds the codes, the chosen hits, the list of long reads and its two counters,
-  // and the group searches' stacks.
+  // The scratch holds the codes, their packed words and mask, the chosen hits, the list of long
+  // reads and its two counters, and the group searches' stacks.
   const unsigned group_blocks = static_cast<unsigned>(wtmap::detail::multiprocessor_count());
   const std::size_t codes_bytes = (batch.codes.size() + 7) / 8 * 8;
+  const std::uint64_t packed_words = packed_code_words(batch.codes.size());
   const std::size_t stacks_bytes =
       sliced ? std::size_t{group_blocks} * kGroupWarpsPerBlock * kGroupStackCapacity * sizeof(detail::Node) : 0;
-  WTMAP_TRY(ws.reserve_scratch(codes_bytes + n * (sizeof(ChosenHits) + 8) + 16 + stacks_bytes));
+  WTMAP_TRY(ws.reserve_scratch(codes_bytes + 2 * packed_words * 8 + n * (sizeof(ChosenHits) + 8) + 16 + stacks_bytes));
   auto* device_codes = reinterpret_cast<std::uint8_t*>(ws.scratch.data());
-  auto* device_chosen = reinterpret_cast<ChosenHits*>(device_codes + codes_bytes);
+  auto* device_packed = reinterpret_cast<std::uint64_t*>(device_codes + codes_bytes);  // bases, then the mask
+  const PackedCodesView packed{device_packed, device_packed + packed_words};
+  auto* device_chosen = reinterpret_cast<ChosenHits*>(device_packed + 2 * packed_words);
   auto* long_reads = reinterpret_cast<std::uint64_t*>(device_chosen + n);
   auto* long_counters = reinterpret_cast<unsigned long long*>(long_reads + n);  // listed, taken
   auto* stacks = reinterpret_cast<detail::Node*>(long_counters + 2);
@@ -272,6 +322,8 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   WTMAP_CUDA_TRY(cudaMemcpyAsync(device_codes, batch.codes.data(), batch.codes.size(), cudaMemcpyHostToDevice, ws.streams[0]));
   WTMAP_TRY(wtmap::detail::run_batch_device(EncodeLettersOp{}, device_codes, device_codes, batch.codes.size(), ws.streams[0],
                                             ws, "encode"));
+  WTMAP_TRY(wtmap::detail::enqueue_for_each_index(
+      PackCodesOp{device_codes, batch.codes.size(), device_packed, device_packed + packed_words}, packed_words, ws.streams[0]));
   // After the search kernel, on its stream and buffers: the long reads' group search, then every
   // read's hit choice and locate, and the copy of the chosen hits; then the results' copy.
   const fmindex::FmIndexView view = index_.view();
@@ -279,8 +331,8 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
     if (sliced) {
       WTMAP_CUDA_TRY(cudaMemsetAsync(long_counters, 0, 2 * sizeof(unsigned long long), stream));
       WTMAP_TRY(wtmap::detail::enqueue_for_each_index(ListLongReadsOp{results, long_reads, long_counters}, n, stream));
-      const GroupSearchOp group{view,         patterns,     device_codes, results, long_reads, long_counters,
-                                long_counters + 1, stacks, options_.search};
+      const GroupSearchOp group{view,      patterns,          device_codes, packed, results,
+                                long_reads, long_counters, long_counters + 1, stacks, options_.search};
       group_search_kernel<<<group_blocks, kGroupMembers * kGroupWarpsPerBlock, 0, stream>>>(group);
       WTMAP_CUDA_TRY_LAUNCH();
     }
@@ -289,7 +341,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
     WTMAP_CUDA_TRY(cudaMemcpyAsync(batch.chosen.data(), device_chosen, n * sizeof(ChosenHits), cudaMemcpyDeviceToHost, stream));
     return {};
   };
-  const MismatchSearchOp op{view, device_codes, batch.codes.size(), params};
+  const MismatchSearchOp op{view, device_codes, batch.codes.size(), packed, params};
   WTMAP_TRY(wtmap::detail::launch_batch_gpu(op, batch.patterns.data(), batch.results.data(), n, ws, after_search));
   std::lock_guard<std::mutex> lock(launch_mutex_);
   launched_[slot] = &batch;
@@ -305,7 +357,7 @@ Status BatchAligner::collect(unsigned slot, const SearchedBatch* only) {
   collecting_[slot] = true;
   lock.unlock();
   Lap lap;
-  const MismatchSearchOp op{index_.view(), nullptr, batch->codes.size(), options_.search};  // for its messages
+  const MismatchSearchOp op{index_.view(), nullptr, batch->codes.size(), {}, options_.search};  // for its messages
   const Status collected = wtmap::detail::collect_batch_gpu(op, batch->patterns.data(), batch->results.data(),
                                                             batch->results.size(), *workspaces_[slot], "search");
   lock.lock();
@@ -342,8 +394,8 @@ void BatchAligner::search_long_reads_on_cpu(SearchedBatch& batch) const {
     for (std::size_t j; (j = next++) < batch.long_reads.size();) {
       const std::size_t r = batch.long_reads[j];
       const fmindex::PatternRef p = batch.patterns[r];
-      search_read_in_groups(index_.view(), batch.codes.data() + p.offset, p.length, options_.search, batch.results[r],
-                            *scratch);
+      search_read_in_groups(index_.view(), batch.codes.data() + p.offset, p.length,
+                            cpu_packed_codes(batch).read_at(p.offset), options_.search, batch.results[r], *scratch);
       batch.results[r].flags |= kGroupSearched;
     }
   }, 1);

@@ -10,14 +10,16 @@ Result<PackedText> PackedText::from_words(const std::vector<std::uint64_t>& word
   ends.reserve(fragments.size());
   for (const Fragment& f : fragments) ends.push_back(f.text_start + f.length);
   PackedText text;
-  auto buffer = Buffer::allocate(backend, (words.size() + ends.size()) * 8, "packed text");
+  // A zero word before and after the words (PackedTextView::words), then the fragment ends.
+  const std::size_t padded = words.size() + 2;
+  auto buffer = Buffer::allocate(backend, (padded + ends.size()) * 8, "packed text");
   if (!buffer.ok()) return buffer.status();
   text.buffer_ = std::move(buffer.value());
-  WTMAP_TRY(text.buffer_.copy_from_host(0, words.data(), words.size() * 8));
-  WTMAP_TRY(text.buffer_.copy_from_host(words.size() * 8, ends.data(), ends.size() * 8));
+  WTMAP_TRY(text.buffer_.copy_from_host(8, words.data(), words.size() * 8));
+  WTMAP_TRY(text.buffer_.copy_from_host(padded * 8, ends.data(), ends.size() * 8));
   const auto* base = reinterpret_cast<const std::uint64_t*>(text.buffer_.data());
-  text.view_.words = base;
-  text.view_.fragment_ends = base + words.size();
+  text.view_.words = base + 1;
+  text.view_.fragment_ends = base + padded;
   text.view_.num_fragments = ends.size();
   text.view_.forward_length = m;
   return text;
@@ -35,7 +37,8 @@ Result<PackedText> PackedText::build(const std::vector<std::uint8_t>& forward, c
 
 Result<std::vector<std::uint64_t>> PackedText::words() const {
   std::vector<std::uint64_t> words(num_words(view_.forward_length));
-  WTMAP_TRY(buffer_.copy_to_host(0, words.data(), words.size() * 8));
+  if (words.empty()) return words;
+  WTMAP_TRY(buffer_.copy_to_host(8, words.data(), words.size() * 8));
   return words;
 }
 

@@ -249,9 +249,11 @@ TEST_P(SearchReadCpu, GroupStepsMatchBruteForce) {
   Mistakes mistakes;
   for (const std::string& read : reads_) {
     const auto codes = fmtest::pattern_codes(read);
+    const auto length = static_cast<std::uint32_t>(codes.size());
+    aligner::PackedReadScratch packed;
     aligner::SearchResult result;
-    aligner::search_read_in_groups(index_->view(), codes.data(), static_cast<std::uint32_t>(codes.size()), params, result,
-                                   *scratch);
+    aligner::search_read_in_groups(index_->view(), codes.data(), length, packed.pack(codes.data(), length), params,
+                                   result, *scratch);
     const std::string wrong = check_search(*index_, *oracle_, read, k(), result);
     if (!wrong.empty()) mistakes.add(read, wrong);
   }
@@ -406,9 +408,10 @@ TEST(SearchReadCpu, OnlyReadsWithoutAnExactMatchComputeTheLowerBound) {
     const auto codes = fmtest::pattern_codes(read);
     const auto length = static_cast<std::uint32_t>(codes.size());
     aligner::SearchScratch scratch;
+    aligner::PackedReadScratch packed;
     aligner::ReadSearch<aligner::kHitSlots> search(scratch);
     aligner::SearchResult result;
-    search.start(index.view(), codes.data(), length, params, result);
+    search.start(index.view(), codes.data(), length, packed.pack(codes.data(), length), params, result);
     std::uint64_t steps = 1;  // the last call, which returns false
     while (search.step(index.view(), result)) ++steps;
     if (!result.mapped() || (result.flags & aligner::kWorkCapped) != 0) continue;

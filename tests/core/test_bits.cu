@@ -26,6 +26,16 @@ int naive_clz(std::uint64_t x) {
   for (int b = 63; b >= 0 && !((x >> b) & 1); --b) ++c;
   return c;
 }
+int naive_ctz(std::uint64_t x) {
+  int c = 0;
+  for (int b = 0; b < 64 && !((x >> b) & 1); ++b) ++c;
+  return c;
+}
+std::uint64_t naive_byte_swap(std::uint64_t x) {
+  std::uint64_t y = 0;
+  for (int b = 0; b < 8; ++b) y |= ((x >> (8 * b)) & 0xFF) << (8 * (7 - b));
+  return y;
+}
 unsigned naive_ceil_log2(std::uint64_t x) {
   unsigned l = 0;
   while (l < 64 && (std::uint64_t{1} << l) < x) ++l;
@@ -58,12 +68,18 @@ std::vector<std::uint64_t> test_words() {
   return w;
 }
 
-TEST(Bits, PopcountAndLeadingZeros) {
+TEST(Bits, PopcountAndLeadingAndTrailingZeros) {
   for (std::uint64_t x : test_words()) {
     EXPECT_EQ(bits::popcount64(x), naive_popcount(x)) << std::hex << x;
     EXPECT_EQ(bits::count_leading_zeros64(x), naive_clz(x)) << std::hex << x;
+    EXPECT_EQ(bits::count_trailing_zeros64(x), naive_ctz(x)) << std::hex << x;
   }
   EXPECT_EQ(bits::popcount64(0), 0);
+}
+
+TEST(Bits, ByteSwap) {
+  for (std::uint64_t x : test_words()) EXPECT_EQ(bits::byte_swap64(x), naive_byte_swap(x)) << std::hex << x;
+  EXPECT_EQ(bits::byte_swap64(0x0102030405060708ULL), 0x0807060504030201ULL);
 }
 
 TEST(Bits, LowMask) {
@@ -118,7 +134,8 @@ TEST(Bits, CeilDivAndRoundUp) {
 // ---- The same on the device ---------------------------------------------------------------
 
 struct WordFacts {
-  int popcount, clz;
+  int popcount, clz, ctz;        // ctz 64 when x is 0
+  std::uint64_t byte_swap;
   unsigned ceil_log2;
   std::uint64_t split;       // split_size(x) for x >= 2, else 0
   unsigned select_first, select_last, select_middle;  // 64 when x has no ones
@@ -129,6 +146,8 @@ struct DeviceWordFacts {
     const int ones = bits::popcount64(x);
     return {ones,
             x == 0 ? 64 : bits::count_leading_zeros64(x),
+            x == 0 ? 64 : bits::count_trailing_zeros64(x),
+            bits::byte_swap64(x),
             bits::ceil_log2(x),
             x >= 2 ? bits::split_size(x) : 0,
             ones > 0 ? bits::select_in_word64(x, 0) : 64u,
@@ -150,6 +169,8 @@ TEST(Bits, DeviceMatchesNaive) {
     SCOPED_TRACE(::testing::Message() << std::hex << x);
     EXPECT_EQ(f.popcount, ones);
     EXPECT_EQ(f.clz, naive_clz(x));
+    EXPECT_EQ(f.ctz, naive_ctz(x));
+    EXPECT_EQ(f.byte_swap, naive_byte_swap(x));
     EXPECT_EQ(f.ceil_log2, naive_ceil_log2(x));
     EXPECT_EQ(f.split, x >= 2 ? naive_split_size(x) : 0);
     EXPECT_EQ(f.select_first, naive_select_in_word(x, 0));

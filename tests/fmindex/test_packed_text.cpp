@@ -1,11 +1,12 @@
-// PackedText and its view (packed_text.hpp, packed_text_view.hpp) against the index text built
-// naively from the reference's forward codes, T = F # rc(F) $, as FmIndex::build lays it out:
-// every base of either strand, and for every window of up to 40 symbols whether it holds bases of
-// one fragment only. On random references with N runs, IUPAC codes and short contigs, and on one
+// packed_text_view.hpp's word helpers against base-by-base loops; PackedText and its view
+// (packed_text.hpp) against the index text built naively from the reference's forward codes,
+// T = F # rc(F) $, as FmIndex::build lays it out: every base of either strand, alone and 32 at a
+// time, and for every window of up to 40 symbols whether it holds bases of one fragment only. On random references with N runs, IUPAC codes and short contigs, and on one
 // of a single fragment whose length is not a multiple of 32 (the last word's unused bits).
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,13 @@ void expect_matches_naive_text(const fmindex::Reference& ref) {
   const fmindex::PackedTextView& v = packed->view();
   const std::vector<std::uint8_t> t = naive_text(ref.forward);
   ASSERT_EQ(v.forward_length, ref.forward.size());
-  std::size_t wrong_bases = 0, wrong_windows = 0, clear_windows = 0;
+  std::size_t wrong_bases = 0, wrong_words = 0, wrong_windows = 0, clear_windows = 0;
   for (std::uint64_t q = 0; q < t.size(); ++q) {
     if (t[q] < 4 && v.base(q) != t[q]) ++wrong_bases;
+    if (q <= 2 * v.forward_length) {  // bases32: the bases up to the next separator
+      const std::uint64_t w = v.bases32(q);
+      for (unsigned j = 0; j < 32 && q + j < t.size() && t[q + j] < 4; ++j) wrong_words += ((w >> (2 * j)) & 3) != t[q + j];
+    }
     bool clear = true;
     for (std::uint64_t b = q + 1; b <= t.size() && b <= q + 40; ++b) {
       clear = clear && t[b - 1] < 4;
@@ -49,6 +54,7 @@ void expect_matches_naive_text(const fmindex::Reference& ref) {
     }
   }
   EXPECT_EQ(wrong_bases, 0u);
+  EXPECT_EQ(wrong_words, 0u);
   EXPECT_EQ(wrong_windows, 0u);
   EXPECT_GT(clear_windows, 0u);
 
@@ -67,6 +73,38 @@ void expect_matches_naive_text(const fmindex::Reference& ref) {
   auto longer = fmindex::PackedText::from_words(*words, ref.forward.size(), ref.fragments, Backend::cpu);
   EXPECT_EQ(longer.status().code(), StatusCode::corrupt_data);
 }
+
+// ---- the word helpers -------------------------------------------------------------------------
+
+std::uint64_t random_word(std::mt19937_64& rng) { return rng(); }
+unsigned base_at(std::uint64_t w, unsigned j) { return static_cast<unsigned>(w >> (2 * j)) & 3u; }
+
+TEST(PackedWords, Bases32ReadsAcrossWords) {
+  std::mt19937_64 rng(3);
+  std::vector<std::uint64_t> words(6);
+  for (auto& w : words) w = random_word(rng);
+  for (std::uint64_t first = 0; first + 32 <= 32 * 5; ++first) {
+    const std::uint64_t got = fmindex::bases32(words.data(), first);
+    for (unsigned j = 0; j < 32; ++j) {
+      const std::uint64_t i = first + j;
+      ASSERT_EQ(base_at(got, j), base_at(words[i / 32], static_cast<unsigned>(i % 32))) << first << " " << j;
+    }
+  }
+}
+
+TEST(PackedWords, ReverseComplementAndDifferingBases) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::uint64_t a = random_word(rng), b = trial % 2 ? random_word(rng) : a ^ (rng() & rng() & rng());
+    const std::uint64_t rc = fmindex::reverse_complement32(a), diff = fmindex::differing_bases(a, b);
+    for (unsigned j = 0; j < 32; ++j) {
+      ASSERT_EQ(base_at(rc, j), 3u - base_at(a, 31 - j));
+      ASSERT_EQ((diff >> (2 * j)) & 3, base_at(a, j) != base_at(b, j) ? 1u : 0u);
+    }
+  }
+}
+
+// ---- PackedText ---------------------------------------------------------------------------------
 
 TEST(PackedText, MatchesTheNaiveTextOfRandomReferences) {
   for (std::uint32_t seed = 1; seed <= 4; ++seed) {

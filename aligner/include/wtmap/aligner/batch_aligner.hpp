@@ -65,7 +65,9 @@ struct SearchedBatch {
   // Each read's reported hits, located (text positions): on a GPU index chosen and located by the
   // GPU after its search, else on the host.
   PinnedVector<ChosenHits> chosen;
-  // CPU index: the reads that the slice cut short (AlignOptions::thread_work_slice).
+  // CPU index: the codes packed (packed_codes.hpp: the bases' words, then the mask's), and the
+  // reads that the slice cut short (AlignOptions::thread_work_slice).
+  std::vector<std::uint64_t> packed_codes;
   std::vector<std::size_t> long_reads;
 
   // Room for a batch of `reads` reads of `bases` bases in all, the pages of the per-read buffers

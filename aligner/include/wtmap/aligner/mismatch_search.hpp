@@ -26,6 +26,8 @@
 
 #include <cstdint>
 
+#include "wtmap/aligner/packed_codes.hpp"
+#include "wtmap/core/bits.hpp"
 #include "wtmap/core/config.hpp"
 #include "wtmap/fmindex/fm_index_view.hpp"
 
@@ -210,10 +212,12 @@ class ReadSearch {
   // A stack of StackCapacity nodes (group steps: kGroupStackCapacity), which must outlive it.
   WTMAP_HD explicit ReadSearch(detail::Node* stack) : stack_(stack) {}
 
+  // read: the codes (search_code), packed: the same packed (packed_codes.hpp).
   WTMAP_HD void start(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
-                      const SearchParams& params, Result& out) {
+                      const PackedRead& packed, const SearchParams& params, Result& out) {
     rows_ = index.rows;
     read_ = read;
+    packed_ = packed;
     length_ = length;
     k_ = params.max_mismatches;
     work_cap_ = params.work_cap;
@@ -292,9 +296,12 @@ class ReadSearch {
       expand = true;
     }
     // The memory work of every step, the same code for every phase (so a warp's threads stay
-    // converged whatever phase each is in): the counts of the four bases before lo and hi; a
-    // locate step also reads the row's sampled mark.
-    const bool sampled = locating_ && index.sa.sampled.access(lo);
+    // converged whatever phase each is in): the counts of the four bases before lo and hi, and a
+    // locate step's sampled mark of its row -- read by every step (of row 0 when not locating), so
+    // that the load goes out beside the counts' instead of after them: in a warp some thread is
+    // locating at almost every step, and a load of its own would add a second memory latency to
+    // all of them.
+    const bool sampled = index.sa.sampled.access(locating_ ? lo : 0) && locating_;
     std::uint64_t occ_lo[4] = {0, 0, 0, 0}, occ_hi[4] = {0, 0, 0, 0};
     if (expand) index.occ_all_pair(lo, hi, occ_lo, occ_hi);
     if (locating_) return locate_step(index, sampled, occ_lo, occ_hi, out);
@@ -381,6 +388,18 @@ class ReadSearch {
     std::uint8_t count = 0;
     for_each_child(index, node, occ_lo, occ_hi, [&](const detail::Node& child) { children[count++] = child; });
     return count;
+  }
+
+  // The merge of a group without hits (no count is kGroupHit) done by its members at once, where
+  // merge_group's leader pushes every member's children in turn: member j copies its counts[j]
+  // children to pushed_slot(before_j + c) (before_j: the children of members 0..j-1), then the
+  // leader calls commit_pushed(total). The same stack as merge_group makes, when pushed_fit(total)
+  // (else merge_group, which drops what does not fit and flags it).
+  WTMAP_HD bool pushed_fit(unsigned total) const { return top_ + total <= StackCapacity; }
+  WTMAP_HD detail::Node& pushed_slot(unsigned k) { return stack_[top_ + k]; }
+  WTMAP_HD void commit_pushed(const fmindex::FmIndexView& index, Result& out, unsigned total) {
+    top_ += total;
+    if (top_ == 0) finish_pass(index, out, false);
   }
 
   // Leader only, once every member has expanded its node: member j's hit or children (children
@@ -573,20 +592,26 @@ class ReadSearch {
 
   // Verification of node, one row whose suffix at text position p starts with read[remaining,
   // length) (with the node's edits): the whole read aligned at p - remaining, within the pass's
-  // limit and inside one fragment. True with node made that hit (remaining 0, its start position
-  // in lo, hi = HitInterval::kTextPosition, the edits of read[0, remaining) added in the order
-  // the steps would add them); false when there is none.
+  // limit and inside one fragment, compared 32 bases at a time. True with node made that hit
+  // (remaining 0, its start position in lo, hi = HitInterval::kTextPosition, the substitutions in
+  // read[0, remaining) added); false when there is none.
   WTMAP_HD bool verify(const fmindex::FmIndexView& index, detail::Node& node, std::uint64_t p) const {
     const unsigned r = node.remaining;
     if (p < r || !index.text.one_fragment(p - r, p)) return false;
     const std::uint64_t start = p - r;
     unsigned spare = limit_ - node.edits.count();
-    for (unsigned i = r; i-- > 0;) {
-      const unsigned t = index.text.base(start + i);
-      if (t == read_[i]) continue;
-      if (spare == 0) return false;
-      --spare;
-      node.edits.push(i, t);
+    for (unsigned done = 0; done < r; done += 32) {
+      const std::uint64_t text = index.text.bases32(start + done);
+      std::uint64_t mismatches = fmindex::differing_bases(text, fmindex::bases32(packed_.bases, packed_.first + done)) |
+                                 fmindex::bases32(packed_.unknown, packed_.first + done);
+      if (r - done < 32) mismatches &= bits::low_mask64(2 * (r - done));
+      const auto count = static_cast<unsigned>(bits::popcount64(mismatches));
+      if (count > spare) return false;
+      spare -= count;
+      for (; mismatches != 0; mismatches &= mismatches - 1) {
+        const unsigned bit = static_cast<unsigned>(bits::count_trailing_zeros64(mismatches));
+        node.edits.push(done + bit / 2, static_cast<unsigned>(text >> bit) & 3u);
+      }
     }
     node.lo = start;
     node.hi = HitInterval::kTextPosition;
@@ -645,6 +670,7 @@ class ReadSearch {
 
   std::uint64_t rows_ = 0;
   const std::uint8_t* read_ = nullptr;
+  PackedRead packed_{};
   std::uint32_t length_ = 0;
   std::uint32_t work_ = 0, work_cap_ = 0;
   unsigned k_ = 0, limit_ = 0, top_ = 0;
@@ -668,13 +694,28 @@ class ReadSearch {
   detail::Node* stack_;   // pending nodes (scratch)
 };
 
-// The whole search of one read (the CPU backend's and the tests' entry point).
+// One read's codes packed (packed_codes.hpp), for a search of that read alone.
+struct PackedReadScratch {
+  static constexpr std::uint64_t kWords = kMaxReadLength / 32 + 2;
+  std::uint64_t bases[kWords], unknown[kWords];
+
+  // The read's codes packed here (a read longer than kMaxReadLength, which the search does not
+  // search, is not packed).
+  WTMAP_HD PackedRead pack(const std::uint8_t* read, std::uint32_t length) {
+    const std::uint64_t words = length <= kMaxReadLength ? packed_code_words(length) : 0;
+    for (std::uint64_t w = 0; w < words; ++w) pack_codes_word(read, length, w, bases[w], unknown[w]);
+    return {bases, unknown, 0};
+  }
+};
+
+// The whole search of one read (the tests' entry point).
 template <unsigned Slots>
 WTMAP_HD void search_read(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
                           const SearchParams& params, BasicSearchResult<Slots>& out) {
   SearchScratch scratch;
+  PackedReadScratch packed;
   ReadSearch<Slots> search(scratch);
-  search.start(index, read, length, params, out);
+  search.start(index, read, length, packed.pack(read, length), params, out);
   while (search.step(index, out)) {
   }
 }
@@ -690,9 +731,10 @@ struct GroupSearchScratch {
 // result as a GPU warp's (the CPU backend's entry point for reads past the work slice).
 template <unsigned Slots>
 void search_read_in_groups(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
-                           const SearchParams& params, BasicSearchResult<Slots>& out, GroupSearchScratch& scratch) {
+                           const PackedRead& packed, const SearchParams& params, BasicSearchResult<Slots>& out,
+                           GroupSearchScratch& scratch) {
   ReadSearch<Slots, kGroupStackCapacity> search(scratch.stack);
-  search.start(index, read, length, params, out);
+  search.start(index, read, length, packed, params, out);
   for (unsigned n; (n = search.take_group(index, out, kGroupMembers)) != kGroupDone;) {
     for (unsigned j = 0; j < n; ++j) {
       scratch.counts[j] = search.expand_member(index, search.group_node(j), scratch.children + 4 * j);

@@ -23,6 +23,25 @@ WTMAP_HD int count_leading_zeros64(std::uint64_t x) {  // x != 0
 #endif
 }
 
+WTMAP_HD int count_trailing_zeros64(std::uint64_t x) {  // x != 0
+#if defined(__CUDA_ARCH__)
+  return __ffsll(static_cast<long long>(x)) - 1;
+#else
+  return __builtin_ctzll(x);
+#endif
+}
+
+// The bytes of x in reverse order.
+WTMAP_HD std::uint64_t byte_swap64(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  const unsigned lo = __byte_perm(static_cast<unsigned>(x), 0, 0x0123);
+  const unsigned hi = __byte_perm(static_cast<unsigned>(x >> 32), 0, 0x0123);
+  return std::uint64_t{lo} << 32 | hi;
+#else
+  return __builtin_bswap64(x);
+#endif
+}
+
 // Mask of the `count` low bits, count in [0, 64].
 WTMAP_HD std::uint64_t low_mask64(unsigned count) {
   return count >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << count) - 1);

@@ -108,8 +108,16 @@ template <class Op>
 struct block_threads_of<Op, std::void_t<decltype(Op::kBlockThreads)>>
     : std::integral_constant<unsigned, Op::kBlockThreads> {};
 
+// Blocks per multiprocessor the kernel's registers must leave room for (a policy):
+// Op::kMinBlocksPerSm where the operation names it, else 1 (no limit but the block's).
+template <class Op, class = void>
+struct min_blocks_of : std::integral_constant<unsigned, 1> {};
 template <class Op>
-__global__ void __launch_bounds__(block_threads_of<Op>::value)
+struct min_blocks_of<Op, std::void_t<decltype(Op::kMinBlocksPerSm)>>
+    : std::integral_constant<unsigned, Op::kMinBlocksPerSm> {};
+
+template <class Op>
+__global__ void __launch_bounds__(block_threads_of<Op>::value, min_blocks_of<Op>::value)
     batch_query_kernel(Op op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
                        std::uint64_t first_index, unsigned long long* first_invalid, unsigned long long* next_query) {
   using In = typename Op::In;
