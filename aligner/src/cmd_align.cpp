@@ -54,7 +54,7 @@ constexpr const char* kUsage =
     "                    1 KB per read): 6 read ahead (while the index loads), 7 in the\n"
     "                    stages, 2 made ahead\n"
     "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
-    "                    reads past 8192 nodes are searched again from the start by groups\n"
+    "                    reads past 2048 nodes are searched again from the start by groups\n"
     "                    of 32 threads (a GPU warp) that take 32 nodes a step\n"
     "  --device S        auto, gpu or cpu [auto]\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"
