@@ -137,28 +137,30 @@ __global__ void __launch_bounds__(kGroupMembers * kGroupWarpsPerBlock) group_sea
       __syncwarp();
       const unsigned n = w.members;
       if (n == kGroupDone) break;
-      if (n == 0) continue;  // the leader did other work
-      const unsigned count = lane < n ? search.expand_member(op.v, search.group_node(lane), w.children + 4 * lane) : 0u;
-      // Without hits the lanes push their children at once, at offsets from a warp scan (a leader
-      // pushing up to 128 nodes one by one made most of a group step); with hits, or children that
-      // do not fit, the leader merges them in turn (ReadSearch::merge_group).
-      const bool hit = count == kGroupHit;
-      const unsigned hits = __ballot_sync(~0u, hit);
-      unsigned before = hit ? 0u : count;  // inclusive scan, then exclusive
-      for (unsigned d = 1; d < kGroupMembers; d *= 2) {
-        const unsigned below = __shfl_up_sync(~0u, before, d);
-        if (lane >= d) before += below;
-      }
-      const unsigned total = __shfl_sync(~0u, before, kGroupMembers - 1);
-      before -= hit ? 0u : count;
-      if (hits == 0 && search.pushed_fit(total)) {
-        for (unsigned c = 0; c < count; ++c) search.pushed_slot(before + c) = w.children[4 * lane + c];
-        __syncwarp();
-        if (lane == 0) search.commit_pushed(op.v, out, total);
-      } else {
-        w.counts[lane] = static_cast<std::uint8_t>(count);
-        __syncwarp();
-        if (lane == 0) search.merge_group(op.v, out, w.children, w.counts, n);
+      if (n != 0) {  // (0: the leader did other work)
+        const unsigned count =
+            lane < n ? search.expand_member(op.v, search.group_node(lane), w.children + 4 * lane) : 0u;
+        // Without hits the lanes push their children at once, at offsets from a warp scan (a leader
+        // pushing up to 128 nodes one by one made most of a group step); with hits, or children that
+        // do not fit, the leader merges them in turn (ReadSearch::merge_group).
+        const bool hit = count == kGroupHit;
+        const unsigned hits = __ballot_sync(~0u, hit);
+        unsigned before = hit ? 0u : count;  // inclusive scan, then exclusive
+        for (unsigned d = 1; d < kGroupMembers; d *= 2) {
+          const unsigned below = __shfl_up_sync(~0u, before, d);
+          if (lane >= d) before += below;
+        }
+        const unsigned total = __shfl_sync(~0u, before, kGroupMembers - 1);
+        before -= hit ? 0u : count;
+        if (hits == 0 && search.pushed_fit(total)) {
+          for (unsigned c = 0; c < count; ++c) search.pushed_slot(before + c) = w.children[4 * lane + c];
+          __syncwarp();
+          if (lane == 0) search.commit_pushed(op.v, out, total);
+        } else {
+          w.counts[lane] = static_cast<std::uint8_t>(count);
+          __syncwarp();
+          if (lane == 0) search.merge_group(op.v, out, w.children, w.counts, n);
+        }
       }
       __syncwarp();
     }
