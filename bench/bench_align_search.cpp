@@ -146,6 +146,9 @@ int main(int argc, char** argv) {
               "searches hold %.3g %% of all nodes\n",
               long_reads, n > 0 ? 100 * long_reads / static_cast<double>(n) : 0.0, options.thread_work_slice,
               nodes > 0 ? 100 * long_nodes / nodes : 0.0);
+  std::printf("bench_align_search: at most %llu nodes a read; %llu reads stopped by the work cap (%u nodes)\n",
+              static_cast<unsigned long long>(all.max_read_nodes),
+              static_cast<unsigned long long>(all.capped_reads - warm.capped_reads), options.search.work_cap);
   std::printf("bench_align_search: %s, k=%u, k-mer table %u, %zu reads in %zu batches; index load %.2f s, read %.2f s; "
               "search %.3f s, %.4g reads/s, %zu mapped\n",
               device.c_str(), k, kmer_length, n, batches.size(), load_s, read_s, search_s, rate, mapped);
@@ -156,7 +159,8 @@ int main(int argc, char** argv) {
       << ",\"search_nodes\":" << nodes << ",\"search_stage_s\":" << search_stage_s
       << ",\"encode_s\":" << all.encode - warm.encode << ",\"long_reads\":" << long_reads
       << ",\"long_read_nodes\":" << long_nodes << ",\"choose_s\":" << all.choose - warm.choose
-      << ",\"locate_s\":" << all.locate - warm.locate << "}\n";
+      << ",\"locate_s\":" << all.locate - warm.locate << ",\"max_read_nodes\":" << all.max_read_nodes
+      << ",\"capped_reads\":" << all.capped_reads - warm.capped_reads << "}\n";
   }
   return 0;
 }

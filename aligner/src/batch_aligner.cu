@@ -84,10 +84,12 @@ struct ListLongReadsOp {
   }
 };
 
-// The group search of the listed long reads on the GPU, a warp per read (ReadSearch's group
-// steps): lane 0 leads, lane j expands the group's j-th node.
+// The group search of the listed long reads on the GPU, a block of kGroupMembers threads per read
+// (ReadSearch's group steps): thread 0 leads, thread j expands the group's j-th node.
 using GroupSearch = ReadSearch<kHitSlots, kGroupStackCapacity>;
-constexpr unsigned kGroupWarpsPerBlock = 4;
+constexpr unsigned kGroupWarps = kGroupMembers / 32;  // warps of a group's block
+constexpr unsigned kGroupBlocksPerSm = 4;
+static_assert(kGroupMembers % 32 == 0, "a group is whole warps");
 
 struct GroupSearchOp {
   fmindex::FmIndexView v;
@@ -97,72 +99,77 @@ struct GroupSearchOp {
   SearchResult* results;
   const std::uint64_t* long_reads;
   const unsigned long long* long_count;
-  unsigned long long* next_long;  // the next listed read a warp takes
-  detail::Node* stacks;           // kGroupStackCapacity per warp of the grid
+  unsigned long long* next_long;  // the next listed read a block takes
+  detail::Node* stacks;           // kGroupStackCapacity per block of the grid
   SearchParams params;
 };
 
-// A warp's shared memory: the search's state (lane 0 writes it, every lane reads it) and the
-// members' children.
-struct GroupWarpShared {
+// A group's shared memory: the search's state (thread 0 writes it, every thread reads it), the
+// members' children, and each warp's count of them for the members' offsets.
+struct GroupShared {
   alignas(GroupSearch) unsigned char search[sizeof(GroupSearch)];
   detail::Node children[4 * kGroupMembers];
   std::uint8_t counts[kGroupMembers];
+  unsigned warp_children[kGroupWarps];
   unsigned members;
   unsigned long long taken;
 };
 
-__global__ void __launch_bounds__(kGroupMembers * kGroupWarpsPerBlock) group_search_kernel(GroupSearchOp op) {
-  __shared__ GroupWarpShared shared[kGroupWarpsPerBlock];
-  const unsigned lane = threadIdx.x % kGroupMembers, warp = threadIdx.x / kGroupMembers;
-  GroupWarpShared& w = shared[warp];
-  auto& search = *reinterpret_cast<GroupSearch*>(w.search);
-  detail::Node* stack = op.stacks + (std::uint64_t{blockIdx.x} * kGroupWarpsPerBlock + warp) * kGroupStackCapacity;
+__global__ void __launch_bounds__(kGroupMembers) group_search_kernel(GroupSearchOp op) {
+  __shared__ GroupShared shared;
+  const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
+  auto& search = *reinterpret_cast<GroupSearch*>(shared.search);
+  detail::Node* stack = op.stacks + std::uint64_t{blockIdx.x} * kGroupStackCapacity;
   while (true) {
-    if (lane == 0) w.taken = atomicAdd(op.next_long, 1ull);
-    __syncwarp();
-    const unsigned long long i = w.taken;
+    if (t == 0) shared.taken = atomicAdd(op.next_long, 1ull);
+    __syncthreads();
+    const unsigned long long i = shared.taken;
     if (i >= *op.long_count) return;
     const std::uint64_t r = op.long_reads[i];
     SearchResult& out = op.results[r];
-    if (lane == 0) {
+    if (t == 0) {
       new (&search) GroupSearch(stack);
       const fmindex::PatternRef p = op.patterns[r];
       search.start(op.v, op.codes + p.offset, p.length, op.packed.read_at(p.offset), op.params, out);
       out.flags |= kGroupSearched;
     }
-    __syncwarp();
+    __syncthreads();
     while (true) {
-      if (lane == 0) w.members = search.take_group(op.v, out, kGroupMembers);
-      __syncwarp();
-      const unsigned n = w.members;
+      if (t == 0) shared.members = search.take_group(op.v, out, kGroupMembers);
+      __syncthreads();
+      const unsigned n = shared.members;
       if (n == kGroupDone) break;
       if (n != 0) {  // (0: the leader did other work)
         const unsigned count =
-            lane < n ? search.expand_member(op.v, search.group_node(lane), w.children + 4 * lane) : 0u;
-        // Without hits the lanes push their children at once, at offsets from a warp scan (a leader
-        // pushing up to 128 nodes one by one made most of a group step); with hits, or children that
-        // do not fit, the leader merges them in turn (ReadSearch::merge_group).
+            t < n ? search.expand_member(op.v, search.group_node(t), shared.children + 4 * t) : 0u;
+        // Without hits the members push their children at once, at offsets from a scan (a leader
+        // pushing hundreds of nodes one by one made most of a group step); with hits, or children
+        // that do not fit, the leader merges them in turn (ReadSearch::merge_group).
         const bool hit = count == kGroupHit;
-        const unsigned hits = __ballot_sync(~0u, hit);
-        unsigned before = hit ? 0u : count;  // inclusive scan, then exclusive
-        for (unsigned d = 1; d < kGroupMembers; d *= 2) {
+        unsigned before = hit ? 0u : count;  // inclusive scan within the warp
+        for (unsigned d = 1; d < 32; d *= 2) {
           const unsigned below = __shfl_up_sync(~0u, before, d);
           if (lane >= d) before += below;
         }
-        const unsigned total = __shfl_sync(~0u, before, kGroupMembers - 1);
-        before -= hit ? 0u : count;
-        if (hits == 0 && search.pushed_fit(total)) {
-          for (unsigned c = 0; c < count; ++c) search.pushed_slot(before + c) = w.children[4 * lane + c];
-          __syncwarp();
-          if (lane == 0) search.commit_pushed(op.v, out, total);
+        if (lane == 31) shared.warp_children[warp] = before;
+        const bool any_hit = __syncthreads_or(hit) != 0;
+        unsigned total = 0;
+        for (unsigned w = 0; w < kGroupWarps; ++w) {
+          if (w < warp) before += shared.warp_children[w];
+          total += shared.warp_children[w];
+        }
+        before -= hit ? 0u : count;  // exclusive
+        if (!any_hit && search.pushed_fit(total)) {
+          for (unsigned c = 0; c < count; ++c) search.pushed_slot(before + c) = shared.children[4 * t + c];
+          __syncthreads();
+          if (t == 0) search.commit_pushed(op.v, out, total);
         } else {
-          w.counts[lane] = static_cast<std::uint8_t>(count);
-          __syncwarp();
-          if (lane == 0) search.merge_group(op.v, out, w.children, w.counts, n);
+          shared.counts[t] = static_cast<std::uint8_t>(count);
+          __syncthreads();
+          if (t == 0) search.merge_group(op.v, out, shared.children, shared.counts, n);
         }
       }
-      __syncwarp();
+      __syncthreads();
     }
   }
 }
@@ -307,11 +314,11 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   WTMAP_TRY(ws.reserve(0, 0, 1));  // its stream
   // The scratch holds the codes, their packed words and mask, the chosen hits, the list of long
   // reads and its two counters, and the group searches' stacks.
-  const unsigned group_blocks = static_cast<unsigned>(wtmap::detail::multiprocessor_count());
+  const unsigned group_blocks = static_cast<unsigned>(wtmap::detail::multiprocessor_count()) * kGroupBlocksPerSm;
   const std::size_t codes_bytes = (batch.codes.size() + 7) / 8 * 8;
   const std::uint64_t packed_words = packed_code_words(batch.codes.size());
   const std::size_t stacks_bytes =
-      sliced ? std::size_t{group_blocks} * kGroupWarpsPerBlock * kGroupStackCapacity * sizeof(detail::Node) : 0;
+      sliced ? std::size_t{group_blocks} * kGroupStackCapacity * sizeof(detail::Node) : 0;
   WTMAP_TRY(ws.reserve_scratch(codes_bytes + 2 * packed_words * 8 + n * (sizeof(ChosenHits) + 8) + 16 + stacks_bytes));
   auto* device_codes = reinterpret_cast<std::uint8_t*>(ws.scratch.data());
   auto* device_packed = reinterpret_cast<std::uint64_t*>(device_codes + codes_bytes);  // bases, then the mask
@@ -335,7 +342,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
       WTMAP_TRY(wtmap::detail::enqueue_for_each_index(ListLongReadsOp{results, long_reads, long_counters}, n, stream));
       const GroupSearchOp group{view,      patterns,          device_codes, packed, results,
                                 long_reads, long_counters, long_counters + 1, stacks, options_.search};
-      group_search_kernel<<<group_blocks, kGroupMembers * kGroupWarpsPerBlock, 0, stream>>>(group);
+      group_search_kernel<<<group_blocks, kGroupMembers, 0, stream>>>(group);
       WTMAP_CUDA_TRY_LAUNCH();
     }
     const ChooseHitsOp choose{view, results, patterns, device_codes, device_chosen, options_.max_alternatives};
@@ -422,12 +429,15 @@ void BatchAligner::choose_on_host(SearchedBatch& batch) {
 // read a 248-byte result per read on the finish thread.
 void BatchAligner::place_chosen(const SearchedBatch& batch, std::vector<ReadAlignment>& out) {
   Lap lap;
-  std::atomic<std::uint64_t> nodes{0}, long_reads{0}, long_read_nodes{0};
+  std::atomic<std::uint64_t> nodes{0}, long_reads{0}, long_read_nodes{0}, capped{0};
+  std::mutex max_mutex;
   wtmap::detail::parallel_for_ranges(batch.results.size(), [&](std::uint64_t begin, std::uint64_t end) {
-    std::uint64_t range_nodes = 0, range_long_reads = 0, range_long_read_nodes = 0;
+    std::uint64_t range_nodes = 0, range_long_reads = 0, range_long_read_nodes = 0, range_capped = 0, range_max = 0;
     for (std::uint64_t r = begin; r < end; ++r) {
       const SearchResult& res = batch.results[r];
       range_nodes += res.work;
+      range_max = std::max<std::uint64_t>(range_max, res.work);
+      range_capped += (res.flags & (kWorkCapped | kStackOverflow)) != 0;
       if (res.flags & kGroupSearched) {
         ++range_long_reads;
         range_long_read_nodes += res.work;
@@ -451,10 +461,14 @@ void BatchAligner::place_chosen(const SearchedBatch& batch, std::vector<ReadAlig
     nodes += range_nodes;
     long_reads += range_long_reads;
     long_read_nodes += range_long_read_nodes;
+    capped += range_capped;
+    std::lock_guard<std::mutex> lock(max_mutex);
+    seconds_.max_read_nodes = std::max(seconds_.max_read_nodes, range_max);
   }, 1 << 12);
   seconds_.search_nodes += nodes;
   seconds_.long_reads += long_reads;
   seconds_.long_read_nodes += long_read_nodes;
+  seconds_.capped_reads += capped;
   lap(seconds_.locate);
 }
 

@@ -55,7 +55,7 @@ constexpr const char* kUsage =
     "                    stages, 2 made ahead\n"
     "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
     "                    reads past 2048 nodes are searched again from the start by groups\n"
-    "                    of 32 threads (a GPU warp) that take 32 nodes a step\n"
+    "                    of 128 threads (a GPU block) that take 128 nodes a step\n"
     "  --device S        auto, gpu or cpu [auto]\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"
     "  -v                at the end, print the busy seconds of each pipeline stage; twice\n"

@@ -22,11 +22,11 @@ struct AlignOptions {
   SearchParams search;
   unsigned max_alternatives = 3;  // -N (<= kMaxAlternatives): XA lists the other hits when X0 + X1 <= N
   // Each read is searched by one thread up to this many nodes; the few reads that need more are
-  // searched again from the start by a group of 32 (ReadSearch's group steps, up to
-  // search.work_cap): a warp on the GPU, one CPU thread playing each member on the CPU, with the
+  // searched again from the start by a group of 128 (ReadSearch's group steps, up to
+  // search.work_cap): a block on the GPU, one CPU thread playing each member on the CPU, with the
   // same results. One GPU thread walks a dependent chain of ~1 us per node, so one read at the
-  // full cap would hold a batch for ~65 ms; a warp takes 32 nodes a step. On both backends, so
-  // that a read's result does not depend on where it ran. 2048 since the warp's lanes push their
+  // full cap would hold a batch for ~65 ms; a group takes 128 nodes a step. On both backends, so
+  // that a read's result does not depend on where it ran. 2048 since the group's members push their
   // children at once: 10^6 E. coli reads search in 0.070 s instead of 0.079 s at 8192, the
   // launch's tail being shorter (bench/RESULTS.md).
   std::uint32_t thread_work_slice = 2048;
@@ -114,6 +114,8 @@ class BatchAligner {
     // Reads that needed more than options.thread_work_slice nodes, searched again in groups, and
     // the group searches' nodes.
     std::uint64_t long_reads = 0, long_read_nodes = 0;
+    // The most nodes one read took, and the reads the work cap (or a full stack) stopped.
+    std::uint64_t max_read_nodes = 0, capped_reads = 0;
   };
   const StageSeconds& stage_seconds() const { return seconds_; }
 

@@ -39,9 +39,10 @@ constexpr unsigned kMinReadLength = 10;
 constexpr unsigned kHitSlots = 8;         // distinct SA intervals kept per read
 constexpr unsigned kStackCapacity = 128;  // pending search nodes per read
 // The search of a read by a group of threads (ReadSearch's group steps): members per group (a
-// warp) and pending nodes per read (in scratch memory: a group pops up to 32 nodes and pushes up
-// to 128 a step).
-constexpr unsigned kGroupMembers = 32;
+// block of four warps on the GPU: the longest read of 10^6 E. coli reads, 57,008 nodes, took
+// 4.3 ms in groups of 128 against 9.3 ms in warps of 32; bench/RESULTS.md) and pending nodes per
+// read (in scratch memory: a group pops up to 128 nodes and pushes up to 512 a step).
+constexpr unsigned kGroupMembers = 128;
 constexpr unsigned kGroupStackCapacity = 4096;
 constexpr unsigned kGroupDone = ~0u;  // ReadSearch::take_group: the read is finished
 constexpr std::uint8_t kGroupHit = 0xFF;  // ReadSearch::expand_member: the node is a hit
@@ -185,12 +186,12 @@ struct SearchScratch {
 //
 // Group steps search one read with a group of up to kGroupMembers threads, for the few reads that
 // need thousands of nodes (a dependent chain of ~1 us per node on one GPU thread): the same
-// passes and pruning, but each step takes up to 32 nodes off the top of the stack
+// passes and pruning, but each step takes up to kGroupMembers nodes off the top of the stack
 // (take_group, by one leader), the members expand one node each (expand_member), and the leader
 // merges their hits and children in member order (merge_group). The order of visits differs
 // from step()'s, so the hits are found in another order (other slots, another tie pick, another
 // point where a work cap stops), but it is the same wherever the members run: one CPU thread
-// playing each in turn (search_read_in_groups) or a GPU warp.
+// playing each in turn (search_read_in_groups) or a GPU block.
 //
 // Phases:
 //   collect_pass (opening): every hit within min(k, 1) mismatches, with D taken as 0 (a lower
@@ -731,7 +732,7 @@ struct GroupSearchScratch {
 };
 
 // The whole search of one read by group steps, one thread playing each member in turn: the same
-// result as a GPU warp's (the CPU backend's entry point for reads past the work slice).
+// result as a GPU block's (the CPU backend's entry point for reads past the work slice).
 template <unsigned Slots>
 void search_read_in_groups(const fmindex::FmIndexView& index, const std::uint8_t* read, std::uint32_t length,
                            const PackedRead& packed, const SearchParams& params, BasicSearchResult<Slots>& out,
