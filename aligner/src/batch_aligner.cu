@@ -399,7 +399,7 @@ void BatchAligner::search_long_reads_on_cpu(SearchedBatch& batch) const {
   std::atomic<std::size_t> next{0};
   wtmap::detail::parallel_for_ranges(std::min<std::uint64_t>(batch.long_reads.size(), wtmap::detail::cpu_threads()),
                                      [&](std::uint64_t, std::uint64_t) {
-    auto scratch = std::make_unique<GroupSearchScratch>();  // 132 KB: not on the thread's stack
+    auto scratch = std::make_unique<GroupSearchScratch>();  // 160 KB: not on the thread's stack
     for (std::size_t j; (j = next++) < batch.long_reads.size();) {
       const std::size_t r = batch.long_reads[j];
       const fmindex::PatternRef p = batch.patterns[r];

@@ -22,14 +22,15 @@ struct AlignOptions {
   SearchParams search;
   unsigned max_alternatives = 3;  // -N (<= kMaxAlternatives): XA lists the other hits when X0 + X1 <= N
   // Each read is searched by one thread up to this many nodes; the few reads that need more are
-  // searched again from the start by a group of 128 (ReadSearch's group steps, up to
+  // searched again from the start by a group of 256 (ReadSearch's group steps, up to
   // search.work_cap): a block on the GPU, one CPU thread playing each member on the CPU, with the
   // same results. One GPU thread walks a dependent chain of ~1 us per node, so one read at the
-  // full cap would hold a batch for ~65 ms; a group takes 128 nodes a step. On both backends, so
-  // that a read's result does not depend on where it ran. 2048 since the group's members push their
-  // children at once: 10^6 E. coli reads search in 0.070 s instead of 0.079 s at 8192, the
-  // launch's tail being shorter (bench/RESULTS.md).
-  std::uint32_t thread_work_slice = 2048;
+  // full cap would hold a batch for ~65 ms; a group takes 256 nodes a step. On both backends, so
+  // that a read's result does not depend on where it ran. 1024 since the groups grew to 256 and
+  // push their children at once: 10^6 E. coli reads search in 0.058-0.061 s, against 0.062 s at
+  // 2048 and 0.079 s at 8192 before those changes; 512 sends 20,000 reads to the groups and is
+  // slower (bench/RESULTS.md).
+  std::uint32_t thread_work_slice = 1024;
 };
 
 // One placement of a read, in reference coordinates.

@@ -39,10 +39,11 @@ constexpr unsigned kMinReadLength = 10;
 constexpr unsigned kHitSlots = 8;         // distinct SA intervals kept per read
 constexpr unsigned kStackCapacity = 128;  // pending search nodes per read
 // The search of a read by a group of threads (ReadSearch's group steps): members per group (a
-// block of four warps on the GPU: the longest read of 10^6 E. coli reads, 57,008 nodes, took
-// 4.3 ms in groups of 128 against 9.3 ms in warps of 32; bench/RESULTS.md) and pending nodes per
-// read (in scratch memory: a group pops up to 128 nodes and pushes up to 512 a step).
-constexpr unsigned kGroupMembers = 128;
+// block of eight warps on the GPU: the longest read of 10^6 E. coli reads, 57,008 nodes, took
+// 4.3 ms in groups of 128 against 9.3 ms in warps of 32, and search only was 0.058-0.061 s with
+// groups of 256 against 0.060-0.066 s with 128 at a slice of 1024; bench/RESULTS.md) and pending
+// nodes per read (in scratch memory: a group pops up to 256 nodes and pushes up to 1024 a step).
+constexpr unsigned kGroupMembers = 256;
 constexpr unsigned kGroupStackCapacity = 4096;
 constexpr unsigned kGroupDone = ~0u;  // ReadSearch::take_group: the read is finished
 constexpr std::uint8_t kGroupHit = 0xFF;  // ReadSearch::expand_member: the node is a hit
