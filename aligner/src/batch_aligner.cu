@@ -331,8 +331,8 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   WTMAP_CUDA_TRY(cudaMemcpyAsync(device_codes, batch.codes.data(), batch.codes.size(), cudaMemcpyHostToDevice, ws.streams[0]));
   WTMAP_TRY(wtmap::detail::run_batch_device(EncodeLettersOp{}, device_codes, device_codes, batch.codes.size(), ws.streams[0],
                                             ws, "encode"));
-  WTMAP_TRY(wtmap::detail::enqueue_for_each_index(
-      PackCodesOp{device_codes, batch.codes.size(), device_packed, device_packed + packed_words}, packed_words, ws.streams[0]));
+  const PackCodesOp pack{device_codes, batch.codes.size(), device_packed, device_packed + packed_words};
+  WTMAP_TRY(wtmap::detail::enqueue_for_each_index(pack, packed_words, ws.streams[0]));
   // After the search kernel, on its stream and buffers: the long reads' group search, then every
   // read's hit choice and locate, and the copy of the chosen hits; then the results' copy.
   const fmindex::FmIndexView view = index_.view();

@@ -120,7 +120,7 @@ struct BasicSearchResult {
   HitInterval slots[Slots];
   std::uint64_t count[kMaxMismatches + 1];  // rows found at each mismatch count
   std::uint32_t num_slots;
-  std::uint32_t work;    // search nodes visited
+  std::uint32_t work;    // search steps: nodes visited, and the LF steps of verification
   std::uint8_t flags;
   std::uint8_t best;     // mismatches of the best hits; 0xFF when unmapped
 
@@ -305,7 +305,7 @@ class ReadSearch {
     // locate step's sampled mark of its row -- read by every step (of row 0 when not locating), so
     // that the load goes out beside the counts' instead of after them: in a warp some thread is
     // locating at almost every step, and a load of its own would add a second memory latency to
-    // all of them.
+    // all of them (behind a branch, the load also took the kernel from 122 to 164 registers).
     const bool sampled = index.sa.sampled.access(locating_ ? lo : 0) && locating_;
     std::uint64_t occ_lo[4] = {0, 0, 0, 0}, occ_hi[4] = {0, 0, 0, 0};
     if (expand) index.occ_all_pair(lo, hi, occ_lo, occ_hi);
@@ -571,8 +571,8 @@ class ReadSearch {
   // Whether node is verified rather than stepped (kVerifyDepth): one row, kVerifyDepth bases
   // deep, at least s bases left, and an index with its text.
   WTMAP_HD bool verifies(const fmindex::FmIndexView& index, const detail::Node& node) const {
-    return node.hi - node.lo == 1 && length_ - node.remaining >= kVerifyDepth && node.remaining >= index.sa.sample_rate &&
-           !index.text.empty();
+    return node.hi - node.lo == 1 && length_ - node.remaining >= kVerifyDepth &&
+           node.remaining >= index.sa.sample_rate && !index.text.empty();
   }
 
   // One step of the locate of next_'s row, from that row's BWT counts (occ at lo and lo + 1) and
@@ -580,7 +580,7 @@ class ReadSearch {
   // position and the verification of next_ there.
   WTMAP_HD bool locate_step(const fmindex::FmIndexView& index, bool sampled, const std::uint64_t occ_lo[4],
                             const std::uint64_t occ_hi[4], Result& out) {
-    if (!sampled) {  // the row's BWT base is the one whose count steps over it (never # or $: those rows are sampled)
+    if (!sampled) {  // its BWT base is the one whose count steps over it (# and $ rows are sampled)
       std::uint64_t row = index.C[0] + occ_lo[0];
       for (unsigned c = 1; c < 4; ++c) row = occ_hi[c] != occ_lo[c] ? index.C[c] + occ_lo[c] : row;
       next_.lo = row;
