@@ -59,8 +59,8 @@ constexpr std::uint8_t kGroupHit = 0xFF;  // ReadSearch::expand_member: the node
 // almost always one the read aligns to. The same hits either way: the path the steps would take
 // is the text's. On E. coli it takes 37 % of the search steps away (1.92 to 1.21 * 10^8 for 10^6
 // reads), but on the GPU its code costs registers (96 to 122) and convergence, so search only
-// gained about 4 % (0.0732 to 0.0706 s; bench/RESULTS.md). (The CPU backend takes the same 37 %
-// fewer steps; its time was not measured.)
+// gained about 4 % (0.0732 to 0.0706 s); the CPU backend searches 22 % faster (0.655 to 0.51 s
+// for 10^5 reads on 2 cores; bench/RESULTS.md).
 constexpr unsigned kVerifyDepth = 20;
 
 // The substitutions of a hit: read positions and the reference base at each, in one 64-bit word
