@@ -158,9 +158,10 @@ TEST_P(FmIndexBackend, HandCheckedExamples) {
 
 // ---- loading for search only ------------------------------------------------------------------
 
-// IndexParts::search_only leaves out the sampled suffix array: every interval is the one the
-// naive scan counts (and the full load finds), locate() and save() are refused, and what it
-// does read is still checked (a file cut inside the wavelet tree is an error).
+// IndexParts::search_only leaves out the sampled suffix array and the packed text: every interval
+// is the one the naive scan counts (and the full load finds), locate() and save() are refused,
+// and what it does read is still checked (a file cut inside the wavelet tree is an error). The
+// full load has the built index's text, word for word.
 TEST_P(FmIndexBackend, SearchOnlyLoadSearchesAndRefusesLocate) {
   const std::vector<TestContig> contigs = make_contigs(DnaShape::random_small);
   const FmIndex built = build_index(load_reference(dir_, contigs), GetParam(), 4);
@@ -189,6 +190,11 @@ TEST_P(FmIndexBackend, SearchOnlyLoadSearchesAndRefusesLocate) {
   EXPECT_TRUE(full->locate(&row, &position, 1).ok());
   EXPECT_EQ(search_only->save(dir_.file("again.wtmap")).code(), StatusCode::invalid_argument);
   EXPECT_FALSE(fs::exists(dir_.file("again.wtmap")));
+  EXPECT_TRUE(search_only->view().text.empty());
+  auto built_words = built.packed_text().words(), loaded_words = full->packed_text().words();
+  ASSERT_TRUE(built_words.ok() && loaded_words.ok());
+  EXPECT_FALSE(built_words->empty());
+  EXPECT_EQ(*loaded_words, *built_words);
 
   const std::string bytes = read_file(path);
   write_file(path, bytes.substr(0, bytes.size() / 4));  // inside the wavelet tree's section

@@ -75,6 +75,9 @@ class FmIndex : public FmIndexBase<FmIndexView> {
 
   std::size_t size_in_bytes() const;  // the k-mer table included
 
+  // The forward text packed (empty for an index from a version 1 file or loaded search_only).
+  const PackedText& packed_text() const { return text_; }
+
   // Reference coordinates of a match of `length` at text position `text_position`.
   ReferenceHit to_reference(std::uint64_t text_position, std::uint64_t length) const;
 
