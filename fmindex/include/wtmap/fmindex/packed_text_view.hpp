@@ -1,6 +1,6 @@
-// wtmap fmindex: the text of a DNA index read base by base -- its forward half F packed two bits a
-// base, and where F's fragments end -- as a trivially copyable view (__host__ __device__; the
-// owner is packed_text.hpp).
+// wtmap fmindex: the text of a DNA index read a base or 32 bases at a time -- its forward half F
+// packed two bits a base, and where F's fragments end -- as a trivially copyable view
+// (__host__ __device__; the owner is packed_text.hpp).
 //
 // The index text is T = F # rc(F) $ (fm_index_view.hpp), so T[q] for q > m is the complement of
 // F[2m - q] and F alone answers for both strands. The search uses it to check a candidate
