@@ -397,6 +397,7 @@ void BatchAligner::search_long_reads_on_cpu(SearchedBatch& batch) const {
     if (batch.results[r].flags & kWorkCapped) batch.long_reads.push_back(r);
   }
   std::atomic<std::size_t> next{0};
+  const PackedCodesView packed = cpu_packed_codes(batch);
   wtmap::detail::parallel_for_ranges(std::min<std::uint64_t>(batch.long_reads.size(), wtmap::detail::cpu_threads()),
                                      [&](std::uint64_t, std::uint64_t) {
     auto scratch = std::make_unique<GroupSearchScratch>();  // 160 KB: not on the thread's stack
@@ -404,7 +405,7 @@ void BatchAligner::search_long_reads_on_cpu(SearchedBatch& batch) const {
       const std::size_t r = batch.long_reads[j];
       const fmindex::PatternRef p = batch.patterns[r];
       search_read_in_groups(index_.view(), batch.codes.data() + p.offset, p.length,
-                            cpu_packed_codes(batch).read_at(p.offset), options_.search, batch.results[r], *scratch);
+                            packed.read_at(p.offset), options_.search, batch.results[r], *scratch);
       batch.results[r].flags |= kGroupSearched;
     }
   }, 1);

@@ -215,9 +215,18 @@ Result<FmIndex> FmIndex::load(const std::string& path, Backend backend, std::uin
   }
   PackedText text;  // none in a version 1 file
   if (header->version >= kDnaIndexVersion) {
-    auto words = file::read_streamed_section(in, "PACK", path, [&](std::istream& payload, std::uint64_t size) {
+    using Words = std::vector<std::uint64_t>;
+    auto read_words = [&](std::istream& payload, std::uint64_t size) -> Result<Words> {
+      if (parts == IndexParts::search_only) {  // checksummed on the way past, not kept
+        payload.ignore(static_cast<std::streamsize>(size));
+        if (static_cast<std::uint64_t>(payload.gcount()) != size) {
+          return corrupt_data("truncated index file (in the PACK section)");
+        }
+        return Words{};
+      }
       return file::read_u64_array(payload, size, PackedText::num_words(m), "packed text");
-    });
+    };
+    auto words = file::read_streamed_section(in, "PACK", path, read_words);
     if (!words.ok()) return words.status();
     if (parts == IndexParts::all) {
       auto packed = PackedText::from_words(*words, m, *fragments, backend);

@@ -160,7 +160,8 @@ TEST_P(FmIndexBackend, HandCheckedExamples) {
 
 // IndexParts::search_only leaves out the sampled suffix array and the packed text: every interval
 // is the one the naive scan counts (and the full load finds), locate() and save() are refused,
-// and what it does read is still checked (a file cut inside the wavelet tree is an error). The
+// and what it does read is still checked (a flipped byte of the skipped text, a file cut inside
+// the wavelet tree are errors). The
 // full load has the built index's text, word for word.
 TEST_P(FmIndexBackend, SearchOnlyLoadSearchesAndRefusesLocate) {
   const std::vector<TestContig> contigs = make_contigs(DnaShape::random_small);
@@ -197,6 +198,14 @@ TEST_P(FmIndexBackend, SearchOnlyLoadSearchesAndRefusesLocate) {
   EXPECT_EQ(*loaded_words, *built_words);
 
   const std::string bytes = read_file(path);
+  std::string flipped = bytes;  // a byte of the packed text, which search_only skips but checks
+  const std::size_t pack = flipped.find("PACK");
+  ASSERT_NE(pack, std::string::npos);
+  flipped[pack + 4 + 8 + 8 + 3] ^= 0x10;  // past the tag, the size and the word count
+  write_file(path, flipped);
+  auto corrupt = FmIndex::load(path, GetParam(), 0, fmindex::IndexParts::search_only);
+  EXPECT_EQ(corrupt.status().code(), StatusCode::corrupt_data);
+  EXPECT_NE(corrupt.status().message().find("PACK"), std::string::npos) << corrupt.status().message();
   write_file(path, bytes.substr(0, bytes.size() / 4));  // inside the wavelet tree's section
   EXPECT_FALSE(FmIndex::load(path, GetParam(), 0, fmindex::IndexParts::search_only).ok());
 }
