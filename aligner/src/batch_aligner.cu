@@ -21,6 +21,10 @@ struct MismatchSearchOp {
   // launch (`wtmap align` on 10^6 E. coli reads: median 0.965 s instead of 1.045 s with blocks
   // of 256; bench/RESULTS.md).
   static constexpr unsigned kBlockThreads = 32;
+  // 16 warps an SM, as many as the 128 registers ptxas then gives the kernel allow: left to
+  // itself it takes 168, and 12 warps searched 10^6 E. coli reads in 0.058-0.063 s against
+  // 0.055-0.057 s (at 20 warps it spills; bench/RESULTS.md).
+  static constexpr unsigned kMinBlocksPerSm = 16;
   using In = fmindex::PatternRef;
   using Out = SearchResult;
   using State = ReadSearch<kHitSlots>;

@@ -255,29 +255,36 @@ class ReadSearch {
   }
 
   // One unit of work; false once the read is finished (out then holds its result).
+  //
+  // Every way a step can end a pass leads to the one finish_pass call at its end: functions are
+  // inlined (WTMAP_HD), and with a call per exit the kernel held six copies of finish_pass, each
+  // with the next pass's begin_pass and skip_exact_steps. With one call, and for_each_child's
+  // loop kept rolled, the search kernel went from 5,968 to 2,904 SASS instructions (it had waited
+  // for an instruction in 16 % of its stalls), and search only on 10^6 E. coli reads from
+  // 0.060-0.062 s to 0.055-0.057 s with the same results (bench/RESULTS.md).
   WTMAP_HD bool step(const fmindex::FmIndexView& index, Result& out) {
     if (phase_ == Phase::done) return false;
-    // Which rows this step extends, and whether it extends at all.
+    // Which rows this step extends, and whether it extends at all; whether the step's node is a
+    // hit, and whether the pass ends here whatever else.
     std::uint64_t lo = 0, hi = 0;
-    bool expand = false;
+    bool expand = false, hit = false, ended = false;
     detail::Node node{};
     if (phase_ == Phase::lower_bounds) {
       lo = interval_.lo;
       hi = interval_.hi;
       expand = read_[position_] <= 3;
+    } else if (!locating_ && top_ == 0 && !has_next_) {
+      ended = true;  // no node to visit: the pass's root died in skip_exact_steps
+    } else if (++work_ > work_cap_) {
+      out.flags |= kWorkCapped;
+      locating_ = false;
+      ended = true;
     } else if (locating_) {  // a step of the locate of next_'s row (verification)
-      if (++work_ > work_cap_) {
-        out.flags |= kWorkCapped;
-        locating_ = false;
-        return finish_pass(index, out, false);
-      }
       lo = next_.lo;
       hi = lo + 1;
       expand = true;
     } else {
-      // The node to visit: the child the last step kept in registers, else the top of the stack
-      // (none: the pass's root died in skip_exact_steps).
-      if (top_ == 0 && !has_next_) return finish_pass(index, out, false);
+      // The node to visit: the child the last step kept in registers, else the top of the stack.
       // (Two assignments, not `has_next_ ? next_ : stack_[...]`: a pointer that may point at
       // next_ would keep the whole search state in local memory instead of registers.)
       if (has_next_) {
@@ -286,19 +293,15 @@ class ReadSearch {
         node = stack_[--top_];
       }
       has_next_ = false;
-      if (++work_ > work_cap_) {
-        out.flags |= kWorkCapped;
-        return finish_pass(index, out, false);
-      }
-      if (node.remaining == 0) return record_hit(index, node, out);
-      if (verifies(index, node)) {  // next_ holds the node while its row is located
+      hit = node.remaining == 0;
+      if (!hit && verifies(index, node)) {  // next_ holds the node while its row is located
         locating_ = true;
         locate_steps_ = 0;
         next_ = node;
       }
       lo = node.lo;
       hi = node.hi;
-      expand = true;
+      expand = !hit;
     }
     // The memory work of every step, the same code for every phase (so a warp's threads stay
     // converged whatever phase each is in): the counts of the four bases before lo and hi, and a
@@ -309,32 +312,29 @@ class ReadSearch {
     const bool sampled = index.sa.sampled.access(locating_ ? lo : 0) && locating_;
     std::uint64_t occ_lo[4] = {0, 0, 0, 0}, occ_hi[4] = {0, 0, 0, 0};
     if (expand) index.occ_all_pair(lo, hi, occ_lo, occ_hi);
-    if (locating_) return locate_step(index, sampled, occ_lo, occ_hi, out);
-    if (phase_ == Phase::lower_bounds) {
-      // read[j, i] forward is its reverse complement backward: extend by the complement.
-      const unsigned c = expand ? 3 - read_[position_] : 0;
-      const std::uint64_t first = detail::element(index.C, c);
-      interval_ = expand ? fmindex::SaInterval{first + detail::element(occ_lo, c), first + detail::element(occ_hi, c)}
-                         : fmindex::SaInterval{};
-      if (interval_.empty()) {  // read[j, i] is absent: one more mismatch needed; a new piece
-        for (unsigned j = 0; j <= kMaxMismatches; ++j) {  // first_at_least_[bound_], constant indices
-          if (j == bound_) first_at_least_[j] = static_cast<std::uint16_t>(position_);
-        }
-        if (bound_ < 0xFF) ++bound_;
-        interval_ = {0, rows_};
+    if (locating_) {
+      if (!sampled) {  // an LF step: to the row one text position earlier
+        next_.lo = lf_from_counts(index, occ_lo, occ_hi);
+        ++locate_steps_;
+        return true;
       }
-      if (++position_ < length_) return true;
-      bounds_known_ = true;
-      if (out.best != 0xFF) {  // the opening pass found the best stratum: collect it and the next
-        begin_pass(index, out.best < k_ ? out.best + 1u : k_, Phase::collect_pass);
-      } else {  // nothing within limit_ mismatches
-        const unsigned needed = mismatches_needed(length_ - 1);
-        begin_pass(index, needed > limit_ + 1 ? needed : limit_ + 1, Phase::first_pass);
-      }
-      return finish_if_done(out);
+      // The row's text position, and the verification of next_ there.
+      locating_ = false;
+      node = next_;
+      hit = verify(index, node, index.sa.sa_samples[index.sa.sampled.rank1(node.lo)] + locate_steps_);
+    } else if (phase_ == Phase::lower_bounds) {
+      return lower_bound_step(index, expand, occ_lo, occ_hi, out);
+    } else if (expand) {
+      push_children(index, node, occ_lo, occ_hi, out);
     }
-    push_children(index, node, occ_lo, occ_hi, out);
-    if (top_ == 0 && !has_next_) return finish_pass(index, out, false);
+    // A hit ends a first pass; a collect pass records it and goes on.
+    const bool found_first = hit && phase_ == Phase::first_pass;
+    if (found_first) {
+      first_ = {node.lo, node.hi, node.edits};
+    } else if (hit) {
+      add_hit(node, out);
+    }
+    if (found_first || ended || (top_ == 0 && !has_next_)) return finish_pass(index, out, found_first);
     return true;
   }
 
@@ -493,15 +493,14 @@ class ReadSearch {
   // A pass ended: its stack ran empty, its first hit was found (first pass), or the work cap hit.
   WTMAP_HD bool finish_pass(const fmindex::FmIndexView& index, Result& out, bool found_first) {
     if (phase_ == Phase::first_pass) {
-      if (found_first) {
-        out.best = static_cast<std::uint8_t>(limit_);
-        begin_pass(index, limit_ < k_ ? limit_ + 1 : k_, Phase::collect_pass);
-        return true;
-      }
-      if (out.flags & kWorkCapped) {
-        phase_ = Phase::done;
+      // Its hit makes limit_ the best stratum: collect it and the next. Else the next limit,
+      // unless the work cap stopped it.
+      if (found_first) out.best = static_cast<std::uint8_t>(limit_);
+      if (found_first || (out.flags & kWorkCapped) == 0) {
+        begin_pass(index, found_first ? (limit_ < k_ ? limit_ + 1 : k_) : limit_ + 1,
+                   found_first ? Phase::collect_pass : Phase::first_pass);
       } else {
-        begin_pass(index, limit_ + 1, Phase::first_pass);
+        phase_ = Phase::done;
       }
     } else if (!bounds_known_) {
       // The opening pass collected every hit within limit_ (0 or 1) mismatches. Its lowest
@@ -540,17 +539,6 @@ class ReadSearch {
     return finish_if_done(out);
   }
 
-  // A node with the whole read matched: all occurrences of one string.
-  WTMAP_HD bool record_hit(const fmindex::FmIndexView& index, const detail::Node& node, Result& out) {
-    if (phase_ == Phase::first_pass) {
-      first_ = {node.lo, node.hi, node.edits};
-      return finish_pass(index, out, true);
-    }
-    add_hit(node, out);
-    if (top_ == 0 && !has_next_) return finish_pass(index, out, false);
-    return true;
-  }
-
   // A collect pass's hit: counted in its stratum, and kept in a slot.
   WTMAP_HD void add_hit(const detail::Node& node, Result& out) const {
     const HitInterval hit{node.lo, node.hi, node.edits};
@@ -575,24 +563,40 @@ class ReadSearch {
            node.remaining >= index.sa.sample_rate && !index.text.empty();
   }
 
-  // One step of the locate of next_'s row, from that row's BWT counts (occ at lo and lo + 1) and
-  // its sampled mark: an LF step to the row one text position earlier, or at a sampled row its
-  // position and the verification of next_ there.
-  WTMAP_HD bool locate_step(const fmindex::FmIndexView& index, bool sampled, const std::uint64_t occ_lo[4],
-                            const std::uint64_t occ_hi[4], Result& out) {
-    if (!sampled) {  // its BWT base is the one whose count steps over it (# and $ rows are sampled)
-      std::uint64_t row = index.C[0] + occ_lo[0];
-      for (unsigned c = 1; c < 4; ++c) row = occ_hi[c] != occ_lo[c] ? index.C[c] + occ_lo[c] : row;
-      next_.lo = row;
-      ++locate_steps_;
-      return true;
+  // A step of lower_bounds (bwt_cal_width), from the counts at interval_'s ends: read[j, i]
+  // forward is its reverse complement backward, so it extends by the complement of read[i].
+  WTMAP_HD bool lower_bound_step(const fmindex::FmIndexView& index, bool expand, const std::uint64_t (&occ_lo)[4],
+                                 const std::uint64_t (&occ_hi)[4], Result& out) {
+    const unsigned c = expand ? 3 - read_[position_] : 0;
+    const std::uint64_t first = detail::element(index.C, c);
+    interval_ = expand ? fmindex::SaInterval{first + detail::element(occ_lo, c), first + detail::element(occ_hi, c)}
+                       : fmindex::SaInterval{};
+    if (interval_.empty()) {  // read[j, i] is absent: one more mismatch needed; a new piece
+      for (unsigned j = 0; j <= kMaxMismatches; ++j) {  // first_at_least_[bound_], constant indices
+        if (j == bound_) first_at_least_[j] = static_cast<std::uint16_t>(position_);
+      }
+      if (bound_ < 0xFF) ++bound_;
+      interval_ = {0, rows_};
     }
-    locating_ = false;
-    detail::Node node = next_;
-    const std::uint64_t position = index.sa.sa_samples[index.sa.sampled.rank1(node.lo)] + locate_steps_;
-    if (verify(index, node, position)) return record_hit(index, node, out);
-    if (top_ == 0 && !has_next_) return finish_pass(index, out, false);
-    return true;
+    if (++position_ < length_) return true;
+    bounds_known_ = true;
+    // The opening pass found the best stratum: collect it and the next. Else nothing was within
+    // limit_ mismatches: first passes from the limit D allows.
+    const unsigned needed = mismatches_needed(length_ - 1);
+    const bool found = out.best != 0xFF;
+    begin_pass(index, found ? (out.best < k_ ? out.best + 1u : k_) : (needed > limit_ + 1 ? needed : limit_ + 1),
+               found ? Phase::collect_pass : Phase::first_pass);
+    return finish_if_done(out);
+  }
+
+  // The LF step of a row r from its counts (occ_lo at r, occ_hi at r + 1): the row one text
+  // position earlier. r's BWT base is the one whose count steps over r (# and $ rows are sampled,
+  // never stepped).
+  WTMAP_HD static std::uint64_t lf_from_counts(const fmindex::FmIndexView& index, const std::uint64_t occ_lo[4],
+                                               const std::uint64_t occ_hi[4]) {
+    std::uint64_t row = index.C[0] + occ_lo[0];
+    for (unsigned c = 1; c < 4; ++c) row = occ_hi[c] != occ_lo[c] ? index.C[c] + occ_lo[c] : row;
+    return row;
   }
 
   // Verification of node, one row whose suffix at text position p starts with read[remaining,
@@ -641,7 +645,7 @@ class ReadSearch {
   // push would have popped next, stays in registers as next_ instead: the same order of visits,
   // without a round trip through the stack in local memory on every step down a path.
   WTMAP_HD void push_children(const fmindex::FmIndexView& index, const detail::Node& node,
-                              const std::uint64_t occ_lo[4], const std::uint64_t occ_hi[4], Result& out) {
+                              const std::uint64_t (&occ_lo)[4], const std::uint64_t (&occ_hi)[4], Result& out) {
     for_each_child(index, node, occ_lo, occ_hi, [&](const detail::Node& child) {
       if (has_next_) push(next_, out);  // an earlier sibling: to the stack after all
       next_ = child;
@@ -653,23 +657,31 @@ class ReadSearch {
   // the order push_children wants them, each handed to visit(child).
   template <class Visit>
   WTMAP_HD void for_each_child(const fmindex::FmIndexView& index, const detail::Node& node,
-                               const std::uint64_t occ_lo[4], const std::uint64_t occ_hi[4], Visit&& visit) const {
+                               const std::uint64_t (&occ_lo)[4], const std::uint64_t (&occ_hi)[4], Visit&& visit) const {
     const unsigned i = node.remaining - 1u;
     const unsigned base = read_[i];
     const unsigned needed_before = i > 0 ? mismatches_needed(i - 1) : 0u;
     const bool exact_last = phase_ == Phase::first_pass;  // the child kept in registers is visited first
-    for (unsigned round = 0; round < 2; ++round) {
-      for (unsigned c = 0; c < 4; ++c) {
-        const bool mismatch = c != base;
-        if (mismatch != ((round == 0) == exact_last)) continue;
-        const unsigned mm = node.edits.count() + (mismatch ? 1u : 0u);
-        if (mm + needed_before > limit_) continue;
-        const std::uint64_t clo = index.C[c] + occ_lo[c], chi = index.C[c] + occ_hi[c];
-        if (clo >= chi) continue;
-        detail::Node child{clo, chi, node.edits, static_cast<std::uint16_t>(i)};
-        if (mismatch) child.edits.push(i, c);
-        if (skip_exact_steps(index, child)) visit(child);
-      }
+    // The mismatching bases in increasing order, with the read's own base last (first pass) or
+    // first (collect pass); an N has no exact child. One loop of four, kept rolled on the GPU: its
+    // body (with skip_exact_steps) is then in the kernel once, where two rounds over the bases,
+    // unrolled, held it eight times.
+    const unsigned exact_at = base > 3 ? 4u : exact_last ? 3u : 0u;
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+    for (unsigned t = 0; t < 4; ++t) {
+      const unsigned m = t > exact_at ? t - 1 : t;  // the m-th mismatching base, when t is not exact_at
+      const unsigned c = t == exact_at ? base : m + (m >= base ? 1u : 0u);
+      const bool mismatch = t != exact_at;
+      const unsigned mm = node.edits.count() + (mismatch ? 1u : 0u);
+      if (mm + needed_before > limit_) continue;
+      const std::uint64_t first = detail::element(index.C, c);
+      const std::uint64_t clo = first + detail::element(occ_lo, c), chi = first + detail::element(occ_hi, c);
+      if (clo >= chi) continue;
+      detail::Node child{clo, chi, node.edits, static_cast<std::uint16_t>(i)};
+      if (mismatch) child.edits.push(i, c);
+      if (skip_exact_steps(index, child)) visit(child);
     }
   }
 
