@@ -23,14 +23,16 @@ constexpr const char* kUsage =
     "Options:\n"
     "  -p STR          index prefix [the FASTA path]\n"
     "  --alphabet STR  dna, protein or byte [dna]\n"
-    "  -s INT          suffix-array sample rate: a locate costs at most INT steps [32]\n"
+    "  -s INT          suffix-array sample rate: a locate costs at most INT steps [8, 16 or\n"
+    "                  32, the smallest whose samples fit 256 MiB: 8 up to 134 Mbp, 32 past 268]\n"
     "  -t INT          CPU threads [all cores]\n"
     "  --device S      auto, gpu or cpu: where the wavelet tree is built [auto]\n"
     "\n"
     "Peak memory: dna about 21 bytes per reference base (2 strands x 8-byte suffix array plus\n"
-    "text and BWT), e.g. 2.1 GB for 100 Mbp; the index takes about 1.3 bytes per base.\n"
-    "protein and byte about 12 bytes per symbol (one strand); the index takes about\n"
-    "(log2 of the alphabet size + 4) / 8 bytes per symbol, e.g. 1.0 for 20 amino acids.\n";
+    "text and BWT), e.g. 2.1 GB for 100 Mbp; the index takes about 1.2 + 16 / s bytes per base\n"
+    "(1.7 at -s 32, 3.2 at -s 8). protein and byte about 12 bytes per symbol (one strand); the\n"
+    "index takes about (log2 of the alphabet size + 2) / 8 + 8 / s bytes per symbol, e.g. 1.0\n"
+    "for 20 amino acids at -s 32.\n";
 
 // Builds and writes the index of `reference`; Index is FmIndex or GeneralFmIndex.
 template <class Index, class Reference>
@@ -52,7 +54,7 @@ int build_and_save(const Reference& reference, const fmindex::FmIndexOptions& op
 int index_main(int argc, char** argv) {
   CommonOptions common;
   std::string prefix, fasta;
-  std::uint64_t sample_rate = 32;
+  std::uint64_t sample_rate = fmindex::kSampleRateBySize;
   fmindex::Alphabet alphabet = fmindex::Alphabet::dna;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

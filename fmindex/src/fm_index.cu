@@ -28,6 +28,8 @@ Result<FmIndex> FmIndex::build(const Reference& ref, const FmIndexOptions& optio
   if (options.sample_rate == 0) return invalid_argument("the SA sample rate must be at least 1");
   const std::uint64_t m = ref.forward.size();
   const std::uint64_t n = 2 * m + 2;
+  const std::uint32_t sample_rate =
+      options.sample_rate == kSampleRateBySize ? default_sample_rate(n) : options.sample_rate;
   // T = F # rc(F) $
   std::vector<std::uint8_t> text(n);
   for (std::uint64_t i = 0; i < m; ++i) {
@@ -43,9 +45,9 @@ Result<FmIndex> FmIndex::build(const Reference& ref, const FmIndexOptions& optio
   if (!suffixes.ok()) return suffixes.status();
   std::vector<std::int64_t> sa = std::move(suffixes.value());
 
-  progress("BWT and SA samples");
+  progress("BWT and SA samples (every " + std::to_string(sample_rate) + " text positions)");
   std::vector<std::uint8_t> bwt(n);
-  SampledSuffixArray::Builder samples(n, options.sample_rate);
+  SampledSuffixArray::Builder samples(n, sample_rate);
   struct Piece {  // what each piece of rows keeps of its own, joined in row order below
     std::vector<std::uint64_t> special_rows;
     std::uint64_t counts[kTextBase + 4] = {0, 0, 0, 0, 0, 0};
@@ -86,7 +88,7 @@ Result<FmIndex> FmIndex::build(const Reference& ref, const FmIndexOptions& optio
   auto packed = PackedText::build(ref.forward, ref.fragments, options.backend);
   if (!packed.ok()) return packed.status();
 
-  FmIndex index(std::move(tree.value()), std::move(sampled.value()), ref.contigs, ref.fragments, m, options.sample_rate);
+  FmIndex index(std::move(tree.value()), std::move(sampled.value()), ref.contigs, ref.fragments, m, sample_rate);
   index.C_[0] = counts[kTextEnd] + counts[kTextSeparator];
   for (unsigned c = 0; c < 4; ++c) index.C_[c + 1] = index.C_[c] + counts[kTextBase + c];
   index.special_rows_host_ = std::move(special_rows);

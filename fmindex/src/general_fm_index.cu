@@ -45,6 +45,8 @@ Result<GeneralFmIndex> GeneralFmIndex::build(const SymbolReference& ref, const F
   }
   const std::uint64_t m = ref.forward.size();
   const std::uint64_t n = m + 1;
+  const std::uint32_t sample_rate =
+      options.sample_rate == kSampleRateBySize ? default_sample_rate(n) : options.sample_rate;
 
   // The alphabet actually used, mapped to the minimal one: code k + 1 for the k-th smallest byte.
   bool present[256] = {};
@@ -75,9 +77,9 @@ Result<GeneralFmIndex> GeneralFmIndex::build(const SymbolReference& ref, const F
   if (!suffixes.ok()) return suffixes.status();
   std::vector<std::int64_t> sa = std::move(suffixes.value());
 
-  progress("BWT and SA samples");
+  progress("BWT and SA samples (every " + std::to_string(sample_rate) + " text positions)");
   std::vector<std::uint8_t> bwt(n);
-  SampledSuffixArray::Builder samples(n, options.sample_rate);
+  SampledSuffixArray::Builder samples(n, sample_rate);
   WTMAP_TRY(samples.for_each_piece([&](std::uint64_t p, std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t r = begin; r < end; ++r) {
       const auto pos = static_cast<std::uint64_t>(sa[r]);
@@ -100,7 +102,7 @@ Result<GeneralFmIndex> GeneralFmIndex::build(const SymbolReference& ref, const F
   if (!sampled.ok()) return sampled.status();
 
   GeneralFmIndex index(std::move(tree.value()), std::move(sampled.value()), symbols, ref.contigs, ref.fragments, m,
-                       options.sample_rate);
+                       sample_rate);
   index.bind();
   return std::move(index);
 }
