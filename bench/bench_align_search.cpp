@@ -4,14 +4,19 @@
 // This is the number to hold against `bwa aln` (which also only searches and writes .sai).
 //
 //   bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--slice NODES]
-//                      [--kmer LEN] [--timeline] [--json OUT.json]
+//                      [--kmer LEN] [--timeline] [--resident] [--json OUT.json]
 //
 // --slice: AlignOptions::thread_work_slice. --kmer: the k-mer table length (default: as
 // `wtmap align` loads it, search_kmer_length; 0: no table). --timeline: when each batch's
 // search() and finish() began and ended, in ms from the start of the timed loop (on stderr), to
-// see which stage holds the pipeline.
+// see which stage holds the pipeline. --resident (GPU): also all reads as one batch, three times
+// after a warm-up, timed on the device from the reads' arrival there to the results' in host
+// memory (StageSeconds::device): the search of reads already on the GPU, locate included, as
+// the aligner issue defines search only; the pipelined time also holds the host's gathering of
+// the first batch's letters and the last batch's finish.
 //
 // Prints reads, mapped, search seconds (first batch run untimed once as warm-up), reads/s.
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -44,7 +49,7 @@ int main(int argc, char** argv) {
   std::size_t batch = 500000;
   std::uint32_t slice = 0;  // 0: AlignOptions' default
   long kmer = -1;               // -1: search_kmer_length
-  bool timeline = false;
+  bool timeline = false, resident = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-k" && i + 1 < argc) k = static_cast<unsigned>(std::atoi(argv[++i]));
@@ -54,12 +59,13 @@ int main(int argc, char** argv) {
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (a == "--kmer" && i + 1 < argc) kmer = std::atol(argv[++i]);
     else if (a == "--timeline") timeline = true;
+    else if (a == "--resident") resident = true;
     else if (prefix.empty()) prefix = a;
     else if (reads_path.empty()) reads_path = a;
     else die("unexpected argument " + a);
   }
   if (prefix.empty() || reads_path.empty() || batch == 0)
-    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--slice NODES] [--kmer LEN] [--timeline] [--json OUT]");
+    die("usage: bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--slice NODES] [--kmer LEN] [--timeline] [--resident] [--json OUT]");
   Backend backend = device == "cpu" ? Backend::cpu : Backend::gpu;
   if (backend == Backend::gpu && !gpu_available()) die("--device gpu: no usable CUDA device");
 
@@ -130,7 +136,7 @@ int main(int argc, char** argv) {
     }
   }
   const double rate = search_s > 0 ? n / search_s : 0.0;
-  const aligner::BatchAligner::StageSeconds& all = al.stage_seconds();
+  const aligner::BatchAligner::StageSeconds all = al.stage_seconds();  // (a copy: --resident adds to it)
   const double nodes = static_cast<double>(all.search_nodes - warm.search_nodes);
   const double search_stage_s = all.search - warm.search;
   std::printf("bench_align_search: stages (s): encode %.3f, search %.3f, choose hits %.3f, locate and place %.3f\n",
@@ -152,6 +158,27 @@ int main(int argc, char** argv) {
   std::printf("bench_align_search: %s, k=%u, k-mer table %u, %zu reads in %zu batches; index load %.2f s, read %.2f s; "
               "search %.3f s, %.4g reads/s, %zu mapped\n",
               device.c_str(), k, kmer_length, n, batches.size(), load_s, read_s, search_s, rate, mapped);
+  // Reads already on the GPU: one batch of all of them, batches one at a time (the median of
+  // three runs after a warm-up).
+  double resident_s = 0;
+  std::vector<double> resident_runs;
+  if (resident && backend == Backend::gpu) {
+    std::vector<aligner::SeqRecord> every_read;
+    every_read.reserve(n);
+    for (const auto& b : batches) every_read.insert(every_read.end(), b.begin(), b.end());
+    aligner::SearchedBatch one;
+    std::vector<aligner::ReadAlignment> out;
+    for (int run = 0; run < 4; ++run) {
+      const double before = al.stage_seconds().device;
+      if (auto s = al.search(every_read, one); !s.ok()) die(s.message());
+      if (auto s = al.finish(every_read, one, out); !s.ok()) die(s.message());
+      if (run > 0) resident_runs.push_back(al.stage_seconds().device - before);
+    }
+    std::sort(resident_runs.begin(), resident_runs.end());
+    resident_s = resident_runs[resident_runs.size() / 2];
+    std::printf("bench_align_search: resident: %zu reads in one batch, device %.4f s (runs %.4f-%.4f), %.4g reads/s\n",
+                n, resident_s, resident_runs.front(), resident_runs.back(), resident_s > 0 ? n / resident_s : 0.0);
+  }
   if (!json_path.empty()) {
     std::ofstream j(json_path);
     j << "{\"device\":\"" << device << "\",\"k\":" << k << ",\"reads\":" << n << ",\"search_s\":" << search_s
@@ -160,7 +187,9 @@ int main(int argc, char** argv) {
       << ",\"encode_s\":" << all.encode - warm.encode << ",\"long_reads\":" << long_reads
       << ",\"long_read_nodes\":" << long_nodes << ",\"choose_s\":" << all.choose - warm.choose
       << ",\"locate_s\":" << all.locate - warm.locate << ",\"max_read_nodes\":" << all.max_read_nodes
-      << ",\"capped_reads\":" << all.capped_reads - warm.capped_reads << "}\n";
+      << ",\"capped_reads\":" << all.capped_reads - warm.capped_reads << ",\"device_s\":" << all.device - warm.device;
+    if (resident_s > 0) j << ",\"resident_s\":" << resident_s;
+    j << "}\n";
   }
   return 0;
 }

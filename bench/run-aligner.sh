@@ -134,7 +134,9 @@ for g in "${genomes[@]}"; do
       for ((r = 1; r <= REPEAT; r++)); do
         suffix=""; (( r > 1 )) && suffix="@$r"
         if [[ ! -s "$D/search$suffix.json" ]]; then
-          tstep "search/wtmap$suffix" -- "$SEARCH" "$G/wtmap" "$FQ" -k "$K" --device "$DEVICE" --json "$D/search$suffix.json" || status=1
+          resident=(); [[ "$DEVICE" == gpu ]] && resident=(--resident)  # reads on the GPU too
+          tstep "search/wtmap$suffix" -- "$SEARCH" "$G/wtmap" "$FQ" -k "$K" --device "$DEVICE" "${resident[@]}" \
+            --json "$D/search$suffix.json" || status=1
         fi
       done
     fi

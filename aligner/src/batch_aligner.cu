@@ -316,6 +316,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   if (n == 0) return {};
   wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
   WTMAP_TRY(ws.reserve(0, 0, 1));  // its stream
+  WTMAP_TRY(ws.reserve_timing());
   // The scratch holds the codes, their packed words and mask, the chosen hits, the list of long
   // reads and its two counters, and the group searches' stacks.
   const unsigned group_blocks = static_cast<unsigned>(wtmap::detail::multiprocessor_count()) * kGroupBlocksPerSm;
@@ -333,6 +334,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   auto* stacks = reinterpret_cast<detail::Node*>(long_counters + 2);
   // From the batch's pinned buffer (SearchedBatch): the copy runs beside this thread's next work.
   WTMAP_CUDA_TRY(cudaMemcpyAsync(device_codes, batch.codes.data(), batch.codes.size(), cudaMemcpyHostToDevice, ws.streams[0]));
+  WTMAP_CUDA_TRY(cudaEventRecord(ws.timing[0], ws.streams[0]));  // the reads are on the device
   WTMAP_TRY(wtmap::detail::run_batch_device(EncodeLettersOp{}, device_codes, device_codes, batch.codes.size(), ws.streams[0],
                                             ws, "encode"));
   const PackCodesOp pack{device_codes, batch.codes.size(), device_packed, device_packed + packed_words};
@@ -356,6 +358,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   };
   const MismatchSearchOp op{view, device_codes, batch.codes.size(), packed, params};
   WTMAP_TRY(wtmap::detail::launch_batch_gpu(op, batch.patterns.data(), batch.results.data(), n, ws, after_search));
+  WTMAP_CUDA_TRY(cudaEventRecord(ws.timing[1], ws.streams[0]));  // its results are in host memory
   std::lock_guard<std::mutex> lock(launch_mutex_);
   launched_[slot] = &batch;
   lap(seconds_.search);
@@ -371,10 +374,17 @@ Status BatchAligner::collect(unsigned slot, const SearchedBatch* only) {
   lock.unlock();
   Lap lap;
   const MismatchSearchOp op{index_.view(), nullptr, batch->codes.size(), {}, options_.search};  // for its messages
-  const Status collected = wtmap::detail::collect_batch_gpu(op, batch->patterns.data(), batch->results.data(),
-                                                            batch->results.size(), *workspaces_[slot], "search");
+  wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
+  Status collected = wtmap::detail::collect_batch_gpu(op, batch->patterns.data(), batch->results.data(),
+                                                      batch->results.size(), ws, "search");
+  float device_ms = 0;
+  if (collected.ok()) {
+    collected = wtmap::detail::cuda_status(cudaEventElapsedTime(&device_ms, ws.timing[0], ws.timing[1]),
+                                           "cudaEventElapsedTime", __FILE__, __LINE__);
+  }
   lock.lock();
   lap(seconds_.search);
+  seconds_.device += device_ms / 1e3;
   launched_[slot] = nullptr;
   collecting_[slot] = false;
   collected_.notify_all();

@@ -17,6 +17,9 @@ QueryWorkspace::~QueryWorkspace() {
     free_pinned(pinned_in[s]);
     free_pinned(pinned_out[s]);
   }
+  for (cudaEvent_t e : timing) {
+    if (e != nullptr) cudaEventDestroy(e);
+  }
   free_device(device_first_invalid);
   free_device(device_next_query);
   free_pinned(pinned_first_invalid);
@@ -76,6 +79,13 @@ Status QueryWorkspace::reserve_scratch(std::size_t bytes) {
   auto b = Buffer::allocate(Backend::gpu, bytes + bytes / 4, "query batch data");  // room to grow
   if (!b.ok()) return b.status();
   scratch = std::move(b.value());
+  return {};
+}
+
+Status QueryWorkspace::reserve_timing() {
+  for (cudaEvent_t& e : timing) {
+    if (e == nullptr) WTMAP_CUDA_TRY(cudaEventCreate(&e));
+  }
   return {};
 }
 

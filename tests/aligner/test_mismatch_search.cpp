@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cstdint>
 #include <memory>
@@ -576,7 +577,16 @@ TEST_P(BatchAlignerOn, LowerCaseAndUAreBasesOtherLettersMismatches) {
     options.thread_work_slice = slice;
     aligner::BatchAligner batch(index, options);
     std::vector<ReadAlignment> out;
+    const auto began = std::chrono::steady_clock::now();
     ASSERT_TRUE(batch.align({{"letters", read, ""}}, out).ok());
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    // The device's part of the batch, timed on the GPU, lies within the call; none on the CPU.
+    if (GetParam() == Backend::gpu) {
+      EXPECT_GT(batch.stage_seconds().device, 0.0);
+      EXPECT_LE(batch.stage_seconds().device, wall);
+    } else {
+      EXPECT_EQ(batch.stage_seconds().device, 0.0);
+    }
     ASSERT_EQ(out.size(), 1u);
     ASSERT_TRUE(out[0].mapped);
     EXPECT_EQ(out[0].mismatches, 2u);

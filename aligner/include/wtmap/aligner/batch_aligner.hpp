@@ -117,6 +117,11 @@ class BatchAligner {
     std::uint64_t long_reads = 0, long_read_nodes = 0;
     // The most nodes one read took, and the reads the work cap (or a full stack) stopped.
     std::uint64_t max_read_nodes = 0, capped_reads = 0;
+    // GPU index: each batch's device work, from its reads' arrival on the device to its results'
+    // in host memory (CUDA events; encoding, search, hit choice and locate, and the copies back).
+    // For batches one at a time, the search of reads already on the GPU, locate included; batches
+    // in flight together overlap, and their sum then exceeds the wall time.
+    double device = 0;
   };
   const StageSeconds& stage_seconds() const { return seconds_; }
 

@@ -85,6 +85,11 @@ class QueryWorkspace {
   std::mutex scratch_mutex;
   Buffer scratch;
   Status reserve_scratch(std::size_t bytes);
+
+  // Two events that time a batch's device work (a caller records them on its stream and reads
+  // cudaEventElapsedTime once the batch is done), made on first use.
+  cudaEvent_t timing[2] = {nullptr, nullptr};
+  Status reserve_timing();
 };
 
 // Copies `bytes` of host memory to device memory `device_dst`: pageable memory goes in pieces
