@@ -484,8 +484,8 @@ INSTANTIATE_TEST_SUITE_P(Aligner, BatchAlignerBackends, ::testing::ValuesIn(both
                          [](const auto& info) { return case_name(info.param); });
 
 // With -N 3 (the default) and the largest -N, where XA must list every hit of the two strata;
-// also with a one-thread slice of 16 nodes, so that many reads are cut short and searched again
-// by group steps (a warp on the GPU, one thread playing the members on the CPU). The last two
+// also with a one-thread slice of 8 nodes, so that many reads are cut short and searched again
+// by group steps (a block of kGroupMembers threads on the GPU, one thread playing the members on the CPU). The last two
 // configurations go through the pipeline's halves, search() and finish(), with two batches in
 // flight: the reads cut in two halves, both searched before either is finished.
 TEST_P(BatchAlignerBackends, MatchesBruteForce) {
@@ -497,12 +497,12 @@ TEST_P(BatchAlignerBackends, MatchesBruteForce) {
   };
   const Config configs[] = {{3u, false, false}, {aligner::kMaxAlternatives, false, true}, {aligner::kMaxAlternatives, true, true}};
   for (const auto& [max_alternatives, sliced, split] : configs) {
-    SCOPED_TRACE("-N " + std::to_string(max_alternatives) + (sliced ? ", one-thread slice of 16 nodes" : "") +
+    SCOPED_TRACE("-N " + std::to_string(max_alternatives) + (sliced ? ", one-thread slice of 8 nodes" : "") +
                  (split ? ", two batches through search() and finish()" : ""));
     aligner::AlignOptions options;
     options.search.max_mismatches = static_cast<std::uint8_t>(k());
     options.max_alternatives = max_alternatives;
-    if (sliced) options.thread_work_slice = 16;
+    if (sliced) options.thread_work_slice = 8;
     aligner::BatchAligner batch(*index_, options);
     std::vector<ReadAlignment> out;
     if (split) {
