@@ -485,9 +485,10 @@ INSTANTIATE_TEST_SUITE_P(Aligner, BatchAlignerBackends, ::testing::ValuesIn(both
 
 // With -N 3 (the default) and the largest -N, where XA must list every hit of the two strata;
 // also with a one-thread slice of 8 nodes, so that many reads are cut short and searched again
-// by group steps (a block of kGroupMembers threads on the GPU, one thread playing the members on the CPU). The last two
-// configurations go through the pipeline's halves, search() and finish(), with two batches in
-// flight: the reads cut in two halves, both searched before either is finished.
+// by group steps (a block of kGroupMembers threads on the GPU, one thread playing the members on
+// the CPU). The last two configurations go through the pipeline's halves, search() and
+// finish(), with two batches in flight: the reads cut in two halves, both searched before either
+// is finished.
 TEST_P(BatchAlignerBackends, MatchesBruteForce) {
   std::vector<aligner::SeqRecord> records;
   for (const std::string& r : reads_) records.push_back({"read" + std::to_string(records.size()), r, ""});
