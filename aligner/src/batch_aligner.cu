@@ -206,11 +206,11 @@ int mapping_quality(const ReadAlignment& a, unsigned max_mismatches) {
   return log_n > 23 ? 0 : 23 - log_n;
 }
 
-void SearchedBatch::reserve(std::size_t reads, std::size_t bases) {
+void SearchedBatch::reserve(std::size_t reads, std::size_t bases, Backend backend) {
   // resize() writes every new element (faulting its page in); clear() keeps the capacity.
   codes.resize(std::max(codes.size(), bases));
   patterns.resize(std::max(patterns.size(), reads));
-  results.resize(std::max(results.size(), reads));
+  if (backend == Backend::cpu) results.resize(std::max(results.size(), reads));
   chosen.resize(std::max(chosen.size(), reads));
   codes.clear();
   patterns.clear();
@@ -294,7 +294,8 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
       for (std::uint64_t w = begin; w < end; ++w) pack(w);
     }, 1 << 12);
   }
-  batch.results.resize(n);
+  // On a GPU index the results stay on the device (the chosen hits carry what the host needs).
+  batch.results.resize(gpu ? 0 : n);
   batch.chosen.resize(n);
   lap(seconds_.encode);
   // One thread per read up to the slice; the reads it cuts short again in groups, to the cap.
@@ -340,7 +341,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   const PackCodesOp pack{device_codes, batch.codes.size(), device_packed, device_packed + packed_words};
   WTMAP_TRY(wtmap::detail::enqueue_for_each_index(pack, packed_words, ws.streams[0]));
   // After the search kernel, on its stream and buffers: the long reads' group search, then every
-  // read's hit choice and locate, and the copy of the chosen hits; then the results' copy.
+  // read's hit choice and locate, and the copy of the chosen hits (the results stay on the device).
   const fmindex::FmIndexView view = index_.view();
   auto after_search = [&](const fmindex::PatternRef* patterns, SearchResult* results, cudaStream_t stream) -> Status {
     if (sliced) {
@@ -357,8 +358,9 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
     return {};
   };
   const MismatchSearchOp op{view, device_codes, batch.codes.size(), packed, params};
-  WTMAP_TRY(wtmap::detail::launch_batch_gpu(op, batch.patterns.data(), batch.results.data(), n, ws, after_search));
-  WTMAP_CUDA_TRY(cudaEventRecord(ws.timing[1], ws.streams[0]));  // its results are in host memory
+  WTMAP_TRY(wtmap::detail::launch_batch_gpu(op, batch.patterns.data(), static_cast<SearchResult*>(nullptr), n, ws,
+                                            after_search));
+  WTMAP_CUDA_TRY(cudaEventRecord(ws.timing[1], ws.streams[0]));  // its chosen hits are in host memory
   std::lock_guard<std::mutex> lock(launch_mutex_);
   launched_[slot] = &batch;
   lap(seconds_.search);
@@ -375,8 +377,8 @@ Status BatchAligner::collect(unsigned slot, const SearchedBatch* only) {
   Lap lap;
   const MismatchSearchOp op{index_.view(), nullptr, batch->codes.size(), {}, options_.search};  // for its messages
   wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
-  Status collected = wtmap::detail::collect_batch_gpu(op, batch->patterns.data(), batch->results.data(),
-                                                      batch->results.size(), ws, "search");
+  Status collected = wtmap::detail::collect_batch_gpu(op, batch->patterns.data(), static_cast<SearchResult*>(nullptr),
+                                                      batch->chosen.size(), ws, "search");
   float device_ms = 0;
   if (collected.ok()) {
     collected = wtmap::detail::cuda_status(cudaEventElapsedTime(&device_ms, ws.timing[0], ws.timing[1]),
@@ -393,7 +395,7 @@ Status BatchAligner::collect(unsigned slot, const SearchedBatch* only) {
 
 Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& batch, std::vector<ReadAlignment>& out) {
   const std::size_t n = reads.size();
-  if (batch.results.size() != n) return invalid_argument("finish() needs the batch that search() was given");
+  if (batch.chosen.size() != n) return invalid_argument("finish() needs the batch that search() was given");
   if (index_.backend() == Backend::gpu) {
     for (unsigned slot = 0; slot < kLaunchSlots; ++slot) WTMAP_TRY(collect(slot, &batch));  // (adds to search)
   } else {
@@ -440,36 +442,35 @@ void BatchAligner::choose_on_host(SearchedBatch& batch) {
   lap(seconds_.choose);
 }
 
-// Also counts the search's nodes, in the same pass over the results: a serial pass of its own
+// Also counts the search's nodes, in the same pass over the chosen hits: a serial pass of its own
 // read a 248-byte result per read on the finish thread.
 void BatchAligner::place_chosen(const SearchedBatch& batch, std::vector<ReadAlignment>& out) {
   Lap lap;
   std::atomic<std::uint64_t> nodes{0}, long_reads{0}, long_read_nodes{0}, capped{0};
   std::mutex max_mutex;
-  wtmap::detail::parallel_for_ranges(batch.results.size(), [&](std::uint64_t begin, std::uint64_t end) {
+  wtmap::detail::parallel_for_ranges(batch.chosen.size(), [&](std::uint64_t begin, std::uint64_t end) {
     std::uint64_t range_nodes = 0, range_long_reads = 0, range_long_read_nodes = 0, range_capped = 0, range_max = 0;
     for (std::uint64_t r = begin; r < end; ++r) {
-      const SearchResult& res = batch.results[r];
-      range_nodes += res.work;
-      range_max = std::max<std::uint64_t>(range_max, res.work);
-      range_capped += (res.flags & (kWorkCapped | kStackOverflow)) != 0;
-      if (res.flags & kGroupSearched) {
-        ++range_long_reads;
-        range_long_read_nodes += res.work;
-      }
       const ChosenHits& c = batch.chosen[r];
+      range_nodes += c.work;
+      range_max = std::max<std::uint64_t>(range_max, c.work);
+      range_capped += (c.flags & (kWorkCapped | kStackOverflow)) != 0;
+      if (c.flags & kGroupSearched) {
+        ++range_long_reads;
+        range_long_read_nodes += c.work;
+      }
       ReadAlignment& a = out[r];
       a = ReadAlignment{};  // here, not serially before: a million resets are not free
-      a.flags = res.flags;
+      a.flags = c.flags;
       if (c.count == 0) continue;
       a.mapped = true;
-      a.mismatches = res.best;
-      a.best_count = res.best_count();
-      a.second_count = res.second_count();
+      a.mismatches = c.best;
+      a.best_count = c.best_count;
+      a.second_count = c.second_count;
       a.alternatives.reserve(c.count - 1u);
       for (unsigned j = 0; j < c.count; ++j) {
         const fmindex::ReferenceHit hit = index_.to_reference(c.where[j], batch.patterns[r].length);
-        const Placement p{hit.contig, hit.position, hit.reverse, res.slots[c.slot[j]].edits};
+        const Placement p{hit.contig, hit.position, hit.reverse, c.edits[j]};
         if (j == 0) a.primary = p; else a.alternatives.push_back(p);
       }
     }

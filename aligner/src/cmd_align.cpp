@@ -180,7 +180,7 @@ class BatchWarmer {
   std::vector<std::thread> threads_;
 };
 
-// The search stage's SearchedBatch buffers (some 450 bytes per read): at most three are in use
+// The search stage's SearchedBatch buffers (some 330 bytes per read on a GPU index, 580 on a CPU one): at most three are in use
 // at once (one searched, one waiting for the finish stage, one finished), and a finished one comes
 // back through give_back(). With `warm_up` a thread of their own makes the three from the start
 // of the run, their pages faulted in while the CUDA context and the index load, instead of the
@@ -188,14 +188,14 @@ class BatchWarmer {
 // where that stage was the pipeline's limit; bench/RESULTS.md).
 class SearchedBatchPool {
  public:
-  SearchedBatchPool(std::size_t reads, bool warm_up) {
+  SearchedBatchPool(std::size_t reads, Backend backend, bool warm_up) {
     if (!warm_up) return;
-    thread_ = std::thread([this, reads] {
+    thread_ = std::thread([this, reads, backend] {
       while (claimed_.fetch_add(1) < kBatches) {
         std::unique_ptr<aligner::SearchedBatch> batch;
         try {
           batch = std::make_unique<aligner::SearchedBatch>();
-          batch->reserve(reads, reads * kFirstReadLength);
+          batch->reserve(reads, reads * kFirstReadLength, backend);
         } catch (const std::bad_alloc&) {  // take() makes it when it is needed, or reports the lack
           batch.reset();
         }
@@ -348,10 +348,9 @@ int align_main(int argc, char** argv) {
       if (thread.joinable()) thread.join();
     }
   } join_reader{to_align, read_thread, warmer};
-  SearchedBatchPool searched_pool(batch_size, !io_only);
-
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("align", backend.status());
+  SearchedBatchPool searched_pool(batch_size, *backend, !io_only);
   // Reads are DNA: a protein or byte index (wtmap index --alphabet) has nothing to align them to.
   auto alphabet = fmindex::read_index_alphabet(index_path(prefix));
   if (!alphabet.ok()) return fail("align", alphabet.status());

@@ -81,9 +81,10 @@ TEST(TieHash, PicksSpreadEvenlyOverTiedRows) {
 
 // ---- choose_hits --------------------------------------------------------------------------------
 
-aligner::Edits edits_with(unsigned mismatches) {
+// `mismatches` substitutions, placed by `salt` so that slots differ in their edits.
+aligner::Edits edits_with(unsigned mismatches, unsigned salt = 0) {
   aligner::Edits e;
-  for (unsigned i = 0; i < mismatches; ++i) e.push(10 * i, i % 4);
+  for (unsigned i = 0; i < mismatches; ++i) e.push(10 * i + salt, (i + salt) % 4);
   return e;
 }
 
@@ -100,12 +101,13 @@ SearchResult random_result(std::mt19937_64& rng, bool overflow) {
   SearchResult res{};
   res.best = static_cast<std::uint8_t>(rng() % aligner::kMaxMismatches);
   res.num_slots = 1 + static_cast<std::uint32_t>(rng() % SearchResult::kSlots);
+  res.work = static_cast<std::uint32_t>(rng() % 100000);
   std::uint64_t next_row = rng() % 1000;
   for (unsigned s = 0; s < res.num_slots; ++s) {
     const unsigned mismatches = s == 0 || rng() % 2 ? res.best : res.best + 1u;
     const bool located = rng() % 3 == 0;
     const std::uint64_t rows = located ? 1 : 1 + rng() % 3;
-    res.slots[s] = {next_row, located ? aligner::HitInterval::kTextPosition : next_row + rows, edits_with(mismatches)};
+    res.slots[s] = {next_row, located ? aligner::HitInterval::kTextPosition : next_row + rows, edits_with(mismatches, s)};
     res.count[mismatches] += rows;
     next_row += rows + rng() % 5;
   }
@@ -148,7 +150,18 @@ TEST(ChooseHits, ReportsTheHashedBestRowThenEveryOtherRowWhenFewEnough) {
     for (unsigned j = 0; j < got.count; ++j) {
       EXPECT_EQ(got.slot[j], expected[j].slot) << "row " << j;
       EXPECT_EQ(got.where[j], expected[j].row) << "row " << j;
+      EXPECT_EQ(got.edits[j].count(), res.slots[expected[j].slot].edits.count()) << "row " << j;
+      for (unsigned e = 0; e < got.edits[j].count(); ++e) {
+        EXPECT_EQ(got.edits[j].position(e), res.slots[expected[j].slot].edits.position(e)) << "row " << j;
+        EXPECT_EQ(got.edits[j].base(e), res.slots[expected[j].slot].edits.base(e)) << "row " << j;
+      }
     }
+    // What placing the read needs of the result travels with the hits.
+    EXPECT_EQ(got.best, res.best);
+    EXPECT_EQ(got.flags, res.flags);
+    EXPECT_EQ(got.work, res.work);
+    EXPECT_EQ(got.best_count, res.count[res.best]);
+    EXPECT_EQ(got.second_count, res.best < aligner::kMaxMismatches ? res.count[res.best + 1] : 0u);
   }
 }
 
@@ -160,6 +173,9 @@ TEST(ChooseHits, UnmappedReadListsNothingAndIsNotHashed) {
   int hashed = 0;
   aligner::choose_hits(res, 3, [&] { ++hashed; return std::uint64_t{0}; }, got);
   EXPECT_EQ(got.count, 0);
+  EXPECT_EQ(got.best, 0xFF);
+  EXPECT_EQ(got.best_count, 0u);
+  EXPECT_EQ(got.second_count, 0u);
   EXPECT_EQ(hashed, 0);
 }
 

@@ -93,6 +93,41 @@ TEST_P(BatchGpu, LaunchAndCollectMatchTheFormula) {
   EXPECT_TRUE(squares_of(out[1], second.pageable_in));
 }
 
+// With no `out`, the results stay on the device: the epilogue sees them (here it sums them into a
+// counter of its own), and nothing else is written to the host.
+struct SumResults {
+  unsigned long long* sum;  // device
+  Status operator()(const std::uint64_t*, std::uint64_t* d_out, cudaStream_t stream) const {
+    WTMAP_TRY(detail::enqueue_for_each_index(AddResult{d_out, sum}, kQueries, stream));
+    return {};
+  }
+  struct AddResult {
+    const std::uint64_t* results;
+    unsigned long long* sum;
+    __device__ void operator()(std::uint64_t i) const { atomicAdd(sum, static_cast<unsigned long long>(results[i])); }
+  };
+};
+
+TEST_P(BatchGpu, ResultsKeptOnTheDeviceReachOnlyTheEpilogue) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  Buffers b;
+  detail::QueryWorkspace ws;
+  auto sum = Buffer::allocate(Backend::gpu, sizeof(unsigned long long), "sum");
+  ASSERT_TRUE(sum.ok());
+  auto* d_sum = reinterpret_cast<unsigned long long*>(sum->data());
+  ASSERT_EQ(cudaMemset(d_sum, 0, sizeof(unsigned long long)), cudaSuccess);
+  const SquareOp op{1u << 20};
+  ASSERT_TRUE(IsOk(detail::launch_batch_gpu(op, b.in(GetParam()), static_cast<std::uint64_t*>(nullptr), kQueries, ws,
+                                            SumResults{d_sum})));
+  ASSERT_TRUE(IsOk(detail::collect_batch_gpu(op, b.in(GetParam()), static_cast<std::uint64_t*>(nullptr), kQueries, ws,
+                                             "square")));
+  unsigned long long got = 0;
+  ASSERT_EQ(cudaMemcpy(&got, d_sum, sizeof got, cudaMemcpyDeviceToHost), cudaSuccess);
+  unsigned long long expected = 0;
+  for (const std::uint64_t x : b.pageable_in) expected += x * x + 1;
+  EXPECT_EQ(got, expected);
+}
+
 TEST_P(BatchGpu, OutOfRangeQueryIsNamed) {
   WTMAP_SKIP_WITHOUT(Backend::gpu);
   Buffers b;

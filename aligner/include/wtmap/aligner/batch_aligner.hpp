@@ -60,23 +60,25 @@ int mapping_quality(const ReadAlignment& a, unsigned max_mismatches);
 // flight, so that the GPU searches batch i + 1 while the CPU threads finish batch i.
 struct SearchedBatch {
   // The reads' bases: search codes (0..3 and 4, search_code), or for a GPU index their letters,
-  // which the GPU encodes in its own copy. These four go to and from the GPU: page-locked, so
-  // that their copies need no staging (a result holds eight hit slots: 25 MB for 10^5 reads).
+  // which the GPU encodes in its own copy. These three go to and from the GPU: page-locked, so
+  // that their copies need no staging.
   PinnedVector<std::uint8_t> codes;
   PinnedVector<fmindex::PatternRef> patterns;  // each read's bases in codes
-  PinnedVector<SearchResult> results;
-  // Each read's reported hits, located (text positions): on a GPU index chosen and located by the
-  // GPU after its search, else on the host.
+  // Each read's reported hits, located (text positions), with what placing it needs of its search
+  // result: on a GPU index chosen and located by the GPU after its search, else on the host.
   PinnedVector<ChosenHits> chosen;
-  // CPU index: the codes packed (packed_codes.hpp: the bases' words, then the mask's), and the
-  // reads that the slice cut short (AlignOptions::thread_work_slice).
+  // CPU index: the search results (a GPU index keeps them on the device), the codes packed
+  // (packed_codes.hpp: the bases' words, then the mask's), and the reads that the slice cut short
+  // (AlignOptions::thread_work_slice).
+  std::vector<SearchResult> results;
   std::vector<std::uint64_t> packed_codes;
   std::vector<std::size_t> long_reads;
 
-  // Room for a batch of `reads` reads of `bases` bases in all, the pages of the per-read buffers
-  // written once, so that a search into it neither allocates nor faults pages in (10^5 reads:
-  // some 36 MB). Leaves the batch empty.
-  void reserve(std::size_t reads, std::size_t bases);
+  // Room for a batch of `reads` reads of `bases` bases in all for an index on `backend`, the
+  // pages of the per-read buffers written once, so that a search into it neither allocates nor
+  // faults pages in (10^5 reads: some 17 MB, and 25 MB more of results on the CPU). Leaves the
+  // batch empty.
+  void reserve(std::size_t reads, std::size_t bases, Backend backend);
 };
 
 class BatchAligner {

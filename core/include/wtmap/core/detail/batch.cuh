@@ -234,7 +234,7 @@ struct NoEpilogue {
 
 // On stream s of the workspace: the copy of `length` queries from `src` (host) into its device
 // buffer s, the kernel over them (query indices reported from `begin` on), the epilogue, and the
-// copy of their results into `dst` (pinned host memory for an asynchronous copy).
+// copy of their results into `dst` (pinned host memory for an asynchronous copy; none if null).
 template <class Op, class Epilogue = NoEpilogue>
 Status enqueue_chunk(const Op& op, const typename Op::In* src, typename Op::Out* dst, std::uint64_t length,
                      std::uint64_t begin, int s, QueryWorkspace& ws, const Epilogue& epilogue = {}) {
@@ -248,7 +248,7 @@ Status enqueue_chunk(const Op& op, const typename Op::In* src, typename Op::Out*
       op, d_in, d_out, length, begin, ws.device_first_invalid, ws.device_next_query + s);
   WTMAP_CUDA_TRY_LAUNCH();
   WTMAP_TRY(epilogue(static_cast<const In*>(d_in), d_out, ws.streams[s]));
-  WTMAP_CUDA_TRY(cudaMemcpyAsync(dst, d_out, length * sizeof(Out), cudaMemcpyDeviceToHost, ws.streams[s]));
+  if (dst != nullptr) WTMAP_CUDA_TRY(cudaMemcpyAsync(dst, d_out, length * sizeof(Out), cudaMemcpyDeviceToHost, ws.streams[s]));
   return {};
 }
 
@@ -305,7 +305,9 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* 
 // are not already there. In between, the workspace (its buffers, its scratch) belongs to that
 // batch. A stepwise kernel's tail -- its slowest queries on few threads -- then overlaps the next
 // batch's kernel. The epilogue (NoEpilogue) runs on the device's queries and results before
-// they are copied.
+// they are copied. With `out` null the results stay on the device, where only the epilogue sees
+// them, and nothing is copied back (the aligner's 248-byte search results, of which its epilogue
+// sends the host what it needs).
 template <class Op, class Epilogue = NoEpilogue>
 Status launch_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
                         QueryWorkspace& ws, const Epilogue& epilogue = {}) {
@@ -315,7 +317,7 @@ Status launch_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Ou
   std::lock_guard<std::mutex> lock(ws.mutex);
   // Pinned queries and results need no staging: `in` must then stay as it is, and `out` is
   // written, until collect_batch_gpu returns.
-  const bool in_pinned = is_pinned(in), out_pinned = is_pinned(out);
+  const bool in_pinned = is_pinned(in), out_pinned = out == nullptr || is_pinned(out);
   WTMAP_TRY(ws.reserve(count * sizeof(In), count * sizeof(Out), 1, {!in_pinned, !out_pinned}));
   const In* src = in;
   if (!in_pinned) {
@@ -337,7 +339,7 @@ Status collect_batch_gpu(const Op& op, const typename Op::In* in, typename Op::O
   if (count == 0) return {};
   std::lock_guard<std::mutex> lock(ws.mutex);
   WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[0]));
-  if (!is_pinned(out)) parallel_copy(out, ws.pinned_out[0], count * sizeof(typename Op::Out));
+  if (out != nullptr && !is_pinned(out)) parallel_copy(out, ws.pinned_out[0], count * sizeof(typename Op::Out));
   const unsigned long long bad = *ws.pinned_first_invalid;
   if (bad != std::numeric_limits<unsigned long long>::max()) return invalid_query_status(op, what, bad, in[bad]);
   return {};
