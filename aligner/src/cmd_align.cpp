@@ -63,7 +63,11 @@ constexpr const char* kUsage =
     "                    ended it\n"
     "\n"
     "Reads shorter than 10 or longer than 512 bases, and reads the work cap stopped, are\n"
-    "kept (unmapped, or MAPQ 0) and counted in the summary on stderr.\n";
+    "kept (unmapped, or MAPQ 0) and counted in the summary on stderr.\n"
+    "\n"
+    "Memory on the device (--device): the index (wtmap index --help) and a table of the SA\n"
+    "intervals of all k-mers, 16 * 4^k bytes, for the smallest k with 4^k >= 8 * the reference\n"
+    "length, at most 13: 1 GiB from about 2 Mbp of reference on.\n";
 
 // Ends a run whose output is complete and closed without tearing it down: freeing some 4 * 10^6
 // record strings, the index and the pinned buffers one by one, and the CUDA runtime's teardown,

@@ -551,6 +551,19 @@ void expect_same_alignments(const std::vector<ReadAlignment>& got, const std::ve
   }
 }
 
+// The table length by size: the smallest k with 4^k >= 4 rows, at most 13, at the edges of each.
+TEST(SearchKmerLength, SmallestKWithFourTimesTheRowsAtMost13) {
+  EXPECT_EQ(aligner::search_kmer_length(0), 1u);
+  EXPECT_EQ(aligner::search_kmer_length(1), 1u);
+  for (std::uint32_t k = 2; k <= 13; ++k) {
+    const std::uint64_t most = std::uint64_t{1} << (2 * (k - 1));  // 4 * most = 4^k
+    EXPECT_EQ(aligner::search_kmer_length(most), k) << most;
+    EXPECT_EQ(aligner::search_kmer_length(most + 1), k < 13 ? k + 1 : 13u) << most + 1;
+  }
+  EXPECT_EQ(aligner::search_kmer_length(9'800'000), 13u);  // E. coli, both strands
+  EXPECT_EQ(aligner::search_kmer_length(std::uint64_t{1} << 40), 13u);
+}
+
 // BatchAligner on one backend, on its own small reference.
 class BatchAlignerOn : public ::testing::TestWithParam<Backend> {};
 

@@ -143,16 +143,17 @@ struct SearchParams {
 };
 
 // The k-mer table length (FmIndex::set_kmer_length) that the search wants on an index of `rows`
-// rows: the smallest k with 4^k >= rows, so that the table reaches as deep as intervals stay
-// wide, at most 12 (256 MiB). On E. coli (rows 9.8 * 10^6), 10^6 ART 100 bp reads with up to 4
-// mismatches take 261 nodes a read with k = 10 and 192 with k = 12, and their search only
-// 0.088-0.095 s instead of 0.093-0.109 s on an H100, for a load some 15 ms longer (the GPU
-// builds the table); the CPU backend builds it in 0.8 s on 2 cores, and searches 16 % faster
-// with it (bench/RESULTS.md). 12 was too dear while a CPU copy of the index built its own table
-// beside the GPU's, before every `wtmap align` started (0.2 s).
+// rows: the smallest k with 4^k >= 4 rows, at most 13 (1 GiB). A branch that has spent its
+// mismatches takes its interval k bases deep from the table (skip_exact_steps), and most of
+// them, random k-mers, are absent: with 4^k >= 4 rows at least three in four die at the lookup
+// instead of a step or two later. On E. coli (rows 9.8 * 10^6), 10^6 ART 100 bp reads with up to
+// 4 mismatches took 99.4 search steps a read with k = 12 and 76.3 with k = 13 (65.5 with k = 14,
+// 4 GiB), and their search on reads already on an H100 0.0291-0.0294 s against 0.0253-0.0257 s
+// (0.0238 s), for a load 20 ms longer (the GPU builds the table) (bench/RESULTS.md). Before,
+// 4^k >= rows, at most 12: k = 10 had taken 261 nodes a read and k = 12 192.
 inline std::uint32_t search_kmer_length(std::uint64_t rows) {
   std::uint32_t k = 1;
-  while (k < 12 && (std::uint64_t{1} << (2 * k)) < rows) ++k;
+  while (k < 13 && (std::uint64_t{1} << (2 * k)) < 4 * rows) ++k;
   return k;
 }
 
