@@ -18,8 +18,7 @@
 // exact branch first, a collect pass the mismatching ones (a shallow stack). An N in the read
 // matches no base (a mismatch). A branch that has spent its pass's mismatch budget within the
 // read's last k bases takes its interval k bases deep from the index's k-mer table in one lookup
-// (skip_exact_steps; search_kmer_length picks k), and the opening pass's root has all of its
-// descendants k bases deep looked up at once (push_table_children). A node whose interval is one row, deep enough
+// (skip_exact_steps; search_kmer_length picks k). A node whose interval is one row, deep enough
 // and with enough of the read left, is checked against the index's text instead of stepped
 // base by base (verification: one locate and one pass over the read; kVerifyDepth). Work per
 // read is capped so repetitive reads cannot stall a batch; such reads are flagged.
@@ -274,7 +273,7 @@ class ReadSearch {
     // Which rows this step extends, and whether it extends at all; whether the step's node is a
     // hit, and whether the pass ends here whatever else.
     std::uint64_t lo = 0, hi = 0;
-    bool expand = false, hit = false, ended = false, by_table = false;
+    bool expand = false, hit = false, ended = false;
     detail::Node node{};
     if (phase_ == Phase::lower_bounds) {
       lo = interval_.lo;
@@ -306,10 +305,9 @@ class ReadSearch {
         locate_steps_ = 0;
         next_ = node;
       }
-      by_table = !hit && expands_by_table(index, node);
       lo = node.lo;
       hi = node.hi;
-      expand = !hit && !by_table;
+      expand = !hit;
     }
     // The memory work of every step, the same code for every phase (so a warp's threads stay
     // converged whatever phase each is in): the counts of the four bases before lo and hi, and a
@@ -334,8 +332,6 @@ class ReadSearch {
       return lower_bound_step(index, expand, occ_lo, occ_hi, out);
     } else if (expand) {
       push_children(index, node, occ_lo, occ_hi, out);
-    } else if (by_table) {
-      push_table_children(index, out);
     }
     // A hit ends a first pass; a collect pass records it and goes on.
     const bool found_first = hit && phase_ == Phase::first_pass;
@@ -645,51 +641,6 @@ class ReadSearch {
     } else {
       stack_[top_++] = node;
     }
-  }
-
-  // Whether node is the root of a pass that allows one mismatch (the opening pass), whose
-  // children k bases deep all come from the k-mer table (push_table_children).
-  WTMAP_HD bool expands_by_table(const fmindex::FmIndexView& index, const detail::Node& node) const {
-    const unsigned k = index.kmers.length;
-    return limit_ == 1 && node.remaining == length_ && node.edits.count() == 0 && k != 0 && length_ >= k;
-  }
-
-  // The root of a one-mismatch pass expanded k bases deep at once: every branch of it that
-  // reaches the k-th base from the read's end has one fixed k-mer there -- the read's last k
-  // bases, or those with one base substituted -- so each is one lookup in the k-mer table, and
-  // none needs the intervals above it. In step(), such a branch with its mismatch was already
-  // looked up from where it left the read's path (skip_exact_steps), but the path itself was
-  // stepped k times, a rank at both ends of the widest intervals of the search. The children
-  // are pruned as for_each_child prunes them (D; empty intervals; an N), and handed to the
-  // stack as push_children hands them: the mismatching ones from the read's end inwards, the
-  // exact one last (kept in next_).
-  WTMAP_HD void push_table_children(const fmindex::FmIndexView& index, Result& out) {
-    const unsigned k = index.kmers.length;
-    const std::uint16_t remaining = static_cast<std::uint16_t>(length_ - k);
-    const unsigned needed = remaining > 0 ? mismatches_needed(remaining - 1u) : 0u;  // by read[0, remaining)
-    auto visit = [&](std::uint64_t key, std::uint32_t non_bases, const Edits& edits) {
-      if (non_bases != 0) return;
-      const fmindex::SaInterval iv = index.kmers.intervals[key];
-      if (iv.empty()) return;
-      if (has_next_) push(next_, out);
-      next_ = {iv.lo, iv.hi, edits, remaining};
-      has_next_ = true;
-    };
-#if defined(__CUDA_ARCH__)
-#pragma unroll 1
-#endif
-    for (unsigned from_end = 0; from_end < k && needed == 0; ++from_end) {
-      const unsigned at = length_ - 1u - from_end;
-      const unsigned base = read_[at];
-      const std::uint64_t cleared = tail_key_ & ~(std::uint64_t{3} << (2 * from_end));
-      for (unsigned c = 0; c < 4; ++c) {
-        if (c == base) continue;
-        Edits edits;
-        edits.push(at, c);
-        visit(cleared | std::uint64_t{c} << (2 * from_end), tail_non_bases_ & ~(1u << from_end), edits);
-      }
-    }
-    if (needed <= 1) visit(tail_key_, tail_non_bases_, Edits{});
   }
 
   // Children of node in stack order, pruned by the mismatches the rest of the read needs at
