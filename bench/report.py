@@ -150,6 +150,7 @@ def aligner(work, out):
         search = dict(runs_s[(len(runs_s) - 1) // 2]) if runs_s else {}
         if runs_s:
             search["search_runs_s"] = [r["search_s"] for r in runs_s]
+            search["resident_runs_s"] = sorted(r["resident_s"] for r in runs_s if r.get("resident_s"))
         res["runs"].append({"dir": os.path.basename(d), "meta": meta, "measure": m, "eval": ev, "search": search})
         if os.path.exists(os.path.join(d, "host.txt")):
             hosts.append(open(os.path.join(d, "host.txt")).read().rstrip())
@@ -182,7 +183,7 @@ def aligner(work, out):
             s_what += f" [median of {len(s_runs)}: {min(s_runs):.3f}-{max(s_runs):.3f}]"
         add("wtmap search only (bench_align_search)", s_what, s_wall, base_s)
         # Reads already on the GPU (--resident: one batch, device time): the definition.
-        r_runs = sorted(r["resident_s"] for r in runs_s if r.get("resident_s"))
+        r_runs = search.get("resident_runs_s", [])
         r_wall = r_runs[(len(r_runs) - 1) // 2] if r_runs else None
         if r_wall:
             r_what = "reads on the GPU, one batch, device time (CUDA events)"
