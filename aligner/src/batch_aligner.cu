@@ -64,19 +64,30 @@ struct PackCodesOp {
   WTMAP_HD void operator()(std::uint64_t w) const { pack_codes_word(codes, codes_size, w, bases[w], unknown[w]); }
 };
 
-// The hit choice and locate of a batch's reads on the GPU, after their search, in its buffers.
+// The hit choice and locate of a batch's reads on the GPU, after their search, in its buffers:
+// each read's ReadChoice, and its other hits, if any, at the next free place in `others`
+// (page-locked host memory, written across PCIe by the kernel itself).
 struct ChooseHitsOp {
   fmindex::FmIndexView v;
   const SearchResult* results;
   const fmindex::PatternRef* patterns;
   const std::uint8_t* codes;
-  ChosenHits* chosen;
+  ReadChoice* choices;
+  OtherHit* others;
+  unsigned long long* others_taken;  // others' places taken so far
   unsigned max_alternatives;
-  WTMAP_HD void operator()(std::uint64_t r) const {
+  __device__ void operator()(std::uint64_t r) const {
     const fmindex::PatternRef p = patterns[r];
-    choose_and_locate(v, results[r], codes + p.offset, p.length, max_alternatives, chosen[r]);
+    ChosenHits chosen;
+    choose_and_locate(v, results[r], codes + p.offset, p.length, max_alternatives, chosen);
+    const unsigned more = chosen.count > 1 ? chosen.count - 1u : 0u;
+    const auto first = more > 0 ? static_cast<std::uint32_t>(atomicAdd(others_taken, more)) : 0u;
+    split_choice(chosen, first, choices[r], others);
   }
 };
+
+// Room for the other hits a read lists, max(1, N) - 1.
+unsigned others_per_read(unsigned max_alternatives) { return max_alternatives > 1 ? max_alternatives - 1 : 0; }
 
 // The reads the slice cut short (AlignOptions::thread_work_slice), listed on the device.
 struct ListLongReadsOp {
@@ -211,11 +222,11 @@ void SearchedBatch::reserve(std::size_t reads, std::size_t bases, Backend backen
   codes.resize(std::max(codes.size(), bases));
   patterns.resize(std::max(patterns.size(), reads));
   if (backend == Backend::cpu) results.resize(std::max(results.size(), reads));
-  chosen.resize(std::max(chosen.size(), reads));
+  choices.resize(std::max(choices.size(), reads));
   codes.clear();
   patterns.clear();
   results.clear();
-  chosen.clear();
+  choices.clear();
 }
 
 BatchAligner::BatchAligner(const fmindex::FmIndex& index, const AlignOptions& options)
@@ -296,7 +307,8 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   }
   // On a GPU index the results stay on the device (the chosen hits carry what the host needs).
   batch.results.resize(gpu ? 0 : n);
-  batch.chosen.resize(n);
+  batch.choices.resize(n);
+  batch.others.resize(n * others_per_read(options_.max_alternatives));
   lap(seconds_.encode);
   // One thread per read up to the slice; the reads it cuts short again in groups, to the cap.
   SearchParams params = options_.search;
@@ -318,21 +330,26 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
   WTMAP_TRY(ws.reserve(0, 0, 1));  // its stream
   WTMAP_TRY(ws.reserve_timing());
-  // The scratch holds the codes, their packed words and mask, the chosen hits, the list of long
-  // reads and its two counters, and the group searches' stacks.
+  // The scratch holds the codes, their packed words and mask, the reads' choices, the list of long
+  // reads and its two counters, the other hits' counter, the group searches' stacks, and room for
+  // the other hits (used only if batch.others could not be page-locked).
   const unsigned group_blocks = static_cast<unsigned>(wtmap::detail::multiprocessor_count()) * kGroupBlocksPerSm;
   const std::size_t codes_bytes = (batch.codes.size() + 7) / 8 * 8;
   const std::uint64_t packed_words = packed_code_words(batch.codes.size());
   const std::size_t stacks_bytes =
       sliced ? std::size_t{group_blocks} * kGroupStackCapacity * sizeof(detail::Node) : 0;
-  WTMAP_TRY(ws.reserve_scratch(codes_bytes + 2 * packed_words * 8 + n * (sizeof(ChosenHits) + 8) + 16 + stacks_bytes));
+  const std::size_t others_bytes = batch.others.size() * sizeof(OtherHit);
+  WTMAP_TRY(ws.reserve_scratch(codes_bytes + 2 * packed_words * 8 + n * (sizeof(ReadChoice) + 8) + 24 + stacks_bytes +
+                               others_bytes));
   auto* device_codes = reinterpret_cast<std::uint8_t*>(ws.scratch.data());
   auto* device_packed = reinterpret_cast<std::uint64_t*>(device_codes + codes_bytes);  // bases, then the mask
   const PackedCodesView packed{device_packed, device_packed + packed_words};
-  auto* device_chosen = reinterpret_cast<ChosenHits*>(device_packed + 2 * packed_words);
-  auto* long_reads = reinterpret_cast<std::uint64_t*>(device_chosen + n);
-  auto* long_counters = reinterpret_cast<unsigned long long*>(long_reads + n);  // listed, taken
-  auto* stacks = reinterpret_cast<detail::Node*>(long_counters + 2);
+  auto* device_choices = reinterpret_cast<ReadChoice*>(device_packed + 2 * packed_words);
+  auto* long_reads = reinterpret_cast<std::uint64_t*>(device_choices + n);
+  auto* counters = reinterpret_cast<unsigned long long*>(long_reads + n);  // long reads listed, taken; others taken
+  auto* stacks = reinterpret_cast<detail::Node*>(counters + 3);
+  auto* device_others = reinterpret_cast<OtherHit*>(reinterpret_cast<std::byte*>(stacks) + stacks_bytes);
+  const bool others_pinned = batch.others.empty() || wtmap::detail::is_pinned(batch.others.data());
   // From the batch's pinned buffer (SearchedBatch): the copy runs beside this thread's next work.
   WTMAP_CUDA_TRY(cudaMemcpyAsync(device_codes, batch.codes.data(), batch.codes.size(), cudaMemcpyHostToDevice, ws.streams[0]));
   WTMAP_CUDA_TRY(cudaEventRecord(ws.timing[0], ws.streams[0]));  // the reads are on the device
@@ -345,22 +362,28 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   const fmindex::FmIndexView view = index_.view();
   auto after_search = [&](const fmindex::PatternRef* patterns, SearchResult* results, cudaStream_t stream) -> Status {
     if (sliced) {
-      WTMAP_CUDA_TRY(cudaMemsetAsync(long_counters, 0, 2 * sizeof(unsigned long long), stream));
-      WTMAP_TRY(wtmap::detail::enqueue_for_each_index(ListLongReadsOp{results, long_reads, long_counters}, n, stream));
-      const GroupSearchOp group{view,      patterns,          device_codes, packed, results,
-                                long_reads, long_counters, long_counters + 1, stacks, options_.search};
+      WTMAP_CUDA_TRY(cudaMemsetAsync(counters, 0, 2 * sizeof(unsigned long long), stream));
+      WTMAP_TRY(wtmap::detail::enqueue_for_each_index(ListLongReadsOp{results, long_reads, counters}, n, stream));
+      const GroupSearchOp group{view,      patterns, device_codes, packed, results,
+                                long_reads, counters, counters + 1, stacks, options_.search};
       group_search_kernel<<<group_blocks, kGroupMembers, 0, stream>>>(group);
       WTMAP_CUDA_TRY_LAUNCH();
     }
-    const ChooseHitsOp choose{view, results, patterns, device_codes, device_chosen, options_.max_alternatives};
+    WTMAP_CUDA_TRY(cudaMemsetAsync(counters + 2, 0, sizeof(unsigned long long), stream));
+    OtherHit* others = others_pinned ? batch.others.data() : device_others;
+    const ChooseHitsOp choose{view, results, patterns, device_codes, device_choices, others, counters + 2,
+                              options_.max_alternatives};
     WTMAP_TRY(wtmap::detail::enqueue_for_each_index(choose, n, stream));
-    WTMAP_CUDA_TRY(cudaMemcpyAsync(batch.chosen.data(), device_chosen, n * sizeof(ChosenHits), cudaMemcpyDeviceToHost, stream));
+    if (!others_pinned) {
+      WTMAP_CUDA_TRY(cudaMemcpyAsync(batch.others.data(), device_others, others_bytes, cudaMemcpyDeviceToHost, stream));
+    }
+    WTMAP_CUDA_TRY(cudaMemcpyAsync(batch.choices.data(), device_choices, n * sizeof(ReadChoice), cudaMemcpyDeviceToHost, stream));
     return {};
   };
   const MismatchSearchOp op{view, device_codes, batch.codes.size(), packed, params};
   WTMAP_TRY(wtmap::detail::launch_batch_gpu(op, batch.patterns.data(), static_cast<SearchResult*>(nullptr), n, ws,
                                             after_search));
-  WTMAP_CUDA_TRY(cudaEventRecord(ws.timing[1], ws.streams[0]));  // its chosen hits are in host memory
+  WTMAP_CUDA_TRY(cudaEventRecord(ws.timing[1], ws.streams[0]));  // its choices are in host memory
   std::lock_guard<std::mutex> lock(launch_mutex_);
   launched_[slot] = &batch;
   lap(seconds_.search);
@@ -378,7 +401,7 @@ Status BatchAligner::collect(unsigned slot, const SearchedBatch* only) {
   const MismatchSearchOp op{index_.view(), nullptr, batch->codes.size(), {}, options_.search};  // for its messages
   wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
   Status collected = wtmap::detail::collect_batch_gpu(op, batch->patterns.data(), static_cast<SearchResult*>(nullptr),
-                                                      batch->chosen.size(), ws, "search");
+                                                      batch->choices.size(), ws, "search");
   float device_ms = 0;
   if (collected.ok()) {
     collected = wtmap::detail::cuda_status(cudaEventElapsedTime(&device_ms, ws.timing[0], ws.timing[1]),
@@ -395,7 +418,7 @@ Status BatchAligner::collect(unsigned slot, const SearchedBatch* only) {
 
 Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& batch, std::vector<ReadAlignment>& out) {
   const std::size_t n = reads.size();
-  if (batch.chosen.size() != n) return invalid_argument("finish() needs the batch that search() was given");
+  if (batch.choices.size() != n) return invalid_argument("finish() needs the batch that search() was given");
   if (index_.backend() == Backend::gpu) {
     for (unsigned slot = 0; slot < kLaunchSlots; ++slot) WTMAP_TRY(collect(slot, &batch));  // (adds to search)
   } else {
@@ -435,23 +458,26 @@ void BatchAligner::choose_on_host(SearchedBatch& batch) {
   wtmap::detail::parallel_for_ranges(batch.results.size(), [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t r = begin; r < end; ++r) {
       const fmindex::PatternRef p = batch.patterns[r];
+      ChosenHits chosen;
       choose_and_locate(view, batch.results[r], batch.codes.data() + p.offset, p.length, options_.max_alternatives,
-                        batch.chosen[r]);
+                        chosen);
+      split_choice(chosen, static_cast<std::uint32_t>(r * others_per_read(options_.max_alternatives)), batch.choices[r],
+                   batch.others.data());
     }
   }, 1 << 12);
   lap(seconds_.choose);
 }
 
-// Also counts the search's nodes, in the same pass over the chosen hits: a serial pass of its own
+// Also counts the search's nodes, in the same pass over the choices: a serial pass of its own
 // read a 248-byte result per read on the finish thread.
 void BatchAligner::place_chosen(const SearchedBatch& batch, std::vector<ReadAlignment>& out) {
   Lap lap;
   std::atomic<std::uint64_t> nodes{0}, long_reads{0}, long_read_nodes{0}, capped{0};
   std::mutex max_mutex;
-  wtmap::detail::parallel_for_ranges(batch.chosen.size(), [&](std::uint64_t begin, std::uint64_t end) {
+  wtmap::detail::parallel_for_ranges(batch.choices.size(), [&](std::uint64_t begin, std::uint64_t end) {
     std::uint64_t range_nodes = 0, range_long_reads = 0, range_long_read_nodes = 0, range_capped = 0, range_max = 0;
     for (std::uint64_t r = begin; r < end; ++r) {
-      const ChosenHits& c = batch.chosen[r];
+      const ReadChoice& c = batch.choices[r];
       range_nodes += c.work;
       range_max = std::max<std::uint64_t>(range_max, c.work);
       range_capped += (c.flags & (kWorkCapped | kStackOverflow)) != 0;
@@ -468,10 +494,14 @@ void BatchAligner::place_chosen(const SearchedBatch& batch, std::vector<ReadAlig
       a.best_count = c.best_count;
       a.second_count = c.second_count;
       a.alternatives.reserve(c.count - 1u);
-      for (unsigned j = 0; j < c.count; ++j) {
-        const fmindex::ReferenceHit hit = index_.to_reference(c.where[j], batch.patterns[r].length);
-        const Placement p{hit.contig, hit.position, hit.reverse, c.edits[j]};
-        if (j == 0) a.primary = p; else a.alternatives.push_back(p);
+      auto place = [&](std::uint64_t where, const Edits& edits) {
+        const fmindex::ReferenceHit hit = index_.to_reference(where, batch.patterns[r].length);
+        return Placement{hit.contig, hit.position, hit.reverse, edits};
+      };
+      a.primary = place(c.where, c.edits);
+      for (unsigned j = 1; j < c.count; ++j) {
+        const OtherHit& other = batch.others[c.first_other + j - 1];
+        a.alternatives.push_back(place(other.where, other.edits));
       }
     }
     nodes += range_nodes;

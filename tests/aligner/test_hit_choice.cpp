@@ -88,6 +88,14 @@ aligner::Edits edits_with(unsigned mismatches, unsigned salt = 0) {
   return e;
 }
 
+bool same_edits(const aligner::Edits& a, const aligner::Edits& b) {
+  if (a.count() != b.count()) return false;
+  for (unsigned e = 0; e < a.count(); ++e) {
+    if (a.position(e) != b.position(e) || a.base(e) != b.base(e)) return false;
+  }
+  return true;
+}
+
 struct Row {
   unsigned slot;
   std::uint64_t row;
@@ -150,11 +158,7 @@ TEST(ChooseHits, ReportsTheHashedBestRowThenEveryOtherRowWhenFewEnough) {
     for (unsigned j = 0; j < got.count; ++j) {
       EXPECT_EQ(got.slot[j], expected[j].slot) << "row " << j;
       EXPECT_EQ(got.where[j], expected[j].row) << "row " << j;
-      EXPECT_EQ(got.edits[j].count(), res.slots[expected[j].slot].edits.count()) << "row " << j;
-      for (unsigned e = 0; e < got.edits[j].count(); ++e) {
-        EXPECT_EQ(got.edits[j].position(e), res.slots[expected[j].slot].edits.position(e)) << "row " << j;
-        EXPECT_EQ(got.edits[j].base(e), res.slots[expected[j].slot].edits.base(e)) << "row " << j;
-      }
+      EXPECT_TRUE(same_edits(got.edits[j], res.slots[expected[j].slot].edits)) << "row " << j;
     }
     // What placing the read needs of the result travels with the hits.
     EXPECT_EQ(got.best, res.best);
@@ -162,6 +166,41 @@ TEST(ChooseHits, ReportsTheHashedBestRowThenEveryOtherRowWhenFewEnough) {
     EXPECT_EQ(got.work, res.work);
     EXPECT_EQ(got.best_count, res.count[res.best]);
     EXPECT_EQ(got.second_count, res.best < aligner::kMaxMismatches ? res.count[res.best + 1] : 0u);
+  }
+}
+
+// A choice split for a batch: the reported hit and the counts in the ReadChoice, the other hits in
+// order at others[first_other, ...), and nothing else of `others` written.
+TEST(SplitChoice, ReportedHitInTheChoiceOthersInTheirPlaces) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const SearchResult res = random_result(rng, trial % 3 == 0);
+    ChosenHits chosen{};
+    aligner::choose_hits(res, aligner::kMaxAlternatives, [&] { return rng(); }, chosen);
+    const std::uint32_t first_other = static_cast<std::uint32_t>(rng() % 5);
+    std::vector<aligner::OtherHit> others(first_other + aligner::kMaxAlternatives + 3, aligner::OtherHit{~0ull, {}});
+    aligner::ReadChoice got{};
+    aligner::split_choice(chosen, first_other, got, others.data());
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    ASSERT_GE(chosen.count, 1u);
+    EXPECT_EQ(got.count, chosen.count);
+    EXPECT_EQ(got.where, chosen.where[0]);
+    EXPECT_TRUE(same_edits(got.edits, chosen.edits[0]));
+    EXPECT_EQ(got.best, res.best);
+    EXPECT_EQ(got.flags, res.flags);
+    EXPECT_EQ(got.work, res.work);
+    EXPECT_EQ(got.best_count, res.count[res.best]);
+    EXPECT_EQ(got.first_other, first_other);
+    for (std::size_t i = 0; i < others.size(); ++i) {
+      const bool listed = i >= first_other && i < first_other + chosen.count - 1u;
+      if (listed) {
+        const unsigned j = static_cast<unsigned>(i - first_other) + 1;
+        EXPECT_EQ(others[i].where, chosen.where[j]) << i;
+        EXPECT_TRUE(same_edits(others[i].edits, chosen.edits[j])) << i;
+      } else {
+        EXPECT_EQ(others[i].where, ~0ull) << "written outside the read's places: " << i;
+      }
+    }
   }
 }
 

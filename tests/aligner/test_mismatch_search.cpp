@@ -626,16 +626,16 @@ TEST_P(BatchAlignerOn, ReservedBatchIsSearchedInPlace) {
   ASSERT_GT(records.size(), 10u);
   aligner::SearchedBatch reserved;
   reserved.reserve(records.size(), bases, GetParam());
-  EXPECT_TRUE(reserved.codes.empty() && reserved.patterns.empty() && reserved.results.empty() && reserved.chosen.empty());
+  EXPECT_TRUE(reserved.codes.empty() && reserved.patterns.empty() && reserved.results.empty() && reserved.choices.empty());
   // (A GPU index keeps the results on the device: none reserved, none made.)
-  const void* buffers[] = {reserved.codes.data(), reserved.patterns.data(), reserved.results.data(), reserved.chosen.data()};
+  const void* buffers[] = {reserved.codes.data(), reserved.patterns.data(), reserved.results.data(), reserved.choices.data()};
   aligner::BatchAligner batch(index, aligner::AlignOptions{});
   std::vector<ReadAlignment> got, expected;
   ASSERT_TRUE(batch.search(records, reserved).ok());
   EXPECT_EQ(reserved.codes.data(), buffers[0]);
   EXPECT_EQ(reserved.patterns.data(), buffers[1]);
   EXPECT_EQ(reserved.results.data(), buffers[2]);
-  EXPECT_EQ(reserved.chosen.data(), buffers[3]);
+  EXPECT_EQ(reserved.choices.data(), buffers[3]);
   ASSERT_TRUE(batch.finish(records, reserved, got).ok());
   ASSERT_TRUE(batch.align(records, expected).ok());
   expect_same_alignments(got, expected, records);

@@ -64,9 +64,14 @@ struct SearchedBatch {
   // that their copies need no staging.
   PinnedVector<std::uint8_t> codes;
   PinnedVector<fmindex::PatternRef> patterns;  // each read's bases in codes
-  // Each read's reported hits, located (text positions), with what placing it needs of its search
-  // result: on a GPU index chosen and located by the GPU after its search, else on the host.
-  PinnedVector<ChosenHits> chosen;
+  // Each read's reported hit, located (a text position), with what placing it needs of its search
+  // result, and the other hits it lists (XA; ReadChoice::first_other): on a GPU index chosen and
+  // located by the GPU after its search, else on the host.
+  // The other hits have room for max(1, N) - 1 a read, but a read only takes what it lists: on a
+  // GPU index the choice kernel writes them here itself (page-locked host memory), one after
+  // another, so that only those cross PCIe.
+  PinnedVector<ReadChoice> choices;
+  PinnedVector<OtherHit> others;
   // CPU index: the search results (a GPU index keeps them on the device), the codes packed
   // (packed_codes.hpp: the bases' words, then the mask's), and the reads that the slice cut short
   // (AlignOptions::thread_work_slice).
@@ -134,8 +139,8 @@ class BatchAligner {
   Status collect(unsigned slot, const SearchedBatch* only);
   // The CPU backend's group search of the reads the slice cut short (batch.long_reads).
   void search_long_reads_on_cpu(SearchedBatch& batch) const;
-  // finish()'s parts: on a CPU index, the hit choice and locate, into batch.chosen; the placement
-  // of every read from batch.chosen (and the counts of search nodes).
+  // finish()'s parts: on a CPU index, the hit choice and locate, into batch.choices and others;
+  // the placement of every read from them (and the counts of search nodes).
   void choose_on_host(SearchedBatch& batch);
   void place_chosen(const SearchedBatch& batch, std::vector<ReadAlignment>& out);
 

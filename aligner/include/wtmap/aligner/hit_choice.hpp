@@ -22,9 +22,8 @@ constexpr unsigned kMaxAlternatives = kHitSlots;
 // A read's listed hits, the reported one first: at most max(1, N) of them, since XA is listed only
 // when X0 + X1 <= N. `where` holds SA rows until they are located, then text positions (a hit
 // the search verified holds its text position from the start: HitInterval::located()). With
-// them, all of its SearchResult that placing the read needs, so that a GPU batch sends the host
-// these 160 bytes a read instead of them and the 248-byte result (10^6 reads: 160 MB across
-// PCIe instead of 328 MB).
+// them, all of its SearchResult that placing the read needs. The working form of one read's
+// choice; a batch keeps it as a ReadChoice and its other hits (split_choice).
 struct ChosenHits {
   std::uint64_t where[kMaxAlternatives];
   Edits edits[kMaxAlternatives];           // each one's substitutions (its slot's)
@@ -104,6 +103,42 @@ WTMAP_HD void choose_hits(const SearchResult& res, unsigned max_alternatives, Ha
     }
   }
   out.count = static_cast<std::uint8_t>(n);
+}
+
+// A listed hit after the reported one (XA).
+struct OtherHit {
+  std::uint64_t where;  // text position
+  Edits edits;
+};
+
+// What placing a read needs, in 48 bytes: its reported hit, the search's counts and flags, and
+// where its other listed hits are in the batch's list of them. Most reads list one hit, so a GPU
+// batch sends the host 48 bytes a read and 16 per other hit (10^6 E. coli reads: about 50 MB
+// across PCIe, where the 248-byte search results and 80-byte chosen hits of each read had been
+// 328 MB; bench/RESULTS.md).
+struct ReadChoice {
+  std::uint64_t where;                     // the reported hit's text position
+  Edits edits;                             // its substitutions
+  std::uint64_t best_count, second_count;  // X0, X1
+  std::uint32_t work;                      // the search's steps
+  std::uint32_t first_other;               // its other hits: others[first_other, + count - 1)
+  std::uint8_t count;                      // hits listed (0: unmapped)
+  std::uint8_t flags, best;                // the SearchResult's (SearchFlags; 0xFF: unmapped)
+};
+static_assert(sizeof(ReadChoice) == 48, "a read's choice is 48 bytes");
+
+// `c` as a ReadChoice in `out` and its other hits at others[first_other, first_other + count - 1).
+WTMAP_HD void split_choice(const ChosenHits& c, std::uint32_t first_other, ReadChoice& out, OtherHit* others) {
+  out.where = c.count > 0 ? c.where[0] : 0;  // (an unmapped read's choice holds no hit)
+  out.edits = c.count > 0 ? c.edits[0] : Edits{};
+  out.best_count = c.best_count;
+  out.second_count = c.second_count;
+  out.work = c.work;
+  out.first_other = first_other;
+  out.count = c.count;
+  out.flags = c.flags;
+  out.best = c.best;
+  for (unsigned j = 1; j < c.count; ++j) others[first_other + j - 1] = {c.where[j], c.edits[j]};
 }
 
 // The hits of a searched read chosen and located in one go, on the backend that holds the index
