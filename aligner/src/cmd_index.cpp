@@ -29,8 +29,8 @@ constexpr const char* kUsage =
     "  --device S      auto, gpu or cpu: where the wavelet tree is built [auto]\n"
     "\n"
     "Peak memory: dna about 21 bytes per reference base (2 strands x 8-byte suffix array plus\n"
-    "text and BWT), e.g. 2.1 GB for 100 Mbp; the index takes about 1.2 + 16 / s bytes per base\n"
-    "(1.7 at -s 32, 3.2 at -s 8). protein and byte about 12 bytes per symbol (one strand); the\n"
+    "text and BWT), e.g. 2.1 GB for 100 Mbp; the index takes about 1.1 + 16 / s bytes per base\n"
+    "(1.6 at -s 32, 3.1 at -s 8). protein and byte about 12 bytes per symbol (one strand); the\n"
     "index takes about (log2 of the alphabet size + 2) / 8 + 8 / s bytes per symbol, e.g. 1.0\n"
     "for 20 amino acids at -s 32.\n";
 
