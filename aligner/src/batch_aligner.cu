@@ -305,7 +305,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
       for (std::uint64_t w = begin; w < end; ++w) pack(w);
     }, 1 << 12);
   }
-  // On a GPU index the results stay on the device (the chosen hits carry what the host needs).
+  // On a GPU index the results stay on the device (the choices carry what the host needs).
   batch.results.resize(gpu ? 0 : n);
   batch.choices.resize(n);
   batch.others.resize(n * others_per_read(options_.max_alternatives));
@@ -358,7 +358,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   const PackCodesOp pack{device_codes, batch.codes.size(), device_packed, device_packed + packed_words};
   WTMAP_TRY(wtmap::detail::enqueue_for_each_index(pack, packed_words, ws.streams[0]));
   // After the search kernel, on its stream and buffers: the long reads' group search, then every
-  // read's hit choice and locate, and the copy of the chosen hits (the results stay on the device).
+  // read's hit choice and locate, and the copy of the choices (the results stay on the device).
   const fmindex::FmIndexView view = index_.view();
   auto after_search = [&](const fmindex::PatternRef* patterns, SearchResult* results, cudaStream_t stream) -> Status {
     if (sliced) {
@@ -468,8 +468,8 @@ void BatchAligner::choose_on_host(SearchedBatch& batch) {
   lap(seconds_.choose);
 }
 
-// Also counts the search's nodes, in the same pass over the choices: a serial pass of its own
-// read a 248-byte result per read on the finish thread.
+// Also counts the search's nodes, in the same pass over the choices (a serial pass of its own
+// over the 248-byte results took its time on the finish thread).
 void BatchAligner::place_chosen(const SearchedBatch& batch, std::vector<ReadAlignment>& out) {
   Lap lap;
   std::atomic<std::uint64_t> nodes{0}, long_reads{0}, long_read_nodes{0}, capped{0};

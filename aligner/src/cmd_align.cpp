@@ -184,10 +184,11 @@ class BatchWarmer {
   std::vector<std::thread> threads_;
 };
 
-// The search stage's SearchedBatch buffers (some 330 bytes per read on a GPU index, 580 on a CPU one): at most three are in use
-// at once (one searched, one waiting for the finish stage, one finished), and a finished one comes
-// back through give_back(). With `warm_up` a thread of their own makes the three from the start
-// of the run, their pages faulted in while the CUDA context and the index load, instead of the
+// The search stage's SearchedBatch buffers (some 250 bytes per read on a GPU index, 500 on a CPU
+// one): at most three are in use at once (one searched, one waiting for the finish stage, one
+// finished), and a finished one comes back through give_back(). With `warm_up` a thread of their
+// own makes the three from the start of the run, their pages faulted in while the CUDA context
+// and the index load, instead of the
 // search stage over its first three batches (26 ms of the first batch's 88 ms on an H100 host,
 // where that stage was the pipeline's limit; bench/RESULTS.md).
 class SearchedBatchPool {
