@@ -400,13 +400,14 @@ Status BatchAligner::collect(unsigned slot, const SearchedBatch* only) {
   Lap lap;
   const MismatchSearchOp op{index_.view(), nullptr, batch->codes.size(), {}, options_.search};  // for its messages
   wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
-  Status collected = wtmap::detail::collect_batch_gpu(op, batch->patterns.data(), static_cast<SearchResult*>(nullptr),
-                                                      batch->choices.size(), ws, "search");
-  float device_ms = 0;
-  if (collected.ok()) {
-    collected = wtmap::detail::cuda_status(cudaEventElapsedTime(&device_ms, ws.timing[0], ws.timing[1]),
-                                           "cudaEventElapsedTime", __FILE__, __LINE__);
-  }
+  float device_ms = 0;  // the batch's device time (search()'s two events)
+  auto collect_and_time = [&]() -> Status {
+    WTMAP_TRY(wtmap::detail::collect_batch_gpu(op, batch->patterns.data(), static_cast<SearchResult*>(nullptr),
+                                               batch->choices.size(), ws, "search"));
+    WTMAP_CUDA_TRY(cudaEventElapsedTime(&device_ms, ws.timing[0], ws.timing[1]));
+    return {};
+  };
+  const Status collected = collect_and_time();
   lock.lock();
   lap(seconds_.search);
   seconds_.device += device_ms / 1e3;
