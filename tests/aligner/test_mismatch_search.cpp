@@ -393,10 +393,31 @@ TEST(SearchReadCpu, WorkCapStopsHonestly) {
   }
 }
 
-// The lower bound D costs a step per read base, and only reads without an exact occurrence pay
-// it (with k > 1): a read found exactly is searched in its opening pass, in about as many steps
-// as nodes (a step per node, plus at most one per pass that found its root dead), any other in
-// at least its length more.
+// bwa's D (bwt_cal_width) by brute force: the greedy cut of the read into pieces, each as long
+// as it occurs somewhere on either strand (std::string::find), D[i] the pieces that ended by
+// position i, capped as the search caps it.
+std::vector<unsigned> naive_lower_bounds(const std::vector<TestContig>& contigs, const std::string& read) {
+  std::string text;
+  for (const TestContig& c : contigs) text += normalized(c.sequence) + "|";
+  for (const TestContig& c : contigs) text += revcomp(normalized(c.sequence)) + "|";
+  std::vector<unsigned> d(read.size());
+  unsigned pieces = 0;
+  for (std::size_t j = 0, i = 0; i < read.size(); ++i) {
+    const std::string piece = normalized(read.substr(j, i + 1 - j));
+    if (piece.find_first_not_of("ACGT") != std::string::npos || text.find(piece) == std::string::npos) {
+      ++pieces;
+      j = i + 1;
+    }
+    d[i] = std::min(pieces, aligner::kMaxMismatches + 1);
+  }
+  return d;
+}
+
+// Only reads without an exact occurrence compute D (with k > 1): a read found exactly is
+// searched in its opening pass, in about as many steps as nodes (a step per node, plus at most one
+// per pass that found its root dead). The others compute bwa's D exactly, and take a piece that
+// occurs once in a locate instead of a step per base (extend_piece): fewer steps than the read's
+// length beyond their nodes, for some reads.
 TEST(SearchReadCpu, OnlyReadsWithoutAnExactMatchComputeTheLowerBound) {
   const std::vector<TestContig> contigs = make_reference(Shape::random_with_n);
   fmindex::FmIndex index = index_of(contigs, Backend::cpu);
@@ -404,7 +425,7 @@ TEST(SearchReadCpu, OnlyReadsWithoutAnExactMatchComputeTheLowerBound) {
   aligner::SearchParams params;
   params.max_mismatches = 3;
   const std::vector<std::string> reads = planted_reads(contigs, 100, params.max_mismatches, 7);
-  std::size_t exact = 0, inexact = 0;
+  std::size_t exact = 0, inexact = 0, located_pieces = 0;
   for (const std::string& read : reads) {
     const auto codes = fmtest::pattern_codes(read);
     const auto length = static_cast<std::uint32_t>(codes.size());
@@ -415,17 +436,24 @@ TEST(SearchReadCpu, OnlyReadsWithoutAnExactMatchComputeTheLowerBound) {
     search.start(index.view(), codes.data(), length, packed.pack(codes.data(), length), params, result);
     std::uint64_t steps = 1;  // the last call, which returns false
     while (search.step(index.view(), result)) ++steps;
+    if (search.lower_bounds_known()) {
+      const std::vector<unsigned> d = naive_lower_bounds(contigs, read);
+      for (unsigned i = 0; i < length; ++i) ASSERT_EQ(search.lower_bound(i), d[i]) << read << " at " << i;
+    }
     if (!result.mapped() || (result.flags & aligner::kWorkCapped) != 0) continue;
     if (result.best == 0) {
       ++exact;
+      EXPECT_FALSE(search.lower_bounds_known()) << read;
       EXPECT_LE(steps, std::uint64_t{result.work} + params.max_mismatches + 2) << read;
     } else {
       ++inexact;
-      EXPECT_GE(steps, std::uint64_t{result.work} + length) << read;
+      EXPECT_TRUE(search.lower_bounds_known()) << read;
+      located_pieces += steps < std::uint64_t{result.work} + length;
     }
   }
   EXPECT_GT(exact, 0u);
   EXPECT_GT(inexact, 0u);
+  EXPECT_GT(located_pieces, 0u);
 }
 
 // ---- BatchAligner on the CPU and the GPU ---------------------------------------------------------

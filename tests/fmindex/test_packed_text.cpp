@@ -1,8 +1,10 @@
 // packed_text_view.hpp's word helpers against base-by-base loops; PackedText and its view
 // (packed_text.hpp) against the index text built naively from the reference's forward codes,
 // T = F # rc(F) $, as FmIndex::build lays it out: every base of either strand, alone and 32 at a
-// time, and for every window of up to 40 symbols whether it holds bases of one fragment only. On random references with N runs, IUPAC codes and short contigs, and on one
-// of a single fragment whose length is not a multiple of 32 (the last word's unused bits).
+// time, for every window of up to 40 symbols whether it holds bases of one fragment only, and
+// where the bases from each position on end. On random references with N runs, IUPAC codes and
+// short contigs, and on one of a single fragment whose length is not a multiple of 32 (the last
+// word's unused bits).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -37,8 +39,14 @@ void expect_matches_naive_text(const fmindex::Reference& ref) {
   const fmindex::PackedTextView& v = packed->view();
   const std::vector<std::uint8_t> t = naive_text(ref.forward);
   ASSERT_EQ(v.forward_length, ref.forward.size());
-  std::size_t wrong_bases = 0, wrong_words = 0, wrong_windows = 0, clear_windows = 0;
-  for (std::uint64_t q = 0; q < t.size(); ++q) {
+  std::size_t wrong_bases = 0, wrong_words = 0, wrong_windows = 0, clear_windows = 0, wrong_ends = 0;
+  for (std::uint64_t q = 0; q < t.size() + 2; ++q) {  // fragment_end also past T's end
+    std::uint64_t end = q;
+    while (end < t.size() && t[end] < 4) ++end;
+    if (v.fragment_end(q) != end && ++wrong_ends <= 5) {
+      ADD_FAILURE() << "fragment_end(" << q << ") is " << v.fragment_end(q) << ", not " << end;
+    }
+    if (q >= t.size()) continue;
     if (t[q] < 4 && v.base(q) != t[q]) ++wrong_bases;
     if (q <= 2 * v.forward_length) {  // bases32: the bases up to the next separator
       const std::uint64_t w = v.bases32(q);
@@ -56,6 +64,7 @@ void expect_matches_naive_text(const fmindex::Reference& ref) {
   EXPECT_EQ(wrong_bases, 0u);
   EXPECT_EQ(wrong_words, 0u);
   EXPECT_EQ(wrong_windows, 0u);
+  EXPECT_EQ(wrong_ends, 0u);
   EXPECT_GT(clear_windows, 0u);
 
   // The saved words give the same view back; a count that does not fit m is corrupt data.

@@ -207,7 +207,8 @@ struct SearchScratch {
 //                  pass and the collect pass that walked the read's exact path again are saved:
 //                  275 steps per read instead of 429 (bench/RESULTS.md), the same results. Else:
 //   lower_bounds:  bwt_cal_width -- D[i] = greedy count of disjoint pieces of read[0, i] absent
-//                  from the text, one base per step; then, if the opening pass found stratum 1
+//                  from the text, one base per step (a piece that occurs once: one locate and a
+//                  comparison with the text, extend_piece); then, if the opening pass found stratum 1
 //                  (the best), a collect pass with limit min(k, 2); if it found nothing:
 //   first_pass:    depth-first search with limit l (from max(2, D[length - 1]) up to k) that
 //                  stops at its first hit; none -> the next limit, or unmapped after k;
@@ -275,17 +276,17 @@ class ReadSearch {
     std::uint64_t lo = 0, hi = 0;
     bool expand = false, hit = false, ended = false;
     detail::Node node{};
-    if (phase_ == Phase::lower_bounds) {
+    if (phase_ == Phase::lower_bounds && !locating_) {
       lo = interval_.lo;
       hi = interval_.hi;
       expand = read_[position_] <= 3;
     } else if (!locating_ && top_ == 0 && !has_next_) {
       ended = true;  // no node to visit: the pass's root died in skip_exact_steps
-    } else if (++work_ > work_cap_) {
+    } else if (phase_ != Phase::lower_bounds && ++work_ > work_cap_) {  // the bound's steps are not work
       out.flags |= kWorkCapped;
       locating_ = false;
       ended = true;
-    } else if (locating_) {  // a step of the locate of next_'s row (verification)
+    } else if (locating_) {  // a step of the locate of next_'s row (verification, or the bound's piece)
       lo = next_.lo;
       hi = lo + 1;
       expand = true;
@@ -324,10 +325,13 @@ class ReadSearch {
         ++locate_steps_;
         return true;
       }
-      // The row's text position, and the verification of next_ there.
+      // The row's text position, and the verification of next_ there (or the bound's piece's
+      // run there).
       locating_ = false;
+      const std::uint64_t p = index.sa.position(next_.lo, locate_steps_);
+      if (phase_ == Phase::lower_bounds) return extend_piece(index, p, out);
       node = next_;
-      hit = verify(index, node, index.sa.sa_samples[index.sa.sampled.rank1(node.lo)] + locate_steps_);
+      hit = verify(index, node, p);
     } else if (phase_ == Phase::lower_bounds) {
       return lower_bound_step(index, expand, occ_lo, occ_hi, out);
     } else if (expand) {
@@ -343,6 +347,11 @@ class ReadSearch {
     if (found_first || ended || (top_ == 0 && !has_next_)) return finish_pass(index, out, found_first);
     return true;
   }
+
+  // Whether the search computed D (lower_bounds ran), and then D at read position i: the
+  // mismatches read[0, i] needs at least, capped at kMaxMismatches + 1 (for tests).
+  WTMAP_HD bool lower_bounds_known() const { return bounds_known_; }
+  WTMAP_HD unsigned lower_bound(unsigned i) const { return mismatches_needed(i); }
 
   // ---- group steps (see the class comment); start() as for step() ----
 
@@ -578,22 +587,71 @@ class ReadSearch {
     const std::uint64_t first = detail::element(index.C, c);
     interval_ = expand ? fmindex::SaInterval{first + detail::element(occ_lo, c), first + detail::element(occ_hi, c)}
                        : fmindex::SaInterval{};
-    if (interval_.empty()) {  // read[j, i] is absent: one more mismatch needed; a new piece
-      for (unsigned j = 0; j <= kMaxMismatches; ++j) {  // first_at_least_[bound_], constant indices
-        if (j == bound_) first_at_least_[j] = static_cast<std::uint16_t>(position_);
-      }
-      if (bound_ < 0xFF) ++bound_;
-      interval_ = {0, rows_};
+    if (interval_.empty()) end_piece();
+    if (++position_ == length_) return end_lower_bounds(index, out);
+    // A piece that occurs once extends as far as its one occurrence matches the read: found by
+    // locating its row and comparing the text there with the read, where a step per base would
+    // take all the rest of the piece. A read of 100 bases with one mismatch spends 70-odd of its
+    // 100 steps on such a piece.
+    if (interval_.hi - interval_.lo == 1 && length_ - position_ >= index.sa.sample_rate && !index.text.empty()) {
+      locating_ = true;
+      locate_steps_ = 0;
+      next_.lo = interval_.lo;
     }
-    if (++position_ < length_) return true;
+    return true;
+  }
+
+  // The piece read[j, position_) ends: it does not occur in the text, so read[0, position_] needs
+  // one more mismatch than read[0, j) did, and the next piece starts past position_.
+  WTMAP_HD void end_piece() {
+    for (unsigned j = 0; j <= kMaxMismatches; ++j) {  // first_at_least_[bound_], constant indices
+      if (j == bound_) first_at_least_[j] = static_cast<std::uint16_t>(position_);
+    }
+    if (bound_ < 0xFF) ++bound_;
+    interval_ = {0, rows_};
+  }
+
+  // The piece read[j, position_) occurs once, its reverse complement at text position p: the
+  // piece extends while T[p - 1], T[p - 2], ... are the complements of read[position_],
+  // read[position_ + 1], ..., that is while the mirror of that occurrence on the other strand,
+  // which ends before T[2m + 1 - p], goes on matching the read. The same pieces (and so the same
+  // D) as lower_bound_step's steps: each of them extends the one row by T[p - 1] or dies.
+  WTMAP_HD bool extend_piece(const fmindex::FmIndexView& index, std::uint64_t p, Result& out) {
+    const std::uint64_t q = 2 * index.text.forward_length + 1 - p;
+    const std::uint64_t run = index.text.fragment_end(q) - q;  // bases of the mirror's fragment from q
+    const unsigned end = length_ - position_ <= run ? length_ : position_ + static_cast<unsigned>(run);
+    unsigned at = position_;
+    for (; at < end; at += 32) {
+      const std::uint64_t differing = differing_from_read(index.text.bases32(q + (at - position_)), at);
+      if (differing != 0) {
+        at += static_cast<unsigned>(bits::count_trailing_zeros64(differing)) / 2;
+        break;
+      }
+    }
+    position_ = at < end ? at : end;
+    if (position_ < length_) {  // read[position_] ends the piece
+      end_piece();
+      ++position_;
+    }
+    return position_ < length_ ? true : end_lower_bounds(index, out);
+  }
+
+  // D is known: the opening pass found the best stratum, so collect it and the next; else
+  // nothing was within limit_ mismatches: first passes from the limit D allows.
+  WTMAP_HD bool end_lower_bounds(const fmindex::FmIndexView& index, Result& out) {
     bounds_known_ = true;
-    // The opening pass found the best stratum: collect it and the next. Else nothing was within
-    // limit_ mismatches: first passes from the limit D allows.
     const unsigned needed = mismatches_needed(length_ - 1);
     const bool found = out.best != 0xFF;
     begin_pass(index, found ? (out.best < k_ ? out.best + 1u : k_) : (needed > limit_ + 1 ? needed : limit_ + 1),
                found ? Phase::collect_pass : Phase::first_pass);
     return finish_if_done(out);
+  }
+
+  // The bases of read[from, from + 32) that differ from `text` (32 packed bases) or are no base,
+  // as bit 2j for read[from + j] (bits past the read's end undefined).
+  WTMAP_HD std::uint64_t differing_from_read(std::uint64_t text, unsigned from) const {
+    return fmindex::differing_bases(text, fmindex::bases32(packed_.bases, packed_.first + from)) |
+           fmindex::bases32(packed_.unknown, packed_.first + from);
   }
 
   // The LF step of a row r from its counts (occ_lo at r, occ_hi at r + 1): the row one text
@@ -618,8 +676,7 @@ class ReadSearch {
     unsigned spare = limit_ - node.edits.count();
     for (unsigned done = 0; done < r; done += 32) {
       const std::uint64_t text = index.text.bases32(start + done);
-      std::uint64_t mismatches = fmindex::differing_bases(text, fmindex::bases32(packed_.bases, packed_.first + done)) |
-                                 fmindex::bases32(packed_.unknown, packed_.first + done);
+      std::uint64_t mismatches = differing_from_read(text, done);
       if (r - done < 32) mismatches &= bits::low_mask64(2 * (r - done));
       const auto count = static_cast<unsigned>(bits::popcount64(mismatches));
       if (count > spare) return false;
@@ -720,7 +777,7 @@ class ReadSearch {
 
 // One read's codes packed (packed_codes.hpp), for a search of that read alone.
 struct PackedReadScratch {
-  static constexpr std::uint64_t kWords = kMaxReadLength / 32 + 2;
+  static constexpr std::uint64_t kWords = packed_code_words(kMaxReadLength);
   std::uint64_t bases[kWords], unknown[kWords];
 
   // The read's codes packed here (a read longer than kMaxReadLength, which the search does not

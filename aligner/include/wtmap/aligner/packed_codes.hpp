@@ -14,7 +14,7 @@ namespace wtmap::aligner {
 
 // Words of each array for `size` codes: one more than they fill, so that bases32 may read the
 // word after any base.
-WTMAP_HD std::uint64_t packed_code_words(std::uint64_t size) { return size / 32 + 2; }
+constexpr WTMAP_HD std::uint64_t packed_code_words(std::uint64_t size) { return size / 32 + 2; }
 
 // Word w of codes[0, size) packed: in `bases` code & 3 of code 32 w + j at bits 2j (0 for a code
 // that is no base, and for positions past size), and in `unknown` bit 2j set where the code is no

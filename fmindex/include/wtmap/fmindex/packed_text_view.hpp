@@ -8,7 +8,8 @@
 // verification), as bwa keeps its .pac beside the BWT.
 //
 // Space: 2 bits per forward base (separators stored as A, told apart by the fragment ends) and
-// 8 bytes per fragment. Queries: base() and bases32() O(1); one_fragment() O(log fragments).
+// 8 bytes per fragment. Queries: base() and bases32() O(1); one_fragment() and fragment_end()
+// O(log fragments).
 #pragma once
 
 #include <cstdint>
@@ -84,13 +85,34 @@ struct PackedTextView {
       fa = 2 * m + 1 - b;
       fb = 2 * m + 1 - a;
     }
-    // The first fragment end at or after fa: F[fa, fb) is clear iff it lies at or past fb.
+    // F[fa, fb) is clear iff the first fragment end at or after fa lies at or past fb.
+    const std::uint64_t x = first_end_at_or_after(fa);
+    return x < num_fragments && fragment_ends[x] >= fb;
+  }
+
+  // Where the bases from T[q] on end: the least e >= q where T[e] is no base (a separator, the
+  // strand junction, the terminator or past it); q itself when T[q] is none. One search, where
+  // finding e with one_fragment would take one per candidate.
+  WTMAP_HD std::uint64_t fragment_end(std::uint64_t q) const {
+    const std::uint64_t m = forward_length;
+    if (q == m || q > 2 * m) return q;
+    if (q < m) return fragment_ends[first_end_at_or_after(q)];  // F's last end is m > q
+    // T[q, ...) is F[f], F[f - 1], ... complemented, down to the start of F[f]'s fragment.
+    const std::uint64_t f = 2 * m - q, x = first_end_at_or_after(f);
+    if (fragment_ends[x] == f) return q;  // F[f] is a separator
+    const std::uint64_t start = x > 0 ? fragment_ends[x - 1] + 1 : 0;
+    return 2 * m + 1 - start;
+  }
+
+ private:
+  // The first x with fragment_ends[x] >= f (num_fragments if none).
+  WTMAP_HD std::uint64_t first_end_at_or_after(std::uint64_t f) const {
     std::uint64_t lo = 0, hi = num_fragments;
     while (lo < hi) {
       const std::uint64_t mid = (lo + hi) / 2;
-      if (fragment_ends[mid] < fa) lo = mid + 1; else hi = mid;
+      if (fragment_ends[mid] < f) lo = mid + 1; else hi = mid;
     }
-    return lo < num_fragments && fragment_ends[lo] >= fb;
+    return lo;
   }
 };
 

@@ -34,6 +34,12 @@ struct SampledSuffixArrayView {
       r = index.lf(r);
       ++steps;
     }
+    return position(r, steps);
+  }
+
+  // Text position of the row whose walk met the sampled row r after `steps` LF steps (for
+  // callers that walk themselves, as the aligner's search does a step at a time).
+  WTMAP_HD std::uint64_t position(std::uint64_t r, std::uint64_t steps) const {
     return sa_samples[sampled.rank1(r)] + steps;
   }
 };
