@@ -82,7 +82,7 @@ struct ChooseHitsOp {
     choose_and_locate(v, results[r], codes + p.offset, p.length, max_alternatives, chosen);
     const unsigned more = chosen.count > 1 ? chosen.count - 1u : 0u;
     const auto first = more > 0 ? static_cast<std::uint32_t>(atomicAdd(others_taken, more)) : 0u;
-    split_choice(chosen, first, choices[r], others);
+    split_choice(results[r], chosen, first, choices[r], others);
   }
 };
 
@@ -462,7 +462,7 @@ void BatchAligner::choose_on_host(SearchedBatch& batch) {
       ChosenHits chosen;
       choose_and_locate(view, batch.results[r], batch.codes.data() + p.offset, p.length, options_.max_alternatives,
                         chosen);
-      split_choice(chosen, static_cast<std::uint32_t>(r * others_per_read(options_.max_alternatives)), batch.choices[r],
+      split_choice(batch.results[r], chosen, static_cast<std::uint32_t>(r * others_per_read(options_.max_alternatives)), batch.choices[r],
                    batch.others.data());
     }
   }, 1 << 12);

@@ -21,19 +21,14 @@ constexpr unsigned kMaxAlternatives = kHitSlots;
 
 // A read's listed hits, the reported one first: at most max(1, N) of them, since XA is listed only
 // when X0 + X1 <= N. `where` holds SA rows until they are located, then text positions (a hit
-// the search verified holds its text position from the start: HitInterval::located()). With
-// them, all of its SearchResult that placing the read needs. The working form of one read's
+// the search verified holds its text position from the start: HitInterval::located()); the rest
+// of each (its substitutions) is its slot's in the SearchResult. The working form of one read's
 // choice; a batch keeps it as a ReadChoice and its other hits (split_choice).
 struct ChosenHits {
   std::uint64_t where[kMaxAlternatives];
-  Edits edits[kMaxAlternatives];           // each one's substitutions (its slot's)
-  std::uint64_t best_count, second_count;  // X0, X1
-  std::uint32_t work;                      // the search's steps
-  std::uint8_t slot[kMaxAlternatives];     // each one's hit slot in the SearchResult
-  std::uint8_t count;                      // 0: unmapped
-  std::uint8_t flags, best;                // the SearchResult's (SearchFlags; 0xFF: unmapped)
+  std::uint8_t slot[kMaxAlternatives];  // each one's hit slot in the SearchResult
+  std::uint8_t count;                   // 0: unmapped
 };
-static_assert(sizeof(ChosenHits) == 160, "a read's chosen hits are 160 bytes");
 
 // The tie-break between equally good hits: FNV-1a of the read's search codes, then MurmurHash3's
 // 64-bit finaliser (fmix64), so that the low bits taken modulo X0 depend on every base. The same
@@ -62,11 +57,6 @@ WTMAP_HD std::uint64_t tie_hash(const std::uint8_t* codes, unsigned length) {
 template <class Hash>
 WTMAP_HD void choose_hits(const SearchResult& res, unsigned max_alternatives, Hash&& hash, ChosenHits& out) {
   out.count = 0;
-  out.flags = res.flags;
-  out.best = res.best;
-  out.work = res.work;
-  out.best_count = res.best_count();
-  out.second_count = res.second_count();
   if (!res.mapped()) return;
   std::uint64_t kept_best = 0, kept = 0;
   for (unsigned s = 0; s < res.num_slots; ++s) {
@@ -90,7 +80,6 @@ WTMAP_HD void choose_hits(const SearchResult& res, unsigned max_alternatives, Ha
     pick -= h.occurrences();
   }
   out.where[0] = primary_row;
-  out.edits[0] = res.slots[primary_slot].edits;
   out.slot[0] = static_cast<std::uint8_t>(primary_slot);
   unsigned n = 1;
   for (unsigned s = 0; s < res.num_slots && n < listed; ++s) {
@@ -98,7 +87,6 @@ WTMAP_HD void choose_hits(const SearchResult& res, unsigned max_alternatives, Ha
     for (std::uint64_t row = h.lo; row < h.lo + h.occurrences() && n < listed; ++row) {
       if (s == primary_slot && row == primary_row) continue;
       out.where[n] = row;
-      out.edits[n] = h.edits;
       out.slot[n++] = static_cast<std::uint8_t>(s);
     }
   }
@@ -127,18 +115,20 @@ struct ReadChoice {
 };
 static_assert(sizeof(ReadChoice) == 48, "a read's choice is 48 bytes");
 
-// `c` as a ReadChoice in `out` and its other hits at others[first_other, first_other + count - 1).
-WTMAP_HD void split_choice(const ChosenHits& c, std::uint32_t first_other, ReadChoice& out, OtherHit* others) {
+// The choice `c` made of the result `res` as a ReadChoice in `out` and its other hits at
+// others[first_other, first_other + count - 1).
+WTMAP_HD void split_choice(const SearchResult& res, const ChosenHits& c, std::uint32_t first_other, ReadChoice& out,
+                           OtherHit* others) {
   out.where = c.count > 0 ? c.where[0] : 0;  // (an unmapped read's choice holds no hit)
-  out.edits = c.count > 0 ? c.edits[0] : Edits{};
-  out.best_count = c.best_count;
-  out.second_count = c.second_count;
-  out.work = c.work;
+  out.edits = c.count > 0 ? res.slots[c.slot[0]].edits : Edits{};
+  out.best_count = res.best_count();
+  out.second_count = res.second_count();
+  out.work = res.work;
   out.first_other = first_other;
   out.count = c.count;
-  out.flags = c.flags;
-  out.best = c.best;
-  for (unsigned j = 1; j < c.count; ++j) others[first_other + j - 1] = {c.where[j], c.edits[j]};
+  out.flags = res.flags;
+  out.best = res.best;
+  for (unsigned j = 1; j < c.count; ++j) others[first_other + j - 1] = {c.where[j], res.slots[c.slot[j]].edits};
 }
 
 // The hits of a searched read chosen and located in one go, on the backend that holds the index
