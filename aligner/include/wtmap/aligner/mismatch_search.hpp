@@ -468,17 +468,24 @@ class ReadSearch {
     return d;
   }
 
-  // A node that has spent the pass's whole mismatch budget must match the rest of the read
-  // exactly. While it is shallower than the k-mer table's length, the read's last k bases with
-  // its edits applied are then one fixed k-mer, so its interval k bases deep is one lookup
-  // instead of k - depth steps, and those are the search's dearest (wide intervals, two blocks a
-  // rank) and most numerous (in a pass with limit 1 every mismatch in the read's last k bases
-  // opens such a chain). The same intervals as the steps, so the same hits. False when the node
-  // dies: an N among those bases, no occurrence, or mismatches the rest of the read needs (D).
+  // A node that can spend no more mismatches in the read's last k bases must match the rest of
+  // them exactly: it has spent the pass's budget, or all of it but the mismatches that D says
+  // read[0, length - k) needs (a mismatch child at i in those bases would need edits + 1 +
+  // D[i - 1] > limit, and D only grows with i). While it is shallower than the k-mer table's
+  // length, the read's last k bases with its edits applied are then one fixed k-mer, so its
+  // interval k bases deep is one lookup instead of k - depth steps, and those are the search's
+  // dearest (wide intervals, two blocks a rank) and most numerous: in a pass with limit 1 every
+  // mismatch in the read's last k bases opens such a chain, and so does in a pass with limit 2
+  // of a read whose D is 1 before its last k bases (most reads with one mismatch). The same
+  // intervals as the steps, so the same hits (a branch that D would have cut inside those k bases
+  // lives to the lookup, then dies as it goes on). False when the node dies: an N among those
+  // bases, no occurrence, or more mismatches than the limit with those the rest needs (D).
   WTMAP_HD bool skip_exact_steps(const fmindex::FmIndexView& index, detail::Node& node) const {
     const unsigned k = index.kmers.length;
-    if (node.edits.count() != limit_ || length_ < k || length_ - node.remaining >= k) return true;
+    if (length_ < k || length_ - node.remaining >= k) return true;
     const unsigned remaining = length_ - k;
+    const unsigned needed = remaining > 0 ? mismatches_needed(remaining - 1) : 0u;  // D of read[0, remaining)
+    if (node.edits.count() + needed != limit_) return node.edits.count() + needed < limit_;
     // The read's last k bases (tail_key_) with the node's edits, all of which lie among them.
     std::uint64_t key = tail_key_;
     std::uint32_t non_bases = tail_non_bases_;
@@ -492,7 +499,6 @@ class ReadSearch {
     if (non_bases != 0) return false;
     const fmindex::SaInterval iv = index.kmers.intervals[key];
     if (iv.empty()) return false;
-    if (remaining > 0 && mismatches_needed(remaining - 1) > 0) return false;
     node.lo = iv.lo;
     node.hi = iv.hi;
     node.remaining = static_cast<std::uint16_t>(remaining);
