@@ -462,8 +462,8 @@ void BatchAligner::choose_on_host(SearchedBatch& batch) {
       ChosenHits chosen;
       choose_and_locate(view, batch.results[r], batch.codes.data() + p.offset, p.length, options_.max_alternatives,
                         chosen);
-      split_choice(batch.results[r], chosen, static_cast<std::uint32_t>(r * others_per_read(options_.max_alternatives)), batch.choices[r],
-                   batch.others.data());
+      const auto first_other = static_cast<std::uint32_t>(r * others_per_read(options_.max_alternatives));
+      split_choice(batch.results[r], chosen, first_other, batch.choices[r], batch.others.data());
     }
   }, 1 << 12);
   lap(seconds_.choose);

@@ -16,13 +16,13 @@
 // min(k, s + 1) mismatches is found, and a read whose first searched base is wrong no longer
 // explores the whole k-mismatch tree before its one-mismatch hit. A first pass explores the
 // exact branch first, a collect pass the mismatching ones (a shallow stack). An N in the read
-// matches no base (a mismatch). A branch with no mismatch to spare within the read's last k
-// bases (it has spent the pass's budget, or D keeps the rest for the bases before them) takes its
+// matches no base (a mismatch). A branch with no mismatch to spare within the read's last k bases
+// (it has spent the pass's budget, or D keeps the rest for the bases before them) takes its
 // interval k bases deep from the index's k-mer table in one lookup (skip_exact_steps;
-// search_kmer_length picks k). A node whose interval is one row, deep enough
-// and with enough of the read left, is checked against the index's text instead of stepped
-// base by base (verification: one locate and one pass over the read; kVerifyDepth). Work per
-// read is capped so repetitive reads cannot stall a batch; such reads are flagged.
+// search_kmer_length picks k). A node whose interval is one row, deep enough and with enough of the
+// read left, is checked against the index's text instead of stepped base by base (verification: one
+// locate and one pass over the read; kVerifyDepth). Work per read is capped so repetitive reads
+// cannot stall a batch; such reads are flagged.
 #pragma once
 
 #include <cstdint>
@@ -469,21 +469,21 @@ class ReadSearch {
     return d;
   }
 
-  // A node that can spend no more mismatches in the read's last k bases must match the rest of
-  // them exactly: it has spent the pass's budget, or all of it but the mismatches that D says
+  // A node that can spend no more mismatches in the read's last k bases must match the rest of them
+  // exactly: it has spent the pass's budget, or all of it but the mismatches that D says
   // read[0, length - k) needs (a mismatch child at i in those bases would need edits + 1 +
-  // D[i - 1] mismatches, more than the limit, since D only grows with i). While it is shallower than the k-mer table's
-  // length, the read's last k bases with its edits applied are then one fixed k-mer, so its
-  // interval k bases deep is one lookup instead of k - depth steps, and those are the search's
-  // dearest (wide intervals, two blocks a rank) and most numerous: in a pass with limit 1 every
-  // mismatch in the read's last k bases opens such a chain, and so does in a pass with limit 2
-  // of a read whose D is 1 before its last k bases (most reads with one mismatch). The same
+  // D[i - 1] mismatches, more than the limit, since D only grows with i). While it is shallower than the
+  // k-mer table's length, the read's last k bases with its edits applied are then one fixed k-mer,
+  // so its interval k bases deep is one lookup instead of k - depth steps, and those are the
+  // search's dearest (wide intervals, two blocks a rank) and most numerous: in a pass with limit 1
+  // every mismatch in the read's last k bases opens such a chain, and so does in a pass with limit
+  // 2 of a read whose D is 1 before its last k bases (most reads with one mismatch). The same
   // intervals as the steps, so the same hits (a branch that D would have cut inside those k bases
   // lives to the lookup, then dies as it goes on). With D's share, 52.0 instead of 75.6 steps a
-  // read on 98,778 E. coli reads (the collect pass of a read with one mismatch: 100 instead of 271),
-  // and search only on reads on an H100 0.0178-0.0181 s instead of 0.0228-0.0231 s with the
-  // located pieces below (bench/RESULTS.md). False when the node dies: an N among those
-  // bases, no occurrence, or more mismatches than the limit with those the rest needs (D).
+  // read on 98,778 E. coli reads (the collect pass of a read with one mismatch: 100 instead of
+  // 271), and search only on reads on an H100 0.0178-0.0181 s instead of 0.0228-0.0231 s with the
+  // located pieces below (bench/RESULTS.md). False when the node dies: an N among those bases, no
+  // occurrence, or more mismatches than the limit with those the rest needs (D).
   WTMAP_HD bool skip_exact_steps(const fmindex::FmIndexView& index, detail::Node& node) const {
     const unsigned k = index.kmers.length;
     if (length_ < k || length_ - node.remaining >= k) return true;
