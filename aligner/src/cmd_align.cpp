@@ -23,7 +23,9 @@ namespace wtmap::cli {
 namespace {
 
 // The index loads without a k-mer table, then takes the length the mismatch search wants
-// (search_kmer_length), the same on either backend, so a read gets the same result on either.
+// (search_kmer_length), the same on either backend, so a read gets the same result on either (the
+// CPU holds 13 of its levels and steps the rest; a GPU without room for the table takes a shorter
+// k, which the log line after the load names).
 constexpr std::uint32_t kNoKmerTable = 0;
 
 Result<fmindex::FmIndex> with_search_table(Result<fmindex::FmIndex> index) {
@@ -67,7 +69,10 @@ constexpr const char* kUsage =
     "\n"
     "Memory on the device (--device): the index (wtmap index --help) and a table of the SA\n"
     "intervals of all k-mers, 16 * 4^k bytes, for the smallest k with 4^k >= 8 * the reference\n"
-    "length, at most 13: 1 GiB from about 2 Mbp of reference on.\n";
+    "length, at most 15: 1 GiB from about 2 Mbp of reference on, 4 GiB from 8.4 Mbp, 16 GiB\n"
+    "from 34 Mbp. A GPU without room for it (half its free memory) takes a shorter k; then a\n"
+    "read stopped by the work cap may differ from the CPU backend's. The CPU backend keeps 13\n"
+    "levels of the table (1 GiB) and steps the rest.\n";
 
 // Ends a run whose output is complete and closed without tearing it down: freeing some 4 * 10^6
 // record strings, the index and the pinned buffers one by one, and the CUDA runtime's teardown,
@@ -369,8 +374,13 @@ int align_main(int argc, char** argv) {
   if (!index.ok()) return fail("align", index.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
   if (!writer.ok()) return fail("align", writer.status());
-  log.info("index loaded on the %s (k-mer table of k = %u); aligning with up to %llu mismatches",
-           backend_name(*backend), index->kmer_length(), static_cast<unsigned long long>(k));
+  log.info("index loaded on the %s (k-mer table of k = %u, %u levels held); aligning with up to %llu mismatches",
+           backend_name(*backend), index->kmer_length(), index->kmer_levels(), static_cast<unsigned long long>(k));
+  if (!io_only && index->kmer_length() < aligner::search_kmer_length(index->view().rows)) {
+    log.info("note: k = %u, not %u: the device has no room for the larger table; a read stopped by the work "
+             "cap may differ from the CPU backend's", index->kmer_length(),
+             aligner::search_kmer_length(index->view().rows));
+  }
 
   // reader thread -> search (this thread: the letters to the GPU, the launch of the search, of
   // the long reads' group search and of the hit choice and locate) -> finish thread (the GPU's

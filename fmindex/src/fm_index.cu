@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "index_file.hpp"
+#include "wtmap/core/detail/cuda_check.hpp"
 
 namespace wtmap::fmindex {
 namespace {
@@ -133,11 +134,23 @@ Status FmIndex::bind(std::uint32_t kmer_length) {
   return set_kmer_length(kmer_length);
 }
 
-Status FmIndex::set_kmer_length(std::uint32_t k) {
+Status FmIndex::set_kmer_length(std::uint32_t k, std::uint32_t most_levels) {
   if (k == kKmerLengthBySize) k = KmerIntervalTable::default_length(view_.rows);
   KmerIntervalTable table;
   if (k != 0) {  // searched through the current table, if any: the intervals are the same
-    auto built = KmerIntervalTable::build(*this, k);
+    // Levels held: on the CPU at most kMaxStoredOnCpu (and most_levels); on the GPU all of them
+    // (kmer_interval does not step on the device), k itself lowered until its table takes at most
+    // half the free device memory (the rest is the batches').
+    std::uint32_t stored = std::max(1u, std::min(k, most_levels));
+    if (backend() == Backend::cpu) {
+      stored = std::min(stored, KmerIntervalTable::kMaxStoredOnCpu);
+    } else if (k <= KmerIntervalTable::kMaxLength) {
+      std::size_t free_bytes = 0, total_bytes = 0;
+      WTMAP_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+      while (k > 1 && (sizeof(SaInterval) << (2 * k)) > free_bytes / 2) --k;
+      stored = k;
+    }
+    auto built = KmerIntervalTable::build(*this, k, stored);
     if (!built.ok()) return built.status();  // the index keeps its table
     table = std::move(built.value());
   }

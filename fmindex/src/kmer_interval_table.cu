@@ -69,24 +69,30 @@ void fill_by_walk(const FmIndexView& index, std::uint32_t k, SaInterval* out) {
 
 }  // namespace
 
-Result<KmerIntervalTable> KmerIntervalTable::build(const FmIndexBase<FmIndexView>& index, std::uint32_t k) {
+Result<KmerIntervalTable> KmerIntervalTable::build(const FmIndexBase<FmIndexView>& index, std::uint32_t k,
+                                                   std::uint32_t stored) {
   if (k == 0 || k > kMaxLength) {
     return invalid_argument("k-mer table length " + std::to_string(k) + " is not in 1.." + std::to_string(kMaxLength));
   }
-  const std::uint64_t kmers = std::uint64_t{1} << (2 * k);
+  if (stored == 0 || stored > k) {
+    return invalid_argument("k-mer table levels " + std::to_string(stored) + " are not in 1.." + std::to_string(k));
+  }
+  const std::uint64_t kmers = std::uint64_t{1} << (2 * stored);
   KmerIntervalTable table;
   auto intervals = Buffer::allocate(index.backend(), kmers * sizeof(SaInterval), "k-mer interval table");
   if (!intervals.ok()) return intervals.status();
   table.intervals_ = std::move(intervals.value());
   table.length_ = k;
+  table.stored_ = stored;
 
   if (index.backend() == Backend::cpu) {
-    fill_by_walk(index.view(), k, reinterpret_cast<SaInterval*>(table.intervals_.data()));
+    fill_by_walk(index.view(), stored, reinterpret_cast<SaInterval*>(table.intervals_.data()));
     return std::move(table);
   }
   const auto blocks = static_cast<unsigned>(
       std::min<std::uint64_t>((kmers + kTableBlockThreads - 1) / kTableBlockThreads, std::uint64_t{1} << 16));
-  fill_kernel<<<blocks, kTableBlockThreads>>>(index.view(), k, reinterpret_cast<SaInterval*>(table.intervals_.data()), kmers);
+  fill_kernel<<<blocks, kTableBlockThreads>>>(index.view(), stored, reinterpret_cast<SaInterval*>(table.intervals_.data()),
+                                              kmers);
   WTMAP_CUDA_TRY_LAUNCH();
   WTMAP_CUDA_TRY(cudaDeviceSynchronize());
   return std::move(table);

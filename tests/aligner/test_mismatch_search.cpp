@@ -456,6 +456,40 @@ TEST(SearchReadCpu, OnlyReadsWithoutAnExactMatchComputeTheLowerBound) {
   EXPECT_GT(located_pieces, 0u);
 }
 
+// What a search finds depends on the k-mer length alone, not on how many of its levels the table
+// holds (the CPU holds at most 13 of up to 15, the GPU what fits): every field of every result,
+// work included, the same with 4 of 10 levels as with all 10.
+TEST(SearchReadCpu, TheTablesLevelsDoNotChangeTheResult) {
+  for (Shape shape : {Shape::random_with_n, Shape::repeat_family}) {
+    const std::vector<TestContig> contigs = make_reference(shape);
+    fmindex::FmIndex index = index_of(contigs, Backend::cpu);
+    aligner::SearchParams params;
+    const std::vector<std::string> reads = planted_reads(contigs, 100, params.max_mismatches, 11);
+    std::vector<aligner::SearchResult> all_levels(reads.size()), fewer(reads.size());
+    for (auto* out : {&all_levels, &fewer}) {
+      ASSERT_TRUE(index.set_kmer_length(10, out == &fewer ? 4 : 10).ok());
+      ASSERT_EQ(index.kmer_levels(), out == &fewer ? 4u : 10u);
+      for (std::size_t r = 0; r < reads.size(); ++r) {
+        const auto codes = fmtest::pattern_codes(reads[r]);
+        aligner::search_read(index.view(), codes.data(), static_cast<std::uint32_t>(codes.size()), params, (*out)[r]);
+      }
+    }
+    for (std::size_t r = 0; r < reads.size(); ++r) {
+      const aligner::SearchResult &a = all_levels[r], &b = fewer[r];
+      EXPECT_EQ(a.best, b.best) << reads[r];
+      EXPECT_EQ(a.flags, b.flags) << reads[r];
+      EXPECT_EQ(a.work, b.work) << reads[r];
+      for (unsigned m = 0; m <= aligner::kMaxMismatches; ++m) EXPECT_EQ(a.count[m], b.count[m]) << reads[r];
+      ASSERT_EQ(a.num_slots, b.num_slots) << reads[r];
+      for (unsigned q = 0; q < a.num_slots; ++q) {
+        EXPECT_EQ(a.slots[q].lo, b.slots[q].lo) << reads[r];
+        EXPECT_EQ(a.slots[q].hi, b.slots[q].hi) << reads[r];
+        EXPECT_EQ(substitutions_of(a.slots[q].edits), substitutions_of(b.slots[q].edits)) << reads[r];
+      }
+    }
+  }
+}
+
 // ---- BatchAligner on the CPU and the GPU ---------------------------------------------------------
 
 // One read's ReadAlignment against the oracle (XA listed when X0 + X1 <= max_alternatives).
@@ -579,17 +613,18 @@ void expect_same_alignments(const std::vector<ReadAlignment>& got, const std::ve
   }
 }
 
-// The table length by size: the smallest k with 4^k >= 4 rows, at most 13, at the edges of each.
-TEST(SearchKmerLength, SmallestKWithFourTimesTheRowsAtMost13) {
+// The table length by size: the smallest k with 4^k >= 4 rows, at most 15, at the edges of each.
+TEST(SearchKmerLength, SmallestKWithFourTimesTheRowsAtMost15) {
   EXPECT_EQ(aligner::search_kmer_length(0), 1u);
   EXPECT_EQ(aligner::search_kmer_length(1), 1u);
-  for (std::uint32_t k = 2; k <= 13; ++k) {
+  for (std::uint32_t k = 2; k <= 15; ++k) {
     const std::uint64_t most = std::uint64_t{1} << (2 * (k - 1));  // 4 * most = 4^k
     EXPECT_EQ(aligner::search_kmer_length(most), k) << most;
-    EXPECT_EQ(aligner::search_kmer_length(most + 1), k < 13 ? k + 1 : 13u) << most + 1;
+    EXPECT_EQ(aligner::search_kmer_length(most + 1), k < 15 ? k + 1 : 15u) << most + 1;
   }
-  EXPECT_EQ(aligner::search_kmer_length(9'800'000), 13u);  // E. coli, both strands
-  EXPECT_EQ(aligner::search_kmer_length(std::uint64_t{1} << 40), 13u);
+  EXPECT_EQ(aligner::search_kmer_length(9'800'000), 13u);        // E. coli, both strands
+  EXPECT_EQ(aligner::search_kmer_length(2'000'000'000), 15u);    // 1 Gbp
+  EXPECT_EQ(aligner::search_kmer_length(std::uint64_t{1} << 40), 15u);
 }
 
 // BatchAligner on one backend, on its own small reference.

@@ -135,6 +135,36 @@ TEST_P(KmerTable, IntervalsAreTheSameWithoutTheTable) {
   }
 }
 
+// A table holding fewer levels than k answers kmer_interval (and searches) with the same
+// intervals: its last `stored` bases from the table, the others stepped. (On the CPU: a GPU table
+// holds every level.)
+TEST_P(KmerTable, FewerLevelsGiveTheSameIntervals) {
+  if (backend() != Backend::cpu) GTEST_SKIP() << "a GPU table holds every level";
+  std::vector<std::string> patterns = patterns_around(contigs_, k());
+  for (const std::string& p : every_kmer(k())) patterns.push_back(p);
+  const auto all_levels = search_intervals(index(), patterns);
+  for (std::uint32_t stored = 1; stored < k(); ++stored) {
+    ASSERT_TRUE(index().set_kmer_length(k(), stored).ok());
+    EXPECT_EQ(index().kmer_length(), k());
+    EXPECT_EQ(index().kmer_levels(), stored);
+    const auto fewer = search_intervals(index(), patterns);
+    for (std::size_t i = 0; i < patterns.size(); ++i) {
+      EXPECT_EQ(fewer[i].lo, all_levels[i].lo) << patterns[i] << ", " << stored << " levels";
+      EXPECT_EQ(fewer[i].hi, all_levels[i].hi) << patterns[i] << ", " << stored << " levels";
+    }
+    const fmindex::FmIndexView v = index().view();
+    for (std::uint64_t key = 0; key < (std::uint64_t{1} << (2 * k())); ++key) {
+      const fmindex::SaInterval iv = v.kmer_interval(key);
+      const fmindex::SaInterval expected = all_levels[patterns.size() - (std::uint64_t{1} << (2 * k())) + key];
+      ASSERT_EQ(iv.empty(), expected.empty()) << key << ", " << stored << " levels";
+      if (!iv.empty()) {
+        ASSERT_EQ(iv.lo, expected.lo) << key << ", " << stored << " levels";
+        ASSERT_EQ(iv.hi, expected.hi) << key << ", " << stored << " levels";
+      }
+    }
+  }
+}
+
 TEST_P(KmerTable, ALengthBeyondTheMaximumIsRefusedAndTheTableKept) {
   const Status s = index().set_kmer_length(KmerIntervalTable::kMaxLength + 1);
   EXPECT_EQ(s.code(), StatusCode::invalid_argument);

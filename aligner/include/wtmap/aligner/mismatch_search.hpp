@@ -154,7 +154,7 @@ struct SearchParams {
 // 4^k >= rows, at most 12: k = 10 had taken 261 nodes a read and k = 12 192.
 inline std::uint32_t search_kmer_length(std::uint64_t rows) {
   std::uint32_t k = 1;
-  while (k < 13 && (std::uint64_t{1} << (2 * k)) < 4 * rows) ++k;
+  while (k < 15 && (std::uint64_t{1} << (2 * k)) < 4 * rows) ++k;
   return k;
 }
 
@@ -501,7 +501,7 @@ class ReadSearch {
       }
     }
     if (non_bases != 0) return false;
-    const fmindex::SaInterval iv = index.kmers.intervals[key];
+    const fmindex::SaInterval iv = index.kmer_interval(key);
     if (iv.empty()) return false;
     node.lo = iv.lo;
     node.hi = iv.hi;

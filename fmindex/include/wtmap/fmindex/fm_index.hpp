@@ -72,9 +72,13 @@ class FmIndex : public FmIndexBase<FmIndexView> {
                               IndexParts parts = IndexParts::all);
 
   // Replaces the k-mer table by one of length k (0: none; kKmerLengthBySize: by size). Searches
-  // give the same intervals with any k; a k of 10-12 saves that many steps of every search.
-  Status set_kmer_length(std::uint32_t k);
+  // give the same intervals with any k; a k of 10-12 saves that many steps of every search. On the
+  // CPU the table holds at most KmerIntervalTable::kMaxStoredOnCpu levels, and most_levels
+  // (kmer_interval steps the rest); on the GPU every level, with k lowered while its table would
+  // take more than half the free device memory (kmer_length() says which k it is).
+  Status set_kmer_length(std::uint32_t k, std::uint32_t most_levels = KmerIntervalTable::kMaxLength);
   std::uint32_t kmer_length() const { return kmers_.length(); }
+  std::uint32_t kmer_levels() const { return kmers_.stored(); }  // levels the table holds
 
   std::size_t size_in_bytes() const;  // the k-mer table included
 
