@@ -144,14 +144,17 @@ struct SearchParams {
 };
 
 // The k-mer table length (FmIndex::set_kmer_length) that the search wants on an index of `rows`
-// rows: the smallest k with 4^k >= 4 rows, at most 13 (1 GiB). A branch with no mismatch to
+// rows: the smallest k with 4^k >= 4 rows, at most 15 (13 on E. coli: 1 GiB). A branch with no mismatch to
 // spare takes its interval k bases deep from the table (skip_exact_steps), and most of
 // them, random k-mers, are absent: with 4^k >= 4 rows at least three in four die at the lookup
 // instead of a step or two later. On E. coli (rows 9.8 * 10^6), 10^6 ART 100 bp reads with up to
 // 4 mismatches took 99.4 search steps a read with k = 12 and 76.3 with k = 13 (65.5 with k = 14,
 // 4 GiB), and their search on reads already on an H100 0.0291-0.0294 s against 0.0253-0.0257 s
 // (0.0238 s), for a load 20 ms longer (the GPU builds the table) (bench/RESULTS.md). Before,
-// 4^k >= rows, at most 12: k = 10 had taken 261 nodes a read and k = 12 192.
+// 4^k >= rows, at most 12: k = 10 had taken 261 nodes a read and k = 12 192. At most 15 (16 GiB
+// on the GPU; the CPU holds 13 levels and steps the rest, FmIndexView::kmer_interval): on a
+// 300 Mbp genome k = 13 left most lookups about 9 rows to step, and k = 15 took search only on an
+// H100 from 0.069 to 0.041 s (216.6 to 100.9 search nodes a read).
 inline std::uint32_t search_kmer_length(std::uint64_t rows) {
   std::uint32_t k = 1;
   while (k < 15 && (std::uint64_t{1} << (2 * k)) < 4 * rows) ++k;
