@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(all.capped_reads - warm.capped_reads), options.search.work_cap);
   std::printf("bench_align_search: %s, k=%u, k-mer table %u, %zu reads in %zu batches; index load %.2f s, read %.2f s; "
               "search %.3f s, %.4g reads/s, %zu mapped\n",
-              device.c_str(), k, kmer_length, n, batches.size(), load_s, read_s, search_s, rate, mapped);
+              device.c_str(), k, index->kmer_length(), n, batches.size(), load_s, read_s, search_s, rate, mapped);
   // Reads already on the GPU: one batch of all of them, batches one at a time (the median of
   // three runs after a warm-up).
   double resident_s = 0;
