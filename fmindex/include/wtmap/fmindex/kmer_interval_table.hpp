@@ -3,8 +3,7 @@
 //
 // Space: 16 * 4^stored bytes, for the stored levels (k = 10: 16 MiB; k = 12: 256 MiB; k = 15:
 // 16 GiB). Built through the index itself: on the GPU by a backward search of every stored-mer,
-// stored * 4^stored steps (a thread each); on the CPU by a walk over their trie, 4/3 * 4^stored
-// steps.
+// stored * 4^stored steps (a thread each); on the CPU level by level, 4/3 * 4^stored steps.
 // Never saved, since it follows from the index. A search of at least k bases then costs one
 // lookup plus m - k steps (plus k - stored for a lookup of the whole k-mer).
 #pragma once
@@ -22,7 +21,7 @@ namespace wtmap::fmindex {
 class KmerIntervalTable {
  public:
   static constexpr std::uint32_t kMaxLength = 15;  // k-mers looked up; 16 GiB when all levels are held
-  // The levels the CPU backend holds at most (1 GiB, built in seconds on two cores; bench/RESULTS.md).
+  // The levels the CPU backend holds at most (1 GiB, built in 0.3-0.6 s on two cores).
   static constexpr std::uint32_t kMaxStoredOnCpu = 13;
 
   // The k for an index of `rows` rows: the largest k <= 12 whose table takes at most rows / 8
