@@ -45,8 +45,8 @@ __global__ void __launch_bounds__(kTableBlockThreads)
 // CPU this replaced a depth-first walk over the same trie, with the same number of extends: on two
 // cores E. coli's k = 13 took 0.31-0.34 s instead of 1.4-3.7 s, and 1 Gbp's 0.63 s instead of
 // 6.1 s, the independent j-mers of a level overlapping their memory accesses where the walk's
-// depended on each other. (The GPU still
-// searches each k-mer from scratch, k * 4^k extends: extend_level there is not yet measured.)
+// depended on each other. (The GPU still searches each k-mer from scratch, k * 4^k extends:
+// extend_level there is not yet measured.)
 WTMAP_HD void extend_level(const FmIndexView& index, SaInterval* table, std::uint32_t j, std::uint64_t key) {
   const SaInterval iv = table[key];
   for (unsigned c = 4; c-- > 0;) table[(std::uint64_t{c} << (2 * j)) + key] = iv.empty() ? iv : index.extend(iv, c);
