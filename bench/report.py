@@ -62,6 +62,11 @@ def ratio(a, b):
     return f"{a / b:.3g}x" if a and b else "-"
 
 
+def spread(runs, low, high):
+    """The label of a median over several runs: ' [median of N: low-high]'."""
+    return f" [median of {runs}: {low:.3f}-{high:.3f}]"
+
+
 def table(header, rows):
     w = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(header)]
     out = ["  ".join(str(h).ljust(w[i]) for i, h in enumerate(header))]
@@ -173,14 +178,14 @@ def aligner(work, out):
 
         def add(label, what, wall, vs):
             rate = n / wall if wall else None
-            rows.append([label, what, fmt(wall), fmt(rate), ratio(vs and n / vs and rate, n / vs if vs else None) if False else (f"{vs / wall:.3g}x" if wall and vs else "-")])
+            rows.append([label, what, fmt(wall), fmt(rate), ratio(vs, wall)])
             return rate
 
         s_wall = search.get("search_s")
         s_what = "GPU batches, reads in memory" if meta["device"] == "gpu" else "--device cpu"
         s_runs = search.get("search_runs_s", [])
         if len(s_runs) > 1:
-            s_what += f" [median of {len(s_runs)}: {min(s_runs):.3f}-{max(s_runs):.3f}]"
+            s_what += spread(len(s_runs), min(s_runs), max(s_runs))
         add("wtmap search only (bench_align_search)", s_what, s_wall, base_s)
         # Reads already on the GPU (--resident: one batch, device time): the issue's definition.
         r_runs = search.get("resident_runs_s", [])
@@ -188,7 +193,7 @@ def aligner(work, out):
         if r_wall:
             r_what = "reads on the GPU, one batch, device time (CUDA events)"
             if len(r_runs) > 1:
-                r_what += f" [median of {len(r_runs)}: {min(r_runs):.3f}-{max(r_runs):.3f}]"
+                r_what += spread(len(r_runs), min(r_runs), max(r_runs))
             add("wtmap search only, resident", r_what, r_wall, base_s)
         for label, what in (("align/wtmap_e2e", "FASTQ.gz -> BAM"), ("align/wtmap_sam", "FASTQ.gz -> SAM"),
                             ("io/floor", meta.get("io_floor_desc", "I/O floor")),
@@ -198,7 +203,7 @@ def aligner(work, out):
             wall = r["wall_s"] if ok(r) else None
             note = what if r is None or ok(r) else f"{what} [rc={r['rc']}]"
             if r is not None and r.get("runs", 1) > 1:
-                note += f" [median of {r['runs']}: {r['min_s']:.3f}-{r['max_s']:.3f}]"
+                note += spread(r["runs"], r["min_s"], r["max_s"])
             add(label.split("/", 1)[1], note, wall, base_s)
         if base_e2e:
             add("bwa aln + samse", "end to end", base_e2e, base_s)

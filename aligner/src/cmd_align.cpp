@@ -376,10 +376,10 @@ int align_main(int argc, char** argv) {
   if (!writer.ok()) return fail("align", writer.status());
   log.info("index loaded on the %s (k-mer table of k = %u, %u levels held); aligning with up to %llu mismatches",
            backend_name(*backend), index->kmer_length(), index->kmer_levels(), static_cast<unsigned long long>(k));
-  if (!io_only && index->kmer_length() < aligner::search_kmer_length(index->view().rows)) {
+  if (const std::uint32_t wanted = aligner::search_kmer_length(index->view().rows);
+      !io_only && index->kmer_length() < wanted) {
     log.info("note: k = %u, not %u: the device has no room for the larger table; a read stopped by the work "
-             "cap may differ from the CPU backend's", index->kmer_length(),
-             aligner::search_kmer_length(index->view().rows));
+             "cap may differ from the CPU backend's", index->kmer_length(), wanted);
   }
 
   // reader thread -> search (this thread: the letters to the GPU, the launch of the search, of
