@@ -1,5 +1,5 @@
-// KmerIntervalTable: on the GPU every k-mer searched through the index by one thread, written in
-// place in the table; on the CPU level by level in place (extend_level).
+// KmerIntervalTable: built level by level in place (extend_level): a kernel launch per level on
+// the GPU, a parallel loop on the CPU.
 #include "wtmap/fmindex/kmer_interval_table.hpp"
 
 #include <algorithm>
@@ -19,24 +19,6 @@ std::uint32_t KmerIntervalTable::default_length(std::uint64_t rows) {
 
 namespace {
 
-// The interval of the k-mer `key` (base 4, first base most significant), as backward search
-// finds it: from its last base, stopping at the first empty interval.
-WTMAP_HD SaInterval kmer_interval(const FmIndexView& index, std::uint64_t key, std::uint32_t k) {
-  SaInterval iv = index.all();
-  for (std::uint32_t j = 0; j < k && !iv.empty(); ++j, key >>= 2) iv = index.extend(iv, key & 3);
-  return iv;
-}
-
-constexpr unsigned kTableBlockThreads = 256;
-
-__global__ void __launch_bounds__(kTableBlockThreads)
-    fill_kernel(FmIndexView index, std::uint32_t k, SaInterval* out, std::uint64_t kmers) {
-  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
-  for (std::uint64_t key = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; key < kmers; key += stride) {
-    out[key] = kmer_interval(index, key, k);
-  }
-}
-
 // One level of the table, in place: the j-mer `key`'s interval, at table[key], extended by each base
 // c to the (j + 1)-mer c key at table[c * 4^j + key] (c = 0 last: it is key's own place). An empty
 // interval ends backward search, so it passes to the longer k-mers as it is, as the search would
@@ -45,11 +27,21 @@ __global__ void __launch_bounds__(kTableBlockThreads)
 // CPU this replaced a depth-first walk over the same trie, with the same number of extends: on two
 // cores E. coli's k = 13 took 0.31-0.34 s instead of 1.4-3.7 s, and 1 Gbp's 0.63 s instead of
 // 6.1 s, the independent j-mers of a level overlapping their memory accesses where the walk's
-// depended on each other. (The GPU still searches each k-mer from scratch, k * 4^k extends:
-// extend_level there is not yet measured.)
+// depended on each other. On the GPU it replaced a search of each k-mer from scratch (k * 4^k
+// extends).
 WTMAP_HD void extend_level(const FmIndexView& index, SaInterval* table, std::uint32_t j, std::uint64_t key) {
   const SaInterval iv = table[key];
   for (unsigned c = 4; c-- > 0;) table[(std::uint64_t{c} << (2 * j)) + key] = iv.empty() ? iv : index.extend(iv, c);
+}
+
+constexpr unsigned kTableBlockThreads = 256;
+
+__global__ void __launch_bounds__(kTableBlockThreads)
+    extend_level_kernel(FmIndexView index, SaInterval* table, std::uint32_t j, std::uint64_t kmers) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t key = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; key < kmers; key += stride) {
+    extend_level(index, table, j, key);
+  }
 }
 
 }  // namespace
@@ -70,10 +62,11 @@ Result<KmerIntervalTable> KmerIntervalTable::build(const FmIndexBase<FmIndexView
   table.length_ = k;
   table.stored_ = stored;
 
+  auto* out = reinterpret_cast<SaInterval*>(table.intervals_.data());
+  const FmIndexView view = index.view();
+  const SaInterval all = view.all();
   if (index.backend() == Backend::cpu) {
-    auto* out = reinterpret_cast<SaInterval*>(table.intervals_.data());
-    const FmIndexView view = index.view();
-    out[0] = view.all();
+    out[0] = all;
     for (std::uint32_t j = 0; j < stored; ++j) {
       wtmap::detail::parallel_for_ranges(std::uint64_t{1} << (2 * j), [&](std::uint64_t begin, std::uint64_t end) {
         for (std::uint64_t key = begin; key < end; ++key) extend_level(view, out, j, key);
@@ -81,11 +74,14 @@ Result<KmerIntervalTable> KmerIntervalTable::build(const FmIndexBase<FmIndexView
     }
     return std::move(table);
   }
-  const auto blocks = static_cast<unsigned>(
-      std::min<std::uint64_t>((kmers + kTableBlockThreads - 1) / kTableBlockThreads, std::uint64_t{1} << 16));
-  fill_kernel<<<blocks, kTableBlockThreads>>>(index.view(), stored, reinterpret_cast<SaInterval*>(table.intervals_.data()),
-                                              kmers);
-  WTMAP_CUDA_TRY_LAUNCH();
+  WTMAP_CUDA_TRY(cudaMemcpy(out, &all, sizeof(all), cudaMemcpyHostToDevice));
+  for (std::uint32_t j = 0; j < stored; ++j) {
+    const std::uint64_t level = std::uint64_t{1} << (2 * j);
+    const auto blocks = static_cast<unsigned>(
+        std::min<std::uint64_t>((level + kTableBlockThreads - 1) / kTableBlockThreads, std::uint64_t{1} << 16));
+    extend_level_kernel<<<blocks, kTableBlockThreads>>>(view, out, j, level);
+    WTMAP_CUDA_TRY_LAUNCH();
+  }
   WTMAP_CUDA_TRY(cudaDeviceSynchronize());
   return std::move(table);
 }

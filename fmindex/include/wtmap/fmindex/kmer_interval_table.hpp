@@ -2,8 +2,7 @@
 // index's backend (see kmer_interval_table_view.hpp for the lookup and the source).
 //
 // Space: 16 * 4^stored bytes, for the stored levels (k = 10: 16 MiB; k = 12: 256 MiB; k = 15:
-// 16 GiB). Built through the index itself: on the GPU by a backward search of every stored-mer,
-// stored * 4^stored steps (a thread each); on the CPU level by level, 4/3 * 4^stored steps.
+// 16 GiB). Built through the index itself, level by level: 4/3 * 4^stored steps.
 // Never saved, since it follows from the index. A search of at least k bases then costs one
 // lookup plus m - k steps (plus k - stored for a lookup of the whole k-mer).
 #pragma once
