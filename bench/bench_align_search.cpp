@@ -6,10 +6,10 @@
 //   bench_align_search PREFIX READS.fq[.gz] [-k K] [--batch N] [--device gpu|cpu] [--slice NODES]
 //                      [--kmer LEN] [--timeline] [--resident] [--json OUT.json]
 //
-// --slice: AlignOptions::thread_work_slice. --kmer: the k-mer table length (default: as
-// `wtmap align` loads it, search_kmer_length; 0: no table). --timeline: when each batch's
-// search() and finish() began and ended, in ms from the start of the timed loop (on stderr), to
-// see which stage holds the pipeline. --resident (GPU): also all reads as one batch, three times
+// --slice: AlignOptions::thread_work_slice (default: default_thread_work_slice of the index).
+// --kmer: the k-mer table length (default: as `wtmap align` loads it, search_kmer_length; 0: no
+// table). --timeline: when each batch's search() and finish() began and ended, in ms from the
+// start of the timed loop (on stderr), to see which stage holds the pipeline. --resident (GPU): also all reads as one batch, three times
 // after a warm-up, timed on the device from the reads' arrival there to the results' in host
 // memory (StageSeconds::device): the search of reads already on the GPU, locate included, as
 // the aligner issue defines search only; the pipelined time also holds the host's gathering of
@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
   const double long_nodes = static_cast<double>(all.long_read_nodes - warm.long_read_nodes);
   std::printf("bench_align_search: %.0f reads (%.3g %%) need more than %u nodes of one thread; their group "
               "searches hold %.3g %% of all nodes\n",
-              long_reads, n > 0 ? 100 * long_reads / static_cast<double>(n) : 0.0, options.thread_work_slice,
+              long_reads, n > 0 ? 100 * long_reads / static_cast<double>(n) : 0.0, al.options().thread_work_slice,
               nodes > 0 ? 100 * long_nodes / nodes : 0.0);
   std::printf("bench_align_search: at most %llu nodes a read; %llu reads stopped by the work cap (%u nodes)\n",
               static_cast<unsigned long long>(all.max_read_nodes),
@@ -187,7 +187,8 @@ int main(int argc, char** argv) {
       << ",\"encode_s\":" << all.encode - warm.encode << ",\"long_reads\":" << long_reads
       << ",\"long_read_nodes\":" << long_nodes << ",\"choose_s\":" << all.choose - warm.choose
       << ",\"locate_s\":" << all.locate - warm.locate << ",\"max_read_nodes\":" << all.max_read_nodes
-      << ",\"capped_reads\":" << all.capped_reads - warm.capped_reads << ",\"device_s\":" << all.device - warm.device;
+      << ",\"capped_reads\":" << all.capped_reads - warm.capped_reads << ",\"device_s\":" << all.device - warm.device
+      << ",\"thread_work_slice\":" << al.options().thread_work_slice << ",\"kmer_length\":" << index->kmer_length();
     if (resident_s > 0) j << ",\"resident_s\":" << resident_s;
     j << "}\n";
   }

@@ -232,7 +232,9 @@ void SearchedBatch::reserve(std::size_t reads, std::size_t bases, Backend backen
 BatchAligner::BatchAligner(const fmindex::FmIndex& index, const AlignOptions& options)
     : index_(index),
       options_(options),
-      workspaces_{std::make_unique<wtmap::detail::QueryWorkspace>(), std::make_unique<wtmap::detail::QueryWorkspace>()} {}
+      workspaces_{std::make_unique<wtmap::detail::QueryWorkspace>(), std::make_unique<wtmap::detail::QueryWorkspace>()} {
+  if (options_.thread_work_slice == 0) options_.thread_work_slice = default_thread_work_slice(index.view().rows);
+}
 
 // A batch still in flight is not collected: its SearchedBatch may be gone. Freeing the workspaces
 // waits for their kernels.

@@ -627,6 +627,18 @@ TEST(SearchKmerLength, SmallestKWithFourTimesTheRowsAtMost15) {
   EXPECT_EQ(aligner::search_kmer_length(std::uint64_t{1} << 40), 15u);
 }
 
+// The one-thread slice by size: 1024 below 4^15 rows, where a random 15-mer is absent more often
+// than not, 2048 from there.
+TEST(DefaultThreadWorkSlice, TwiceAsLongOnceARandom15merOccurs) {
+  const std::uint64_t rows_15mer = std::uint64_t{1} << 30;  // 4^15
+  EXPECT_EQ(aligner::default_thread_work_slice(0), 1024u);
+  EXPECT_EQ(aligner::default_thread_work_slice(9'800'000), 1024u);  // E. coli, both strands
+  EXPECT_EQ(aligner::default_thread_work_slice(rows_15mer - 1), 1024u);
+  EXPECT_EQ(aligner::default_thread_work_slice(rows_15mer), 2048u);
+  EXPECT_EQ(aligner::default_thread_work_slice(2'000'000'000), 2048u);  // 1 Gbp
+  EXPECT_EQ(aligner::default_thread_work_slice(std::uint64_t{1} << 40), 2048u);
+}
+
 // BatchAligner on one backend, on its own small reference.
 class BatchAlignerOn : public ::testing::TestWithParam<Backend> {};
 
@@ -671,7 +683,11 @@ TEST_P(BatchAlignerOn, LowerCaseAndUAreBasesOtherLettersMismatches) {
     EXPECT_EQ(out[0].primary.position, 20u);
     EXPECT_EQ(check_alignment(oracle, read, 4, out[0], options.max_alternatives), "");
     EXPECT_EQ(batch.stage_seconds().long_reads, slice == 1 ? 1u : 0u);
+    EXPECT_EQ(batch.options().thread_work_slice, slice);
   }
+  // Left at 0, the slice is the index's default.
+  const aligner::BatchAligner by_default(index, aligner::AlignOptions{});
+  EXPECT_EQ(by_default.options().thread_work_slice, aligner::default_thread_work_slice(index.view().rows));
 }
 
 // A reserved SearchedBatch takes a search of that many reads and bases without reallocating any of

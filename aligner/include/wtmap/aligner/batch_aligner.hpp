@@ -26,12 +26,26 @@ struct AlignOptions {
   // search.work_cap): a block on the GPU, one CPU thread playing each member on the CPU, with the
   // same results. One GPU thread walks a dependent chain of ~1 us per node, so one read at the
   // full cap would hold a batch for ~65 ms; a group takes 256 nodes a step. On both backends, so
-  // that a read's result does not depend on where it ran. 1024 since the groups grew to 256 and
-  // push their children at once: 10^6 E. coli reads search in 0.058-0.061 s, against 0.062 s at
-  // 2048 and 0.079 s at 8192 before those changes; 512 sends 20,000 reads to the groups and is
-  // slower (bench/RESULTS.md).
-  std::uint32_t thread_work_slice = 1024;
+  // that a read's result does not depend on where it ran. 0: default_thread_work_slice of the
+  // index.
+  std::uint32_t thread_work_slice = 0;
 };
+
+// The slice for an index of `rows` rows: 1024, or 2048 where a random 15-mer, the longest k-mer
+// lookup (search_kmer_length), occurs at least once on average (rows >= 4^15: genomes of 537 Mbp
+// and more). The slice trades the launch's tail, a chain of up to `slice` nodes on few threads
+// (~3.4 us a node there: on 10^6 E. coli reads, search only on an H100 took 0.0181 s at 1024,
+// 0.0216 s at 2048, 0.0282 s at 4096), against the groups' search of the reads past it, each about
+// a read's depth of group steps (only 528 groups fit an H100). 1024 suits E. coli, where 363 of
+// 10^6 reads go past it; 512 sent 20,000 reads to the groups and was slower. On a 1 Gbp genome a
+// read with one mismatch among its last 15 bases takes 1,100-1,800 nodes, since the 15-mers with a
+// second substitution there mostly occur (CPU, 20,000 reads: 2.4 % of them): at 1024, 27,094 of
+// 10^6 reads went to the groups, and search only took 0.0727 s against 0.0540 s at 2048 (1,676
+// reads), 0.0593 s at 4096 and 0.0702 s at 512 (bench/RESULTS.md). Both backends take the
+// same slice, so a read goes the same way on either.
+inline std::uint32_t default_thread_work_slice(std::uint64_t rows) {
+  return rows >= (std::uint64_t{1} << 30) ? 2048 : 1024;
+}
 
 // One placement of a read, in reference coordinates.
 struct Placement {
@@ -131,6 +145,8 @@ class BatchAligner {
     double device = 0;
   };
   const StageSeconds& stage_seconds() const { return seconds_; }
+  // The options it runs with (a thread_work_slice of 0 resolved for the index).
+  const AlignOptions& options() const { return options_; }
 
  private:
   const fmindex::FmIndex& index_;
