@@ -11,8 +11,9 @@
 # timed runs -> evaluation. Everything lives in $WTMAP_BENCH_WORK (default ./bench-work) and
 # finished steps are not redone: when the time budget ($WTMAP_BENCH_BUDGET_S, default 530 s) runs
 # out, the script stops and the next run (same machine, still warm) continues where it stopped.
-# On the 1 Gbp genome `bwa index` (single-threaded, ~12-25 min) runs detached in the background
-# and the timed runs of that genome wait for it (the same run, or a later one).
+# `bwa index` (single-threaded: 15-19 min for 1 Gbp) and `bowtie2-build` run detached in the
+# background, beside `wtmap index`, and the timed runs of a genome wait for them (the same run, or
+# a later one).
 # wtmap align (FASTQ.gz -> BAM) and the I/O floor run $WTMAP_BENCH_REPEAT times each (default 5,
 # 2 with --quick), alternated; the table gives their medians.
 # Results in $OUT: aligner.txt (table), aligner.json, aligner.tsv, aligner-logs.tar.gz.
@@ -34,7 +35,8 @@ K="${WTMAP_BENCH_K:-4}"
 REPEAT="${WTMAP_BENCH_REPEAT:-$([[ "$QUICK" == 1 ]] && echo 2 || echo 5)}"
 SKIP=",${WTMAP_BENCH_SKIP:-},"                 # any of bwa_aln,bwa_mem,bowtie2,search
 ECOLI="${WTMAP_ECOLI_FA:-/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz}"
-ok() { [[ "$SKIP" != *",$1,"* ]]; }
+BROKEN=","                                     # tools whose index failed, per genome
+ok() { [[ "$SKIP" != *",$1,"* && "$BROKEN" != *",$1,"* ]]; }
 rm -rf "$WORK/logs"; mkdir -p "$WORK/logs"
 
 WTMAP="$(find_prog wtmap)"
@@ -60,26 +62,27 @@ tstep() {
 out_of_time() { (( $(remaining) < 5 )); }
 status=0
 
-# bwa's IS algorithm (-a is) builds its index in about 3/4 of bwtsw's time (100 Mbp synthetic on
-# one core: 61 s against 81.5 s) but takes at most 2^31 - 1 symbols, and bwa indexes both strands:
-# bwtsw beyond that.
-bwa_index_bg() {  # G REF GENOME_BP: detached bwa index, surviving the end of this run; G/bwa.done when done
-  local G="$1" REF="$2" algo=bwtsw
-  (( 2 * $3 < 2147483647 - 1048576 )) && algo=is
-  [[ -e "$G/bwa.done" ]] && return 0
-  if [[ -s "$G/bwa.pid" ]] && kill -0 "$(cat "$G/bwa.pid")" 2>/dev/null; then return 0; fi
-  echo "== bwa index of $REF (background)" >&2
-  setsid nohup bash -c "s=\$SECONDS; '$BWA' index -a $algo -b 100000000 -p '$G/bwa' '$REF' > '$G/bwa-index.log' 2>&1 && \
-    echo \"bwa index wall_s=\$((SECONDS - s))\" >> '$G/bwa-index.log' && touch '$G/bwa.done'" > /dev/null 2>&1 < /dev/null &
-  echo $! > "$G/bwa.pid"
+# index_bg G NAME CMD...: CMD detached, surviving the end of this run (the 1 Gbp indexes of bwa
+# and bowtie2 take longer than a call), its output in G/NAME-index.log with its wall time, then
+# G/NAME.done; not started again while it runs or once done. index_wait G NAME: waits for it;
+# 1 if it failed, 2 if the time budget ran out first.
+index_bg() {
+  local G="$1" name="$2"; shift 2
+  [[ -e "$G/$name.done" ]] && return 0
+  if [[ -s "$G/$name.pid" ]] && kill -0 "$(cat "$G/$name.pid")" 2>/dev/null; then return 0; fi
+  echo "== $name index of $G (background)" >&2
+  LOG="$G/$name-index.log" DONE="$G/$name.done" NAME="$name" setsid nohup bash -c \
+    's=$SECONDS; "$@" > "$LOG" 2>&1 && echo "$NAME index wall_s=$((SECONDS - s))" >> "$LOG" && touch "$DONE"' \
+    index_bg "$@" > /dev/null 2>&1 < /dev/null &
+  echo $! > "$G/$name.pid"
 }
-bwa_index_wait() {
-  local G="$1"
-  while [[ ! -e "$G/bwa.done" ]]; do
-    if ! kill -0 "$(cat "$G/bwa.pid" 2>/dev/null || echo 0)" 2>/dev/null; then
-      echo "harness: bwa index of $G failed (see $G/bwa-index.log)" >&2; return 1
+index_wait() {
+  local G="$1" name="$2"
+  while [[ ! -e "$G/$name.done" ]]; do
+    if ! kill -0 "$(cat "$G/$name.pid" 2>/dev/null || echo 0)" 2>/dev/null; then
+      echo "harness: $name index of $G failed (see $G/$name-index.log)" >&2; return 1
     fi
-    if out_of_time; then echo "harness: bwa index of $G still running; run again to continue" >&2; return 1; fi
+    if out_of_time; then echo "harness: $name index of $G still running; run again to continue" >&2; return 2; fi
     sleep 2
   done
 }
@@ -93,6 +96,7 @@ for g in "${genomes[@]}"; do
     *) echo "run-aligner.sh: unknown genome $g" >&2; exit 2;;
   esac
   mkdir -p "$G"
+  BROKEN=","
   TSV="$G/index.tsv"; touch "$TSV"
   REF="$G/ref.fa"
   if [[ ! -s "$REF" ]]; then
@@ -105,9 +109,14 @@ for g in "${genomes[@]}"; do
     mv "$REF.tmp" "$REF"
   fi
   GLEN=$(python3 -c "import sys; print(sum(len(l)-1 for l in open(sys.argv[1]) if not l.startswith('>')))" "$REF")
-  if ok bwa_aln || ok bwa_mem; then bwa_index_bg "$G" "$REF" "$GLEN"; fi
+  # bwa's IS algorithm (-a is) builds its index in about 3/4 of bwtsw's time (100 Mbp synthetic
+  # on one core: 61 s against 81.5 s) but takes at most 2^31 - 1 symbols, and bwa indexes both
+  # strands: bwtsw beyond that.
+  BWA_ALGO=bwtsw
+  (( 2 * GLEN < 2147483647 - 1048576 )) && BWA_ALGO=is
+  if ok bwa_aln || ok bwa_mem; then index_bg "$G" bwa "$BWA" index -a "$BWA_ALGO" -b 100000000 -p "$G/bwa" "$REF"; fi
+  if ok bowtie2; then index_bg "$G" bowtie2 "$BT2B" --threads "$THREADS" "$REF" "$G/bt2"; fi
   tstep index/wtmap -- "$WTMAP" index "$REF" -p "$G/wtmap" --device "$DEVICE" -t "$THREADS" || status=1
-  if ok bowtie2; then tstep index/bowtie2 --stdout /dev/null -- "$BT2B" --threads "$THREADS" "$REF" "$G/bt2" || status=1; fi
 
   for L in "${lens[@]}"; do
     out_of_time && break
@@ -130,8 +139,14 @@ for g in "${genomes[@]}"; do
       "$g" "$DESC" "$GLEN" "$NREADS" "$L" "$PROFILE" "$K" "$DEVICE" "$THREADS" "$IO_DESC" "$D/meta.json"
     cp "$WORK/logs/host.txt" "$D/host.txt"
 
-    # ---- timed runs; bwa needs its index (maybe still building in the background)
-    if ok bwa_aln || ok bwa_mem; then bwa_index_wait "$G" || { status=1; break; }; fi
+    # ---- timed runs; bwa and bowtie2 need their indexes (maybe still building in the background):
+    # without one, that tool is left out of this genome's runs
+    bwa_waited=0 bt2_waited=0
+    if ok bwa_aln || ok bwa_mem; then index_wait "$G" bwa || bwa_waited=$?; fi
+    if (( bwa_waited != 2 )) && ok bowtie2; then index_wait "$G" bowtie2 || bt2_waited=$?; fi
+    (( bwa_waited == 1 )) && { status=1; BROKEN="$BROKEN,bwa_aln,bwa_mem,"; }
+    (( bt2_waited == 1 )) && { status=1; BROKEN="$BROKEN,bowtie2,"; }
+    (( bwa_waited == 2 || bt2_waited == 2 )) && { status=1; break; }
     # Search only, $REPEAT runs (the report takes the median: one run spread 0.107-0.163 s between
     # calls on the same reads, bench/RESULTS.md): search.json, search@2.json, ...
     if ok search && [[ -n "$SEARCH" ]]; then
@@ -182,7 +197,7 @@ done
 # ---- report (every finished run in $WORK, this call's and earlier ones)
 for d in "$WORK"/aligner-*/; do [[ -s "$d/measure.tsv" ]] && sed "s|^|$(basename "$d")\t|" "$d/measure.tsv"; done > "$OUT/aligner.tsv" || true
 python3 "$here/report.py" aligner "$WORK" "$OUT" | tee "$OUT/aligner.txt"
-(cd "$WORK" && tar -czf "$OUT/aligner-logs.tar.gz" logs $(ls -d aligner-*/{eval.txt,search*.json,measure.tsv,art.log,meta.json} genome-*/{index.tsv,bwa-index.log} 2>/dev/null)) || true
+(cd "$WORK" && tar -czf "$OUT/aligner-logs.tar.gz" logs $(ls -d aligner-*/{eval.txt,search*.json,measure.tsv,art.log,meta.json} genome-*/{index.tsv,bwa-index.log,bowtie2-index.log} 2>/dev/null)) || true
 if out_of_time; then echo "== time budget used up: run bench/run-aligner.sh again (same machine) to continue"; fi
 echo "== total $((SECONDS - START_S)) s; results in $OUT"
 exit $status
