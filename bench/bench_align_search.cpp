@@ -9,11 +9,11 @@
 // --slice: AlignOptions::thread_work_slice (default: default_thread_work_slice of the index).
 // --kmer: the k-mer table length (default: as `wtmap align` loads it, search_kmer_length; 0: no
 // table). --timeline: when each batch's search() and finish() began and ended, in ms from the
-// start of the timed loop (on stderr), to see which stage holds the pipeline. --resident (GPU): also all reads as one batch, three times
-// after a warm-up, timed on the device from the reads' arrival there to the results' in host
-// memory (StageSeconds::device): the search of reads already on the GPU, locate included, as
-// the aligner issue defines search only; the pipelined time also holds the host's gathering of
-// the first batch's letters and the last batch's finish.
+// start of the timed loop (on stderr), to see which stage holds the pipeline. --resident (GPU):
+// also all reads as one batch, three times after a warm-up, timed on the device from the reads'
+// arrival there to the results' in host memory (StageSeconds::device): the search of reads
+// already on the GPU, locate included, as the aligner issue defines search only; the pipelined
+// time also holds the host's gathering of the first batch's letters and the last batch's finish.
 //
 // Prints reads, mapped, search seconds (first batch run untimed once as warm-up), reads/s.
 #include <algorithm>
