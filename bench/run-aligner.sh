@@ -9,8 +9,9 @@
 # .baselines/env.sh) and a synthetic one ($WTMAP_BENCH_SYNTH_MBP, default 1000 Mbp; no real large
 # genome is available offline). Per genome: indexes and the ART reads of every length (not
 # timed), then per read length timed runs -> evaluation. Everything lives in $WTMAP_BENCH_WORK
-# (default ./bench-work) and finished steps are not redone: when the time budget ($WTMAP_BENCH_BUDGET_S, default 530 s) runs
-# out, the script stops and the next run (same machine, still warm) continues where it stopped.
+# (default ./bench-work) and finished steps are not redone: when the time budget
+# ($WTMAP_BENCH_BUDGET_S, default 530 s) runs out, the script stops and the next run (same
+# machine, still warm) continues where it stopped.
 # `bwa index` (single-threaded: 15-19 min for 1 Gbp) and `bowtie2-build` run detached in the
 # background, beside `wtmap index`, and the timed runs of a genome wait for them (the same run, or
 # a later one).
