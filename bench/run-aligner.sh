@@ -88,6 +88,9 @@ index_wait() {
   done
 }
 
+# The folder of genome $g's reads of length L, and of everything measured on them.
+length_dir() { echo "$WORK/aligner-$g-${1}bp-$READS-k$K"; }
+
 IFS=, read -ra genomes <<< "$GENOMES"
 IFS=, read -ra lens <<< "$LENS"
 for g in "${genomes[@]}"; do
@@ -123,7 +126,7 @@ for g in "${genomes[@]}"; do
   # (MSv3 when HS25 cannot make L bp), names carry the truth
   for L in "${lens[@]}"; do
     out_of_time && break
-    D="$WORK/aligner-$g-${L}bp-$READS-k$K"
+    D="$(length_dir "$L")"
     mkdir -p "$D"
     PROFILE=HS25
     (( L > 150 )) && PROFILE=MSv3
@@ -143,7 +146,7 @@ for g in "${genomes[@]}"; do
 
   for L in "${lens[@]}"; do
     out_of_time && break
-    D="$WORK/aligner-$g-${L}bp-$READS-k$K"
+    D="$(length_dir "$L")"
     FQ="$D/reads.fq.gz"
     [[ -s "$FQ" ]] || continue  # (ART failed)
     TSV="$D/measure.tsv"; touch "$TSV"
