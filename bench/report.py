@@ -156,7 +156,10 @@ def aligner(work, out):
         if runs_s:
             search["search_runs_s"] = [r["search_s"] for r in runs_s]
             search["resident_runs_s"] = sorted(r["resident_s"] for r in runs_s if r.get("resident_s"))
-        res["runs"].append({"dir": os.path.basename(d), "meta": meta, "measure": m, "eval": ev, "search": search})
+        beside_p = os.path.join(d, "beside.txt")  # run-aligner.sh, WTMAP_BENCH_OVERLAP=1
+        beside = open(beside_p).read().strip() if os.path.exists(beside_p) else None
+        res["runs"].append({"dir": os.path.basename(d), "meta": meta, "measure": m, "eval": ev, "search": search,
+                            "beside": beside})
         if os.path.exists(os.path.join(d, "host.txt")):
             hosts.append(open(os.path.join(d, "host.txt")).read().rstrip())
     if hosts:
@@ -169,6 +172,8 @@ def aligner(work, out):
         k = meta["k"]
         print(f"== {meta['genome']} ({meta['genome_desc']}), {n} reads x {meta['read_len']} bp "
               f"(ART {meta['art_profile']}), k = {k}")
+        if run["beside"]:
+            print(f"   ({run['beside']})")
         base = m.get("align/bwa_aln")
         base_s = base["wall_s"] if ok(base) else None
         base_e2e = None

@@ -35,6 +35,7 @@ K="${WTMAP_BENCH_K:-4}"
 # target's margin.
 REPEAT="${WTMAP_BENCH_REPEAT:-$([[ "$QUICK" == 1 ]] && echo 2 || echo 5)}"
 SKIP=",${WTMAP_BENCH_SKIP:-},"                 # any of bwa_aln,bwa_mem,bowtie2,search
+OVERLAP="${WTMAP_BENCH_OVERLAP:-0}"            # 1: wtmap's and bowtie2's timed runs beside bwa index
 ECOLI="${WTMAP_ECOLI_FA:-/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz}"
 BROKEN=","                                     # tools whose index failed, per genome
 ok() { [[ "$SKIP" != *",$1,"* && "$BROKEN" != *",$1,"* ]]; }
@@ -91,6 +92,74 @@ index_wait() {
 # The folder of genome $g's reads of length L, and of everything measured on them.
 length_dir() { echo "$WORK/aligner-$g-${1}bp-$READS-k$K"; }
 
+# wait_for NAME...: waits for these background indexes of genome $G; a tool whose index failed is
+# left out of the genome's runs (BROKEN); 1 when the time budget ran out first.
+wait_for() {
+  local name waited
+  for name in "$@"; do
+    waited=0; index_wait "$G" "$name" || waited=$?
+    case "$name:$waited" in
+      *:0) ;;
+      bwa:1) status=1; BROKEN="$BROKEN,bwa_aln,bwa_mem,";;
+      bowtie2:1) status=1; BROKEN="$BROKEN,bowtie2,";;
+      *) status=1; return 1;;
+    esac
+  done
+}
+
+# The timed runs on the reads $FQ of folder $D (steps in $TSV): wtmap's and bowtie2's, then bwa's
+# and the evaluation of every finished run.
+timed_wtmap_bowtie2() {
+  if [[ "$OVERLAP" == 1 && ! -e "$G/bwa.done" ]] && { ok bwa_aln || ok bwa_mem; }; then
+    echo "wtmap's and bowtie2's timed runs started beside bwa index (single-threaded; WTMAP_BENCH_OVERLAP=1)" > "$D/beside.txt"
+  fi
+  # Search only, $REPEAT runs (the report takes the median: one run spread 0.107-0.163 s between
+  # calls on the same reads, bench/RESULTS.md): search.json, search@2.json, ...
+  local r suffix
+  if ok search && [[ -n "$SEARCH" ]]; then
+    for ((r = 1; r <= REPEAT; r++)); do
+      suffix=""; (( r > 1 )) && suffix="@$r"
+      if [[ ! -s "$D/search$suffix.json" ]]; then
+        resident=(); [[ "$DEVICE" == gpu ]] && resident=(--resident)  # reads on the GPU too
+        tstep "search/wtmap$suffix" -- "$SEARCH" "$G/wtmap" "$FQ" -k "$K" --device "$DEVICE" "${resident[@]}" \
+          --json "$D/search$suffix.json" || status=1
+      fi
+    done
+  fi
+  # Each command ends with -o, its output file following.
+  e2e=("$WTMAP" align -v -x "$G/wtmap" "$FQ" -k "$K" -t "$THREADS" --device "$DEVICE" -o)
+  if [[ "$IO_FLOOR" == wtmap ]]; then
+    floor=("$WTMAP" align -v --io-only -x "$G/wtmap" "$FQ" -k "$K" -t "$THREADS" --device "$DEVICE" -o)
+  else
+    floor=("$SAMTOOLS" import -@ "$THREADS" -0 "$FQ" -o)
+  fi
+  tstep align/wtmap_e2e -- "${e2e[@]}" "$D/wtmap.bam" || status=1
+  tstep align/wtmap_sam -- "$WTMAP" align -v -x "$G/wtmap" "$FQ" -o "$D/wtmap.sam" -k "$K" -t "$THREADS" --device "$DEVICE" || status=1
+  tstep io/floor -- "${floor[@]}" "$D/floor.bam" || status=1
+  for ((r = 2; r <= REPEAT; r++)); do
+    tstep "align/wtmap_e2e@$r" -- "${e2e[@]}" "$D/repeat.bam" || status=1
+    tstep "io/floor@$r" -- "${floor[@]}" "$D/repeat.bam" || status=1
+  done
+  rm -f "$D/repeat.bam"
+  if ok bowtie2; then tstep align/bowtie2 -- "$BT2" -p "$THREADS" -x "$G/bt2" -U "$FQ" -S "$D/bowtie2.sam" || status=1; fi
+}
+timed_bwa_evaluate() {
+  if ok bwa_aln; then
+    tstep align/bwa_aln --stdout "$D/bwa_aln.sai" -- "$BWA" aln -o 0 -n "$K" -t "$THREADS" "$G/bwa" "$FQ" || status=1
+    tstep align/bwa_samse --stdout "$D/bwa_aln.sam" -- "$BWA" samse "$G/bwa" "$D/bwa_aln.sai" "$FQ" || status=1
+  fi
+  if ok bwa_mem; then tstep align/bwa_mem --stdout "$D/bwa_mem.sam" -- "$BWA" mem -t "$THREADS" "$G/bwa" "$FQ" || status=1; fi
+  local runs=()
+  done_ok align/wtmap_e2e && runs+=("wtmap=$D/wtmap.bam")
+  done_ok align/bwa_samse && runs+=("bwa_aln=$D/bwa_aln.sam")
+  done_ok align/bwa_mem && runs+=("bwa_mem=$D/bwa_mem.sam")
+  done_ok align/bowtie2 && runs+=("bowtie2=$D/bowtie2.sam")
+  if (( ${#runs[@]} )) && ! out_of_time; then
+    echo "== evaluate ${runs[*]##*/}" >&2
+    PATH="$(dirname "$SAMTOOLS"):$PATH" python3 "$here/evaluate.py" --k "$K" --json "$D/eval.json" "${runs[@]}" | tee "$D/eval.txt" || status=1
+  fi
+}
+
 IFS=, read -ra genomes <<< "$GENOMES"
 IFS=, read -ra lens <<< "$LENS"
 for g in "${genomes[@]}"; do
@@ -144,71 +213,32 @@ for g in "${genomes[@]}"; do
     cp "$WORK/logs/host.txt" "$D/host.txt"
   done
 
-  for L in "${lens[@]}"; do
-    out_of_time && break
-    D="$(length_dir "$L")"
-    FQ="$D/reads.fq.gz"
-    [[ -s "$FQ" ]] || continue  # (ART failed)
-    TSV="$D/measure.tsv"; touch "$TSV"
-    # ---- timed runs; bwa and bowtie2 need their indexes (maybe still building in the background):
-    # without one, that tool is left out of this genome's runs
-    bwa_waited=0 bt2_waited=0
-    if ok bwa_aln || ok bwa_mem; then index_wait "$G" bwa || bwa_waited=$?; fi
-    if (( bwa_waited != 2 )) && ok bowtie2; then index_wait "$G" bowtie2 || bt2_waited=$?; fi
-    (( bwa_waited == 1 )) && { status=1; BROKEN="$BROKEN,bwa_aln,bwa_mem,"; }
-    (( bt2_waited == 1 )) && { status=1; BROKEN="$BROKEN,bowtie2,"; }
-    (( bwa_waited == 2 || bt2_waited == 2 )) && { status=1; break; }
-    # Search only, $REPEAT runs (the report takes the median: one run spread 0.107-0.163 s between
-    # calls on the same reads, bench/RESULTS.md): search.json, search@2.json, ...
-    if ok search && [[ -n "$SEARCH" ]]; then
-      for ((r = 1; r <= REPEAT; r++)); do
-        suffix=""; (( r > 1 )) && suffix="@$r"
-        if [[ ! -s "$D/search$suffix.json" ]]; then
-          resident=(); [[ "$DEVICE" == gpu ]] && resident=(--resident)  # reads on the GPU too
-          tstep "search/wtmap$suffix" -- "$SEARCH" "$G/wtmap" "$FQ" -k "$K" --device "$DEVICE" "${resident[@]}" \
-            --json "$D/search$suffix.json" || status=1
-        fi
-      done
-    fi
-    # Each command ends with -o, its output file following.
-    e2e=("$WTMAP" align -v -x "$G/wtmap" "$FQ" -k "$K" -t "$THREADS" --device "$DEVICE" -o)
-    if [[ "$IO_FLOOR" == wtmap ]]; then
-      floor=("$WTMAP" align -v --io-only -x "$G/wtmap" "$FQ" -k "$K" -t "$THREADS" --device "$DEVICE" -o)
-    else
-      floor=("$SAMTOOLS" import -@ "$THREADS" -0 "$FQ" -o)
-    fi
-    tstep align/wtmap_e2e -- "${e2e[@]}" "$D/wtmap.bam" || status=1
-    tstep align/wtmap_sam -- "$WTMAP" align -v -x "$G/wtmap" "$FQ" -o "$D/wtmap.sam" -k "$K" -t "$THREADS" --device "$DEVICE" || status=1
-    tstep io/floor -- "${floor[@]}" "$D/floor.bam" || status=1
-    for ((r = 2; r <= REPEAT; r++)); do
-      tstep "align/wtmap_e2e@$r" -- "${e2e[@]}" "$D/repeat.bam" || status=1
-      tstep "io/floor@$r" -- "${floor[@]}" "$D/repeat.bam" || status=1
+  # ---- timed runs, in two passes over the read lengths: first wtmap and bowtie2, then bwa (whose
+  # index takes longest) and the evaluation. Each tool waits for its index (maybe still building in
+  # the background); without one, it is left out of this genome's runs. By default the first pass
+  # also waits for bwa's index, so that no timed run shares the host with an index build;
+  # WTMAP_BENCH_OVERLAP=1 lets it run beside `bwa index` (one core of the host's, single-threaded),
+  # which on 1 Gbp saves the first pass's 3-4 minutes, and says so in the report (beside.txt).
+  for pass in 1 2; do
+    for L in "${lens[@]}"; do
+      out_of_time && break
+      D="$(length_dir "$L")"
+      FQ="$D/reads.fq.gz"
+      [[ -s "$FQ" ]] || continue  # (ART failed)
+      TSV="$D/measure.tsv"; touch "$TSV"
+      waits=()
+      { ok bwa_aln || ok bwa_mem; } && { (( pass == 2 )) || [[ "$OVERLAP" != 1 ]]; } && waits+=(bwa)
+      (( pass == 1 )) && ok bowtie2 && waits+=(bowtie2)
+      wait_for "${waits[@]}" || break
+      if (( pass == 1 )); then timed_wtmap_bowtie2; else timed_bwa_evaluate; fi
     done
-    rm -f "$D/repeat.bam"
-    if ok bwa_aln; then
-      tstep align/bwa_aln --stdout "$D/bwa_aln.sai" -- "$BWA" aln -o 0 -n "$K" -t "$THREADS" "$G/bwa" "$FQ" || status=1
-      tstep align/bwa_samse --stdout "$D/bwa_aln.sam" -- "$BWA" samse "$G/bwa" "$D/bwa_aln.sai" "$FQ" || status=1
-    fi
-    if ok bwa_mem; then tstep align/bwa_mem --stdout "$D/bwa_mem.sam" -- "$BWA" mem -t "$THREADS" "$G/bwa" "$FQ" || status=1; fi
-    if ok bowtie2; then tstep align/bowtie2 -- "$BT2" -p "$THREADS" -x "$G/bt2" -U "$FQ" -S "$D/bowtie2.sam" || status=1; fi
-
-    # ---- accuracy
-    runs=()
-    done_ok align/wtmap_e2e && runs+=("wtmap=$D/wtmap.bam")
-    done_ok align/bwa_samse && runs+=("bwa_aln=$D/bwa_aln.sam")
-    done_ok align/bwa_mem && runs+=("bwa_mem=$D/bwa_mem.sam")
-    done_ok align/bowtie2 && runs+=("bowtie2=$D/bowtie2.sam")
-    if (( ${#runs[@]} )) && ! out_of_time; then
-      echo "== evaluate ${runs[*]##*/}" >&2
-      PATH="$(dirname "$SAMTOOLS"):$PATH" python3 "$here/evaluate.py" --k "$K" --json "$D/eval.json" "${runs[@]}" | tee "$D/eval.txt" || status=1
-    fi
   done
 done
 
 # ---- report (every finished run in $WORK, this call's and earlier ones)
 for d in "$WORK"/aligner-*/; do [[ -s "$d/measure.tsv" ]] && sed "s|^|$(basename "$d")\t|" "$d/measure.tsv"; done > "$OUT/aligner.tsv" || true
 python3 "$here/report.py" aligner "$WORK" "$OUT" | tee "$OUT/aligner.txt"
-(cd "$WORK" && tar -czf "$OUT/aligner-logs.tar.gz" logs $(ls -d aligner-*/{eval.txt,search*.json,measure.tsv,art.log,meta.json} genome-*/{index.tsv,bwa-index.log,bowtie2-index.log} 2>/dev/null)) || true
+(cd "$WORK" && tar -czf "$OUT/aligner-logs.tar.gz" logs $(ls -d aligner-*/{eval.txt,search*.json,measure.tsv,art.log,meta.json,beside.txt} genome-*/{index.tsv,bwa-index.log,bowtie2-index.log} 2>/dev/null)) || true
 if out_of_time; then echo "== time budget used up: run bench/run-aligner.sh again (same machine) to continue"; fi
 echo "== total $((SECONDS - START_S)) s; results in $OUT"
 exit $status
