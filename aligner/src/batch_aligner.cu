@@ -209,7 +209,7 @@ PackedCodesView cpu_packed_codes(const SearchedBatch& batch) {
 
 int mapping_quality(const ReadAlignment& a, unsigned max_mismatches) {
   if (!a.mapped) return 0;
-  if (a.best_count > 1 || (a.flags & (kWorkCapped | kStackOverflow)) != 0) return 0;
+  if (a.best_count > 1 || search_cut_short(a.flags)) return 0;
   if (a.mismatches == max_mismatches) return 25;
   if (a.second_count == 0) return 37;
   const std::uint64_t n = a.second_count >= 255 ? 255 : a.second_count;
@@ -483,7 +483,7 @@ void BatchAligner::place_chosen(const SearchedBatch& batch, std::vector<ReadAlig
       const ReadChoice& c = batch.choices[r];
       range_nodes += c.work;
       range_max = std::max<std::uint64_t>(range_max, c.work);
-      range_capped += (c.flags & (kWorkCapped | kStackOverflow)) != 0;
+      range_capped += search_cut_short(c.flags);
       if (c.flags & kGroupSearched) {
         ++range_long_reads;
         range_long_read_nodes += c.work;

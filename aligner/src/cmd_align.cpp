@@ -251,7 +251,7 @@ struct Totals {
       ++reads;
       mapped += a.mapped;
       unique += a.mapped && aligner::mapping_quality(a, k) > 0;
-      capped += (a.flags & (aligner::kWorkCapped | aligner::kStackOverflow)) != 0;
+      capped += aligner::search_cut_short(a.flags);
       too_short += (a.flags & aligner::kTooShort) != 0;
       too_long += (a.flags & aligner::kTooLong) != 0;
     }

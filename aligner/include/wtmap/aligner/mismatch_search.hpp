@@ -120,6 +120,12 @@ enum SearchFlags : std::uint8_t {
   kGroupSearched = 32,   // searched again by group steps, past the one-thread slice (BatchAligner)
 };
 
+// Whether the search behind these flags stopped before it visited every node (the cap, a full
+// stack): its counts are lower bounds, and what it found depends on the order of its visits.
+constexpr WTMAP_HD bool search_cut_short(std::uint8_t flags) {
+  return (flags & (kWorkCapped | kStackOverflow)) != 0;
+}
+
 template <unsigned Slots>
 struct BasicSearchResult {
   static constexpr unsigned kSlots = Slots;
@@ -584,12 +590,18 @@ class ReadSearch {
     }
   }
 
-  // Whether node is verified rather than stepped: one row, kVerifyDepth bases deep
-  // (kVerifyDepthExact without mismatches), at least s bases left, and an index with its text.
+  // Whether the one row of [lo, hi) is better located and compared with the text than stepped
+  // `left` more bases: the locate takes at most s LF steps, and the index must hold its text.
+  WTMAP_HD static bool locate_pays(const fmindex::FmIndexView& index, std::uint64_t lo, std::uint64_t hi,
+                                   unsigned left) {
+    return hi - lo == 1 && left >= index.sa.sample_rate && !index.text.empty();
+  }
+
+  // Whether node is verified rather than stepped: kVerifyDepth bases deep (kVerifyDepthExact
+  // without mismatches) and locate_pays.
   WTMAP_HD bool verifies(const fmindex::FmIndexView& index, const detail::Node& node) const {
     const unsigned depth = node.edits.count() == 0 ? kVerifyDepthExact : kVerifyDepth;
-    return node.hi - node.lo == 1 && length_ - node.remaining >= depth &&
-           node.remaining >= index.sa.sample_rate && !index.text.empty();
+    return length_ - node.remaining >= depth && locate_pays(index, node.lo, node.hi, node.remaining);
   }
 
   // A step of lower_bounds (bwt_cal_width), from the counts at interval_'s ends: read[j, i]
@@ -606,7 +618,7 @@ class ReadSearch {
     // locating its row and comparing the text there with the read, where a step per base would
     // take all the rest of the piece: the lower bound of a 100-base read with one mismatch takes
     // 34 steps instead of 100, and all reads 75.6 instead of 84.2 steps a read (E. coli, s = 8).
-    if (interval_.hi - interval_.lo == 1 && length_ - position_ >= index.sa.sample_rate && !index.text.empty()) {
+    if (locate_pays(index, interval_.lo, interval_.hi, length_ - position_)) {
       locating_ = true;
       locate_steps_ = 0;
       next_.lo = interval_.lo;
