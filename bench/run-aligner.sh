@@ -218,7 +218,8 @@ for g in "${genomes[@]}"; do
   # the background); without one, it is left out of this genome's runs. By default the first pass
   # also waits for bwa's index, so that no timed run shares the host with an index build;
   # WTMAP_BENCH_OVERLAP=1 lets it run beside `bwa index` (one core of the host's, single-threaded),
-  # which on 1 Gbp saves the first pass's 3-4 minutes, and says so in the report (beside.txt).
+  # which on 1 Gbp with two read lengths saves the first pass's ~5 minutes (1,388 s from reference
+  # to report instead of ~1,680 s), and says so in the report (beside.txt).
   for pass in 1 2; do
     for L in "${lens[@]}"; do
       out_of_time && break
