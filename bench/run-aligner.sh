@@ -8,11 +8,11 @@
 # From the repository root. Genomes: the E. coli 536 genome ($WTMAP_ECOLI_FA, set by
 # .baselines/env.sh) and a synthetic one ($WTMAP_BENCH_SYNTH_MBP, default 1000 Mbp; no real large
 # genome is available offline). Per genome: indexes and the ART reads of every length (not
-# timed), then per read length timed runs -> evaluation. Everything lives in $WTMAP_BENCH_WORK
-# (default ./bench-work) and finished steps are not redone: when the time budget
-# ($WTMAP_BENCH_BUDGET_S, default 530 s) runs out, the script stops and the next run (same
-# machine, still warm) continues where it stopped.
-# `bwa index` (single-threaded: 15-19 min for 1 Gbp) and `bowtie2-build` run detached in the
+# timed), then the timed runs (two passes over the lengths, below) and each length's evaluation.
+# Everything lives in $WTMAP_BENCH_WORK (default ./bench-work) and finished steps are not redone:
+# when the time budget ($WTMAP_BENCH_BUDGET_S, default 530 s) runs out, the script stops and the
+# next run (same machine, still warm) continues where it stopped.
+# `bwa index` (single-threaded: 15-21 min for 1 Gbp) and `bowtie2-build` run detached in the
 # background, beside `wtmap index`, and the timed runs of a genome wait for them (the same run, or
 # a later one).
 # wtmap align (FASTQ.gz -> BAM) and the I/O floor run $WTMAP_BENCH_REPEAT times each (default 5,
@@ -115,7 +115,7 @@ timed_wtmap_bowtie2() {
   fi
   # Search only, $REPEAT runs (the report takes the median: one run spread 0.107-0.163 s between
   # calls on the same reads, bench/RESULTS.md): search.json, search@2.json, ...
-  local r suffix
+  local r suffix resident e2e floor
   if ok search && [[ -n "$SEARCH" ]]; then
     for ((r = 1; r <= REPEAT; r++)); do
       suffix=""; (( r > 1 )) && suffix="@$r"
