@@ -491,7 +491,8 @@ void BatchAligner::place_chosen(const SearchedBatch& batch, std::vector<ReadAlig
       ReadAlignment& a = out[r];
       a = ReadAlignment{};  // here, not serially before: a million resets are not free
       a.flags = c.flags;
-      if (c.count == 0) continue;
+      // A hit whose locate failed (a corrupt index: no SA sample within s steps) is no hit.
+      if (c.count == 0 || c.where == fmindex::SampledSuffixArrayView::kNotLocated) continue;
       a.mapped = true;
       a.mismatches = c.best;
       a.best_count = c.best_count;
@@ -504,7 +505,7 @@ void BatchAligner::place_chosen(const SearchedBatch& batch, std::vector<ReadAlig
       a.primary = place(c.where, c.edits);
       for (unsigned j = 1; j < c.count; ++j) {
         const OtherHit& other = batch.others[c.first_other + j - 1];
-        a.alternatives.push_back(place(other.where, other.edits));
+        if (other.where != fmindex::SampledSuffixArrayView::kNotLocated) a.alternatives.push_back(place(other.where, other.edits));
       }
     }
     nodes += range_nodes;

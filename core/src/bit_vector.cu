@@ -7,6 +7,7 @@
 #include "wtmap/core/detail/batch.cuh"
 #include "rank_select_build.hpp"
 #include "serialize.hpp"
+#include "support_check.hpp"
 
 namespace wtmap {
 namespace {
@@ -127,6 +128,21 @@ Result<RankSelectBitVector> RankSelectBitVector::load(std::istream& in, Backend 
   auto storage = r.buffer(backend, L::total_bytes(n));
   if (!storage.ok()) return storage.status();
   bv.storage_ = std::move(storage.value());
+  {  // the counts and select samples must be the ones the bits give (support_check.hpp)
+    Buffer copy;
+    auto loaded = detail::host_bytes(bv.storage_, copy);
+    if (!loaded.ok()) return loaded.status();
+    auto expected = Buffer::allocate(Backend::cpu, bv.storage_.size(), "the check of a loaded bit vector");
+    if (!expected.ok()) return expected.status();
+    detail::copy_rank_select_bits(*loaded, expected->data(), n);
+    RankSelectView rebuilt;
+    WTMAP_TRY(detail::build_rank_select(Backend::cpu, expected->data(), n, rebuilt));
+    if (rebuilt.ones != ones) {
+      return corrupt_data("bit vector: the header counts " + std::to_string(ones) + " ones, the bits hold " +
+                          std::to_string(rebuilt.ones));
+    }
+    WTMAP_TRY(detail::same_support(*loaded, expected->data(), bv.storage_.size(), "bit vector: the rank/select directory"));
+  }
   bv.view_ = detail::rank_select_view_at(bv.storage_.data(), n, ones);
   bv.workspace_ = std::make_unique<detail::QueryWorkspace>();
   return std::move(bv);

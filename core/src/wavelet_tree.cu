@@ -5,6 +5,7 @@
 #include <cub/device/device_select.cuh>
 
 #include <algorithm>
+#include <cstring>
 #include <istream>
 #include <ostream>
 #include <string>
@@ -16,6 +17,7 @@
 #include "quad_vector_build.hpp"
 #include "rank_select_build.hpp"
 #include "serialize.hpp"
+#include "support_check.hpp"
 
 namespace wtmap {
 
@@ -583,8 +585,60 @@ Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::load(std::istream& in, Backend backend) {
   if (cumulative[0] != 0 || cumulative[sigma] != n || expected != sizes) {
     return corrupt_data("wavelet tree: histogram does not match the level sizes");
   }
+  WTMAP_TRY(check_support(tree.storage_, layout, n, sigma, extracted == 1, counts));
   tree.bind_view(layout, n, sigma, extracted == 1, counts);
   return std::move(tree);
+}
+
+// The tree rebuilt from the loaded level bits in host memory (support_check.hpp): the level
+// counts, rank directories, select samples and node tables must be the ones the bits give, the
+// alphabet strictly increasing, and the histogram the symbols' ranks at n (rank is what LF and
+// backward search use; a histogram that disagrees would send them past the rows).
+WTMAP_WT
+Status WTMAP_WT_CLASS::check_support(const Buffer& storage, const Layout& layout, std::uint64_t n, std::uint64_t sigma,
+                                     bool has_alphabet, const std::vector<std::uint64_t>& counts) {
+  Buffer copy;
+  auto loaded = detail::host_bytes(storage, copy);
+  if (!loaded.ok()) return loaded.status();
+  WaveletTree rebuilt;
+  auto expected = Buffer::allocate(Backend::cpu, layout.total, "the check of a loaded wavelet tree");
+  if (!expected.ok()) return expected.status();
+  rebuilt.storage_ = std::move(expected.value());
+  std::byte* base = rebuilt.storage_.data();
+  std::vector<std::uint64_t> rebuilt_counts(counts.size());
+  for (std::size_t l = 0; l < layout.level_size.size(); ++l) {
+    const std::uint64_t offset = layout.level_offset[l], size = layout.level_size[l];
+    if constexpr (Arity == 2) {
+      detail::copy_rank_select_bits(*loaded + offset, base + offset, size);
+      RankSelectView level;
+      WTMAP_TRY(detail::build_rank_select(Backend::cpu, base + offset, size, level));
+      rebuilt_counts[l] = level.ones;
+    } else {
+      detail::copy_quad_symbols(*loaded + offset, base + offset, size);
+      QuadVectorView level;
+      WTMAP_TRY(detail::build_quad_vector(Backend::cpu, base + offset, size, level));
+      for (unsigned c = 0; c < 4; ++c) rebuilt_counts[4 * l + c] = level.totals[c];
+    }
+  }
+  if (rebuilt_counts != counts) return corrupt_data("wavelet tree: the header's level counts disagree with the bits");
+  std::memcpy(base + layout.cumulative_offset, *loaded + layout.cumulative_offset, (sigma + 1) * 8);
+  if (has_alphabet) {
+    const auto* alphabet = reinterpret_cast<const Symbol*>(*loaded + layout.alphabet_offset);
+    for (std::uint64_t m = 1; m < sigma; ++m) {
+      if (alphabet[m] <= alphabet[m - 1]) return corrupt_data("wavelet tree: the alphabet is not strictly increasing");
+    }
+    std::memcpy(base + layout.alphabet_offset, alphabet, sigma * sizeof(Symbol));
+  }
+  rebuilt.bind_view(layout, n, sigma, has_alphabet, counts);
+  auto* tables = reinterpret_cast<std::uint64_t*>(base + layout.node_offset);
+  for (std::uint64_t h = 0; h < layout.num_nodes; ++h) node_tables_entry(rebuilt.view_, h, tables, layout.num_nodes);
+  WTMAP_TRY(detail::same_support(*loaded, base, layout.total, "wavelet tree: a rank directory or node table"));
+  for (std::uint64_t m = 0; m < sigma; ++m) {
+    if (rebuilt.view_.rank(rebuilt.view_.from_minimal(m), n) != rebuilt.view_.occurrences_minimal(m)) {
+      return corrupt_data("wavelet tree: the histogram disagrees with the bits (symbol " + std::to_string(m) + ")");
+    }
+  }
+  return {};
 }
 
 template class WaveletTree<std::uint8_t, 2>;

@@ -82,7 +82,14 @@ Status FmIndexBase<View>::locate(const std::uint64_t* rows, std::uint64_t* text_
   if (!can_locate()) {
     return invalid_argument("locate: the index was loaded for search only, without its sampled suffix array");
   }
-  return detail::run_batch(backend(), LocateOp<View>{view_}, rows, text_positions, count, *workspace_, "locate");
+  WTMAP_TRY(detail::run_batch(backend(), LocateOp<View>{view_}, rows, text_positions, count, *workspace_, "locate"));
+  // A walk that found no sample within s steps: the index's marks, samples or BWT disagree.
+  const std::uint64_t* failed = std::find(text_positions, text_positions + count, SampledSuffixArrayView::kNotLocated);
+  if (failed != text_positions + count) {
+    return corrupt_data("corrupt index: row " + std::to_string(rows[failed - text_positions]) +
+                        " meets no SA sample within " + std::to_string(sample_rate_) + " LF steps");
+  }
+  return {};
 }
 
 template class FmIndexBase<FmIndexView>;

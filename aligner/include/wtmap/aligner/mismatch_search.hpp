@@ -330,7 +330,10 @@ class ReadSearch {
     std::uint64_t occ_lo[4] = {0, 0, 0, 0}, occ_hi[4] = {0, 0, 0, 0};
     if (expand) index.occ_all_pair(lo, hi, occ_lo, occ_hi);
     if (locating_) {
-      if (!sampled) {  // an LF step: to the row one text position earlier
+      // An LF step: to the row one text position earlier. At most s - 1 of them: only a corrupt
+      // index gets that far without a sample, and its row then has no position (kNotLocated
+      // verifies nothing and ends a piece's run at once).
+      if (!sampled && locate_steps_ + 1 < index.sa.sample_rate) {
         next_.lo = lf_from_counts(index, occ_lo, occ_hi);
         ++locate_steps_;
         return true;
@@ -338,7 +341,8 @@ class ReadSearch {
       // The row's text position, and the verification of next_ there (or the bound's piece's
       // run there).
       locating_ = false;
-      const std::uint64_t p = index.sa.position(next_.lo, locate_steps_);
+      const std::uint64_t p =
+          sampled ? index.sa.position(next_.lo, locate_steps_) : fmindex::SampledSuffixArrayView::kNotLocated;
       if (phase_ == Phase::lower_bounds) return extend_piece(index, p, out);
       node = next_;
       hit = verify(index, node, p);

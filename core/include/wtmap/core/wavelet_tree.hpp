@@ -97,6 +97,8 @@ class WaveletTree {
   WaveletTree();
   void bind_view(const Layout& layout, std::uint64_t n, std::uint64_t sigma, bool has_alphabet,
                  const std::vector<std::uint64_t>& level_counts);
+  static Status check_support(const Buffer& storage, const Layout& layout, std::uint64_t n, std::uint64_t sigma,
+                              bool has_alphabet, const std::vector<std::uint64_t>& counts);
 
   Buffer storage_;
   View view_{};

@@ -74,7 +74,8 @@ class FmIndexBase {
   // Whether locate works: false for an index loaded with IndexParts::search_only (no sampled
   // suffix array), whose view's locate must not be called either.
   bool can_locate() const { return sa_.marks().size() == view_.rows; }
-  // Text position of each row (rows < view().rows); invalid_argument where !can_locate().
+  // Text position of each row (rows < view().rows); invalid_argument where !can_locate(); corrupt_data
+  // where a walk meets no SA sample within s steps (a corrupt index the loader could not tell).
   Status locate(const std::uint64_t* rows, std::uint64_t* text_positions, std::size_t count) const;
 
  protected:

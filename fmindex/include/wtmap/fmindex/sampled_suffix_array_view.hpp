@@ -21,20 +21,27 @@
 namespace wtmap::fmindex {
 
 struct SampledSuffixArrayView {
+  // What locate returns when the walk finds no sampled row within s steps or leaves the rows:
+  // only a corrupt index does that (the loaders check what they can; this bounds the rest).
+  static constexpr std::uint64_t kNotLocated = ~std::uint64_t{0};
+
   RankSelectView sampled;                // rows with a stored SA value
   const std::uint64_t* sa_samples = nullptr;  // text positions of the sampled rows, in row order
   std::uint32_t sample_rate = 0;         // s: a locate takes at most s - 1 LF steps (set by the index)
 
-  // Text position of row r of `index`, whose lf(r) is the row of the suffix one text position
-  // earlier (called on unsampled rows only).
+  // Text position of row r (< index.rows) of `index`, whose lf(r) is the row of the suffix one
+  // text position earlier (called on unsampled rows only); kNotLocated if the walk takes s steps
+  // or leaves the rows, so that no index file can make it loop or read out of bounds.
   template <class Index>
   WTMAP_HD std::uint64_t locate(const Index& index, std::uint64_t r) const {
     std::uint64_t steps = 0;
     while (!sampled.access(r)) {
+      if (++steps >= sample_rate) return kNotLocated;
       r = index.lf(r);
-      ++steps;
+      if (r >= index.rows) return kNotLocated;
     }
-    return position(r, steps);
+    const std::uint64_t p = position(r, steps);
+    return p < index.rows ? p : kNotLocated;
   }
 
   // Text position of the row whose walk met the sampled row r after `steps` LF steps (for
