@@ -12,6 +12,68 @@ namespace {
 // Symbols of the suffix-sorted text: $ < # < A < C < G < T.
 constexpr std::uint8_t kTextEnd = 0, kTextSeparator = 1, kTextBase = 2;
 
+// The text positions of T = F # rc(F) $ that follow a separator, or (0) the terminator, for F
+// the fragments one separator apart: every fragment's start on either strand (the sampled
+// positions besides the multiples of s), one per special row.
+std::vector<std::uint64_t> positions_after_separators(const std::vector<Fragment>& fragments, std::uint64_t m) {
+  std::vector<std::uint64_t> after = {0, m + 1};
+  for (std::size_t j = 0; j + 1 < fragments.size(); ++j) {
+    const std::uint64_t separator = fragments[j].text_start + fragments[j].length;  // in F
+    after.push_back(separator + 1);
+    after.push_back(2 * m - separator + 1);  // its mirror in rc(F)
+  }
+  std::sort(after.begin(), after.end());
+  return after;
+}
+
+// The C array and the special rows against the tree (FmIndexView's rank and LF take them on
+// trust): C[0] is the number of # and $ (one per fragment and strand), as many special rows,
+// each holding the placeholder A in the tree and (with a sampled suffix array) marked as sampled
+// -- so that no LF step leaves through one -- and C[c + 1] - C[c] (C[4] = n) the BWT's count of
+// base c, what the tree holds at n less the special rows for A. Then every LF step stays < n.
+Status check_tables(const WaveletTree<std::uint8_t, 4>& tree, const std::uint64_t (&C)[4],
+                    const std::vector<std::uint64_t>& special_rows, std::uint64_t separators,
+                    const SampledSuffixArray& sa, bool has_sa) {
+  const std::uint64_t n = tree.size();
+  for (std::size_t j = 0; j < special_rows.size(); ++j) {
+    if (special_rows[j] >= n || (j > 0 && special_rows[j] <= special_rows[j - 1])) {
+      return corrupt_data("corrupt special-row table (rows not ascending below n = " + std::to_string(n) + ")");
+    }
+  }
+  if (special_rows.size() != separators) {
+    return corrupt_data("corrupt special-row table (" + std::to_string(special_rows.size()) +
+                        " rows; the fragments imply " + std::to_string(separators) + " separators)");
+  }
+  if (C[0] != separators) {
+    return corrupt_data("corrupt C array (C[0] = " + std::to_string(C[0]) + ", not the " + std::to_string(separators) +
+                        " separator and terminator rows)");
+  }
+  RankQuery<std::uint8_t> at_end[4];
+  for (unsigned c = 0; c < 4; ++c) at_end[c] = {n, static_cast<std::uint8_t>(c)};
+  std::uint64_t occ[4];
+  WTMAP_TRY(tree.rank(at_end, occ, 4));  // the tree may live on the GPU
+  if (occ[0] < separators) return corrupt_data("corrupt C array (fewer A in the tree than special rows)");
+  occ[0] -= separators;
+  for (unsigned c = 0; c < 4; ++c) {
+    const std::uint64_t next = c < 3 ? C[c + 1] : n;
+    if (next < C[c] || next - C[c] != occ[c]) {
+      return corrupt_data("corrupt C array (C[" + std::to_string(c + 1) + "] - C[" + std::to_string(c) +
+                          "] is not the BWT's count of " + std::string(1, "ACGT"[c]) + ")");
+    }
+  }
+  std::vector<std::uint8_t> symbols(special_rows.size()), marked(special_rows.size());
+  WTMAP_TRY(tree.access(special_rows.data(), symbols.data(), symbols.size()));
+  if (std::count(symbols.begin(), symbols.end(), 0) != static_cast<std::ptrdiff_t>(symbols.size())) {
+    return corrupt_data("corrupt special-row table (a special row does not hold the placeholder A)");
+  }
+  if (!has_sa) return {};
+  WTMAP_TRY(sa.marks().access(special_rows.data(), marked.data(), marked.size()));
+  if (std::count(marked.begin(), marked.end(), 0) != 0) {
+    return corrupt_data("corrupt sampled-row marks (a special row is not marked as sampled)");
+  }
+  return {};
+}
+
 }  // namespace
 
 FmIndex::FmIndex(FmIndex&&) noexcept = default;
@@ -253,18 +315,18 @@ Result<FmIndex> FmIndex::load(const std::string& path, Backend backend, std::uin
     return WaveletTree<std::uint8_t, 4>::load(payload, backend);
   });
   if (!tree.ok()) return tree.status();
-  auto sa = parts == IndexParts::all ? file::read_sampled_suffix_array(in, path, n, backend)
-                                     : SampledSuffixArray::empty(backend);
+  auto sa = parts == IndexParts::all
+                ? file::read_sampled_suffix_array(in, path, n, header->sample_rate,
+                                                  positions_after_separators(*fragments, m), backend)
+                : SampledSuffixArray::empty(backend);
   if (!sa.ok()) return sa.status();
   if (parts == IndexParts::all) WTMAP_TRY(file::expect_end(in, path));
 
   // Cross-checks that keep every query in bounds.
   if (tree->size() != n || tree->sigma() != 4) return corrupt_data(path + ": sections disagree on the text length");
-  for (unsigned c = 0; c < 4; ++c) {
-    if (C[c] > n || (c > 0 && C[c] < C[c - 1])) return corrupt_data(path + ": corrupt C array");
-  }
-  for (std::size_t j = 0; j < special_rows.size(); ++j) {
-    if (special_rows[j] >= n || (j > 0 && special_rows[j] <= special_rows[j - 1])) return corrupt_data(path + ": corrupt special-row table");
+  if (Status checked = check_tables(*tree, C, special_rows, 2 * fragments->size(), *sa, parts == IndexParts::all);
+      !checked.ok()) {
+    return Status{checked.code(), path + ": " + checked.message()};
   }
 
   FmIndex index(std::move(tree.value()), std::move(sa.value()), std::move(contigs.value()), std::move(fragments.value()),

@@ -112,6 +112,7 @@ void GeneralFmIndex::bind() {
   view_.bwt = bwt_.view();
   view_.rows = bwt_.size();
   view_.sa = sa_.view();
+  view_.sa.sample_rate = sample_rate_;  // bounds every locate walk
 }
 
 ReferenceHit GeneralFmIndex::to_reference(std::uint64_t p, std::uint64_t) const {
@@ -185,7 +186,10 @@ Result<GeneralFmIndex> GeneralFmIndex::load(const std::string& path, Backend bac
     return WaveletTree<std::uint8_t, 2>::load(payload, backend);
   });
   if (!tree.ok()) return tree.status();
-  auto sa = file::read_sampled_suffix_array(in, path, n, backend);
+  // Sampled besides the multiples of s: every record's start (0 follows the terminator).
+  std::vector<std::uint64_t> record_starts;
+  for (const Fragment& f : *fragments) record_starts.push_back(f.text_start);
+  auto sa = file::read_sampled_suffix_array(in, path, n, header->sample_rate, record_starts, backend);
   if (!sa.ok()) return sa.status();
   WTMAP_TRY(file::expect_end(in, path));
 
@@ -199,6 +203,16 @@ Result<GeneralFmIndex> GeneralFmIndex::load(const std::string& path, Backend bac
   std::uint64_t separator_count = 0;
   WTMAP_TRY(tree->rank(&separators, &separator_count, 1));  // the tree may live on the GPU
   if (separator_count != fragments->size()) return corrupt_data(path + ": the wavelet tree disagrees with the record count");
+  // The rows of # and $ must be sampled: an LF step through one would take the merged code's rank.
+  std::vector<SelectQuery<std::uint8_t>> separator_rows(separator_count);
+  for (std::uint64_t k = 0; k < separator_count; ++k) separator_rows[k] = {k + 1, GeneralFmIndexView::kSeparatorCode};
+  std::vector<std::uint64_t> rows(separator_count);
+  std::vector<std::uint8_t> marked(separator_count);
+  WTMAP_TRY(tree->select(separator_rows.data(), rows.data(), rows.size()));
+  WTMAP_TRY(sa->marks().access(rows.data(), marked.data(), marked.size()));
+  if (std::count(marked.begin(), marked.end(), 0) != 0) {
+    return corrupt_data(path + ": corrupt sampled-row marks (a separator row is not marked as sampled)");
+  }
 
   GeneralFmIndex index(std::move(tree.value()), std::move(sa.value()), std::move(symbols), std::move(contigs.value()),
                        std::move(fragments.value()), m, header->sample_rate);

@@ -71,12 +71,25 @@ std::streamsize SectionBuffer::xsgetn(char* dst, std::streamsize count) {
 }
 
 std::streamsize SectionBuffer::fill(char* dst, std::uint64_t n) {
-  if (n == 0) return 0;
+  if (n == 0 || out_of_resources_) return 0;
   in_.read(dst, static_cast<std::streamsize>(n));
   const std::streamsize got = in_.gcount();
-  crc_ = crc32_combine64(crc_, parallel_crc(dst, static_cast<std::uint64_t>(got)), got);
+  try {  // an exception here would reach the istream, which reports it as an end of data
+    crc_ = crc32_combine64(crc_, parallel_crc(dst, static_cast<std::uint64_t>(got)), got);
+  } catch (const std::exception&) {  // std::bad_alloc, or std::system_error from a thread
+    out_of_resources_ = true;
+    return 0;
+  }
   left_ -= static_cast<std::uint64_t>(got);
   return got;
+}
+
+bool SectionBuffer::drain() {
+  setg(buffer_, buffer_, buffer_);
+  while (left_ > 0) {
+    if (fill(buffer_, std::min<std::uint64_t>(sizeof buffer_, left_)) <= 0) return false;
+  }
+  return true;
 }
 
 Result<std::string> read_section(std::istream& in, const char (&tag)[5], const std::string& path) {
@@ -222,6 +235,7 @@ Result<std::vector<Contig>> read_contigs(std::istream& in, const std::string& pa
   for (Contig& c : contigs) {
     WTMAP_TRY(r.get_string(c.name));
     WTMAP_TRY(r.get(c.length));
+    if (c.name.empty()) return corrupt_data(path + ": corrupt contig table (a contig without a name)");
   }
   WTMAP_TRY(r.finish());
   return contigs;
@@ -244,15 +258,24 @@ Result<std::vector<Fragment>> read_fragments(std::istream& in, const std::string
     WTMAP_TRY(r.get(f.contig));
   }
   WTMAP_TRY(r.finish());
+  // Both texts are the fragments one separator apart (reference.cpp), so the separators, the
+  // special rows and the samples after them all follow from this table.
+  if (fragments.empty()) return corrupt_data(path + ": corrupt fragment table (no fragments)");
   for (std::size_t j = 0; j < fragments.size(); ++j) {
     const Fragment& f = fragments[j];
-    if (f.contig >= contigs.size() || f.text_start + f.length > m ||
-        f.contig_offset + f.length > contigs[f.contig].length || (j == 0 && f.text_start != 0) ||
-        (j > 0 && f.text_start <= fragments[j - 1].text_start)) {
-      return corrupt_data(path + ": corrupt fragment table");
+    const std::uint64_t start = j == 0 ? 0 : fragments[j - 1].text_start + fragments[j - 1].length + 1;
+    if (f.contig >= contigs.size() || f.length == 0 || f.length > contigs[f.contig].length ||
+        f.contig_offset > contigs[f.contig].length - f.length) {
+      return corrupt_data(path + ": corrupt fragment table (fragment " + std::to_string(j) + " lies outside its contig)");
+    }
+    if (f.text_start != start || f.length > m || f.text_start > m - f.length) {
+      return corrupt_data(path + ": corrupt fragment table (fragment " + std::to_string(j) +
+                          " is not one separator after the previous one inside the text)");
     }
   }
-  if (fragments.empty()) return corrupt_data(path + ": corrupt fragment table");
+  if (fragments.back().text_start + fragments.back().length != m) {
+    return corrupt_data(path + ": corrupt fragment table (the last fragment does not end the text)");
+  }
   return fragments;
 }
 
@@ -267,7 +290,42 @@ Status sampled_suffix_array_payloads(const SampledSuffixArray& sa, std::string& 
   return {};
 }
 
+// The samples are exactly the text positions that are multiples of s or follow a separator:
+// each one of them (a sample past them would be a wrong answer, one >= n an out-of-bounds
+// position), none twice, and as many as there are. Linear, with one bit per sampled position.
+Status check_samples(const std::vector<std::uint64_t>& samples, std::uint64_t n, std::uint32_t sample_rate,
+                     const std::vector<std::uint64_t>& after_separator) {
+  const std::uint64_t multiples = (n + sample_rate - 1) / sample_rate;
+  std::vector<std::uint64_t> others;  // the positions after a separator that are no multiple of s
+  for (const std::uint64_t p : after_separator) {
+    if (p % sample_rate != 0) others.push_back(p);
+  }
+  if (samples.size() != multiples + others.size()) {
+    return corrupt_data("the SA sample section holds " + std::to_string(samples.size()) + " samples, sample rate " +
+                        std::to_string(sample_rate) + " and the separators imply " + std::to_string(multiples + others.size()));
+  }
+  std::vector<bool> seen(multiples + others.size(), false);
+  for (const std::uint64_t p : samples) {
+    std::uint64_t slot = 0;
+    if (p >= n) return corrupt_data("an SA sample (" + std::to_string(p) + ") is not below the text length " + std::to_string(n));
+    if (p % sample_rate == 0) {
+      slot = p / sample_rate;
+    } else {
+      const auto it = std::lower_bound(others.begin(), others.end(), p);
+      if (it == others.end() || *it != p) {
+        return corrupt_data("an SA sample (" + std::to_string(p) + ") is neither a multiple of the sample rate nor after a separator");
+      }
+      slot = multiples + static_cast<std::uint64_t>(it - others.begin());
+    }
+    if (seen[slot]) return corrupt_data("an SA sample (" + std::to_string(p) + ") occurs twice");
+    seen[slot] = true;
+  }
+  return {};
+}
+
 Result<SampledSuffixArray> read_sampled_suffix_array(std::istream& in, const std::string& path, std::uint64_t n,
+                                                     std::uint32_t sample_rate,
+                                                     const std::vector<std::uint64_t>& after_separator,
                                                      Backend backend) {
   auto marks = read_streamed_section(in, "SMPB", path, [&](std::istream& payload, std::uint64_t) {
     return RankSelectBitVector::load(payload, backend);
@@ -278,6 +336,9 @@ Result<SampledSuffixArray> read_sampled_suffix_array(std::istream& in, const std
   });
   if (!samples.ok()) return samples.status();
   if (marks->size() != n) return corrupt_data(path + ": sections disagree on the text length");
+  if (Status checked = check_samples(*samples, n, sample_rate, after_separator); !checked.ok()) {
+    return corrupt_data(path + ": " + checked.message());
+  }
   auto sa = SampledSuffixArray::create(std::move(marks.value()), *samples);
   if (!sa.ok()) return Status{sa.status().code(), path + ": " + sa.status().message()};
   return sa;

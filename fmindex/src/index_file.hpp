@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <istream>
+#include <new>
 #include <sstream>
 #include <streambuf>
 #include <string>
@@ -87,6 +88,11 @@ class SectionBuffer : public std::streambuf {
   SectionBuffer(std::istream& in, std::uint64_t size) : in_(in), left_(size) {}
   std::uint32_t crc() const { return static_cast<std::uint32_t>(crc_); }
   bool all_consumed() const { return left_ == 0 && gptr() == egptr(); }
+  // Whether a read stopped because memory or a thread for the checksum could not be had (the
+  // stream then looks cut short, which the file is not).
+  bool out_of_resources() const { return out_of_resources_; }
+  // Reads and sums the rest of the payload after a parse gave up; false if the file ends first.
+  bool drain();
 
  protected:
   int_type underflow() override;
@@ -98,6 +104,7 @@ class SectionBuffer : public std::streambuf {
   std::istream& in_;
   std::uint64_t left_;
   uLong crc_ = crc32(0L, Z_NULL, 0);
+  bool out_of_resources_ = false;
   char buffer_[1 << 16];
 };
 
@@ -111,13 +118,34 @@ auto read_streamed_section(std::istream& in, const char (&tag)[5], const std::st
   if (!size.ok()) return size.status();
   SectionBuffer buffer(in, *size);
   std::istream payload(&buffer);
-  auto parsed = parse(payload, *size);
-  if (!parsed.ok()) return Status{parsed.status().code(), path + ": " + parsed.status().message()};
-  if (!buffer.all_consumed()) return corrupt_data(path + ": corrupt index file (the " + std::string(tag) + " section is longer than its content)");
+  const std::string where = " the " + std::string(tag) + " section";
+  const Status out_of_memory{StatusCode::out_of_memory, path + ": not enough memory to load" + where};
+  auto parse_payload = [&]() -> decltype(parse(in, std::uint64_t{0})) {
+    try {
+      return parse(payload, *size);
+    } catch (const std::bad_alloc&) {
+      return out_of_memory;
+    }
+  };
+  auto parsed = parse_payload();
+  if (buffer.out_of_resources()) return out_of_memory;
+  if (!parsed.ok() && parsed.status().code() == StatusCode::out_of_memory) {
+    return parsed.status().message().rfind(path, 0) == 0 ? parsed.status()
+                                                           : Status{StatusCode::out_of_memory, path + ": " + parsed.status().message()};
+  }
+  // A damaged byte can make any field look wrong (a format version "newer than this build"), so
+  // the checksum of a payload the parser rejected is taken first: a mismatch says corruption.
+  if (!parsed.ok() && !buffer.drain()) {
+    if (buffer.out_of_resources()) return out_of_memory;
+    return corrupt_data(path + ": truncated index file (in" + where + ")");
+  }
   std::uint32_t stored = 0;
   in.read(reinterpret_cast<char*>(&stored), 4);
-  if (!in) return corrupt_data(path + ": truncated index file (in the " + std::string(tag) + " section)");
-  if (buffer.crc() != stored) return corrupt_data(path + ": corrupt index file (checksum mismatch in the " + std::string(tag) + " section)");
+  if (!in) return corrupt_data(path + ": truncated index file (in" + where + ")");
+  if (buffer.out_of_resources()) return out_of_memory;
+  if (buffer.crc() != stored) return corrupt_data(path + ": corrupt index file (checksum mismatch in" + where + ")");
+  if (!parsed.ok()) return Status{parsed.status().code(), path + ": " + parsed.status().message()};
+  if (!buffer.all_consumed()) return corrupt_data(path + ": corrupt index file (" + where.substr(1) + " is longer than its content)");
   return parsed;
 }
 
@@ -154,8 +182,9 @@ std::string header_payload(const IndexHeader& header);
 // newer than this build reads (saying so), and impossible alphabet fields.
 Result<IndexHeader> open_index(std::ifstream& in, const std::string& path);
 
-// CTGS and FRAG. Fragments are checked against the contigs and the forward length m: in order,
-// the first at 0, inside their contigs and the text (so every to_reference stays in bounds).
+// CTGS and FRAG. Contigs need a name. Fragments are checked against the contigs and the forward
+// length m: non-empty, inside their contigs, the first at 0, each one separator after the
+// previous one, the last ending at m (so every to_reference and text lookup stays in bounds).
 std::string contigs_payload(const std::vector<Contig>& contigs);
 std::string fragments_payload(const std::vector<Fragment>& fragments);
 Result<std::vector<Contig>> read_contigs(std::istream& in, const std::string& path);
@@ -163,9 +192,15 @@ Result<std::vector<Fragment>> read_fragments(std::istream& in, const std::string
                                              std::uint64_t m);
 
 // SMPB (the marks, a RankSelectBitVector) and SMPA (the samples, a counted u64 array), for a
-// text of n symbols.
+// text of n symbols sampled every `sample_rate` positions and at `after_separator` (ascending:
+// the positions that follow a separator or, as 0, the terminator). The samples must be exactly
+// those positions (check_samples), their count the marks' ones (SampledSuffixArray::create).
 Status sampled_suffix_array_payloads(const SampledSuffixArray& sa, std::string& marks, std::string& samples);
+Status check_samples(const std::vector<std::uint64_t>& samples, std::uint64_t n, std::uint32_t sample_rate,
+                     const std::vector<std::uint64_t>& after_separator);
 Result<SampledSuffixArray> read_sampled_suffix_array(std::istream& in, const std::string& path, std::uint64_t n,
+                                                     std::uint32_t sample_rate,
+                                                     const std::vector<std::uint64_t>& after_separator,
                                                      Backend backend);
 
 // A whole index file, in the order both index kinds share: HEAD, CTGS, FRAG, then the kind's own
