@@ -37,39 +37,39 @@ Status check_tables(const WaveletTree<std::uint8_t, 4>& tree, const std::uint64_
   const std::uint64_t n = tree.size();
   for (std::size_t j = 0; j < special_rows.size(); ++j) {
     if (special_rows[j] >= n || (j > 0 && special_rows[j] <= special_rows[j - 1])) {
-      return corrupt_data("corrupt special-row table (rows not ascending below n = " + std::to_string(n) + ")");
+      return corrupt_data("corrupt special-row table (SPEC: rows not ascending below n = " + std::to_string(n) + ")");
     }
   }
   if (special_rows.size() != separators) {
-    return corrupt_data("corrupt special-row table (" + std::to_string(special_rows.size()) +
+    return corrupt_data("corrupt special-row table (SPEC: " + std::to_string(special_rows.size()) +
                         " rows; the fragments imply " + std::to_string(separators) + " separators)");
   }
   if (C[0] != separators) {
-    return corrupt_data("corrupt C array (C[0] = " + std::to_string(C[0]) + ", not the " + std::to_string(separators) +
+    return corrupt_data("corrupt C array (CARR: C[0] = " + std::to_string(C[0]) + ", not the " + std::to_string(separators) +
                         " separator and terminator rows)");
   }
   RankQuery<std::uint8_t> at_end[4];
   for (unsigned c = 0; c < 4; ++c) at_end[c] = {n, static_cast<std::uint8_t>(c)};
   std::uint64_t occ[4];
   WTMAP_TRY(tree.rank(at_end, occ, 4));  // the tree may live on the GPU
-  if (occ[0] < separators) return corrupt_data("corrupt C array (fewer A in the tree than special rows)");
+  if (occ[0] < separators) return corrupt_data("corrupt C array (CARR: fewer A in the tree than special rows)");
   occ[0] -= separators;
   for (unsigned c = 0; c < 4; ++c) {
     const std::uint64_t next = c < 3 ? C[c + 1] : n;
     if (next < C[c] || next - C[c] != occ[c]) {
-      return corrupt_data("corrupt C array (C[" + std::to_string(c + 1) + "] - C[" + std::to_string(c) +
+      return corrupt_data("corrupt C array (CARR: C[" + std::to_string(c + 1) + "] - C[" + std::to_string(c) +
                           "] is not the BWT's count of " + std::string(1, "ACGT"[c]) + ")");
     }
   }
   std::vector<std::uint8_t> symbols(special_rows.size()), marked(special_rows.size());
   WTMAP_TRY(tree.access(special_rows.data(), symbols.data(), symbols.size()));
   if (std::count(symbols.begin(), symbols.end(), 0) != static_cast<std::ptrdiff_t>(symbols.size())) {
-    return corrupt_data("corrupt special-row table (a special row does not hold the placeholder A)");
+    return corrupt_data("corrupt special-row table (SPEC: a special row does not hold the placeholder A)");
   }
   if (!has_sa) return {};
   WTMAP_TRY(sa.marks().access(special_rows.data(), marked.data(), marked.size()));
   if (std::count(marked.begin(), marked.end(), 0) != 0) {
-    return corrupt_data("corrupt sampled-row marks (a special row is not marked as sampled)");
+    return corrupt_data("corrupt sampled-row marks (SMPB: a special row is not marked as sampled)");
   }
   return {};
 }

@@ -211,7 +211,7 @@ Result<GeneralFmIndex> GeneralFmIndex::load(const std::string& path, Backend bac
   WTMAP_TRY(tree->select(separator_rows.data(), rows.data(), rows.size()));
   WTMAP_TRY(sa->marks().access(rows.data(), marked.data(), marked.size()));
   if (std::count(marked.begin(), marked.end(), 0) != 0) {
-    return corrupt_data(path + ": corrupt sampled-row marks (a separator row is not marked as sampled)");
+    return corrupt_data(path + ": corrupt sampled-row marks (SMPB: a separator row is not marked as sampled)");
   }
 
   GeneralFmIndex index(std::move(tree.value()), std::move(sa.value()), std::move(symbols), std::move(contigs.value()),

@@ -235,7 +235,7 @@ Result<std::vector<Contig>> read_contigs(std::istream& in, const std::string& pa
   for (Contig& c : contigs) {
     WTMAP_TRY(r.get_string(c.name));
     WTMAP_TRY(r.get(c.length));
-    if (c.name.empty()) return corrupt_data(path + ": corrupt contig table (a contig without a name)");
+    if (c.name.empty()) return corrupt_data(path + ": corrupt contig table (CTGS: a contig without a name)");
   }
   WTMAP_TRY(r.finish());
   return contigs;
@@ -260,21 +260,21 @@ Result<std::vector<Fragment>> read_fragments(std::istream& in, const std::string
   WTMAP_TRY(r.finish());
   // Both texts are the fragments one separator apart (reference.cpp), so the separators, the
   // special rows and the samples after them all follow from this table.
-  if (fragments.empty()) return corrupt_data(path + ": corrupt fragment table (no fragments)");
+  if (fragments.empty()) return corrupt_data(path + ": corrupt fragment table (FRAG: no fragments)");
   for (std::size_t j = 0; j < fragments.size(); ++j) {
     const Fragment& f = fragments[j];
     const std::uint64_t start = j == 0 ? 0 : fragments[j - 1].text_start + fragments[j - 1].length + 1;
     if (f.contig >= contigs.size() || f.length == 0 || f.length > contigs[f.contig].length ||
         f.contig_offset > contigs[f.contig].length - f.length) {
-      return corrupt_data(path + ": corrupt fragment table (fragment " + std::to_string(j) + " lies outside its contig)");
+      return corrupt_data(path + ": corrupt fragment table (FRAG: fragment " + std::to_string(j) + " lies outside its contig)");
     }
     if (f.text_start != start || f.length > m || f.text_start > m - f.length) {
-      return corrupt_data(path + ": corrupt fragment table (fragment " + std::to_string(j) +
+      return corrupt_data(path + ": corrupt fragment table (FRAG: fragment " + std::to_string(j) +
                           " is not one separator after the previous one inside the text)");
     }
   }
   if (fragments.back().text_start + fragments.back().length != m) {
-    return corrupt_data(path + ": corrupt fragment table (the last fragment does not end the text)");
+    return corrupt_data(path + ": corrupt fragment table (FRAG: the last fragment does not end the text)");
   }
   return fragments;
 }
@@ -301,23 +301,23 @@ Status check_samples(const std::vector<std::uint64_t>& samples, std::uint64_t n,
     if (p % sample_rate != 0) others.push_back(p);
   }
   if (samples.size() != multiples + others.size()) {
-    return corrupt_data("the SA sample section holds " + std::to_string(samples.size()) + " samples, sample rate " +
+    return corrupt_data("the SA sample section (SMPA) holds " + std::to_string(samples.size()) + " samples, sample rate " +
                         std::to_string(sample_rate) + " and the separators imply " + std::to_string(multiples + others.size()));
   }
   std::vector<bool> seen(multiples + others.size(), false);
   for (const std::uint64_t p : samples) {
     std::uint64_t slot = 0;
-    if (p >= n) return corrupt_data("an SA sample (" + std::to_string(p) + ") is not below the text length " + std::to_string(n));
+    if (p >= n) return corrupt_data("an SMPA sample, " + std::to_string(p) + ", is not below the text length " + std::to_string(n));
     if (p % sample_rate == 0) {
       slot = p / sample_rate;
     } else {
       const auto it = std::lower_bound(others.begin(), others.end(), p);
       if (it == others.end() || *it != p) {
-        return corrupt_data("an SA sample (" + std::to_string(p) + ") is neither a multiple of the sample rate nor after a separator");
+        return corrupt_data("an SMPA sample, " + std::to_string(p) + ", is neither a multiple of the sample rate nor after a separator");
       }
       slot = multiples + static_cast<std::uint64_t>(it - others.begin());
     }
-    if (seen[slot]) return corrupt_data("an SA sample (" + std::to_string(p) + ") occurs twice");
+    if (seen[slot]) return corrupt_data("an SMPA sample, " + std::to_string(p) + ", occurs twice");
     seen[slot] = true;
   }
   return {};

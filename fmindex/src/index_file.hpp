@@ -144,7 +144,7 @@ auto read_streamed_section(std::istream& in, const char (&tag)[5], const std::st
   if (!in) return corrupt_data(path + ": truncated index file (in" + where + ")");
   if (buffer.out_of_resources()) return out_of_memory;
   if (buffer.crc() != stored) return corrupt_data(path + ": corrupt index file (checksum mismatch in" + where + ")");
-  if (!parsed.ok()) return Status{parsed.status().code(), path + ": " + parsed.status().message()};
+  if (!parsed.ok()) return Status{parsed.status().code(), path + ": the " + std::string(tag) + " section: " + parsed.status().message()};
   if (!buffer.all_consumed()) return corrupt_data(path + ": corrupt index file (" + where.substr(1) + " is longer than its content)");
   return parsed;
 }
