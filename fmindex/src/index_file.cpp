@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <mutex>
 #include <new>
 #include <sstream>
 
@@ -292,7 +294,8 @@ Status sampled_suffix_array_payloads(const SampledSuffixArray& sa, std::string& 
 
 // The samples are exactly the text positions that are multiples of s or follow a separator:
 // each one of them (a sample past them would be a wrong answer, one >= n an out-of-bounds
-// position), none twice, and as many as there are. Linear, with one bit per sampled position.
+// position), none twice, and as many as there are. Linear and on all CPU threads, with one bit
+// per sampled position (set atomically: a bit already set is a sample seen twice).
 Status check_samples(const std::vector<std::uint64_t>& samples, std::uint64_t n, std::uint32_t sample_rate,
                      const std::vector<std::uint64_t>& after_separator) {
   const std::uint64_t multiples = (n + sample_rate - 1) / sample_rate;
@@ -300,27 +303,46 @@ Status check_samples(const std::vector<std::uint64_t>& samples, std::uint64_t n,
   for (const std::uint64_t p : after_separator) {
     if (p % sample_rate != 0) others.push_back(p);
   }
-  if (samples.size() != multiples + others.size()) {
+  const std::uint64_t expected = multiples + others.size();
+  if (samples.size() != expected) {
     return corrupt_data("the SA sample section (SMPA) holds " + std::to_string(samples.size()) + " samples, sample rate " +
-                        std::to_string(sample_rate) + " and the separators imply " + std::to_string(multiples + others.size()));
+                        std::to_string(sample_rate) + " and the separators imply " + std::to_string(expected));
   }
-  std::vector<bool> seen(multiples + others.size(), false);
-  for (const std::uint64_t p : samples) {
-    std::uint64_t slot = 0;
-    if (p >= n) return corrupt_data("an SMPA sample, " + std::to_string(p) + ", is not below the text length " + std::to_string(n));
-    if (p % sample_rate == 0) {
-      slot = p / sample_rate;
-    } else {
-      const auto it = std::lower_bound(others.begin(), others.end(), p);
-      if (it == others.end() || *it != p) {
-        return corrupt_data("an SMPA sample, " + std::to_string(p) + ", is neither a multiple of the sample rate nor after a separator");
+  std::vector<std::atomic<std::uint64_t>> seen((expected + 63) / 64);
+  for (auto& word : seen) word.store(0, std::memory_order_relaxed);
+  std::mutex bad_mutex;  // taken on a corrupt file only
+  std::uint64_t first_bad = samples.size();  // the least index of a bad sample found
+  int why = 0;                               // 1 >= n, 2 not a sampled position, 3 twice
+  wtmap::detail::parallel_for_ranges(samples.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t j = begin; j < end; ++j) {
+      const std::uint64_t p = samples[j];
+      std::uint64_t slot = p / sample_rate;
+      int bad = p >= n ? 1 : 0;
+      if (bad == 0 && p % sample_rate != 0) {
+        const auto it = std::lower_bound(others.begin(), others.end(), p);
+        bad = it == others.end() || *it != p ? 2 : 0;
+        slot = multiples + static_cast<std::uint64_t>(it - others.begin());
       }
-      slot = multiples + static_cast<std::uint64_t>(it - others.begin());
+      if (bad == 0) {
+        const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
+        bad = seen[slot / 64].fetch_or(bit, std::memory_order_relaxed) & bit ? 3 : 0;
+      }
+      if (bad == 0) continue;
+      std::lock_guard<std::mutex> lock(bad_mutex);
+      if (j < first_bad) {
+        first_bad = j;
+        why = bad;
+      }
+      return;
     }
-    if (seen[slot]) return corrupt_data("an SMPA sample, " + std::to_string(p) + ", occurs twice");
-    seen[slot] = true;
+  }, 1 << 16);
+  if (first_bad == samples.size()) return {};
+  const std::string p = "an SMPA sample, " + std::to_string(samples[first_bad]) + ",";
+  switch (why) {
+    case 1: return corrupt_data(p + " is not below the text length " + std::to_string(n));
+    case 2: return corrupt_data(p + " is neither a multiple of the sample rate nor after a separator");
+    default: return corrupt_data(p + " occurs twice");
   }
-  return {};
 }
 
 Result<SampledSuffixArray> read_sampled_suffix_array(std::istream& in, const std::string& path, std::uint64_t n,

@@ -13,6 +13,7 @@
 
 #include "cli_support.hpp"
 #include "fm_support.hpp"
+#include "index_file_editor.hpp"
 #include "wtmap/core/config.hpp"
 
 namespace wtmap::fmtest {
@@ -250,6 +251,25 @@ TEST_F(Cli, MissingIndex) {
   EXPECT_NE(r.err.find(dir_.file("nothing.wtmap")), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("error"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty());
+}
+
+// Issue 23, item 3: `count --locate` on an index whose C array was zeroed and its checksum
+// recomputed (index_file_editor.hpp) looped forever; it must fail at once, naming the invariant.
+// Run under timeout(1), so that a hang fails the test (exit 124) instead of stalling it.
+TEST_F(Cli, CountLocateOnACraftedIndexFailsNamingTheInvariant) {
+  index();
+  IndexFileEditor crafted(read_file(prefix_ + ".wtmap"));
+  crafted.payload("CARR").assign(32, '\0');
+  write_file(prefix_ + ".wtmap", crafted.file());
+  write_file(dir_.file("p.fq"), kGood);
+  const std::string err = dir_.file("crafted.err");
+  const std::string command = "timeout 60 " + shell_quote(wtmap_program(WTMAP_EXECUTABLE)) + " count --locate -x " +
+                              shell_quote(prefix_) + " --device cpu " + shell_quote(dir_.file("p.fq")) +
+                              " > /dev/null 2> " + shell_quote(err);
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by a signal";
+  EXPECT_EQ(WEXITSTATUS(status), 1) << "124 is a hang; stderr: " << read_file(err);
+  EXPECT_NE(read_file(err).find("C array"), std::string::npos) << read_file(err);
 }
 
 TEST_F(Cli, IndexOfBadFastaLeavesNoFile) {

@@ -6,12 +6,16 @@
 // edits with valid checksums must, for every edit, fail to load or answer every count and
 // locate of a fixed pattern set in range -- never crash, never hang (a watchdog ends a hung run).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <random>
@@ -432,6 +436,59 @@ TEST(SampledSuffixArrayWalk, IsBoundedBySampleRateAndRows) {
   EXPECT_EQ(sa.locate(leaving, 500), SampledSuffixArrayView::kNotLocated);  // 500 + 600 is past the rows
   sa.sample_rate = 1;  // every row must be sampled
   EXPECT_EQ(sa.locate(cycle, 1), SampledSuffixArrayView::kNotLocated);
+}
+
+// ---- a good index under a memory limit --------------------------------------------------------
+
+std::uint64_t virtual_memory_bytes() {  // this process's VmSize
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
+  }
+  return 0;
+}
+
+// Issue 23, item 4: under `ulimit -v` a good index was reported "SA sample section is cut short"
+// (a thread for the section's checksum could not be created; the stream took the exception for
+// an end of data). Loads a good index (s = 1, so that its samples are 48 MB, summed on several
+// threads) in child processes under address-space limits rising from what the process holds: each
+// load succeeds or says out of memory -- never corrupt, never a crash.
+TEST(IndexLoadUnderAMemoryLimit, SaysOutOfMemoryNeverCorrupt) {
+  TempDir dir;
+  const std::string path = dir.file("big.wtmap");
+  const pid_t builder = fork();  // built in a child, so that no memory freed by the build serves the loads
+  ASSERT_GE(builder, 0);
+  if (builder == 0) {
+    RandomReferenceSpec spec;
+    spec.seed = 4;
+    spec.contigs = 3;
+    spec.min_length = spec.max_length = 1000000;
+    const FmIndex index = build_index(load_reference(dir, random_reference(spec)), Backend::cpu, 1);
+    std::_Exit(index.save(path).ok() ? 0 : 1);
+  }
+  int built = 0;
+  ASSERT_EQ(waitpid(builder, &built, 0), builder);
+  ASSERT_TRUE(WIFEXITED(built) && WEXITSTATUS(built) == 0);
+  int loaded = 0, out_of_memory = 0;
+  for (std::uint64_t extra = 0; extra <= (std::uint64_t{256} << 20); extra += std::uint64_t{8} << 20) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      const rlimit limit{virtual_memory_bytes() + extra, RLIM_INFINITY};
+      setrlimit(RLIMIT_AS, &limit);
+      auto again = FmIndex::load(path, Backend::cpu, 0);
+      if (!again.ok()) std::fprintf(stderr, "limit +%llu MiB: %s\n", static_cast<unsigned long long>(extra >> 20), again.status().message().c_str());
+      std::_Exit(again.ok() ? 0 : again.status().code() == StatusCode::out_of_memory ? 1 : 2);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << "the load under +" << (extra >> 20) << " MiB died of signal " << WTERMSIG(status);
+    ASSERT_NE(WEXITSTATUS(status), 2) << "a good index reported corrupt under +" << (extra >> 20) << " MiB (message above)";
+    loaded += WEXITSTATUS(status) == 0;
+    out_of_memory += WEXITSTATUS(status) == 1;
+  }
+  EXPECT_GT(loaded, 0) << "no limit tried was enough to load the index";
+  EXPECT_GT(out_of_memory, 0) << "no limit tried was tight enough to fail the load";
 }
 
 // ---- the campaign --------------------------------------------------------------------------------
