@@ -16,6 +16,7 @@
 
 #include "bounded_queue.hpp"
 #include "igzip_input.hpp"
+#include "wtmap/io/bgzf_input.hpp"
 
 namespace wtmap::aligner {
 
@@ -94,6 +95,7 @@ struct SeqReader::Impl {
     if (n < 0) {
       return Status{StatusCode::io_error, path + (bgzf_compression(file) == bgzf ? ": corrupt BGZF data" : ": read error")};
     }
+    if (n == 0) WTMAP_TRY(io::check_bgzf_ended(file, path));
     return static_cast<std::size_t>(n);
   }
 
@@ -168,6 +170,7 @@ Result<SeqReader> SeqReader::open(const std::string& path, unsigned threads, Seq
     hclose_abruptly(input);
     return Status{StatusCode::io_error, impl->path + ": cannot open for reading"};
   }
+  WTMAP_TRY(io::check_bgzf_marker(impl->file, impl->path));
   // BGZF blocks inflate independently, so htslib can spread them over a thread pool (it declines
   // for plain gzip, whose one stream has to inflate in order).
   if (threads > 1 && bgzf_compression(impl->file) == bgzf && bgzf_mt(impl->file, static_cast<int>(threads), 256) != 0) {

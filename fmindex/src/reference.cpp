@@ -1,5 +1,6 @@
 #include "wtmap/fmindex/reference.hpp"
 #include "wtmap/fmindex/symbol_reference.hpp"
+#include "wtmap/io/bgzf_input.hpp"
 
 #include <htslib/bgzf.h>
 #include <htslib/kstring.h>
@@ -66,6 +67,7 @@ template <class Sink>
 Status parse_fasta(const std::string& path, const char* unit, std::vector<Contig>& contigs, Sink&& sink) {
   std::unique_ptr<BGZF, BgzfCloser> in(path == "-" ? bgzf_dopen(0, "r") : bgzf_open(path.c_str(), "r"));
   if (!in) return Status{StatusCode::io_error, path + ": cannot open for reading"};
+  WTMAP_TRY(io::check_bgzf_marker(in.get(), path));
   std::unordered_set<std::string> names;
   kstring_t line = {0, 0, nullptr};
   struct LineGuard {
@@ -106,6 +108,7 @@ Status parse_fasta(const std::string& path, const char* unit, std::vector<Contig
     contigs.back().length += len;
   }
   if (r < -1) return Status{StatusCode::io_error, path + ": read error after line " + std::to_string(line_no) + " (corrupt gzip?)"};
+  WTMAP_TRY(io::check_bgzf_ended(in.get(), path));
   WTMAP_TRY(close_contig());
   if (contigs.empty()) return invalid_argument(path + ": no FASTA records (empty input?)");
   return {};
