@@ -4,6 +4,7 @@
 #include <htslib/hfile.h>
 #include <htslib/hts.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -17,6 +18,7 @@
 #include "bounded_queue.hpp"
 #include "igzip_input.hpp"
 #include "wtmap/io/bgzf_input.hpp"
+#include "wtmap/io/input_file.hpp"
 
 namespace wtmap::aligner {
 
@@ -153,6 +155,7 @@ Result<SeqReader> SeqReader::open(const std::string& path, unsigned threads, Seq
   auto impl = std::make_unique<Impl>();
   impl->path = path == "-" ? "<stdin>" : path;
   impl->allowed = bytes;
+  WTMAP_TRY(io::check_input_path(path));
   hFILE* input = path == "-" ? hdopen(0, "r") : hopen(path.c_str(), "r");
   if (input == nullptr) return Status{StatusCode::io_error, path + ": cannot open for reading"};
   htsFormat format{};
@@ -249,7 +252,12 @@ Result<bool> SeqReader::next(SeqRecord& record) {
   got = in.read_line();
   if (!got.ok()) return got.status();
   if (!*got) return fail("truncated record (no '+' line)");
-  if (in.line.size() == 0 || in.line[0] != '+') return fail("missing the '+' separator line");
+  if (in.line.size() == 0 || in.line[0] != '+') {
+    const bool more_bases = !in.line.empty() && std::all_of(in.line.begin(), in.line.end(), is_sequence_letter);
+    return fail(more_bases ? "the sequence goes on over a second line: multi-line FASTQ is not supported (write "
+                             "one line per sequence, e.g. seqtk seq -l 0)"
+                           : "missing the '+' separator line");
+  }
   got = in.read_line();
   if (!got.ok()) return got.status();
   if (!*got) return fail("truncated record (no quality line)");

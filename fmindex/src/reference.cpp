@@ -1,6 +1,7 @@
 #include "wtmap/fmindex/reference.hpp"
 #include "wtmap/fmindex/symbol_reference.hpp"
 #include "wtmap/io/bgzf_input.hpp"
+#include "wtmap/io/input_file.hpp"
 
 #include <htslib/bgzf.h>
 #include <htslib/kstring.h>
@@ -82,6 +83,7 @@ std::string shown_name(const std::string& name) {
 // `unit` names what a record holds ("bases", "symbols") in the error for a record without any.
 template <class Sink>
 Status parse_fasta(const std::string& path, const char* unit, std::vector<Contig>& contigs, Sink&& sink) {
+  WTMAP_TRY(io::check_input_path(path));
   std::unique_ptr<BGZF, BgzfCloser> in(path == "-" ? bgzf_dopen(0, "r") : bgzf_open(path.c_str(), "r"));
   if (!in) return Status{StatusCode::io_error, path + ": cannot open for reading"};
   WTMAP_TRY(io::check_bgzf_marker(in.get(), path));
