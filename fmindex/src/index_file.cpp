@@ -3,11 +3,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <new>
 #include <sstream>
+#include <string_view>
+#include <unordered_set>
 
 #include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/fmindex/fm_index_base.hpp"
@@ -158,8 +162,13 @@ std::string header_payload(const IndexHeader& h) {
 }
 
 Result<IndexHeader> open_index(std::ifstream& in, const std::string& path) {
+  errno = 0;
   in.open(path, std::ios::binary);
-  if (!in) return Status{StatusCode::io_error, path + ": cannot open the index file"};
+  if (!in) {  // the system's reason; a buffer that could not be allocated is no I/O error
+    const int error = errno;
+    if (error == ENOMEM) return Status{StatusCode::out_of_memory, path + ": not enough memory to open the index file"};
+    return Status{StatusCode::io_error, path + ": cannot open the index file" + (error != 0 ? " (" + std::string(std::strerror(error)) + ")" : "")};
+  }
   char magic[8] = {};
   in.read(magic, 8);
   const bool whole = in.gcount() == 8;
@@ -230,10 +239,16 @@ Result<std::vector<Contig>> read_contigs(std::istream& in, const std::string& pa
   WTMAP_TRY(r.get(count));
   if (count > payload->size()) return corrupt_data(path + ": contig section has an impossible count");
   contigs.resize(count);
+  std::unordered_set<std::string_view> names;  // views of contigs' names: the vector no longer grows
   for (Contig& c : contigs) {
     WTMAP_TRY(r.get_string(c.name));
     WTMAP_TRY(r.get(c.length));
-    if (c.name.empty()) return corrupt_data(path + ": corrupt contig table (CTGS: a contig without a name)");
+    // A name the indexer would refuse (empty, or one SAM cannot hold: a newline would inject
+    // header lines into every output) or one seen before.
+    if (!is_valid_contig_name(c.name) || !names.insert(c.name).second) {
+      return corrupt_data(path + ": corrupt contig table (CTGS: contig " + std::to_string(&c - contigs.data()) +
+                          " has an empty, invalid or repeated name)");
+    }
   }
   WTMAP_TRY(r.finish());
   return contigs;

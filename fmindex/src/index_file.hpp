@@ -182,7 +182,7 @@ std::string header_payload(const IndexHeader& header);
 // newer than this build reads (saying so), and impossible alphabet fields.
 Result<IndexHeader> open_index(std::ifstream& in, const std::string& path);
 
-// CTGS and FRAG. Contigs need a name. Fragments are checked against the contigs and the forward
+// CTGS and FRAG. Contigs need distinct names the indexer would accept (is_valid_contig_name). Fragments are checked against the contigs and the forward
 // length m: non-empty, inside their contigs, the first at 0, each one separator after the
 // previous one, the last ending at m (so every to_reference and text lookup stays in bounds).
 std::string contigs_payload(const std::vector<Contig>& contigs);
