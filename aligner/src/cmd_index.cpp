@@ -63,7 +63,7 @@ int index_main(int argc, char** argv) {
     if (a == "-p" && has_value) {
       prefix = argv[++i];
     } else if (a == "-s" && has_value) {
-      if (!parse_count(argv[++i], sample_rate) || sample_rate == 0 || sample_rate > (1u << 20)) {
+      if (!parse_count(argv[++i], sample_rate) || sample_rate == 0 || sample_rate > fmindex::kMaxSampleRate) {
         return usage_error("index", "-s needs an integer in 1..1048576", kUsage);
       }
     } else if (a == "--alphabet" && has_value) {

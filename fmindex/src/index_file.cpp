@@ -203,7 +203,10 @@ Result<IndexHeader> open_index(std::ifstream& in, const std::string& path) {
   WTMAP_TRY(r.get(h.forward_length));
   WTMAP_TRY(r.get(h.rows));
   WTMAP_TRY(r.finish());
-  if (h.sample_rate == 0) return corrupt_data(path + ": inconsistent index header");
+  if (h.sample_rate == 0 || h.sample_rate > kMaxSampleRate) {
+    return corrupt_data(path + ": corrupt index header (HEAD: sample rate " + std::to_string(h.sample_rate) + " is not in [1, " +
+                        std::to_string(kMaxSampleRate) + "])");
+  }
   return h;
 }
 

@@ -260,6 +260,8 @@ TEST_P(CraftedIndex, DnaIndexInvariantsAreChecked) {
   const std::vector<Crafted> cases = {
       {"marks all ones", [](Editor& e) { fill_marks(e, '\xff'); }, L{"SMPB", "bit vector", "ones"}},
       {"marks all zero", [](Editor& e) { fill_marks(e, '\0'); }, L{"SMPB", "bit vector", "ones"}},
+      {"sample rate past the largest", [](Editor& e) { Editor::set<std::uint32_t>(e.payload("HEAD"), 16, fmindex::kMaxSampleRate + 1); },
+       L{"HEAD", "sample rate"}},
       {"C array zeroed", [](Editor& e) { e.payload("CARR").assign(32, '\0'); }, L{"C array"}},
       {"C array not monotone",
        [](Editor& e) {
@@ -537,8 +539,12 @@ TEST(CraftedIndexCampaign, RandomEditsWithValidChecksumsNeverCrashOrHang) {
     const bool dna = k % 2 == 0;
     const GoodIndex& good = dna ? dna_index() : protein_index();
     Editor e(good.bytes);
-    random_edit(e, rng, rows_of(e));
-    const Outcome out = load_and_ask(e.file(), dna, Backend::cpu);
+    std::string edited;
+    do {  // an edit that changes something (a byte set to its own value does not)
+      random_edit(e, rng, rows_of(e));
+      edited = e.file();
+    } while (edited == good.bytes);
+    const Outcome out = load_and_ask(edited, dna, Backend::cpu);
     if (!out.load.ok()) {
       ++rejected;
       EXPECT_TRUE(out.load.code() == StatusCode::corrupt_data || out.load.code() == StatusCode::invalid_argument)

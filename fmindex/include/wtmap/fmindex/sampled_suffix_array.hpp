@@ -32,6 +32,10 @@ constexpr std::uint32_t default_sample_rate(std::uint64_t n) {
   return 32;
 }
 
+// The largest sample rate an index may have (`wtmap index -s`; a loader rejects more): a locate
+// walk may take up to s - 1 LF steps.
+constexpr std::uint32_t kMaxSampleRate = std::uint32_t{1} << 20;
+
 // The whole suffix array of text[0, n) by libdivsufsort's divsufsort64 (Mori), 8 bytes a symbol:
 // the peak memory of every index build. out_of_memory when divsufsort64 fails.
 Result<std::vector<std::int64_t>> full_suffix_array(const std::uint8_t* text, std::uint64_t n);
