@@ -41,12 +41,16 @@ struct Job {
   std::uint64_t scratch_offset;
 };
 
-struct ExtendOp {
-  using In = Job<ExtendTask>;
-  using Out = ExtendResult;
+// What both operations read: the codes, the launch's scratch, the scoring.
+struct GappedOpData {
   CodesView codes;
   std::byte* scratch;
   Scoring scoring;
+};
+
+struct ExtendOp : GappedOpData {
+  using In = Job<ExtendTask>;
+  using Out = ExtendResult;
 
   WTMAP_HD bool valid(const In& j) const { return codes.holds(j.task) && j.task.h0 > 0; }
   WTMAP_HD Out operator()(const In& j) const {
@@ -66,12 +70,9 @@ struct ExtendOp {
   static std::uint64_t scratch_bytes(const ExtendTask& t) { return extend_scratch_bytes(t.query_length); }
 };
 
-struct GlobalOp {
+struct GlobalOp : GappedOpData {
   using In = Job<GlobalTask>;
   using Out = GlobalResult;
-  CodesView codes;
-  std::byte* scratch;
-  Scoring scoring;
   std::uint32_t* cigar;
   std::uint64_t cigar_size;
 
@@ -172,10 +173,10 @@ Status GappedAligner::extend(const Scoring& scoring, const CodeArrays& codes, co
   if (!scoring.valid()) return invalid_argument("gapped extension: scoring needs match > 0 and no negative penalty");
   if (count == 0) return {};
   const CodesView host_codes{codes.query, codes.query_size, codes.target, codes.target_size};
-  WTMAP_TRY(check_tasks(ExtendOp{host_codes, nullptr, scoring}, tasks, count, "gapped extension"));
+  WTMAP_TRY(check_tasks(ExtendOp{{host_codes, nullptr, scoring}}, tasks, count, "gapped extension"));
   Result<CodesView> view = place_codes(backend_, codes, device_->query, device_->target);
   if (!view.ok()) return view.status();
-  const ExtendOp op{view.value(), nullptr, scoring};
+  const ExtendOp op{{view.value(), nullptr, scoring}};
   return run_in_chunks(backend_, op, tasks, results, count, scratch_budget_, device_->scratch, device_->workspace,
                        "gapped extension");
 }
@@ -185,13 +186,13 @@ Status GappedAligner::align_global(const Scoring& scoring, const CodeArrays& cod
                                    std::uint64_t cigar_size) {
   if (!scoring.valid()) return invalid_argument("global alignment: scoring needs match > 0 and no negative penalty");
   const CodesView host_codes{codes.query, codes.query_size, codes.target, codes.target_size};
-  WTMAP_TRY(check_tasks(GlobalOp{host_codes, nullptr, scoring, cigar, cigar_size}, tasks, count, "global alignment"));
+  WTMAP_TRY(check_tasks(GlobalOp{{host_codes, nullptr, scoring}, cigar, cigar_size}, tasks, count, "global alignment"));
   // The whole array is rewritten: each task's operations, zeros elsewhere (alike on both backends).
   std::fill(cigar, cigar + cigar_size, 0u);
   if (count == 0) return {};
   Result<CodesView> view = place_codes(backend_, codes, device_->query, device_->target);
   if (!view.ok()) return view.status();
-  GlobalOp op{view.value(), nullptr, scoring, cigar, cigar_size};
+  GlobalOp op{{view.value(), nullptr, scoring}, cigar, cigar_size};
   if (backend_ == Backend::gpu) {
     const std::uint64_t bytes = cigar_size * sizeof(std::uint32_t);
     WTMAP_TRY(ensure(device_->cigar, backend_, bytes, "global alignment CIGARs"));
