@@ -1,6 +1,7 @@
-// gapped/gapped_batch.hpp: GappedAligner's batches on each backend equal extend() / global_align()
-// called one by one on the same codes (so CPU and GPU agree byte for byte), whatever the scratch
-// budget (one launch or one task per launch); leftwards tasks read their ranges backwards; a bad
+// gapped/gapped_batch.hpp: GappedAligner's batches on each backend (extension rows interleaved by
+// warp) equal extend() / global_align() called one by one on the same codes, each on its own rows
+// (so CPU and GPU agree byte for byte), whatever the scratch budget (one launch, one group of
+// tasks per launch, launches cut to whole warps); leftwards tasks read their ranges backwards; a bad
 // task is named by its index. GPU configurations skip themselves where no CUDA device is usable.
 #include <gtest/gtest.h>
 
@@ -61,14 +62,14 @@ Batch make_batch(const std::vector<Pair>& pairs) {
 std::vector<ExtendResult> extend_one_by_one(const Batch& b, const Scoring& sc) {
   std::vector<ExtendResult> out;
   for (const ExtendTask& t : b.extend) {
-    std::vector<std::uint32_t> scratch(extend_scratch_bytes(t.query_length) / 4);
+    std::vector<std::int32_t> scratch(extend_scratch_bytes(t.query_length) / 4);
+    const DpRows<1> rows{scratch.data()};
     const std::uint8_t* q = b.query.data() + t.query_offset;
     const std::uint8_t* r = b.target.data() + t.target_offset;
     out.push_back(t.leftwards ? aligner::gapped::extend(ReverseCodes{q, t.query_length}, t.query_length,
-                                                        ReverseCodes{r, t.target_length}, t.target_length, sc, t.h0,
-                                                        scratch.data())
+                                                        ReverseCodes{r, t.target_length}, t.target_length, sc, t.h0, rows)
                               : aligner::gapped::extend(ForwardCodes{q}, t.query_length, ForwardCodes{r}, t.target_length,
-                                                        sc, t.h0, scratch.data()));
+                                                        sc, t.h0, rows));
   }
   return out;
 }
@@ -119,7 +120,7 @@ TEST_P(GappedBatchOn, ExtensionsEqualTheFunctionCalledOneByOne) {
     sc.zdrop = zdrop;
     sc.band = zdrop == 20 ? 10 : 100;
     const auto want = extend_one_by_one(b, sc);
-    for (std::uint64_t budget : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{50000}}) {
+    for (std::uint64_t budget : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{50000}, std::uint64_t{200000}}) {
       GappedAligner aligner(GetParam(), budget);
       std::vector<ExtendResult> got(b.extend.size());
       ASSERT_TRUE(aligner.extend(sc, b.codes(), b.extend.data(), got.data(), got.size()).ok());

@@ -16,6 +16,7 @@
 namespace wtmap::test {
 namespace {
 
+using aligner::gapped::DpRows;
 using aligner::gapped::ExtendResult;
 using aligner::gapped::ForwardCodes;
 using aligner::gapped::ReverseCodes;
@@ -28,8 +29,8 @@ Scoring no_zdrop(std::int32_t band = 1 << 20) {
 }
 
 ExtendResult run_extend(const Codes& q, const Codes& t, const Scoring& sc, std::int32_t h0, bool reversed = false) {
-  std::vector<std::uint8_t> scratch(aligner::gapped::extend_scratch_bytes(static_cast<std::uint32_t>(q.size())) + 4);
-  void* s = scratch.data() + (4 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 4) % 4;
+  std::vector<std::int32_t> scratch(aligner::gapped::extend_scratch_bytes(static_cast<std::uint32_t>(q.size())) / 4);
+  const DpRows<1> s{scratch.data()};
   const auto ql = static_cast<std::uint32_t>(q.size()), tl = static_cast<std::uint32_t>(t.size());
   if (reversed) return aligner::gapped::extend(ReverseCodes{q.data(), ql}, ql, ReverseCodes{t.data(), tl}, tl, sc, h0, s);
   return aligner::gapped::extend(ForwardCodes{q.data()}, ql, ForwardCodes{t.data()}, tl, sc, h0, s);
@@ -209,10 +210,10 @@ TEST(GappedLocal, EqualsTheFullSmithWaterman) {
     for (std::int32_t w : {1 << 20, 3, 30}) {
       Scoring sc = no_zdrop(w);
       const auto want = local_answer(gotoh(p.query, p.target, sc, OracleMode::local, 0, band_of(w)));
-      std::vector<std::uint8_t> scratch(aligner::gapped::extend_scratch_bytes(static_cast<std::uint32_t>(p.query.size())));
+      std::vector<std::int32_t> scratch(aligner::gapped::extend_scratch_bytes(static_cast<std::uint32_t>(p.query.size())) / 4);
       const auto ql = static_cast<std::uint32_t>(p.query.size()), tl = static_cast<std::uint32_t>(p.target.size());
       const ExtendResult got = aligner::gapped::local_align(ForwardCodes{p.query.data()}, ql, ForwardCodes{p.target.data()},
-                                                            tl, sc, scratch.data());
+                                                            tl, sc, DpRows<1>{scratch.data()});
       ASSERT_EQ(got.score, want.score) << p.what << ", band " << w;
       ASSERT_EQ(got.qle, want.qle) << p.what << ", band " << w;
       ASSERT_EQ(got.tle, want.tle) << p.what << ", band " << w;

@@ -57,7 +57,7 @@ struct ExtendOp : GappedOpData {
     const ExtendTask& t = j.task;
     const std::uint8_t* q = codes.query + t.query_offset;
     const std::uint8_t* r = codes.target + t.target_offset;
-    void* s = scratch + j.scratch_offset;
+    const DpRows<kGroup> s{reinterpret_cast<std::int32_t*>(scratch + j.scratch_offset)};
     if (t.leftwards) {
       return extend(ReverseCodes{q, t.query_length}, t.query_length, ReverseCodes{r, t.target_length}, t.target_length,
                     scoring, t.h0, s);
@@ -67,6 +67,8 @@ struct ExtendOp : GappedOpData {
   std::string why_invalid(const In& j) const {
     return describe_ranges(j.task) + ", h0 " + std::to_string(j.task.h0) + " (ranges inside the codes, h0 > 0)";
   }
+  // A warp's tasks share interleaved DP rows (DpRows<kWarpLanes>).
+  static constexpr unsigned kGroup = kWarpLanes;
   static std::uint64_t scratch_bytes(const ExtendTask& t) { return extend_scratch_bytes(t.query_length); }
 };
 
@@ -92,6 +94,7 @@ struct GlobalOp : GappedOpData {
     return describe_ranges(j.task) + ", CIGAR at " + std::to_string(j.task.cigar_offset) + " of " +
            std::to_string(cigar_size) + " (ranges inside the codes, room for query + target length operations)";
   }
+  static constexpr unsigned kGroup = 1;
   static std::uint64_t scratch_bytes(const GlobalTask& t) {
     return global_scratch_bytes(t.query_length, t.target_length, t.band);
   }
@@ -143,8 +146,9 @@ Status check_tasks(const Op& op, const Task* tasks, std::uint64_t count, const c
   return {};
 }
 
-// Runs the tasks in launches whose DP scratch fits the budget (at least one task each): each
-// task's scratch at its offset in `scratch`.
+// Runs the tasks in launches whose DP scratch fits the budget (at least one group each). Groups of
+// Op::kGroup consecutive tasks share interleaved scratch (kGroup times the widest one's bytes);
+// task k of a group is given the group's offset + 4 k.
 template <class Op, class Task>
 Status run_in_chunks(Backend backend, Op op, const Task* tasks, typename Op::Out* out, std::uint64_t count,
                      std::uint64_t budget, Buffer& scratch, detail::QueryWorkspace& ws, const char* what) {
@@ -152,11 +156,21 @@ Status run_in_chunks(Backend backend, Op op, const Task* tasks, typename Op::Out
   for (std::uint64_t begin = 0; begin < count;) {
     jobs.clear();
     std::uint64_t used = 0, end = begin;
-    for (; end < count; ++end) {
-      const std::uint64_t bytes = Op::scratch_bytes(tasks[end]);
-      if (end > begin && used + bytes > budget) break;
-      jobs.push_back({tasks[end], used});
-      used += bytes;
+    while (end < count) {
+      const std::uint64_t group_end = std::min<std::uint64_t>(count, end + Op::kGroup);
+      std::uint64_t widest = 0;
+      for (std::uint64_t k = end; k < group_end; ++k) widest = std::max(widest, Op::scratch_bytes(tasks[k]));
+      if (end > begin && used + widest * Op::kGroup > budget) break;
+      for (std::uint64_t k = end; k < group_end; ++k) jobs.push_back({tasks[k], used + (k - end) * sizeof(std::int32_t)});
+      used += widest * Op::kGroup;
+      end = group_end;
+    }
+    // run_batch_gpu cuts a launch in pieces of (count + 3) / 4 tasks: with a multiple of 4 groups
+    // each warp's threads (consecutive tasks) stay on one group.
+    const std::uint64_t four_groups = 4 * std::uint64_t{Op::kGroup};
+    if (Op::kGroup > 1 && end < count && end - begin > four_groups) {
+      end = begin + (end - begin) / four_groups * four_groups;
+      jobs.resize(end - begin);
     }
     WTMAP_TRY(ensure(scratch, backend, used, "gapped alignment DP scratch"));
     op.scratch = scratch.data();

@@ -9,7 +9,7 @@
 // nor reported (0 marks a dead cell). Only cells with |I - J| <= band are computed; a row covers
 // only the columns live paths can reach, so the work follows the alignment, not the band.
 //
-// Space: extend_scratch_bytes(qlen), two int32 rows, from the caller. Time: O(tlen * min(qlen,
+// Space: extend_scratch_bytes(qlen), two int32 rows (DpRows), from the caller. Time: O(tlen * min(qlen,
 // 2 band + 1)) at worst, O(tlen * live columns) in practice. One thread per alignment; extend_cell
 // is the DP step alone, for a warp variant that computes a row's cells in parallel.
 #pragma once
@@ -31,9 +31,25 @@ struct ExtendResult {
   std::int32_t max_off = 0;  // largest |tle - qle| over the successive best cells (sizes a later band)
 };
 
-// Scratch bytes for a query of qlen bases: H and E, qlen + 1 int32 each, 16-byte multiple.
+// The DP rows of an alignment, H(., J) and E(., J) for J = 0..qlen, in scratch: column J's pair at
+// base[2 kLanes J] and base[2 kLanes J + kLanes]. kLanes = 1: an alignment's own memory; kLanes =
+// kWarpLanes: the rows of a warp's alignments interleaved (lane k's base = the group's + k), so
+// that threads at the same column read adjacent words instead of one memory sector each.
+template <unsigned kLanes>
+struct DpRows {
+  std::int32_t* base;
+  WTMAP_HD std::int32_t& h(std::int32_t j) const { return base[2 * kLanes * static_cast<std::uint64_t>(j)]; }
+  WTMAP_HD std::int32_t& e(std::int32_t j) const { return base[2 * kLanes * static_cast<std::uint64_t>(j) + kLanes]; }
+};
+constexpr unsigned kWarpLanes = 32;
+
+// Scratch bytes of one alignment's DpRows<1> for a query of qlen bases: 2 (qlen + 1) int32s,
+// a 16-byte multiple; and of a group of kWarpLanes alignments whose longest query has max_qlen.
 constexpr WTMAP_HD std::uint64_t extend_scratch_bytes(std::uint32_t qlen) {
   return (2 * (std::uint64_t{qlen} + 1) * sizeof(std::int32_t) + 15) & ~std::uint64_t{15};
+}
+constexpr WTMAP_HD std::uint64_t extend_group_scratch_bytes(std::uint32_t max_qlen) {
+  return kWarpLanes * extend_scratch_bytes(max_qlen);
 }
 
 // One DP cell. In: diag = H(I-1, J-1), e = E(I, J) (a deletion reaching the cell from above),
@@ -54,7 +70,7 @@ WTMAP_HD Cell extend_cell(std::int32_t diag, std::int32_t e, std::int32_t f, std
 }
 
 // The columns [lo, hi] of the previous row whose H or E may be non-zero (H(I-1, J) for J in it is
-// in h[J]; anything outside reads as 0); lo > hi when none.
+// in rows.h(J); anything outside reads as 0); lo > hi when none.
 struct LiveColumns {
   std::int32_t lo, hi;
   WTMAP_HD bool holds(std::int32_t j) const { return j >= lo && j <= hi; }
@@ -67,28 +83,27 @@ struct RowSummary {
   LiveColumns live;
 };
 
-// Row I >= 1 of the DP on target base tb: reads H(I-1, .) from h and E(I, .) from e where `live`
+// Row I >= 1 of the DP on target base tb: reads H(I-1, .) and E(I, .) from rows where `live`
 // says they hold, writes H(I, .) and E(I+1, .) in place. col0 = H(I, 0), the score of a leading
 // deletion of I bases (0 where dead or outside the band).
-template <bool kLocal, class Query>
+template <bool kLocal, class Query, class Rows>
 WTMAP_HD RowSummary extend_row(const Query& query, std::int32_t qlen, std::uint8_t tb, std::int32_t I, std::int32_t w,
-                               std::int32_t col0, LiveColumns live, std::int32_t* h, std::int32_t* e,
-                               const Scoring& sc) {
+                               std::int32_t col0, LiveColumns live, const Rows& rows, const Scoring& sc) {
   std::int32_t first = I - w > 1 ? I - w : 1;
   if (live.lo > first) first = live.lo;
   const std::int32_t last = I + w < qlen ? I + w : qlen;
   RowSummary row{0, 0, 0, {col0 > 0 || kLocal ? 0 : -1, col0 > 0 || kLocal ? 0 : -2}};
-  std::int32_t diag = live.holds(first - 1) ? h[first - 1] : 0;
-  h[0] = col0;
+  std::int32_t diag = live.holds(first - 1) ? rows.h(first - 1) : 0;
+  rows.h(0) = col0;
   std::int32_t f = 0, j = first;
   for (; j <= last; ++j) {
     // Past the previous row's live columns only an insertion reaches a cell.
     if (!kLocal && j > live.hi + 1 && f == 0) break;
     const bool above = live.holds(j);
-    const std::int32_t up = above ? h[j] : 0;
-    const Cell c = extend_cell<kLocal>(diag, above ? e[j] : 0, f, sc.substitution(query[j - 1], tb), sc);
-    h[j] = c.h;
-    e[j] = c.e;
+    const std::int32_t up = above ? rows.h(j) : 0;
+    const Cell c = extend_cell<kLocal>(diag, above ? rows.e(j) : 0, f, sc.substitution(query[j - 1], tb), sc);
+    rows.h(j) = c.h;
+    rows.e(j) = c.e;
     f = c.f;
     diag = up;
     if (c.h > 0 || kLocal) {
@@ -100,7 +115,7 @@ WTMAP_HD RowSummary extend_row(const Query& query, std::int32_t qlen, std::uint8
       row.best_j = j;
     }
   }
-  if (j > qlen && qlen >= first) row.at_end = h[qlen];
+  if (j > qlen && qlen >= first) row.at_end = rows.h(qlen);
   if (kLocal) row.live = {first - 1 < 0 ? 0 : first - 1, j - 1};
   return row;
 }
@@ -113,36 +128,35 @@ WTMAP_HD RowSummary extend_row(const Query& query, std::int32_t qlen, std::uint8
 // earliest row, in it the largest query end (bwa's); gscore's cell in the latest row. Unlike
 // ksw_extend2, gscore counts a path that ends in an insertion before any target base (row 0), and
 // the band is not narrowed from the lengths (dead cells are skipped anyway).
-// scratch: extend_scratch_bytes(qlen) bytes, 4-byte aligned.
-template <class Query, class Target>
+// rows: the DP rows (DpRows; extend_scratch_bytes(qlen) bytes of 4-byte aligned scratch for one
+// alignment's own).
+template <class Query, class Target, unsigned kLanes>
 WTMAP_HD ExtendResult extend(const Query& query, std::uint32_t qlen_u, const Target& target, std::uint32_t tlen_u,
-                             const Scoring& sc, std::int32_t h0, void* scratch) {
+                             const Scoring& sc, std::int32_t h0, DpRows<kLanes> rows) {
   const std::int32_t qlen = static_cast<std::int32_t>(qlen_u), tlen = static_cast<std::int32_t>(tlen_u);
   const std::int32_t longest = qlen > tlen ? qlen : tlen;
   const std::int32_t w = sc.band < longest ? sc.band : longest;
-  auto* h = static_cast<std::int32_t*>(scratch);
-  std::int32_t* e = h + qlen + 1;
   ExtendResult r;
   r.score = h0;
   // Row 0: leading insertions.
-  h[0] = h0;
-  e[0] = 0;
+  rows.h(0) = h0;
+  rows.e(0) = 0;
   LiveColumns live{0, 0};
   for (std::int32_t j = 1; j <= w && j <= qlen; ++j) {
     const std::int32_t v = h0 - sc.open_ins - sc.extend_ins * j;
     if (v <= 0) break;
-    h[j] = v;
-    e[j] = 0;
+    rows.h(j) = v;
+    rows.e(j) = 0;
     live.hi = j;
   }
   if (live.hi == qlen) {
-    r.gscore = h[qlen];
+    r.gscore = rows.h(qlen);
     r.gtle = 0;
   }
   for (std::int32_t I = 1; I <= tlen; ++I) {
     const std::int32_t lead_del = h0 - sc.open_del - sc.extend_del * I;
     const std::int32_t col0 = I <= w && lead_del > 0 ? lead_del : 0;
-    const RowSummary row = extend_row<false>(query, qlen, target[I - 1], I, w, col0, live, h, e, sc);
+    const RowSummary row = extend_row<false>(query, qlen, target[I - 1], I, w, col0, live, rows, sc);
     if (row.at_end > 0 && row.at_end >= r.gscore) {
       r.gscore = row.at_end;
       r.gtle = I;
@@ -168,20 +182,18 @@ WTMAP_HD ExtendResult extend(const Query& query, std::uint32_t qlen_u, const Tar
 // with |I - J| <= sc.band (a band >= both lengths: unbanded), no z-drop: score and the end (qle,
 // tle) of the best alignment, ties as extend(); 0 and no end if no base matches. The start is
 // found by extending back from the end: extend() on both sequences reversed from there.
-// scratch: extend_scratch_bytes(qlen) bytes.
-template <class Query, class Target>
+// rows: as extend()'s.
+template <class Query, class Target, unsigned kLanes>
 WTMAP_HD ExtendResult local_align(const Query& query, std::uint32_t qlen_u, const Target& target, std::uint32_t tlen_u,
-                                  const Scoring& sc, void* scratch) {
+                                  const Scoring& sc, DpRows<kLanes> rows) {
   const std::int32_t qlen = static_cast<std::int32_t>(qlen_u), tlen = static_cast<std::int32_t>(tlen_u);
   const std::int32_t longest = qlen > tlen ? qlen : tlen;
   const std::int32_t w = sc.band < longest ? sc.band : longest;
-  auto* h = static_cast<std::int32_t*>(scratch);
-  std::int32_t* e = h + qlen + 1;
-  for (std::int32_t j = 0; j <= qlen; ++j) h[j] = e[j] = 0;
+  for (std::int32_t j = 0; j <= qlen; ++j) rows.h(j) = rows.e(j) = 0;
   ExtendResult r;
   LiveColumns live{0, w < qlen ? w : qlen};
   for (std::int32_t I = 1; I <= tlen; ++I) {
-    const RowSummary row = extend_row<true>(query, qlen, target[I - 1], I, w, 0, live, h, e, sc);
+    const RowSummary row = extend_row<true>(query, qlen, target[I - 1], I, w, 0, live, rows, sc);
     live = row.live;
     if (row.best > r.score) {
       r.score = row.best;
