@@ -205,6 +205,25 @@ TEST(GappedExtend, ZdropDiscountsTheGapLength) {
   EXPECT_EQ(run_extend(mism, other, diag, h0).qle, static_cast<std::int32_t>(P));
 }
 
+// bwa mem's choice between a clipped (local) end and the query's end, at the boundary.
+TEST(GappedExtend, ChooseEndClipsUnlessTheEndScoresMoreThanTheBestLessThePenalty) {
+  ExtendResult r;
+  r.score = 50, r.qle = 40, r.tle = 41, r.gscore = 45, r.gtle = 60;
+  const auto clipped = aligner::gapped::choose_end(r, 70, 5);  // 45 <= 50 - 5 (the boundary): clip
+  EXPECT_FALSE(clipped.to_end);
+  EXPECT_EQ(clipped.query_bases, 40);
+  EXPECT_EQ(clipped.target_bases, 41);
+  EXPECT_EQ(clipped.true_score, 50);
+  const auto to_end = aligner::gapped::choose_end(r, 70, 6);  // 45 > 50 - 6: to the end
+  EXPECT_TRUE(to_end.to_end);
+  EXPECT_EQ(to_end.query_bases, 70);
+  EXPECT_EQ(to_end.target_bases, 60);
+  EXPECT_EQ(to_end.score, 50);
+  EXPECT_EQ(to_end.true_score, 45);
+  r.gscore = -1;  // no live path reaches the end
+  EXPECT_FALSE(aligner::gapped::choose_end(r, 70, 100).to_end);
+}
+
 TEST(GappedLocal, EqualsTheFullSmithWaterman) {
   for (const Pair& p : mixed_pairs(28)) {
     for (std::int32_t w : {1 << 20, 3, 30}) {

@@ -83,6 +83,28 @@ TEST(GappedGlobal, OtherScorings) {
   }
 }
 
+// The band from the optimum's score holds the optimum: the banded alignment scores the same.
+TEST(GappedGlobal, TheBandForAScoreKeepsEveryAlignmentThatGood) {
+  Scoring cheap_gaps;
+  cheap_gaps.open_del = 1, cheap_gaps.open_ins = 2;
+  for (const Scoring& sc : {Scoring{}, cheap_gaps}) {
+    for (const Pair& p : mixed_pairs(35)) {
+      const auto ql = static_cast<std::uint32_t>(p.query.size()), tl = static_cast<std::uint32_t>(p.target.size());
+      const std::int32_t optimum = run_global(p.query, p.target, sc, 1 << 20).result.score;
+      const std::int32_t band = aligner::gapped::global_band_for_score(ql, tl, optimum, sc);
+      EXPECT_EQ(run_global(p.query, p.target, sc, band).result.score, optimum) << p.what << ", band " << band;
+    }
+  }
+  // Closed form: 100 bases scoring 91 (one 3-base gap costs 9): strays at most (100 - 91 - 6) / 1 = 3.
+  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 100, 91, Scoring{}), 3);
+  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 103, 91, Scoring{}), 3);
+  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 110, 91, Scoring{}), 10);  // the length difference
+  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 100, 100, Scoring{}), 0);
+  Scoring free_extend;
+  free_extend.extend_ins = 0;
+  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 120, 91, free_extend), 120);
+}
+
 TEST(GappedGlobal, ClosedFormCigars) {
   const Scoring sc;
   const Aligned same = run_global(codes_of("ACGTACGT"), codes_of("ACGTACGT"), sc, 5);

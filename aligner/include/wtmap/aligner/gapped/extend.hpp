@@ -178,6 +178,20 @@ WTMAP_HD ExtendResult extend(const Query& query, std::uint32_t qlen_u, const Tar
   return r;
 }
 
+// Where bwa mem ends an extension (bwa's mem_chain2aln): at the query's end (to_end, a
+// global end at gtle, scoring gscore) unless no live path gets there or it scores no more than
+// the best local end less the clipping penalty of that side (-L), in which case at (qle, tle)
+// and the rest of the query is clipped. `score` is what the alignment keeps either way (the local
+// best: the clip penalty is not subtracted, as in bwa), true_score the extension's own.
+struct ExtensionEnd {
+  std::int32_t query_bases, target_bases, score, true_score;
+  bool to_end;
+};
+WTMAP_HD ExtensionEnd choose_end(const ExtendResult& r, std::uint32_t qlen, std::int32_t clip_penalty) {
+  if (r.gscore <= 0 || r.gscore <= r.score - clip_penalty) return {r.qle, r.tle, r.score, r.score, false};
+  return {static_cast<std::int32_t>(qlen), r.gtle, r.score, r.gscore, true};
+}
+
 // Local alignment (Smith-Waterman with the same gaps) of query[0, qlen) in target[0, tlen), cells
 // with |I - J| <= sc.band (a band >= both lengths: unbanded), no z-drop: score and the end (qle,
 // tle) of the best alignment, ties as extend(); 0 and no end if no base matches. The start is

@@ -34,6 +34,25 @@ constexpr WTMAP_HD std::int32_t global_band(std::uint32_t qlen, std::uint32_t tl
   return static_cast<std::int32_t>(band < longest ? band : longest);
 }
 
+// A band that holds every alignment of the two lengths scoring at least `score` (the score an
+// extension found for the region, so that global_align in it finds an alignment that good): one
+// that strays d diagonals from the start has d gap bases, so score <= min(qlen, tlen) * match -
+// open - d * extend, with the smaller open and extend of the two gap kinds; at least |qlen - tlen|.
+// (bwa's infer_bw bounds it alike.) The longer length where gap extension is free.
+constexpr WTMAP_HD std::int32_t global_band_for_score(std::uint32_t qlen, std::uint32_t tlen, std::int32_t score,
+                                                      const Scoring& sc) {
+  const std::int64_t shorter = qlen < tlen ? qlen : tlen, longer = qlen < tlen ? tlen : qlen;
+  const std::int64_t open = sc.open_del < sc.open_ins ? sc.open_del : sc.open_ins;
+  const std::int64_t extend = sc.extend_del < sc.extend_ins ? sc.extend_del : sc.extend_ins;
+  std::int64_t stray = longer;
+  if (extend > 0) {
+    const std::int64_t room = shorter * sc.match - score - open;
+    stray = room < 0 ? 0 : room / extend;
+  }
+  const std::int64_t band = stray > longer - shorter ? stray : longer - shorter;
+  return static_cast<std::int32_t>(band < longer ? band : longer);
+}
+
 // Scratch bytes: H and E rows (qlen + 1 int32 each), then 4 bits for each of the tlen * (2 band + 1)
 // banded cells; a 16-byte multiple.
 constexpr WTMAP_HD std::uint64_t global_scratch_bytes(std::uint32_t qlen, std::uint32_t tlen, std::int32_t w) {
