@@ -1,8 +1,9 @@
 // gapped/gapped_batch.hpp: GappedAligner's batches on each backend (extension rows interleaved by
-// warp) equal extend() / global_align() called one by one on the same codes, each on its own rows
-// (so CPU and GPU agree byte for byte), whatever the scratch budget (one launch, one group of
-// tasks per launch, launches cut to whole warps); leftwards tasks read their ranges backwards; a bad
-// task is named by its index. GPU configurations skip themselves where no CUDA device is usable.
+// warp) equal extend() / local_align() + local_start() / global_align() called one by one on the
+// same codes, each on its own rows (so CPU and GPU agree byte for byte), whatever the scratch
+// budget (one launch, one group of tasks per launch, launches cut to whole warps); leftwards
+// tasks read their ranges backwards; a bad task is named by its index. GPU configurations skip
+// themselves where no CUDA device is usable.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -74,6 +75,23 @@ std::vector<ExtendResult> extend_one_by_one(const Batch& b, const Scoring& sc) {
   return out;
 }
 
+std::vector<LocalResult> local_one_by_one(const Batch& b, const Scoring& sc) {
+  std::vector<LocalResult> out;
+  for (const ExtendTask& t : b.extend) {
+    std::vector<std::int32_t> scratch(extend_scratch_bytes(t.query_length) / 4);
+    const DpRows<1> rows{scratch.data()};
+    const ForwardCodes q{b.query.data() + t.query_offset}, r{b.target.data() + t.target_offset};
+    const ExtendResult end = local_align(q, t.query_length, r, t.target_length, sc, rows);
+    LocalResult l;
+    if (end.score > 0) {
+      const ExtendResult start = local_start(q, r, end, sc, rows);
+      l = {end.score, end.qle - start.qle, end.qle, end.tle - start.tle, end.tle};
+    }
+    out.push_back(l);
+  }
+  return out;
+}
+
 void global_one_by_one(const Batch& b, const Scoring& sc, std::vector<GlobalResult>& results,
                        std::vector<std::uint32_t>& cigar) {
   cigar.assign(b.cigar_size, 0);
@@ -125,6 +143,23 @@ TEST_P(GappedBatchOn, ExtensionsEqualTheFunctionCalledOneByOne) {
       std::vector<ExtendResult> got(b.extend.size());
       ASSERT_TRUE(aligner.extend(sc, b.codes(), b.extend.data(), got.data(), got.size()).ok());
       EXPECT_TRUE(same_bytes(got, want)) << "z-drop " << zdrop << ", budget " << budget;
+    }
+  }
+}
+
+TEST_P(GappedBatchOn, LocalAlignmentsEqualTheFunctionsCalledOneByOne) {
+  const Batch b = make_batch(many_pairs());
+  std::vector<LocalTask> tasks;
+  for (const ExtendTask& t : b.extend) tasks.push_back({t.query_offset, t.target_offset, t.query_length, t.target_length});
+  for (std::int32_t band : {1000, 7}) {
+    Scoring sc;
+    sc.band = band;
+    const auto want = local_one_by_one(b, sc);
+    for (std::uint64_t budget : {std::uint64_t{0}, std::uint64_t{200000}}) {
+      GappedAligner aligner(GetParam(), budget);
+      std::vector<LocalResult> got(tasks.size());
+      ASSERT_TRUE(aligner.align_local(sc, b.codes(), tasks.data(), got.data(), got.size()).ok());
+      EXPECT_TRUE(same_bytes(got, want)) << "band " << band << ", budget " << budget;
     }
   }
 }

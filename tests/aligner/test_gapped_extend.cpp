@@ -2,6 +2,8 @@
 // random and planted pairs -- unbanded and z-drop off: every result field equal; banded: equal to
 // the oracle with the cells outside the band masked; read backwards (ReverseCodes): equal to the
 // oracle on the reversed sequences. Z-drop on closed-form cases where it must and must not stop.
+// local_align: equal to the oracle's Smith-Waterman; local_start: the range it gives aligns end to
+// end (oracle, global mode) with that score.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -224,7 +226,8 @@ TEST(GappedExtend, ChooseEndClipsUnlessTheEndScoresMoreThanTheBestLessThePenalty
   EXPECT_FALSE(aligner::gapped::choose_end(r, 70, 100).to_end);
 }
 
-TEST(GappedLocal, EqualsTheFullSmithWaterman) {
+TEST(GappedLocal, EqualsTheFullSmithWatermanAndLocalStartFindsItsStart) {
+  int with_start = 0;
   for (const Pair& p : mixed_pairs(28)) {
     for (std::int32_t w : {1 << 20, 3, 30}) {
       Scoring sc = no_zdrop(w);
@@ -236,8 +239,21 @@ TEST(GappedLocal, EqualsTheFullSmithWaterman) {
       ASSERT_EQ(got.score, want.score) << p.what << ", band " << w;
       ASSERT_EQ(got.qle, want.qle) << p.what << ", band " << w;
       ASSERT_EQ(got.tle, want.tle) << p.what << ", band " << w;
+      if (w != 1 << 20 || got.score == 0) continue;
+      // The start: the sub-ranges it delimits align end to end with the optimal local score.
+      std::vector<std::int32_t> back(aligner::gapped::extend_scratch_bytes(static_cast<std::uint32_t>(got.qle)) / 4);
+      const ExtendResult start = aligner::gapped::local_start(ForwardCodes{p.query.data()}, ForwardCodes{p.target.data()},
+                                                              got, sc, DpRows<1>{back.data()});
+      ASSERT_EQ(start.score, got.score + 1) << p.what;
+      const Codes q(p.query.begin() + (got.qle - start.qle), p.query.begin() + got.qle);
+      const Codes t(p.target.begin() + (got.tle - start.tle), p.target.begin() + got.tle);
+      const GotohMatrices g = gotoh(q, t, sc, OracleMode::global, 0, unbanded());
+      EXPECT_EQ(g.best(g.rows - 1, g.cols - 1), got.score) << p.what << ": start (" << got.qle - start.qle << ", "
+                                                           << got.tle - start.tle << ")";
+      ++with_start;
     }
   }
+  EXPECT_GT(with_start, 20);
 }
 
 }  // namespace

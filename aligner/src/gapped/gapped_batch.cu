@@ -72,6 +72,31 @@ struct ExtendOp : GappedOpData {
   static std::uint64_t scratch_bytes(const ExtendTask& t) { return extend_scratch_bytes(t.query_length); }
 };
 
+struct LocalOp : GappedOpData {
+  using In = Job<LocalTask>;
+  using Out = LocalResult;
+
+  WTMAP_HD bool valid(const In& j) const { return codes.holds(j.task); }
+  WTMAP_HD Out operator()(const In& j) const {
+    const LocalTask& t = j.task;
+    const ForwardCodes q{codes.query + t.query_offset}, r{codes.target + t.target_offset};
+    const DpRows<kGroup> rows{reinterpret_cast<std::int32_t*>(scratch + j.scratch_offset)};
+    const ExtendResult end = local_align(q, t.query_length, r, t.target_length, scoring, rows);
+    Out out;
+    if (end.score <= 0) return out;
+    const ExtendResult start = local_start(q, r, end, scoring, rows);
+    out.score = end.score;
+    out.query_begin = end.qle - start.qle;
+    out.query_end = end.qle;
+    out.target_begin = end.tle - start.tle;
+    out.target_end = end.tle;
+    return out;
+  }
+  std::string why_invalid(const In& j) const { return describe_ranges(j.task) + " (ranges inside the codes)"; }
+  static constexpr unsigned kGroup = kWarpLanes;
+  static std::uint64_t scratch_bytes(const LocalTask& t) { return extend_scratch_bytes(t.query_length); }
+};
+
 struct GlobalOp : GappedOpData {
   using In = Job<GlobalTask>;
   using Out = GlobalResult;
@@ -182,40 +207,43 @@ Status run_in_chunks(Backend backend, Op op, const Task* tasks, typename Op::Out
 
 }  // namespace
 
-Status GappedAligner::extend(const Scoring& scoring, const CodeArrays& codes, const ExtendTask* tasks,
-                             ExtendResult* results, std::uint64_t count) {
-  if (!scoring.valid()) return invalid_argument("gapped extension: scoring needs match > 0 and no negative penalty");
+template <class Op, class Task>
+Status GappedAligner::run_tasks(Op op, const CodeArrays& codes, const Task* tasks, typename Op::Out* results,
+                                std::uint64_t count, const char* what) {
+  if (!op.scoring.valid()) return invalid_argument(std::string(what) + ": scoring needs match > 0 and no negative penalty");
+  op.codes = {codes.query, codes.query_size, codes.target, codes.target_size};
+  WTMAP_TRY(check_tasks(op, tasks, count, what));
   if (count == 0) return {};
-  const CodesView host_codes{codes.query, codes.query_size, codes.target, codes.target_size};
-  WTMAP_TRY(check_tasks(ExtendOp{{host_codes, nullptr, scoring}}, tasks, count, "gapped extension"));
   Result<CodesView> view = place_codes(backend_, codes, device_->query, device_->target);
   if (!view.ok()) return view.status();
-  const ExtendOp op{{view.value(), nullptr, scoring}};
-  return run_in_chunks(backend_, op, tasks, results, count, scratch_budget_, device_->scratch, device_->workspace,
-                       "gapped extension");
+  op.codes = view.value();
+  return run_in_chunks(backend_, op, tasks, results, count, scratch_budget_, device_->scratch, device_->workspace, what);
+}
+
+Status GappedAligner::extend(const Scoring& scoring, const CodeArrays& codes, const ExtendTask* tasks,
+                             ExtendResult* results, std::uint64_t count) {
+  return run_tasks(ExtendOp{{{}, nullptr, scoring}}, codes, tasks, results, count, "gapped extension");
+}
+
+Status GappedAligner::align_local(const Scoring& scoring, const CodeArrays& codes, const LocalTask* tasks,
+                                  LocalResult* results, std::uint64_t count) {
+  return run_tasks(LocalOp{{{}, nullptr, scoring}}, codes, tasks, results, count, "local alignment");
 }
 
 Status GappedAligner::align_global(const Scoring& scoring, const CodeArrays& codes, const GlobalTask* tasks,
                                    GlobalResult* results, std::uint64_t count, std::uint32_t* cigar,
                                    std::uint64_t cigar_size) {
-  if (!scoring.valid()) return invalid_argument("global alignment: scoring needs match > 0 and no negative penalty");
-  const CodesView host_codes{codes.query, codes.query_size, codes.target, codes.target_size};
-  WTMAP_TRY(check_tasks(GlobalOp{{host_codes, nullptr, scoring}, cigar, cigar_size}, tasks, count, "global alignment"));
   // The whole array is rewritten: each task's operations, zeros elsewhere (alike on both backends).
   std::fill(cigar, cigar + cigar_size, 0u);
-  if (count == 0) return {};
-  Result<CodesView> view = place_codes(backend_, codes, device_->query, device_->target);
-  if (!view.ok()) return view.status();
-  GlobalOp op{{view.value(), nullptr, scoring}, cigar, cigar_size};
-  if (backend_ == Backend::gpu) {
-    const std::uint64_t bytes = cigar_size * sizeof(std::uint32_t);
+  GlobalOp op{{{}, nullptr, scoring}, cigar, cigar_size};
+  const std::uint64_t bytes = cigar_size * sizeof(std::uint32_t);
+  if (backend_ == Backend::gpu && count > 0) {
     WTMAP_TRY(ensure(device_->cigar, backend_, bytes, "global alignment CIGARs"));
     WTMAP_TRY(device_->cigar.copy_from_host(0, cigar, bytes));
     op.cigar = reinterpret_cast<std::uint32_t*>(device_->cigar.data());
   }
-  WTMAP_TRY(run_in_chunks(backend_, op, tasks, results, count, scratch_budget_, device_->scratch, device_->workspace,
-                          "global alignment"));
-  if (backend_ == Backend::gpu) WTMAP_TRY(device_->cigar.copy_to_host(0, cigar, cigar_size * sizeof(std::uint32_t)));
+  WTMAP_TRY(run_tasks(op, codes, tasks, results, count, "global alignment"));
+  if (backend_ == Backend::gpu && count > 0) WTMAP_TRY(device_->cigar.copy_to_host(0, cigar, bytes));
   return {};
 }
 

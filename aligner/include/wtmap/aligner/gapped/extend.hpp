@@ -194,9 +194,8 @@ WTMAP_HD ExtensionEnd choose_end(const ExtendResult& r, std::uint32_t qlen, std:
 
 // Local alignment (Smith-Waterman with the same gaps) of query[0, qlen) in target[0, tlen), cells
 // with |I - J| <= sc.band (a band >= both lengths: unbanded), no z-drop: score and the end (qle,
-// tle) of the best alignment, ties as extend(); 0 and no end if no base matches. The start is
-// found by extending back from the end: extend() on both sequences reversed from there.
-// rows: as extend()'s.
+// tle) of the best alignment, ties as extend(); 0 and no end if no base matches (local_start
+// finds the start). rows: as extend()'s.
 template <class Query, class Target, unsigned kLanes>
 WTMAP_HD ExtendResult local_align(const Query& query, std::uint32_t qlen_u, const Target& target, std::uint32_t tlen_u,
                                   const Scoring& sc, DpRows<kLanes> rows) {
@@ -216,6 +215,20 @@ WTMAP_HD ExtendResult local_align(const Query& query, std::uint32_t qlen_u, cons
     }
   }
   return r;
+}
+
+// The start of the alignment local_align reported (`end`, with score > 0): extend() back from its
+// end over both prefixes reversed, from h0 = 1, unbanded and without z-drop -- every suffix of a
+// best local alignment scores >= 0, so it stays live, and no path scores more. Returns the bases
+// from the start to the end (qle, tle; ties: the shortest in the target, then the longest in the
+// query); score is end.score + 1. rows: extend_scratch_bytes(end.qle).
+template <class Query, class Target, unsigned kLanes>
+WTMAP_HD ExtendResult local_start(const Query& query, const Target& target, const ExtendResult& end, Scoring sc,
+                                  DpRows<kLanes> rows) {
+  sc.band = end.qle > end.tle ? end.qle : end.tle;
+  sc.zdrop = 0;
+  const auto qe = static_cast<std::uint32_t>(end.qle), te = static_cast<std::uint32_t>(end.tle);
+  return extend(Reversed<Query>{query, qe}, qe, Reversed<Target>{target, te}, te, sc, 1, rows);
 }
 
 }  // namespace wtmap::aligner::gapped

@@ -1,5 +1,5 @@
-// wtmap aligner (gapped): batches of extensions (extend.hpp) and global alignments with CIGAR
-// (global.hpp) on either backend, through the Op contract of core's detail/batch.cuh: the CPU
+// wtmap aligner (gapped): batches of extensions and local alignments (extend.hpp) and global
+// alignments with CIGAR (global.hpp) on either backend, through the Op contract of core's detail/batch.cuh: the CPU
 // backend's threads and the GPU's generic kernel (one thread per alignment) call the same
 // __host__ __device__ functions, so both return the same bytes.
 //
@@ -48,6 +48,19 @@ struct GlobalTask {
   std::uint64_t cigar_offset = 0;
 };
 
+// One local alignment (mate rescue: a read searched in a reference window) of query[query_offset,
+// + query_length) in target[target_offset, + target_length), cells within the scoring's band.
+struct LocalTask {
+  std::uint64_t query_offset = 0, target_offset = 0;
+  std::uint32_t query_length = 0, target_length = 0;
+};
+// The best local alignment: query[query_begin, query_end) against target[target_begin,
+// target_end) (offsets in the task's ranges); all 0 when no base matches.
+struct LocalResult {
+  std::int32_t score = 0;
+  std::int32_t query_begin = 0, query_end = 0, target_begin = 0, target_end = 0;
+};
+
 // Runs batches on one backend; device buffers are kept and grown between batches. One batch at a
 // time (the calls are not thread safe).
 class GappedAligner {
@@ -65,6 +78,10 @@ class GappedAligner {
   Status extend(const Scoring& scoring, const CodeArrays& codes, const ExtendTask* tasks, ExtendResult* results,
                 std::uint64_t count);
 
+  // results[i]: local_align(task i) with `scoring` (its band), the start from local_start.
+  Status align_local(const Scoring& scoring, const CodeArrays& codes, const LocalTask* tasks, LocalResult* results,
+                     std::uint64_t count);
+
   // results[i] = global_align(task i) with `scoring`'s penalties and the task's band, its CIGAR at
   // cigar[task.cigar_offset, + results[i].n_cigar). cigar_size: the array's length.
   Status align_global(const Scoring& scoring, const CodeArrays& codes, const GlobalTask* tasks,
@@ -72,6 +89,12 @@ class GappedAligner {
 
  private:
   struct Device;
+  // Checks the scoring and the tasks (a message names a task by its index in the batch), places
+  // the codes where the backend reads them and runs op on every task.
+  template <class Op, class Task>
+  Status run_tasks(Op op, const CodeArrays& codes, const Task* tasks, typename Op::Out* results, std::uint64_t count,
+                   const char* what);
+
   Backend backend_;
   std::uint64_t scratch_budget_;
   std::unique_ptr<Device> device_;

@@ -43,11 +43,14 @@ struct ForwardCodes {
   const std::uint8_t* codes;
   WTMAP_HD std::uint8_t operator[](std::uint32_t i) const { return codes[i]; }
 };
-struct ReverseCodes {
-  const std::uint8_t* codes;  // the sequence's codes [0, length)
+// Any code sequence (a pointer, ForwardCodes, ...) read backwards over its first `length` codes.
+template <class Codes>
+struct Reversed {
+  Codes codes;
   std::uint32_t length;
   WTMAP_HD std::uint8_t operator[](std::uint32_t i) const { return codes[length - 1 - i]; }
 };
+using ReverseCodes = Reversed<const std::uint8_t*>;
 
 // A cell score no alignment reaches (room to subtract any penalty without overflow).
 constexpr std::int32_t kUnreachable = INT32_MIN / 2;
