@@ -38,7 +38,8 @@ Workload make_workload(std::uint32_t count) {
   std::mt19937_64 rng(2026);
   for (std::uint32_t r = 0; r < count; ++r) {
     const std::uint64_t window = w.reference.size();
-    for (std::uint32_t i = 0; i < kReadLength + 2 * kPad; ++i) w.reference.push_back(static_cast<std::uint8_t>(rng() % 4));
+    for (std::uint32_t i = 0; i < kReadLength + 2 * kPad; ++i)
+      w.reference.push_back(static_cast<std::uint8_t>(rng() % 4));
     std::vector<std::uint8_t> read(w.reference.begin() + static_cast<std::ptrdiff_t>(window + kPad),
                                    w.reference.begin() + static_cast<std::ptrdiff_t>(window + kPad + kReadLength));
     for (int k = 0; k < 2; ++k) read[kSeedEnd + rng() % (kReadLength - kSeedEnd)] ^= 1;  // mismatches
@@ -53,9 +54,11 @@ Workload make_workload(std::uint32_t count) {
     const std::uint64_t offset = w.reads.size(), seed_ref = window + kPad + kSeedBegin;
     w.reads.insert(w.reads.end(), read.begin(), read.end());
     // h0: the seed's score, kSeedEnd - kSeedBegin matches.
-    const ExtendTask left{offset, seed_ref - (kSeedBegin + kPad), kSeedBegin, kSeedBegin + kPad, kSeedEnd - kSeedBegin, 1};
-    const ExtendTask right{offset + kSeedEnd, window + kPad + kSeedEnd, kReadLength - kSeedEnd,
-                           kReadLength - kSeedEnd + kPad, kSeedEnd - kSeedBegin, 0};
+    const ExtendTask left{offset, seed_ref - (kSeedBegin + kPad), kSeedBegin, kSeedBegin + kPad, kSeedEnd - kSeedBegin,
+                          1};
+    const ExtendTask right{offset + kSeedEnd,      window + kPad + kSeedEnd,
+                           kReadLength - kSeedEnd, kReadLength - kSeedEnd + kPad,
+                           kSeedEnd - kSeedBegin,  0};
     w.extensions.push_back(left);
     w.extensions.push_back(right);
     GlobalTask g{offset, window + kPad, kReadLength, kReadLength, 10, w.cigar_size};
@@ -96,8 +99,8 @@ void BM_Global(benchmark::State& state, Backend backend) {
   std::vector<GlobalResult> out(count);
   std::vector<std::uint32_t> cigar(w.cigar_size);
   for (auto _ : state) {
-    const Status s = aligner.align_global(Scoring{}, w.codes(), w.globals.data(), out.data(), count, cigar.data(),
-                                          cigar.size());
+    const Status s =
+        aligner.align_global(Scoring{}, w.codes(), w.globals.data(), out.data(), count, cigar.data(), cigar.size());
     if (!s.ok()) state.SkipWithError(s.message().c_str());
     benchmark::DoNotOptimize(out.data());
   }
@@ -105,9 +108,17 @@ void BM_Global(benchmark::State& state, Backend backend) {
 }
 
 BENCHMARK_CAPTURE(BM_Extend, cpu, Backend::cpu)->Arg(1 << 14)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_Extend, gpu, Backend::gpu)->Arg(1 << 14)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Extend, gpu, Backend::gpu)
+    ->Arg(1 << 14)
+    ->Arg(1 << 20)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Global, cpu, Backend::cpu)->Arg(1 << 13)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_Global, gpu, Backend::gpu)->Arg(1 << 13)->Arg(1 << 19)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Global, gpu, Backend::gpu)
+    ->Arg(1 << 13)
+    ->Arg(1 << 19)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

@@ -51,8 +51,10 @@ inline Pair planted_pair(std::mt19937_64& rng, std::size_t length, const Edits& 
     p.query.insert(p.query.begin() + static_cast<std::ptrdiff_t>(pick(p.query.size() + 1)), ins.begin(), ins.end());
   }
   for (unsigned k = 0; k < edits.deletions && p.query.size() > 1; ++k) {
-    const std::size_t at = pick(p.query.size()), len = std::min<std::size_t>(1 + pick(edits.max_gap), p.query.size() - at);
-    p.query.erase(p.query.begin() + static_cast<std::ptrdiff_t>(at), p.query.begin() + static_cast<std::ptrdiff_t>(at + len));
+    const std::size_t at = pick(p.query.size()),
+                      len = std::min<std::size_t>(1 + pick(edits.max_gap), p.query.size() - at);
+    p.query.erase(p.query.begin() + static_cast<std::ptrdiff_t>(at),
+                  p.query.begin() + static_cast<std::ptrdiff_t>(at + len));
   }
   for (unsigned k = 0; k < edits.query_ns && !p.query.empty(); ++k) p.query[pick(p.query.size())] = 4;
   for (unsigned k = 0; k < edits.target_ns && !p.target.empty(); ++k) p.target[pick(p.target.size())] = 4;
@@ -84,8 +86,15 @@ inline std::vector<Pair> mixed_pairs(std::uint64_t seed, bool include_long = tru
     pairs.push_back({random_codes(rng, 40 + rng() % 40), random_codes(rng, 40 + rng() % 40), "unrelated"});
   }
   const Edits kinds[] = {
-      {}, {3, 0, 0, 50, 0, 0, 0}, {0, 1, 0, 5, 0, 0, 0}, {0, 0, 1, 5, 0, 0, 0}, {0, 1, 0, 50, 0, 0, 0},
-      {0, 0, 1, 50, 0, 0, 0}, {2, 1, 1, 20, 1, 1, 0}, {1, 0, 0, 50, 0, 2, 0}, {0, 0, 0, 50, 2, 0, 25},
+      {},
+      {3, 0, 0, 50, 0, 0, 0},
+      {0, 1, 0, 5, 0, 0, 0},
+      {0, 0, 1, 5, 0, 0, 0},
+      {0, 1, 0, 50, 0, 0, 0},
+      {0, 0, 1, 50, 0, 0, 0},
+      {2, 1, 1, 20, 1, 1, 0},
+      {1, 0, 0, 50, 0, 2, 0},
+      {0, 0, 0, 50, 2, 0, 25},
       {4, 2, 2, 10, 1, 1, 30},
   };
   for (const Edits& e : kinds) pairs.push_back(planted_pair(rng, 150, e));

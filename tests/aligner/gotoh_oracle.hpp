@@ -23,9 +23,7 @@ struct GotohMatrices {
   std::int64_t rows, cols;
   std::vector<std::int64_t> M, D, I;  // last column: match/mismatch, deletion, insertion
   std::int64_t at(const std::vector<std::int64_t>& x, std::int64_t i, std::int64_t j) const { return x[i * cols + j]; }
-  std::int64_t best(std::int64_t i, std::int64_t j) const {
-    return std::max({at(M, i, j), at(D, i, j), at(I, i, j)});
-  }
+  std::int64_t best(std::int64_t i, std::int64_t j) const { return std::max({at(M, i, j), at(D, i, j), at(I, i, j)}); }
 };
 
 enum class OracleMode { extension, global, local };

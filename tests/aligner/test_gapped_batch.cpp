@@ -67,10 +67,11 @@ std::vector<ExtendResult> extend_one_by_one(const Batch& b, const Scoring& sc) {
     const DpRows<1> rows{scratch.data()};
     const std::uint8_t* q = b.query.data() + t.query_offset;
     const std::uint8_t* r = b.target.data() + t.target_offset;
-    out.push_back(t.leftwards ? aligner::gapped::extend(ReverseCodes{q, t.query_length}, t.query_length,
-                                                        ReverseCodes{r, t.target_length}, t.target_length, sc, t.h0, rows)
-                              : aligner::gapped::extend(ForwardCodes{q}, t.query_length, ForwardCodes{r}, t.target_length,
-                                                        sc, t.h0, rows));
+    out.push_back(t.leftwards
+                      ? aligner::gapped::extend(ReverseCodes{q, t.query_length}, t.query_length,
+                                                ReverseCodes{r, t.target_length}, t.target_length, sc, t.h0, rows)
+                      : aligner::gapped::extend(ForwardCodes{q}, t.query_length, ForwardCodes{r}, t.target_length, sc,
+                                                t.h0, rows));
   }
   return out;
 }
@@ -106,9 +107,11 @@ void global_one_by_one(const Batch& b, const Scoring& sc, std::vector<GlobalResu
 
 template <class T>
 ::testing::AssertionResult same_bytes(const std::vector<T>& got, const std::vector<T>& want) {
-  if (got.size() != want.size()) return ::testing::AssertionFailure() << got.size() << " vs " << want.size() << " items";
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << got.size() << " vs " << want.size() << " items";
   for (std::size_t i = 0; i < got.size(); ++i) {
-    if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0) return ::testing::AssertionFailure() << "item " << i << " differs";
+    if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0)
+      return ::testing::AssertionFailure() << "item " << i << " differs";
   }
   return ::testing::AssertionSuccess();
 }
@@ -117,7 +120,8 @@ template <class T>
 std::vector<Pair> many_pairs() {
   std::vector<Pair> pairs = mixed_pairs(41);
   std::mt19937_64 rng(42);
-  for (int k = 0; k < 3000; ++k) pairs.push_back(planted_pair(rng, 150, {2, k % 3 == 0, k % 3 == 1, 8, 0, 0, static_cast<unsigned>(k % 10)}));
+  for (int k = 0; k < 3000; ++k)
+    pairs.push_back(planted_pair(rng, 150, {2, k % 3 == 0, k % 3 == 1, 8, 0, 0, static_cast<unsigned>(k % 10)}));
   return pairs;
 }
 
@@ -150,7 +154,8 @@ TEST_P(GappedBatchOn, ExtensionsEqualTheFunctionCalledOneByOne) {
 TEST_P(GappedBatchOn, LocalAlignmentsEqualTheFunctionsCalledOneByOne) {
   const Batch b = make_batch(many_pairs());
   std::vector<LocalTask> tasks;
-  for (const ExtendTask& t : b.extend) tasks.push_back({t.query_offset, t.target_offset, t.query_length, t.target_length});
+  for (const ExtendTask& t : b.extend)
+    tasks.push_back({t.query_offset, t.target_offset, t.query_length, t.target_length});
   for (std::int32_t band : {1000, 7}) {
     Scoring sc;
     sc.band = band;
@@ -174,7 +179,8 @@ TEST_P(GappedBatchOn, GlobalAlignmentsEqualTheFunctionCalledOneByOne) {
     GappedAligner aligner(GetParam(), budget);
     std::vector<GlobalResult> got(b.global.size());
     std::vector<std::uint32_t> cigar(b.cigar_size, 0xFFFFFFFFu);  // overwritten: zeros outside the CIGARs
-    ASSERT_TRUE(aligner.align_global(sc, b.codes(), b.global.data(), got.data(), got.size(), cigar.data(), cigar.size()).ok());
+    ASSERT_TRUE(
+        aligner.align_global(sc, b.codes(), b.global.data(), got.data(), got.size(), cigar.data(), cigar.size()).ok());
     EXPECT_TRUE(same_bytes(got, want)) << "budget " << budget;
     EXPECT_TRUE(same_bytes(cigar, want_cigar)) << "budget " << budget;
   }
@@ -196,7 +202,8 @@ TEST_P(GappedBatchOn, ABadTaskIsNamedByItsIndex) {
   b.extend[9].h0 = 5;
   Scoring bad;
   bad.match = 0;
-  EXPECT_EQ(aligner.extend(bad, b.codes(), b.extend.data(), out.data(), out.size()).code(), StatusCode::invalid_argument);
+  EXPECT_EQ(aligner.extend(bad, b.codes(), b.extend.data(), out.data(), out.size()).code(),
+            StatusCode::invalid_argument);
   // A CIGAR slot past the array's end.
   std::vector<GlobalResult> results(b.global.size());
   std::vector<std::uint32_t> cigar(b.cigar_size);

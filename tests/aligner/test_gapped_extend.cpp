@@ -34,7 +34,8 @@ ExtendResult run_extend(const Codes& q, const Codes& t, const Scoring& sc, std::
   std::vector<std::int32_t> scratch(aligner::gapped::extend_scratch_bytes(static_cast<std::uint32_t>(q.size())) / 4);
   const DpRows<1> s{scratch.data()};
   const auto ql = static_cast<std::uint32_t>(q.size()), tl = static_cast<std::uint32_t>(t.size());
-  if (reversed) return aligner::gapped::extend(ReverseCodes{q.data(), ql}, ql, ReverseCodes{t.data(), tl}, tl, sc, h0, s);
+  if (reversed)
+    return aligner::gapped::extend(ReverseCodes{q.data(), ql}, ql, ReverseCodes{t.data(), tl}, tl, sc, h0, s);
   return aligner::gapped::extend(ForwardCodes{q.data()}, ql, ForwardCodes{t.data()}, tl, sc, h0, s);
 }
 
@@ -157,7 +158,7 @@ TEST(GappedExtend, ZdropStopsExactlyWhenTheDiagonalDropsMoreThanD) {
   const ExtendResult stopped = run_extend(query, target, sc, h0);
   EXPECT_EQ(stopped.score, h0 + static_cast<std::int32_t>(P));
   EXPECT_EQ(stopped.qle, static_cast<std::int32_t>(P));
-  EXPECT_EQ(stopped.gscore, -1);  // never reached the query's end
+  EXPECT_EQ(stopped.gscore, -1);                          // never reached the query's end
   sc.zdrop = static_cast<std::int32_t>(K) * sc.mismatch;  // the drop never exceeds d
   const ExtendResult through = run_extend(query, target, sc, h0);
   const std::int32_t total = h0 + static_cast<std::int32_t>(P + R) - static_cast<std::int32_t>(K) * sc.mismatch;
@@ -232,24 +233,25 @@ TEST(GappedLocal, EqualsTheFullSmithWatermanAndLocalStartFindsItsStart) {
     for (std::int32_t w : {1 << 20, 3, 30}) {
       Scoring sc = no_zdrop(w);
       const auto want = local_answer(gotoh(p.query, p.target, sc, OracleMode::local, 0, band_of(w)));
-      std::vector<std::int32_t> scratch(aligner::gapped::extend_scratch_bytes(static_cast<std::uint32_t>(p.query.size())) / 4);
+      std::vector<std::int32_t> scratch(
+          aligner::gapped::extend_scratch_bytes(static_cast<std::uint32_t>(p.query.size())) / 4);
       const auto ql = static_cast<std::uint32_t>(p.query.size()), tl = static_cast<std::uint32_t>(p.target.size());
-      const ExtendResult got = aligner::gapped::local_align(ForwardCodes{p.query.data()}, ql, ForwardCodes{p.target.data()},
-                                                            tl, sc, DpRows<1>{scratch.data()});
+      const ExtendResult got = aligner::gapped::local_align(
+          ForwardCodes{p.query.data()}, ql, ForwardCodes{p.target.data()}, tl, sc, DpRows<1>{scratch.data()});
       ASSERT_EQ(got.score, want.score) << p.what << ", band " << w;
       ASSERT_EQ(got.qle, want.qle) << p.what << ", band " << w;
       ASSERT_EQ(got.tle, want.tle) << p.what << ", band " << w;
       if (w != 1 << 20 || got.score == 0) continue;
       // The start: the sub-ranges it delimits align end to end with the optimal local score.
       std::vector<std::int32_t> back(aligner::gapped::extend_scratch_bytes(static_cast<std::uint32_t>(got.qle)) / 4);
-      const ExtendResult start = aligner::gapped::local_start(ForwardCodes{p.query.data()}, ForwardCodes{p.target.data()},
-                                                              got, sc, DpRows<1>{back.data()});
+      const ExtendResult start = aligner::gapped::local_start(
+          ForwardCodes{p.query.data()}, ForwardCodes{p.target.data()}, got, sc, DpRows<1>{back.data()});
       ASSERT_EQ(start.score, got.score + 1) << p.what;
       const Codes q(p.query.begin() + (got.qle - start.qle), p.query.begin() + got.qle);
       const Codes t(p.target.begin() + (got.tle - start.tle), p.target.begin() + got.tle);
       const GotohMatrices g = gotoh(q, t, sc, OracleMode::global, 0, unbanded());
-      EXPECT_EQ(g.best(g.rows - 1, g.cols - 1), got.score) << p.what << ": start (" << got.qle - start.qle << ", "
-                                                           << got.tle - start.tle << ")";
+      EXPECT_EQ(g.best(g.rows - 1, g.cols - 1), got.score)
+          << p.what << ": start (" << got.qle - start.qle << ", " << got.tle - start.tle << ")";
       ++with_start;
     }
   }

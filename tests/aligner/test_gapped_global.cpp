@@ -31,8 +31,8 @@ Aligned run_global(const Codes& q, const Codes& t, const Scoring& sc, std::int32
   std::vector<std::uint32_t> scratch(aligner::gapped::global_scratch_bytes(ql, tl, w) / 4);
   Aligned a;
   a.cigar.assign(aligner::gapped::global_max_cigar_ops(ql, tl), 0xDEADBEEF);
-  a.result = aligner::gapped::global_align(ForwardCodes{q.data()}, ql, ForwardCodes{t.data()}, tl, sc, w, scratch.data(),
-                                           a.cigar.data(), static_cast<std::uint32_t>(a.cigar.size()));
+  a.result = aligner::gapped::global_align(ForwardCodes{q.data()}, ql, ForwardCodes{t.data()}, tl, sc, w,
+                                           scratch.data(), a.cigar.data(), static_cast<std::uint32_t>(a.cigar.size()));
   a.cigar.resize(a.result.n_cigar);
   return a;
 }
@@ -46,8 +46,8 @@ std::string cigar_string(const std::vector<std::uint32_t>& cigar) {
 // The score, the CIGAR's consistency and its rescoring, against the oracle with the band masked.
 ::testing::AssertionResult optimal_and_consistent(const Codes& q, const Codes& t, const Scoring& sc, std::int32_t w) {
   const Aligned a = run_global(q, t, sc, w);
-  const std::int32_t band = aligner::gapped::global_band(static_cast<std::uint32_t>(q.size()),
-                                                         static_cast<std::uint32_t>(t.size()), w);
+  const std::int32_t band =
+      aligner::gapped::global_band(static_cast<std::uint32_t>(q.size()), static_cast<std::uint32_t>(t.size()), w);
   const GotohMatrices g = gotoh(q, t, sc, OracleMode::global, 0, band_of(band));
   const std::int64_t want = g.best(g.rows - 1, g.cols - 1);
   const std::int64_t rescored = rescore(q, t, a.cigar, sc);
@@ -69,7 +69,8 @@ TEST(GappedGlobal, UnbandedScoreIsTheOptimumAndTheCigarRescoresToIt) {
 
 TEST(GappedGlobal, BandedScoreIsTheOptimumInsideTheBand) {
   for (const Pair& p : mixed_pairs(32, false)) {
-    for (std::int32_t w : {0, 1, 3, 10, 51}) ASSERT_TRUE(optimal_and_consistent(p.query, p.target, Scoring{}, w)) << p.what << ", w " << w;
+    for (std::int32_t w : {0, 1, 3, 10, 51})
+      ASSERT_TRUE(optimal_and_consistent(p.query, p.target, Scoring{}, w)) << p.what << ", w " << w;
   }
 }
 
@@ -79,7 +80,8 @@ TEST(GappedGlobal, OtherScorings) {
   b.open_del = b.open_ins = 0, b.mismatch = 1;
   c.open_del = c.open_ins = c.extend_ins = c.mismatch = 0;  // ties everywhere
   for (const Scoring& sc : {a, b, c}) {
-    for (const Pair& p : mixed_pairs(33, false)) ASSERT_TRUE(optimal_and_consistent(p.query, p.target, sc, 20)) << p.what;
+    for (const Pair& p : mixed_pairs(33, false))
+      ASSERT_TRUE(optimal_and_consistent(p.query, p.target, sc, 20)) << p.what;
   }
 }
 
@@ -136,8 +138,8 @@ TEST(GappedGlobal, ACigarThatDoesNotFitIsReportedNotWrittenPast) {
   const Codes q = codes_of("ACGTAAAACGT"), t = codes_of("ACGTACGT");
   std::vector<std::uint32_t> scratch(aligner::gapped::global_scratch_bytes(11, 8, 5) / 4);
   std::uint32_t cigar[3] = {0, 0, 7};
-  const GlobalResult r = aligner::gapped::global_align(ForwardCodes{q.data()}, 11, ForwardCodes{t.data()}, 8, Scoring{}, 5,
-                                                       scratch.data(), cigar, 2);  // needs 3: 4M3I4M
+  const GlobalResult r = aligner::gapped::global_align(ForwardCodes{q.data()}, 11, ForwardCodes{t.data()}, 8, Scoring{},
+                                                       5, scratch.data(), cigar, 2);  // needs 3: 4M3I4M
   EXPECT_EQ(r.n_cigar, 0u);
   EXPECT_EQ(r.score, aligner::gapped::kUnreachable);
   EXPECT_EQ(cigar[2], 7u);
@@ -213,7 +215,7 @@ TEST(GappedEditTags, MdRebuildsTheReferenceAndNmCountsTheEdits) {
     }
     EXPECT_EQ(tags->nm, nm) << p.what;
     // Replay: MD's numbers copy read bases (M columns, skipping insertions), letters replace them.
-    std::string aligned_ref;  // the reference as M and D columns give it, from read + MD
+    std::string aligned_ref;   // the reference as M and D columns give it, from read + MD
     std::vector<char> read_m;  // the read's bases in M columns, in order
     qi = 0;
     for (std::uint32_t c : a.cigar) {
@@ -229,11 +231,13 @@ TEST(GappedEditTags, MdRebuildsTheReferenceAndNmCountsTheEdits) {
     for (std::size_t i = 0; i < tags->md.size();) {
       if (std::isdigit(static_cast<unsigned char>(tags->md[i]))) {
         std::size_t n = 0;
-        while (i < tags->md.size() && std::isdigit(static_cast<unsigned char>(tags->md[i]))) n = n * 10 + (tags->md[i++] - '0');
+        while (i < tags->md.size() && std::isdigit(static_cast<unsigned char>(tags->md[i])))
+          n = n * 10 + (tags->md[i++] - '0');
         for (std::size_t k = 0; k < n && at < read_m.size(); ++k) aligned_ref += read_m[at++];
       } else if (tags->md[i] == '^') {
         ++i;
-        while (i < tags->md.size() && std::isalpha(static_cast<unsigned char>(tags->md[i]))) aligned_ref += tags->md[i++], ++at;
+        while (i < tags->md.size() && std::isalpha(static_cast<unsigned char>(tags->md[i])))
+          aligned_ref += tags->md[i++], ++at;
       } else {
         aligned_ref += tags->md[i++];
         ++at;

@@ -15,7 +15,9 @@ Result<EditTags> edit_tags(const std::uint8_t* query, std::uint64_t query_length
   for (std::uint32_t k = 0; k < n_cigar; ++k) {
     const std::uint32_t op = cigar[k] & 0xF, len = cigar[k] >> 4;
     switch (op) {
-      case 0: case 7: case 8:  // M, =, X
+      case 0:
+      case 7:
+      case 8:  // M, =, X
         if (q + len > query_length || r + len > ref_length) return invalid_argument("CIGAR runs past the sequences");
         for (std::uint32_t i = 0; i < len; ++i, ++q, ++r) {
           if (query[q] == ref[r] && query[q] < 4) {
@@ -41,7 +43,8 @@ Result<EditTags> edit_tags(const std::uint8_t* query, std::uint64_t query_length
         tags.nm += len;
         run = 0;
         break;
-      case 4: case 5:  // S, H: not aligned (query starts after a leading clip)
+      case 4:
+      case 5:  // S, H: not aligned (query starts after a leading clip)
         break;
       default:
         return invalid_argument("CIGAR operation " + std::to_string(op) + " has no place in a read's alignment");

@@ -1,10 +1,9 @@
 // Batches of gapped extensions and global alignments on either backend (see gapped_batch.hpp).
-#include "wtmap/aligner/gapped/gapped_batch.hpp"
-
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "wtmap/aligner/gapped/gapped_batch.hpp"
 #include "wtmap/core/buffer.hpp"
 #include "wtmap/core/detail/batch.cuh"
 
@@ -186,7 +185,8 @@ Status run_in_chunks(Backend backend, Op op, const Task* tasks, typename Op::Out
       std::uint64_t widest = 0;
       for (std::uint64_t k = end; k < group_end; ++k) widest = std::max(widest, Op::scratch_bytes(tasks[k]));
       if (end > begin && used + widest * Op::kGroup > budget) break;
-      for (std::uint64_t k = end; k < group_end; ++k) jobs.push_back({tasks[k], used + (k - end) * sizeof(std::int32_t)});
+      for (std::uint64_t k = end; k < group_end; ++k)
+        jobs.push_back({tasks[k], used + (k - end) * sizeof(std::int32_t)});
       used += widest * Op::kGroup;
       end = group_end;
     }
@@ -210,14 +210,16 @@ Status run_in_chunks(Backend backend, Op op, const Task* tasks, typename Op::Out
 template <class Op, class Task>
 Status GappedAligner::run_tasks(Op op, const CodeArrays& codes, const Task* tasks, typename Op::Out* results,
                                 std::uint64_t count, const char* what) {
-  if (!op.scoring.valid()) return invalid_argument(std::string(what) + ": scoring needs match > 0 and no negative penalty");
+  if (!op.scoring.valid())
+    return invalid_argument(std::string(what) + ": scoring needs match > 0 and no negative penalty");
   op.codes = {codes.query, codes.query_size, codes.target, codes.target_size};
   WTMAP_TRY(check_tasks(op, tasks, count, what));
   if (count == 0) return {};
   Result<CodesView> view = place_codes(backend_, codes, device_->query, device_->target);
   if (!view.ok()) return view.status();
   op.codes = view.value();
-  return run_in_chunks(backend_, op, tasks, results, count, scratch_budget_, device_->scratch, device_->workspace, what);
+  return run_in_chunks(backend_, op, tasks, results, count, scratch_budget_, device_->scratch, device_->workspace,
+                       what);
 }
 
 Status GappedAligner::extend(const Scoring& scoring, const CodeArrays& codes, const ExtendTask* tasks,

@@ -84,8 +84,8 @@ class GappedAligner {
 
   // results[i] = global_align(task i) with `scoring`'s penalties and the task's band, its CIGAR at
   // cigar[task.cigar_offset, + results[i].n_cigar). cigar_size: the array's length.
-  Status align_global(const Scoring& scoring, const CodeArrays& codes, const GlobalTask* tasks,
-                      GlobalResult* results, std::uint64_t count, std::uint32_t* cigar, std::uint64_t cigar_size);
+  Status align_global(const Scoring& scoring, const CodeArrays& codes, const GlobalTask* tasks, GlobalResult* results,
+                      std::uint64_t count, std::uint32_t* cigar, std::uint64_t cigar_size);
 
  private:
   struct Device;

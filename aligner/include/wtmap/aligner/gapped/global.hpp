@@ -105,7 +105,8 @@ WTMAP_HD std::int32_t global_cell(std::int32_t diag, std::int32_t& e, std::int32
 }
 
 // Appends `len` of operation `op` to a CIGAR built backwards; false once it would exceed capacity.
-WTMAP_HD bool push_op(std::uint32_t* cigar, std::uint32_t capacity, std::uint32_t& n, std::uint32_t op, std::uint32_t len) {
+WTMAP_HD bool push_op(std::uint32_t* cigar, std::uint32_t capacity, std::uint32_t& n, std::uint32_t op,
+                      std::uint32_t len) {
   if (len == 0) return true;
   if (n > 0 && (cigar[n - 1] & 0xF) == op) {
     cigar[n - 1] += len << 4;

@@ -15,16 +15,16 @@
 namespace wtmap::aligner::gapped {
 
 struct Scoring {
-  std::int32_t match = 1;        // -A
-  std::int32_t mismatch = 4;     // -B (a penalty: subtracted)
-  std::int32_t open_del = 6;     // -O, first value
-  std::int32_t extend_del = 1;   // -E, first value
-  std::int32_t open_ins = 6;     // -O, second value
-  std::int32_t extend_ins = 1;   // -E, second value
-  std::int32_t clip5 = 5;        // -L, first value: a 5' soft clip costs this much
-  std::int32_t clip3 = 5;        // -L, second value
-  std::int32_t band = 100;       // -w: the largest |target offset - query offset| of a cell
-  std::int32_t zdrop = 100;      // -d; <= 0 turns z-drop off
+  std::int32_t match = 1;       // -A
+  std::int32_t mismatch = 4;    // -B (a penalty: subtracted)
+  std::int32_t open_del = 6;    // -O, first value
+  std::int32_t extend_del = 1;  // -E, first value
+  std::int32_t open_ins = 6;    // -O, second value
+  std::int32_t extend_ins = 1;  // -E, second value
+  std::int32_t clip5 = 5;       // -L, first value: a 5' soft clip costs this much
+  std::int32_t clip3 = 5;       // -L, second value
+  std::int32_t band = 100;      // -w: the largest |target offset - query offset| of a cell
+  std::int32_t zdrop = 100;     // -d; <= 0 turns z-drop off
 
   // The score of aligning read code a with reference code b.
   WTMAP_HD std::int32_t substitution(std::uint8_t a, std::uint8_t b) const {
