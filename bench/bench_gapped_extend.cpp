@@ -3,7 +3,8 @@
 // reads from a random reference with 2 mismatches, and in half of them an indel of 1-5 bases,
 // seeded at bases [30, 60): each read gives a left extension (30 bases, reversed, 130 of
 // reference) and a right one (90 bases, 190 of reference), then a global alignment of the whole
-// read with its reference window in a band of 10. Host memory in and out, copies included.
+// read with its reference window in a band of 10. Host memory in and out, copies included (each
+// batch size has its own reads and reference windows, all of whose codes a call copies).
 //
 //   bench_gapped_extend [--benchmark_filter=...]     (Google Benchmark's flags)
 //
@@ -11,6 +12,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -68,9 +70,12 @@ Workload make_workload(std::uint32_t count) {
   return w;
 }
 
-const Workload& workload() {
-  static const Workload w = make_workload(1u << 19);
-  return w;
+// The workload of `reads` reads, made once per size (every call copies all of its codes).
+const Workload& workload(std::uint32_t reads) {
+  static std::map<std::uint32_t, Workload> made;
+  auto it = made.find(reads);
+  if (it == made.end()) it = made.emplace(reads, make_workload(reads)).first;
+  return it->second;
 }
 
 void skip_without(benchmark::State& state, Backend backend) {
@@ -79,8 +84,8 @@ void skip_without(benchmark::State& state, Backend backend) {
 
 void BM_Extend(benchmark::State& state, Backend backend) {
   skip_without(state, backend);
-  const Workload& w = workload();
-  const auto count = std::min<std::uint64_t>(static_cast<std::uint64_t>(state.range(0)), w.extensions.size());
+  const Workload& w = workload(static_cast<std::uint32_t>(state.range(0) / 2));  // two extensions a read
+  const std::uint64_t count = w.extensions.size();
   GappedAligner aligner(backend);
   std::vector<ExtendResult> out(count);
   for (auto _ : state) {
@@ -93,8 +98,8 @@ void BM_Extend(benchmark::State& state, Backend backend) {
 
 void BM_Global(benchmark::State& state, Backend backend) {
   skip_without(state, backend);
-  const Workload& w = workload();
-  const auto count = std::min<std::uint64_t>(static_cast<std::uint64_t>(state.range(0)), w.globals.size());
+  const Workload& w = workload(static_cast<std::uint32_t>(state.range(0)));
+  const std::uint64_t count = w.globals.size();
   GappedAligner aligner(backend);
   std::vector<GlobalResult> out(count);
   std::vector<std::uint32_t> cigar(w.cigar_size);
