@@ -1,9 +1,11 @@
 // gapped/global.hpp and gapped/edit_tags.hpp: global_align's score equals a full Gotoh DP's optimum
 // (unbanded, and masked to the band it reports using), its CIGAR consumes both sequences exactly,
-// never puts an insertion next to a deletion, and rescored from the sequences alone gives the
-// returned score. edit_tags: hand-written cases, and on every alignment NM counted from the columns
-// and the reference rebuilt from the read, the CIGAR and MD (SAM's grammar for MD).
+// never puts an insertion next to a deletion, rescored from the sequences alone gives the returned
+// score, and htslib reads it with both lengths. edit_tags: hand-written cases, and on every
+// alignment NM counted from the columns and the reference rebuilt from the read, the CIGAR and MD
+// (SAM's grammar for MD).
 #include <gtest/gtest.h>
+#include <htslib/sam.h>
 
 #include <cstdint>
 #include <regex>
@@ -132,6 +134,18 @@ TEST(GappedGlobal, ClosedFormCigars) {
   EXPECT_EQ(cigar_string(run_global({}, codes_of("ACGTA"), sc, 0).cigar), "5D");
   EXPECT_EQ(run_global({}, {}, sc, 0).result.n_cigar, 0u);
   EXPECT_EQ(run_global({}, {}, sc, 0).result.score, 0);
+}
+
+// The CIGAR is BAM's encoding as htslib reads it: its query and reference lengths are the two
+// sequences', its letters M, I, D.
+TEST(GappedGlobal, HtslibReadsTheCigar) {
+  for (const Pair& p : mixed_pairs(36)) {
+    const Aligned a = run_global(p.query, p.target, Scoring{}, 30);
+    const auto n = static_cast<int>(a.cigar.size());
+    EXPECT_EQ(bam_cigar2qlen(n, a.cigar.data()), static_cast<hts_pos_t>(p.query.size())) << p.what;
+    EXPECT_EQ(bam_cigar2rlen(n, a.cigar.data()), static_cast<hts_pos_t>(p.target.size())) << p.what;
+    for (std::uint32_t c : a.cigar) EXPECT_NE(std::string("MID").find(bam_cigar_opchr(c)), std::string::npos);
+  }
 }
 
 TEST(GappedGlobal, ACigarThatDoesNotFitIsReportedNotWrittenPast) {
