@@ -1,7 +1,8 @@
 // gapped/extend.hpp: extend() and local_align() against a plain full Gotoh DP (gotoh_oracle.hpp) on
 // random and planted pairs -- unbanded and z-drop off: every result field equal; banded: equal to
 // the oracle with the cells outside the band masked; read backwards (ReverseCodes): equal to the
-// oracle on the reversed sequences. Z-drop on closed-form cases where it must and must not stop.
+// oracle on the reversed sequences. Z-drop on closed-form cases where it must and must not stop,
+// and on the mixed cases every cell it reports holds its DP score.
 // local_align: equal to the oracle's Smith-Waterman; local_start: the range it gives aligns end to
 // end (oracle, global mode) with that score.
 #include <gtest/gtest.h>
@@ -100,6 +101,29 @@ TEST(GappedExtend, ReadingBackwardsEqualsTheDpOnReversedSequences) {
     const auto want = extension_answer(gotoh(rq, rt, sc, OracleMode::extension, 30, band_of(40)), 30);
     ASSERT_TRUE(same(run_extend(p.query, p.target, sc, 30, true), want)) << p.what;
   }
+}
+
+// With z-drop the extension stops early, but every row it computed is exact: the best cell and
+// the global end it reports hold exactly those scores in the full DP, and nothing beats the DP.
+TEST(GappedExtend, WithZdropTheReportedCellsHoldTheirDpScores) {
+  int stopped_early = 0;
+  for (const Pair& p : mixed_pairs(29)) {
+    for (std::int32_t zdrop : {5, 20, 100}) {
+      Scoring sc;
+      sc.zdrop = zdrop;
+      sc.band = 1 << 20;
+      const std::int32_t h0 = 25;
+      const GotohMatrices g = gotoh(p.query, p.target, sc, OracleMode::extension, h0, unbanded());
+      const ExtendResult r = run_extend(p.query, p.target, sc, h0);
+      const OracleExtension full = extension_answer(g, h0);
+      ASSERT_LE(r.score, full.score) << p.what;
+      if (r.qle > 0) ASSERT_EQ(r.score, g.best(r.tle, r.qle)) << p.what << ", z-drop " << zdrop;
+      if (r.qle == 0) ASSERT_EQ(r.score, h0) << p.what;
+      if (r.gscore >= 0) ASSERT_EQ(r.gscore, g.best(r.gtle, g.cols - 1)) << p.what << ", z-drop " << zdrop;
+      stopped_early += r.score < full.score;
+    }
+  }
+  EXPECT_GT(stopped_early, 0);  // the cases do exercise an early stop
 }
 
 TEST(GappedExtend, ClosedFormCases) {
