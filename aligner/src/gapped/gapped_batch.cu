@@ -40,11 +40,13 @@ struct Job {
   std::uint64_t scratch_offset;
 };
 
-// What both operations read: the codes, the launch's scratch, the scoring.
+// What every operation reads: the codes, the launch's scratch, the scoring.
 struct GappedOpData {
   CodesView codes;
   std::byte* scratch;
   Scoring scoring;
+  // An alignment is some 10^4 DP cells: a few dozen per CPU thread repay starting it.
+  static constexpr std::uint64_t kCpuMinPerThread = 32;
 };
 
 struct ExtendOp : GappedOpData {
