@@ -8,6 +8,7 @@
 // seeds_per_read and steps_per_read (extensions, one rank pair each). The GPU's seeds of the first
 // 1000 reads must equal the CPU backend's (a mismatch fails the benchmark).
 //
+// smem/seed/gpu_device/... times the kernel alone on reads, seeds and results already on the device.
 // Environment: WTMAP_BENCH_SMEM_GENOME (bases; 2^26, quick 2^20), WTMAP_BENCH_SMEM_READS (10^6,
 // quick 10^4), WTMAP_BENCH_SMEM_CPU_READS (reads the CPU backend seeds; 10^5, quick 10^4),
 // WTMAP_BENCH_SMEM_K (-k, 19).
@@ -28,7 +29,9 @@ namespace {
 using fmindex::Seed;
 
 constexpr std::uint32_t kReadLength = 150;
-constexpr std::uint32_t kSeedRoom = 4 * kReadLength;  // seeds and the copies re-seeding merges
+// Room for a read's seeds, and for the copies re-seeding finds before they are merged: at
+// 2^26 bases most reads have one to three (a read that overflows is counted, seeds_overflowed).
+constexpr std::uint32_t kSeedRoom = 48;
 
 fmindex::Reference generated_genome(std::uint64_t m) {
   std::mt19937_64 rng(20260101);
@@ -154,6 +157,30 @@ Error check_against_cpu(const Output& gpu, const fmindex::SmemParams& params) {
   return {};
 }
 
+fmindex::SmemParams params_for(bool reseed) {
+  fmindex::SmemParams params;
+  params.min_seed_len = static_cast<std::uint32_t>(env_u64("WTMAP_BENCH_SMEM_K", 19, 19));
+  params.reseed = reseed;
+  return params;
+}
+
+void set_counters(benchmark::State& state, Backend backend, const std::vector<fmindex::SmemResult>& results) {
+  double seeds = 0, steps = 0, overflowed = 0;
+  for (const auto& r : results) {
+    seeds += r.count;
+    steps += r.steps;
+    overflowed += (r.flags & fmindex::kSeedsOverflow) != 0;
+  }
+  const auto count = static_cast<double>(results.size());
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * results.size()));
+  state.counters["reads"] = count;
+  state.counters["seeds_per_read"] = seeds / count;
+  state.counters["steps_per_read"] = steps / count;
+  state.counters["seeds_overflowed"] = overflowed;
+  state.counters["index_build_s"] = data().build_s[static_cast<int>(backend)];
+}
+
+// Reads and seeds in host memory (SmemSeeder::find: copies included).
 void bm_seed(benchmark::State& state, Backend backend, bool reseed) {
   if (backend == Backend::gpu && !gpu_present()) {
     state.SkipWithError(kNoGpu);
@@ -165,46 +192,79 @@ void bm_seed(benchmark::State& state, Backend backend, bool reseed) {
     state.SkipWithError(error.c_str());
     return;
   }
-  fmindex::SmemParams params;
-  params.min_seed_len = static_cast<std::uint32_t>(env_u64("WTMAP_BENCH_SMEM_K", 19, 19));
-  params.reseed = reseed;
+  const fmindex::SmemParams params = params_for(reseed);
   const std::uint64_t count = backend == Backend::gpu ? data().reads.refs.size() : data().cpu_reads;
   fmindex::SmemSeeder seeder(*index);
   Output out;
   error = seed(seeder, count, params, out);  // untimed: device buffers, the workspace
   if (error.empty() && backend == Backend::gpu) error = check_against_cpu(out, params);
+  for (auto _ : state) {
+    if (!error.empty()) break;
+    state.SetIterationTime(wall_seconds([&] { error = seed(seeder, count, params, out); }));
+  }
   if (!error.empty()) {
     state.SkipWithError(error.c_str());
     return;
   }
+  set_counters(state, backend, out.results);
+}
+
+// Reads, seeds and results already on the device (SmemSeeder::find_on_device): the seeding kernel.
+Error seed_on_device(benchmark::State& state, bool reseed) {
+  Error error;
+  const fmindex::FmIndex* index = index_on(Backend::gpu, error);
+  if (index == nullptr) return error;
+  const Reads& r = data().reads;
+  const std::uint64_t count = r.refs.size();
+  const fmindex::SmemParams params = params_for(reseed);
+  CudaArray<std::uint8_t> codes;
+  CudaArray<fmindex::SeedingRead> reads;
+  CudaArray<Seed> seeds;
+  CudaArray<fmindex::SmemResult> results;
+  BENCH_OK(codes.assign(CudaArray<std::uint8_t>::device, r.codes.data(), r.codes.size()));
+  BENCH_OK(reads.assign(CudaArray<fmindex::SeedingRead>::device, r.refs.data(), count));
+  BENCH_OK(seeds.allocate(CudaArray<Seed>::device, count * kSeedRoom));
+  BENCH_OK(results.allocate(CudaArray<fmindex::SmemResult>::device, count));
+  fmindex::SmemSeeder seeder(*index);
+  auto run = [&] {
+    return to_error(seeder.find_on_device(codes.data(), codes.size(), reads.data(), count, params, seeds.data(),
+                                          seeds.size(), results.data()));
+  };
+  BENCH_OK(run());  // untimed
+  Output out;
+  out.results.resize(count);
+  out.seeds.resize(std::min<std::uint64_t>(count, 1000) * kSeedRoom);
+  BENCH_OK(cuda_to_host(out.results.data(), results.data(), count));
+  BENCH_OK(cuda_to_host(out.seeds.data(), seeds.data(), out.seeds.size()));
+  BENCH_OK(check_against_cpu(out, params));
   for (auto _ : state) {
-    state.SetIterationTime(wall_seconds([&] { error = seed(seeder, count, params, out); }));
-    if (!error.empty()) {
-      state.SkipWithError(error.c_str());
-      return;
-    }
+    state.SetIterationTime(wall_seconds([&] { error = run(); }));
+    BENCH_OK(error);
   }
-  double seeds = 0, steps = 0;
-  for (const auto& r : out.results) {
-    seeds += r.count;
-    steps += r.steps;
+  set_counters(state, Backend::gpu, out.results);
+  return {};
+}
+
+void bm_seed_device(benchmark::State& state, bool reseed) {
+  if (!gpu_present()) {
+    state.SkipWithError(kNoGpu);
+    return;
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * count));
-  state.counters["reads"] = static_cast<double>(count);
-  state.counters["seeds_per_read"] = seeds / static_cast<double>(count);
-  state.counters["steps_per_read"] = steps / static_cast<double>(count);
-  state.counters["index_build_s"] = data().build_s[static_cast<int>(backend)];
+  const Error error = seed_on_device(state, reseed);
+  if (!error.empty()) state.SkipWithError(error.c_str());
 }
 
 void register_all() {
   benchmark::AddCustomContext("wtmap_smem_genome", std::to_string(data().reference.forward.size()));
-  for (Backend backend : {Backend::gpu, Backend::cpu}) {
-    for (bool reseed : {true, false}) {
-      const std::string name =
-          std::string("smem/seed/") + backend_name(backend) + (reseed ? "/reseed" : "/first_pass") + "/150bp";
-      benchmark::RegisterBenchmark(name.c_str(), [backend, reseed](benchmark::State& s) { bm_seed(s, backend, reseed); })
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
+  auto reg = [](const std::string& name, auto fn) {
+    benchmark::RegisterBenchmark(name.c_str(), fn)->UseManualTime()->Unit(benchmark::kMillisecond);
+  };
+  for (bool reseed : {true, false}) {
+    const std::string what = std::string(reseed ? "/reseed" : "/first_pass") + "/150bp";
+    reg("smem/seed/gpu_device" + what, [reseed](benchmark::State& s) { bm_seed_device(s, reseed); });
+    for (Backend backend : {Backend::gpu, Backend::cpu}) {
+      reg(std::string("smem/seed/") + backend_name(backend) + what,
+          [backend, reseed](benchmark::State& s) { bm_seed(s, backend, reseed); });
     }
   }
 }

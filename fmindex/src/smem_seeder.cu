@@ -42,4 +42,14 @@ Status SmemSeeder::find(const std::uint8_t* codes, std::uint64_t codes_size, con
   return device_seeds_.copy_to_host(0, seeds, seed_bytes);
 }
 
+Status SmemSeeder::find_on_device(const std::uint8_t* codes, std::uint64_t codes_size, const SeedingRead* reads,
+                                  std::size_t count, const SmemParams& params, Seed* seeds, std::uint64_t seeds_size,
+                                  SmemResult* results) {
+  if (index_->backend() != Backend::gpu) return invalid_argument("seeding on the device: the index is not on the GPU");
+  std::lock_guard<std::mutex> lock(workspace_->scratch_mutex);
+  WTMAP_TRY(workspace_->reserve(0, 0, 1));  // makes its streams
+  const SmemOp op{index_->view(), codes, codes_size, seeds, seeds_size, params};
+  return detail::run_batch_device(op, reads, results, count, workspace_->streams[0], *workspace_, "seeding");
+}
+
 }  // namespace wtmap::fmindex

@@ -19,6 +19,7 @@
 #include "dna_cases.hpp"
 #include "fm_queries.hpp"
 #include "fm_support.hpp"
+#include "wtmap/core/buffer.hpp"
 #include "wtmap/fmindex/smem.hpp"
 #include "wtmap/fmindex/smem_seeder.hpp"
 
@@ -518,6 +519,52 @@ TEST_P(SmemSeederBackends, ReadsPastTheArraysAreRefused) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("query 2"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("seed room"), std::string::npos) << s.message();
+}
+
+// The device-resident entry: the same seeds and results as the host-memory batch; refused for an
+// index on the CPU.
+TEST_P(SmemSeederBackends, OnDeviceEqualsTheHostBatch) {
+  TempDir dir;
+  const std::vector<TestContig> contigs = repeat_contigs();
+  const fmindex::FmIndex index = build_index(load_reference(dir, contigs), GetParam(), 4);
+  std::mt19937 rng(53);
+  std::vector<std::string> reads;
+  for (int k = 0; k < 30; ++k) reads.push_back(sampled_read(contigs, rng, 150, 0.02));
+  const Batch batch = make_batch(reads);
+  fmindex::SmemSeeder seeder(index);
+  const SmemParams params;
+  if (GetParam() == Backend::cpu) {
+    const Status s = seeder.find_on_device(batch.codes.data(), batch.codes.size(), batch.refs.data(),
+                                           batch.refs.size(), params, nullptr, 0, nullptr);
+    EXPECT_FALSE(s.ok());
+    return;
+  }
+  const BatchOutput want = seed_batch(seeder, batch, params);
+  auto device = [](std::size_t bytes, const void* from) {
+    auto b = Buffer::allocate(Backend::gpu, std::max<std::size_t>(bytes, 1), "test");
+    if (!b.ok()) throw std::runtime_error(b.status().message());
+    if (from != nullptr && !b.value().copy_from_host(0, from, bytes).ok()) throw std::runtime_error("copy in");
+    return std::move(b).value();
+  };
+  Buffer codes = device(batch.codes.size(), batch.codes.data());
+  Buffer refs = device(batch.refs.size() * sizeof(fmindex::SeedingRead), batch.refs.data());
+  Buffer seeds = device(batch.seeds_size * sizeof(Seed), nullptr);
+  Buffer results = device(batch.refs.size() * sizeof(fmindex::SmemResult), nullptr);
+  const Status s = seeder.find_on_device(reinterpret_cast<const std::uint8_t*>(codes.data()), batch.codes.size(),
+                                         reinterpret_cast<const fmindex::SeedingRead*>(refs.data()), batch.refs.size(),
+                                         params, reinterpret_cast<Seed*>(seeds.data()), batch.seeds_size,
+                                         reinterpret_cast<fmindex::SmemResult*>(results.data()));
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::vector<Seed> got_seeds(batch.seeds_size);
+  std::vector<fmindex::SmemResult> got(batch.refs.size());
+  ASSERT_TRUE(seeds.copy_to_host(0, got_seeds.data(), got_seeds.size() * sizeof(Seed)).ok());
+  ASSERT_TRUE(results.copy_to_host(0, got.data(), got.size() * sizeof(fmindex::SmemResult)).ok());
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    EXPECT_EQ(got[i].count, want.results[i].count);
+    EXPECT_EQ(got[i].steps, want.results[i].steps);
+    const auto first = got_seeds.begin() + static_cast<std::ptrdiff_t>(batch.refs[i].seed_offset);
+    EXPECT_EQ(pieces_of(std::vector<Seed>(first, first + got[i].count)), pieces_of(want.seeds[i])) << reads[i];
+  }
 }
 
 }  // namespace

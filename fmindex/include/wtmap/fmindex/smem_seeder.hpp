@@ -40,6 +40,7 @@ struct SmemOp {
   using Out = SmemResult;
   using State = SmemSearch;
   using Scratch = SmemScratch;
+  static constexpr unsigned kMinBlocksPerSm = 4;
 
   FmIndexView index;
   const std::uint8_t* codes = nullptr;
@@ -74,6 +75,12 @@ class SmemSeeder {
   // the first read whose codes or room run past the arrays.
   Status find(const std::uint8_t* codes, std::uint64_t codes_size, const SeedingRead* reads, std::size_t count,
               const SmemParams& params, Seed* seeds, std::uint64_t seeds_size, SmemResult* results);
+
+  // The same with every array in device memory (an index on the GPU; invalid_argument otherwise):
+  // one kernel launch, waited for, and nothing copied but the first invalid read's index.
+  Status find_on_device(const std::uint8_t* codes, std::uint64_t codes_size, const SeedingRead* reads,
+                        std::size_t count, const SmemParams& params, Seed* seeds, std::uint64_t seeds_size,
+                        SmemResult* results);
 
  private:
   const FmIndex* index_;
