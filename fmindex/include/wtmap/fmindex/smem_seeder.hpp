@@ -40,7 +40,9 @@ struct SmemOp {
   using Out = SmemResult;
   using State = SmemSearch;
   using Scratch = SmemScratch;
-  static constexpr unsigned kMinBlocksPerSm = 4;
+  // Two blocks of 256 threads an SM: ptxas fits the search in 128 registers without spills (158
+  // unbounded, 8 warps an SM; three blocks spill). Not yet timed against 1 and 3 (bench_smem).
+  static constexpr unsigned kMinBlocksPerSm = 2;
 
   FmIndexView index;
   const std::uint8_t* codes = nullptr;
