@@ -1,14 +1,14 @@
-// SMEM seeding throughput (fmindex/smem_seeder.hpp): bwa mem's first pass and re-seeding of
-// 150 bp reads sampled from a generated genome, on the GPU and on the CPU backend, reads and
-// seeds in host memory (copies included, as SmemSeeder::find takes them).
+// SMEM seeding throughput (fmindex/smem_seeder.hpp): bwa mem's seeding (SMEMs, re-seeding, the
+// LAST-like pass; bwa_mem) or its first pass alone (first_pass), of 150 bp reads sampled from a
+// generated genome: on the GPU with reads and seeds in host memory (gpu: SmemSeeder::find, copies
+// included) or on the device (gpu_device: the kernel alone), and on the CPU backend (cpu).
 //
 // The genome: uniform random bases with 5 % of it copies of 300-base pieces at 2 % divergence (so
 // that re-seeding has repeats to find). Reads: both strands, 0.5 % substitutions, 0.05 % short
-// indels, 0.01 % N. Benchmarks smem/seed/<gpu|cpu>/<reseed|first_pass>: items = reads, counters
-// seeds_per_read and steps_per_read (extensions, one rank pair each). The GPU's seeds of the first
-// 1000 reads must equal the CPU backend's (a mismatch fails the benchmark).
+// indels, 0.01 % N. Benchmarks smem/seed/<gpu_device|gpu|cpu>/<bwa_mem|first_pass>/150bp: items
+// = reads, counters seeds_per_read and steps_per_read (extensions, one rank pair each). The GPU's
+// seeds of the first 1000 reads must equal the CPU backend's (a mismatch fails the benchmark).
 //
-// smem/seed/gpu_device/... times the kernel alone on reads, seeds and results already on the device.
 // Environment: WTMAP_BENCH_SMEM_GENOME (bases; 2^26, quick 2^20), WTMAP_BENCH_SMEM_READS (10^6,
 // quick 10^4), WTMAP_BENCH_SMEM_CPU_READS (reads the CPU backend seeds; 10^5, quick 10^4),
 // WTMAP_BENCH_SMEM_K (-k, 19).
@@ -157,10 +157,12 @@ Error check_against_cpu(const Output& gpu, const fmindex::SmemParams& params) {
   return {};
 }
 
+// bwa mem's three passes (reseed), or the first alone.
 fmindex::SmemParams params_for(bool reseed) {
   fmindex::SmemParams params;
   params.min_seed_len = static_cast<std::uint32_t>(env_u64("WTMAP_BENCH_SMEM_K", 19, 19));
   params.reseed = reseed;
+  if (!reseed) params.max_mem_intv = 0;
   return params;
 }
 
@@ -260,7 +262,7 @@ void register_all() {
     benchmark::RegisterBenchmark(name.c_str(), fn)->UseManualTime()->Unit(benchmark::kMillisecond);
   };
   for (bool reseed : {true, false}) {
-    const std::string what = std::string(reseed ? "/reseed" : "/first_pass") + "/150bp";
+    const std::string what = std::string(reseed ? "/bwa_mem" : "/first_pass") + "/150bp";
     reg("smem/seed/gpu_device" + what, [reseed](benchmark::State& s) { bm_seed_device(s, reseed); });
     for (Backend backend : {Backend::gpu, Backend::cpu}) {
       reg(std::string("smem/seed/") + backend_name(backend) + what,

@@ -78,7 +78,8 @@ std::string describe(const std::vector<Piece>& pieces) {
 
 class BruteForce {
  public:
-  BruteForce(const std::string& text, const std::string& read) : n_(read.size()), occ_(occurrence_table(text, read)) {}
+  BruteForce(const std::string& text, const std::string& read)
+      : read_(read), n_(read.size()), occ_(occurrence_table(text, read)) {}
 
   std::uint64_t occurrences(std::uint32_t b, std::uint32_t e) const { return occ_[b][e - b]; }
 
@@ -102,9 +103,9 @@ class BruteForce {
     return out;
   }
 
-  // bwa mem's seeds: first-pass SMEMs of at least min_seed_len, and with reseed the t-SMEMs over
-  // the middle of each long, rare one; sorted, each piece once. `reseeded` counts the pieces only
-  // re-seeding gives.
+  // bwa mem's seeds: first-pass SMEMs of at least min_seed_len, with reseed the t-SMEMs over the
+  // middle of each long, rare one, and the LAST-like pass's pieces; sorted, each piece once.
+  // `reseeded` counts the pieces only re-seeding gives.
   std::vector<Piece> seeds(const SmemParams& params, std::size_t* reseeded = nullptr) const {
     std::vector<Piece> first;
     for (const Piece& p : smems(1)) {
@@ -122,13 +123,46 @@ class BruteForce {
         }
       }
     }
+    if (reseeded != nullptr) {
+      std::vector<Piece> unique = all;
+      std::sort(unique.begin(), unique.end());
+      *reseeded = std::unique(unique.begin(), unique.end()) - unique.begin() - first.size();
+    }
+    for (const Piece& p : last_like(params)) all.push_back(p);
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
-    if (reseeded != nullptr) *reseeded = all.size() - first.size();
     return all;
   }
 
+  // bwa's third pass as its definition reads: from x, the first piece read[x, e) of more than
+  // min_seed_len bases with fewer than max_mem_intv occurrences is a seed if it occurs, and the
+  // pass goes on from e; an N first, and it goes on after the N.
+  std::vector<Piece> last_like(const SmemParams& params) const {
+    std::vector<Piece> out;
+    if (params.max_mem_intv == 0) return out;
+    std::size_t x = 0;
+    while (x < n_) {
+      if (!base_at(x)) {
+        ++x;
+        continue;
+      }
+      std::size_t e = x + 1;
+      while (e < n_ && base_at(e) && !(e + 1 - x > params.min_seed_len && occ_[x][e + 1 - x] < params.max_mem_intv)) ++e;
+      if (e == n_) break;
+      if (!base_at(e)) {
+        x = e + 1;
+        continue;
+      }
+      if (occ_[x][e + 1 - x] > 0) out.push_back({static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(e + 1)});
+      x = e + 1;
+    }
+    return out;
+  }
+
  private:
+  bool base_at(std::size_t i) const { return is_base(read_[i]); }
+
+  std::string read_;
   std::size_t n_;
   OccurrenceTable occ_;
 };
@@ -228,7 +262,7 @@ class SmemCheck {
     const std::vector<Piece> want = brute.seeds(params), got = pieces_of(seeds);
     if (got != want) {
       return ::testing::AssertionFailure() << "read " << read << " -k " << params.min_seed_len << " reseed "
-                                           << params.reseed << ":\n  found" << describe(got) << "\n  brute force"
+                                           << params.reseed << " -y " << params.max_mem_intv << ":\n  found" << describe(got) << "\n  brute force"
                                            << describe(want);
     }
     for (const Seed& s : seeds) {
@@ -243,16 +277,18 @@ class SmemCheck {
     return ::testing::AssertionSuccess();
   }
 
-  // Runs the read with each -k (re-seeding on and off) and the default ring; returns the seeds
-  // re-seeding added over all of them.
+  // Runs the read with each -k, with the first pass alone, with re-seeding, with bwa mem's three
+  // passes, and with the first and LAST-like passes at -y 3, and the default ring; returns the
+  // seeds re-seeding added over all of them.
   std::size_t Check(const std::string& read, const std::vector<std::uint32_t>& ks) const {
     const BruteForce brute(text_, read);
     std::size_t reseeded = 0;
     for (std::uint32_t k : ks) {
-      for (bool reseed : {false, true}) {
+      for (const auto& [reseed, max_mem_intv] : {std::pair<bool, std::uint64_t>{false, 0}, {true, 0}, {true, 20}, {false, 3}}) {
         SmemParams params;
         params.min_seed_len = k;
         params.reseed = reseed;
+        params.max_mem_intv = max_mem_intv;
         const Found f = run_search(index_.view(), read, params);
         EXPECT_EQ(f.result.flags, 0) << read;
         EXPECT_TRUE(Matches(read, params, f.seeds, brute));
@@ -345,11 +381,14 @@ TEST_P(SmemSeeds, EdgeReads) {
   for (const std::string read : {"", "A", "N", "NNNN", "ACGT", "NACGTN", "AN", "NA"}) check_->Check(read, {1, 2, 19});
 }
 
-// Long reads (the random large reference's contigs are 3,000 bases and more).
-TEST_P(SmemSeeds, LongReads) {
-  if (GetParam() != DnaShape::random_large) GTEST_SKIP() << "long reads on the large reference only";
+// Long reads, from the random large reference's contigs of 3,000 bases and more.
+TEST(SmemLongReads, ThousandBases) {
+  TempDir dir;
+  const std::vector<TestContig> contigs = make_contigs(DnaShape::random_large);
+  const fmindex::FmIndex index = build_index(load_reference(dir, contigs), Backend::cpu, 4);
+  const SmemCheck check(contigs, index);
   std::mt19937 rng(19);
-  for (std::size_t length : {1000, 1200}) check_->Check(sampled_read(contigs_, rng, length, 0.02), {19});
+  for (std::size_t length : {1000, 1200}) check.Check(sampled_read(contigs, rng, length, 0.02), {19});
 }
 
 // The seeds do not depend on the ring's capacity (a small ring runs the forward phase again).

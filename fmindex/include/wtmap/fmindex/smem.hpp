@@ -14,7 +14,11 @@
 //   re-seeding: for each first-pass seed of at least split_length() bases and at most split_width
 //               occurrences, the t-SMEMs covering its middle with t = its occurrences + 1 (shorter
 //               matches that occur more often: a repeat copy the long seed hides) of at least
-//               min_seed_len bases are seeds too.
+//               min_seed_len bases are seeds too;
+//   LAST-like:  from x = 0, the shortest piece read[x, e) longer than min_seed_len that occurs
+//               fewer than max_mem_intv times is a seed if it occurs at all, and the pass goes on
+//               from e; an N before that restarts it after the N (bwt_seed_strategy1; the
+//               adaptive seeds of LAST, Kielbasa et al., Genome Research 2011).
 // The seeds come out sorted by (begin, end), each piece once (bwa keeps the copy of a first-pass
 // seed that re-seeding finds again; chaining treats the copy as contained).
 // One call (bwt_smem1), the t-SMEMs covering x: the forward phase extends read[x, i) to the right
@@ -50,6 +54,7 @@ struct SmemParams {
   bool reseed = true;               // bwa mem's second pass
   double split_factor = 1.5;        // bwa mem -r: re-seed seeds of at least min_seed_len * this bases
   std::uint64_t split_width = 10;   // ... that occur at most this often (bwa's split_width)
+  std::uint64_t max_mem_intv = 20;  // bwa mem -y: the LAST-like pass's occurrence bound (0: no pass)
 
   // bwa's split_len: min_seed_len * split_factor rounded (19 * 1.5 -> 28).
   WTMAP_HD std::uint32_t split_length() const {
@@ -110,8 +115,9 @@ class SmemSearch {
     split_len_ = params.split_length();
     split_width_ = params.split_width;
     reseed_ = params.reseed;
+    max_mem_intv_ = params.max_mem_intv;
     out = SmemResult{};
-    reseeding_ = false;
+    pass_ = Pass::smems;
     next_x_ = 0;
     next_seed_ = 0;
     phase_ = Phase::next_call;
@@ -121,8 +127,8 @@ class SmemSearch {
   // its seed count, sorted seeds in the seed array).
   WTMAP_HD bool step(const FmIndexView& index, SmemResult& out) {
     if (!settle(index, out)) return false;
-    // The extension: the same instructions in both phases, so that a warp's threads stay together.
-    const bool forward = phase_ == Phase::forward;
+    // The extension: the same instructions in every phase, so that a warp's threads stay together.
+    const bool forward = phase_ != Phase::backward;
     BiInterval from = ik_;
     unsigned c = 0;
     if (forward) {
@@ -135,8 +141,10 @@ class SmemSearch {
     }
     const BiInterval to = extend(index, from, c, forward);
     ++out.steps;
-    if (forward) {
+    if (phase_ == Phase::forward) {
       take_forward(to);
+    } else if (phase_ == Phase::last_like) {
+      take_last_like(to, out);
     } else {
       take_backward(from, to, out);
     }
@@ -144,7 +152,9 @@ class SmemSearch {
   }
 
  private:
-  enum class Phase : std::uint8_t { next_call, forward, backward, done };
+  enum class Pass : std::uint8_t { smems, reseeding, last_like };
+  // A call's forward and backward phases; last_like: the LAST-like pass's extension of ik_.
+  enum class Phase : std::uint8_t { next_call, forward, backward, last_like, done };
   static constexpr std::uint32_t kNoLimit = ~std::uint32_t{0};
 
   // Bookkeeping until the next step needs an extension: true then, false once the read is done.
@@ -153,11 +163,16 @@ class SmemSearch {
       if (phase_ == Phase::done) return false;
       if (phase_ == Phase::next_call) {
         next_call(index, out);
-      } else if (phase_ == Phase::forward) {
+      } else if (phase_ != Phase::backward) {
         if (ik_end_ < length_ && read_[ik_end_] <= 3) return true;
-        // The match reaches the read's end or an N: it is the last candidate.
-        push(ik_end_);
-        end_forward();
+        if (phase_ == Phase::forward) {
+          // The match reaches the read's end or an N: it is the last candidate.
+          push(ik_end_);
+          end_forward();
+        } else {  // no LAST-like seed from origin_: on after the N, or the pass is over
+          next_x_ = ik_end_ + (ik_end_ < length_);
+          phase_ = Phase::next_call;
+        }
       } else if (j_ == count_) {  // backward: every live candidate took this base
         if (alive_ == 0) {
           end_chunk(index);
@@ -179,25 +194,51 @@ class SmemSearch {
     }
   }
 
-  // The next call: the first pass's next start, or the next long seed to re-seed; the end.
+  // The next call: the first pass's next start, the next long seed to re-seed, or the LAST-like
+  // pass's next start; the end.
   WTMAP_HD void next_call(const FmIndexView& index, SmemResult& out) {
-    if (!reseeding_) {
+    if (pass_ == Pass::smems) {
       while (next_x_ < length_ && read_[next_x_] > 3) ++next_x_;
       if (next_x_ < length_) {
         begin_call(index, next_x_, 1);
         return;
       }
-      reseeding_ = true;
+      pass_ = Pass::reseeding;
       first_pass_seeds_ = reseed_ ? out.count : 0;
     }
-    while (next_seed_ < first_pass_seeds_) {
-      const Seed s = seeds_[next_seed_++];
-      if (s.length() >= split_len_ && s.bi.size <= split_width_) {
-        begin_call(index, (s.begin + s.end) >> 1, s.bi.size + 1);
-        return;
+    if (pass_ == Pass::reseeding) {
+      while (next_seed_ < first_pass_seeds_) {
+        const Seed s = seeds_[next_seed_++];
+        if (s.length() >= split_len_ && s.bi.size <= split_width_) {
+          begin_call(index, (s.begin + s.end) >> 1, s.bi.size + 1);
+          return;
+        }
       }
+      pass_ = Pass::last_like;
+      next_x_ = max_mem_intv_ > 0 ? 0 : length_;
     }
-    finish(out);
+    while (next_x_ < length_ && read_[next_x_] > 3) ++next_x_;
+    if (next_x_ == length_) {
+      finish(out);
+      return;
+    }
+    origin_ = next_x_;
+    ik_ = base_bi_interval(index, read_[origin_]);
+    ik_end_ = origin_ + 1;
+    phase_ = Phase::last_like;
+  }
+
+  // ik_ became Pc = read[origin_, ik_end_ + 1): the LAST-like seed once it is long and rare enough
+  // (bwa's i - x >= min_len: more than min_seed_len bases), kept if it occurs.
+  WTMAP_HD void take_last_like(const BiInterval& to, SmemResult& out) {
+    if (to.size < max_mem_intv_ && ik_end_ - origin_ >= min_seed_len_) {
+      if (to.size > 0) append(Seed{origin_, ik_end_ + 1, to}, out);
+      next_x_ = ik_end_ + 1;
+      phase_ = Phase::next_call;
+      return;
+    }
+    ik_ = to;
+    ++ik_end_;
   }
 
   WTMAP_HD void begin_call(const FmIndexView& index, std::uint32_t x, std::uint64_t min_occ) {
@@ -278,12 +319,15 @@ class SmemSearch {
   WTMAP_HD void emit(const BiInterval& bi, std::uint32_t end, SmemResult& out) {
     if (left_ >= leftmost_) return;
     leftmost_ = left_;
-    if (end - left_ < min_seed_len_) return;
+    if (end - left_ >= min_seed_len_) append(Seed{left_, end, bi}, out);
+  }
+
+  WTMAP_HD void append(const Seed& s, SmemResult& out) {
     if (out.count == seed_capacity_) {
       out.flags |= kSeedsOverflow;
-      return;
+    } else {
+      seeds_[out.count++] = s;
     }
-    seeds_[out.count++] = Seed{left_, end, bi};
   }
 
   WTMAP_HD void end_chunk(const FmIndexView& index) {
@@ -295,7 +339,7 @@ class SmemSearch {
   }
 
   WTMAP_HD void end_call() {
-    if (!reseeding_) next_x_ = longest_end_;
+    if (pass_ == Pass::smems) next_x_ = longest_end_;
     phase_ = Phase::next_call;
   }
 
@@ -328,17 +372,17 @@ class SmemSearch {
   Seed* seeds_ = nullptr;
   std::uint32_t length_ = 0, seed_capacity_ = 0;
   std::uint32_t min_seed_len_ = 0, split_len_ = 0;
-  std::uint64_t split_width_ = 0;
+  std::uint64_t split_width_ = 0, max_mem_intv_ = 0;
   bool reseed_ = false;
-  // The passes: the first pass's next start, or re-seeding's next first-pass seed.
-  bool reseeding_ = false;
+  // The passes: the first and LAST-like passes' next start, re-seeding's next first-pass seed.
+  Pass pass_ = Pass::smems;
   std::uint32_t next_x_ = 0, next_seed_ = 0, first_pass_seeds_ = 0;
   Phase phase_ = Phase::done;
   // The call: its x and t, the chunk's end limit, the leftmost start of the candidates done, the
   // end of the longest match from x.
   std::uint32_t origin_ = 0, end_limit_ = kNoLimit, leftmost_ = 0, longest_end_ = 0;
   std::uint64_t min_occ_ = 1;
-  // Forward phase: the match read[origin_, ik_end_) and its bi-interval; the ring's fill.
+  // Forward phase (and the LAST-like pass): read[origin_, ik_end_) and its bi-interval; the ring's fill.
   BiInterval ik_;
   std::uint32_t ik_end_ = 0, pushed_ = 0, next_slot_ = 0;
   bool stop_ = false, more_ = false;
