@@ -38,7 +38,9 @@ class Bidirectional : public ::testing::TestWithParam<DnaShape> {
   // The bi-interval of p agrees with backward search of p and rc(p) and with the naive count.
   ::testing::AssertionResult Agrees(const BiInterval& bi, const std::string& p) const {
     const std::uint64_t count = naive_count(p);
-    if (bi.size != count) return ::testing::AssertionFailure() << p << ": size " << bi.size << ", naive count " << count;
+    if (bi.size != count) {
+      return ::testing::AssertionFailure() << p << ": size " << bi.size << ", naive count " << count;
+    }
     if (count == 0) return ::testing::AssertionSuccess();  // the rows of an absent pattern are no answer
     const fmindex::SaInterval rows = search(p), reverse_rows = search(revcomp(p));
     if (bi.rows().lo != rows.lo || bi.rows().hi != rows.hi) {
@@ -98,7 +100,9 @@ TEST_P(Bidirectional, EmptyAndSingleBases) {
   for (unsigned c = 0; c < 4; ++c) {
     const BiInterval base = fmindex::base_bi_interval(view(), c);
     EXPECT_TRUE(Agrees(base, std::string(1, "ACGT"[c])));
-    for (const BiInterval& b : {fmindex::extend_backward(view(), whole, c), fmindex::extend_forward(view(), whole, c)}) {
+    const BiInterval left = fmindex::extend_backward(view(), whole, c);
+    const BiInterval right = fmindex::extend_forward(view(), whole, c);
+    for (const BiInterval& b : {left, right}) {
       EXPECT_EQ(b.size, base.size) << "ACGT"[c];
       if (base.size > 0) {
         EXPECT_EQ(b.x0, base.x0) << "ACGT"[c];

@@ -146,8 +146,12 @@ class BruteForce {
         ++x;
         continue;
       }
+      // Whether read[x, e + 1) is long and rare enough.
+      auto ends_seed = [&](std::size_t e) {
+        return e + 1 - x > params.min_seed_len && occ_[x][e + 1 - x] < params.max_mem_intv;
+      };
       std::size_t e = x + 1;
-      while (e < n_ && base_at(e) && !(e + 1 - x > params.min_seed_len && occ_[x][e + 1 - x] < params.max_mem_intv)) ++e;
+      while (e < n_ && base_at(e) && !ends_seed(e)) ++e;
       if (e == n_) break;
       if (!base_at(e)) {
         x = e + 1;
@@ -177,7 +181,8 @@ std::string random_bases(std::mt19937& rng, std::size_t length) {
 
 // A piece of a contig (ambiguity codes become N), on either strand, with substitutions, short
 // insertions and deletions at `error_rate`, and an occasional N.
-std::string sampled_read(const std::vector<TestContig>& contigs, std::mt19937& rng, std::size_t length, double error_rate) {
+std::string sampled_read(const std::vector<TestContig>& contigs, std::mt19937& rng, std::size_t length,
+                         double error_rate) {
   const std::string& s = contigs[rng() % contigs.size()].sequence;
   const std::size_t take = std::min(length, s.size());
   const std::size_t at = rng() % (s.size() - take + 1);
@@ -262,8 +267,8 @@ class SmemCheck {
     const std::vector<Piece> want = brute.seeds(params), got = pieces_of(seeds);
     if (got != want) {
       return ::testing::AssertionFailure() << "read " << read << " -k " << params.min_seed_len << " reseed "
-                                           << params.reseed << " -y " << params.max_mem_intv << ":\n  found" << describe(got) << "\n  brute force"
-                                           << describe(want);
+                                           << params.reseed << " -y " << params.max_mem_intv << ":\n  found"
+                                           << describe(got) << "\n  brute force" << describe(want);
     }
     for (const Seed& s : seeds) {
       const std::string piece = read.substr(s.begin, s.length());
@@ -284,7 +289,8 @@ class SmemCheck {
     const BruteForce brute(text_, read);
     std::size_t reseeded = 0;
     for (std::uint32_t k : ks) {
-      for (const auto& [reseed, max_mem_intv] : {std::pair<bool, std::uint64_t>{false, 0}, {true, 0}, {true, 20}, {false, 3}}) {
+      for (const auto& [reseed, max_mem_intv] :
+           {std::pair<bool, std::uint64_t>{false, 0}, {true, 0}, {true, 20}, {false, 3}}) {
         SmemParams params;
         params.min_seed_len = k;
         params.reseed = reseed;
@@ -340,7 +346,8 @@ TEST_P(SmemSeeds, TheBruteForceCountsAsTheNaiveScan) {
     const BruteForce brute(check_->text(), read);
     for (std::uint32_t b = 0; b < read.size(); b += 3) {
       for (std::uint32_t e = b + 1; e <= read.size(); e += 4) {
-        ASSERT_EQ(brute.occurrences(b, e), naive_hits(contigs_, read.substr(b, e - b)).size()) << read << " " << b << " " << e;
+        ASSERT_EQ(brute.occurrences(b, e), naive_hits(contigs_, read.substr(b, e - b)).size())
+            << read << " " << b << " " << e;
       }
     }
   }

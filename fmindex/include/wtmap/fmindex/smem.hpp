@@ -1,6 +1,7 @@
 // wtmap fmindex: the seeds of a read as bwa mem collects them -- its super-maximal exact matches
-// (SMEMs) against both strands, and the re-seeding of long ones -- as a __host__ __device__ state
-// machine stepped by a GPU thread or a CPU loop (SmemSearch; smem_seeder.hpp runs batches).
+// (SMEMs) against both strands, the re-seeding of long ones and the LAST-like pass -- as a
+// __host__ __device__ state machine stepped by a GPU thread or a CPU loop (SmemSearch;
+// smem_seeder.hpp runs batches).
 //
 // Definitions. A match is a piece read[b, e) without N that occurs in the text (both strands); a
 // maximal exact match (MEM) is a match that extends neither left nor right; an SMEM is a MEM
@@ -19,8 +20,8 @@
 //               fewer than max_mem_intv times is a seed if it occurs at all, and the pass goes on
 //               from e; an N before that restarts it after the N (bwt_seed_strategy1; the
 //               adaptive seeds of LAST, Kielbasa et al., Genome Research 2011).
-// The seeds come out sorted by (begin, end), each piece once (bwa keeps the copy of a first-pass
-// seed that re-seeding finds again; chaining treats the copy as contained).
+// The seeds come out sorted by (begin, end), each piece once (bwa keeps the copies of a seed that a
+// later pass finds again; its chaining drops them as contained).
 // One call (bwt_smem1), the t-SMEMs covering x: the forward phase extends read[x, i) to the right
 // and records each match [x, e) where the next base shrinks the interval (a candidate: the only
 // right ends a t-SMEM through x can have), until it drops below t; the backward phase extends all
@@ -56,9 +57,10 @@ struct SmemParams {
   std::uint64_t split_width = 10;   // ... that occur at most this often (bwa's split_width)
   std::uint64_t max_mem_intv = 20;  // bwa mem -y: the LAST-like pass's occurrence bound (0: no pass)
 
-  // bwa's split_len: min_seed_len * split_factor rounded (19 * 1.5 -> 28).
+  // bwa's split_len: min_seed_len * split_factor rounded (19 * 1.5 -> 28), within 0..2^32 - 1.
   WTMAP_HD std::uint32_t split_length() const {
-    return static_cast<std::uint32_t>(min_seed_len * split_factor + .499);
+    const double v = min_seed_len * split_factor + .499;
+    return v <= 0 ? 0 : v >= 4294967295.0 ? ~std::uint32_t{0} : static_cast<std::uint32_t>(v);
   }
 };
 
@@ -104,7 +106,8 @@ class SmemSearch {
   WTMAP_HD SmemSearch(SmemCandidate* candidates, std::uint32_t capacity) : ring_(candidates), capacity_(capacity) {}
   WTMAP_HD explicit SmemSearch(SmemScratch& scratch) : SmemSearch(scratch.candidates, kSmemCandidates) {}
 
-  // read: codes 0..3, anything else an N (search_code); seeds[0, seed_capacity): the output.
+  // read: codes 0..3, anything else an N (search_code); seeds[0, seed_capacity): the output, which
+  // must also hold the copies a later pass finds, until they are merged at the end.
   WTMAP_HD void start(const std::uint8_t* read, std::uint32_t length, const SmemParams& params, Seed* seeds,
                       std::uint32_t seed_capacity, SmemResult& out) {
     read_ = read;
