@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstring>
 #include <new>
 
@@ -206,16 +205,6 @@ PackedCodesView cpu_packed_codes(const SearchedBatch& batch) {
 }
 
 }  // namespace
-
-int mapping_quality(const ReadAlignment& a, unsigned max_mismatches) {
-  if (!a.mapped) return 0;
-  if (a.best_count > 1 || search_cut_short(a.flags)) return 0;
-  if (a.mismatches == max_mismatches) return 25;
-  if (a.second_count == 0) return 37;
-  const std::uint64_t n = a.second_count >= 255 ? 255 : a.second_count;
-  const int log_n = static_cast<int>(4.343 * std::log(static_cast<double>(n)) + 0.5);
-  return log_n > 23 ? 0 : 23 - log_n;
-}
 
 void SearchedBatch::reserve(std::size_t reads, std::size_t bases, Backend backend) {
   // resize() writes every new element (faulting its page in); clear() keeps the capacity.

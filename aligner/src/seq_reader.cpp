@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "bounded_queue.hpp"
 #include "igzip_input.hpp"
+#include "wtmap/aligner/bounded_queue.hpp"
 
 namespace wtmap::aligner {
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "wtmap/aligner/alignment.hpp"
 #include "wtmap/aligner/hit_choice.hpp"
 #include "wtmap/aligner/mismatch_search.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
@@ -46,28 +47,6 @@ struct AlignOptions {
 inline std::uint32_t default_thread_work_slice(std::uint64_t rows) {
   return rows >= (std::uint64_t{1} << 30) ? 2048 : 1024;
 }
-
-// One placement of a read, in reference coordinates.
-struct Placement {
-  std::uint32_t contig = 0;
-  std::uint64_t position = 0;  // 0-based leftmost
-  bool reverse = false;
-  Edits edits{};               // substitutions, in read coordinates (before any reverse complement)
-};
-
-struct ReadAlignment {
-  bool mapped = false;
-  std::uint8_t flags = 0;      // SearchFlags
-  std::uint8_t mismatches = 0; // of the reported placement (the best stratum)
-  std::uint64_t best_count = 0;    // X0
-  std::uint64_t second_count = 0;  // X1
-  Placement primary;
-  std::vector<Placement> alternatives;  // XA
-};
-
-// bwa aln's mapping quality (bwa_approx_mapQ): 37 unique, 25 unique with all k mismatches used,
-// 23 - 4.343 ln(X1) with suboptimal hits, 0 for repeats.
-int mapping_quality(const ReadAlignment& a, unsigned max_mismatches);
 
 // A batch between the two halves of its alignment: BatchAligner::search fills it, finish turns it
 // into alignments. The buffers are reused when the object is. A pipeline keeps one per batch in

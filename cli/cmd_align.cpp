@@ -11,9 +11,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "batch_reader.hpp"
-#include "bounded_queue.hpp"
 #include "cli.hpp"
+#include "wtmap/aligner/batch_reader.hpp"
+#include "wtmap/aligner/bounded_queue.hpp"
 #include "wtmap/aligner/batch_aligner.hpp"
 #include "wtmap/aligner/sam_writer.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
@@ -343,7 +343,7 @@ int align_main(int argc, char** argv) {
   Status read_status;  // set by the reader thread
   StageClock read_clock, align_clock, finish_clock, write_clock;  // each touched by its own thread only
   BatchWarmer warmer(batch_size, kMostBatches, sam.threads >= 4 ? 2 : 0);
-  std::thread read_thread = start_batch_reader<Batch>(*reader, batch_size, to_align, read_status, &read_clock, [&] {
+  std::thread read_thread = aligner::start_batch_reader<Batch>(*reader, batch_size, to_align, read_status, &read_clock, [&] {
     std::optional<Batch> spare = spare_batches.try_pop();
     if (!spare) return warmer.take();
     spare->filled = 0;
