@@ -4,9 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <new>
 #include <string>
-#include <vector>
 
 #include "wtmap/aligner/stage_clock.hpp"
 #include "wtmap/core/config.hpp"

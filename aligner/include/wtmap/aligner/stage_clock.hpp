@@ -11,6 +11,7 @@ namespace wtmap::aligner {
 
 // Busy seconds of one pipeline stage, added up by the thread that runs it (`wtmap align -v`), and
 // when each of its calls began and ended (`-v -v`: when each batch went through the stage).
+// Space: one Span (two time points) per call; time() adds O(1) to the call it wraps.
 class StageClock {
  public:
   using TimePoint = std::chrono::steady_clock::time_point;
