@@ -42,6 +42,8 @@ int usage_error(const char* command, const std::string& message, const char* usa
 
 // The options every command takes: -t INT, --device auto|gpu|cpu, -h/--help.
 struct CommonOptions {
+  // -t's bound: far above any host's cores, far below where a thread count would wrap.
+  static constexpr std::uint64_t kMostThreads = 4096;
   std::string device = "auto";
   std::uint64_t threads = 0;  // 0: all cores
 

@@ -15,6 +15,7 @@
 #include "wtmap/aligner/sam_writer.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
+#include "wtmap/io/output_file.hpp"
 
 namespace wtmap::cli {
 namespace {
@@ -49,7 +50,7 @@ constexpr const char* kUsage =
     "  -N INT            list the other hits in XA when best + second-best hits <= INT, 0..8 [3]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
     "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
-    "  --batch INT       reads per batch [100000]; memory holds at most 15 batches (about\n"
+    "  --batch INT       reads per batch, 1..10^7 [100000]; memory holds at most 15 batches (about\n"
     "                    1 KB per read): 6 read ahead (while the index loads), 7 in the\n"
     "                    stages, 2 made ahead\n"
     "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
@@ -82,6 +83,9 @@ constexpr const char* kUsage =
   std::fflush(nullptr);
   std::_Exit(0);
 }
+
+// --batch's bound: 15 batches of 10^7 reads hold some 15 GB of host memory.
+constexpr std::uint64_t kMostBatchReads = 10000000;
 
 double percent(std::uint64_t part, std::uint64_t whole) { return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole); }
 
@@ -189,7 +193,9 @@ int align_main(int argc, char** argv) {
     } else if (a == "-R" && has_value) {
       sam.read_group = argv[++i];
     } else if (a == "--batch" && has_value) {
-      if (!parse_count(argv[++i], batch_size) || batch_size == 0) return usage_error("align", "--batch needs a positive integer", kUsage);
+      if (!parse_count(argv[++i], batch_size) || batch_size == 0 || batch_size > kMostBatchReads) {
+        return usage_error("align", "--batch needs an integer in 1.." + std::to_string(kMostBatchReads), kUsage);
+      }
     } else if (a == "--max-work" && has_value) {
       if (!parse_count(argv[++i], max_work) || max_work == 0 || max_work > UINT32_MAX) {
         return usage_error("align", "--max-work needs a positive 32-bit integer", kUsage);
@@ -217,6 +223,11 @@ int align_main(int argc, char** argv) {
   sam.max_mismatches = static_cast<unsigned>(k);
   sam.threads = common.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : static_cast<unsigned>(common.threads);
 
+  // The output's place is checked before any work; the reads and the index are never overwritten.
+  sam.inputs = {input, index_path(prefix)};
+  if (sam.path != "-") {
+    if (const Status place = io::check_output_path(sam.path, sam.inputs); !place.ok()) return fail("align", place);
+  }
   const Log log("align");
   // Reading starts first, so that inflating the first batches overlaps with the CUDA start-up
   // and the index loads (a second or two for a large genome). The pipeline's destructor stops
@@ -261,8 +272,9 @@ int align_main(int argc, char** argv) {
   // Once the last batch is finished nothing uses the GPU or the indexes again, and the pipeline
   // then releases them on a thread of its own -- the aligner, the pinned batches, the index, then
   // the CUDA context -- while the writer formats and compresses the last batch. Left to the
-  // process's exit, this teardown took some 0.17 s after the output was closed on an H100 host.
-  // Whatever happens after, the objects are empty and their destructors touch no device.
+  // process's exit, this teardown took some 0.17 s after the output was closed (H100 host;
+  // bench/history/RESULTS-2026-11-26.md). Whatever happens after, the objects are empty and
+  // their destructors touch no device.
   auto release_gpu_and_indexes = [&] {
     engine.release();
     { const fmindex::FmIndex gone = std::move(*index); }

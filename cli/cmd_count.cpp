@@ -160,6 +160,8 @@ int count_with(const Index& index, const CodeTable& code_of, aligner::SequenceBy
   // A bad record stops the run where it is; the lines before it are already written.
   if (!read_status.ok()) return fail("count", read_status);
   if (!search_status.ok()) return fail("count", search_status);
+  // stdio holds the last lines until here: a full disk or a closed pipe shows only now.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) return fail("count", {StatusCode::io_error, "writing to stdout failed"});
   const double seconds = log.seconds();
   log.info("%llu patterns, %llu matches, %.1f s (%.0f patterns/s)", static_cast<unsigned long long>(patterns),
            static_cast<unsigned long long>(hits), seconds, seconds > 0 ? static_cast<double>(patterns) / seconds : 0.0);

@@ -16,12 +16,11 @@ namespace {
 // Makes new batches for the reader on threads of their own, each record's strings already
 // allocated: a 10^6-read run fills 8 to 10 of its batches new (the reader runs ahead while the
 // index loads, and batches come back only once written), and the 3 allocations per record and
-// their fresh pages took the reader from 0.19-0.21 s per 10^6 reads into recycled batches to
-// 0.37-0.39 s into new ones; into batches made beforehand, 0.12 s (build machine, bench/RESULTS.md).
-// It keeps up to two batches ready and stops once `most` batches were made, as many as the
-// pipeline holds at once, counting those the reader made itself when none was ready, or at
-// close(). So at most `most` + 2 batches ever exist: only while a thread here still makes one
-// can the reader have to make one more.
+// their fresh pages made the reader three times slower into new batches than into batches made
+// beforehand (bench/history/RESULTS-2026-11-26.md). It keeps up to two batches ready and stops
+// once `most` batches were made, as many as the pipeline holds at once, counting those the
+// reader made itself when none was ready, or at close(). So at most `most` + 2 batches ever
+// exist: only while a thread here still makes one can the reader have to make one more.
 class BatchWarmer {
  public:
   BatchWarmer(std::size_t batch_size, std::size_t most, unsigned threads) {

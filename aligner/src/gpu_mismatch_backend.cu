@@ -18,7 +18,8 @@ namespace {
 
 // Read letters to search codes in place on the device (search_code): the host only gathers the
 // letters, and the GPU encodes 10^5 reads in microseconds where the CPU threads, busy inflating,
-// formatting and compressing beside the search, took 9-35 ms a batch (bench/RESULTS.md).
+// formatting and compressing beside the search, took 9-35 ms a batch
+// (bench/history/RESULTS-2026-11-26.md).
 struct EncodeLettersOp {
   using In = std::uint8_t;
   using Out = std::uint8_t;
@@ -149,9 +150,9 @@ __global__ void __launch_bounds__(kGroupMembers) group_search_kernel(GroupSearch
   }
 }
 
-// Threads that gather a batch's letters for the GPU. In `wtmap align` the other stages keep the
-// cores busy: 16 spawned threads took 9-35 ms a batch of 10^5 reads to encode them, where one
-// thread copies them in about 4 ms (bench/RESULTS.md).
+// Threads that gather a batch's letters for the GPU. In wtmap align the other stages keep
+// the cores busy, so more threads would wait for busy cores: one thread copies 10^5 reads in
+// about 4 ms (bench/history/RESULTS-2026-11-26.md).
 constexpr std::uint64_t kGatherThreads = 4;
 
 class GpuMismatchBackend : public MismatchBackend {

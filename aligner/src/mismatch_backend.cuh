@@ -22,11 +22,11 @@ struct MismatchSearchOp {
   // launch ends in a tail where a few reads of thousands of nodes run on few threads; blocks of
   // one warp then hold one warp's registers each instead of eight, free for the next batch's
   // launch (`wtmap align` on 10^6 E. coli reads: median 0.965 s instead of 1.045 s with blocks
-  // of 256; bench/RESULTS.md).
+  // of 256; bench/history/RESULTS-2026-11-26.md).
   static constexpr unsigned kBlockThreads = 32;
   // 16 warps an SM, as many as the 128 registers ptxas then gives the kernel allow: left to
-  // itself it takes 168, and 12 warps searched 10^6 E. coli reads in 0.058-0.063 s against
-  // 0.055-0.057 s (at 20 warps it spills; bench/RESULTS.md).
+  // itself it takes 168 and runs 12 warps, which searched 10^6 E. coli reads some 8 % slower;
+  // at 20 warps it spills (bench/history/RESULTS-2026-11-26.md).
   static constexpr unsigned kMinBlocksPerSm = 16;
   using In = fmindex::PatternRef;
   using Out = SearchResult;

@@ -33,7 +33,8 @@ class SeqReaderSource : public ReadSource {
 // finished), and a finished one comes back through give_back(). With `warm_up` a thread of their
 // own makes the three from the start of the run, their pages faulted in while the CUDA context
 // and the index load, instead of the search stage over its first three batches (26 ms of the
-// first batch's 88 ms on an H100 host, where that stage was the pipeline's limit).
+// first batch's 88 ms on an H100 host, where that stage was the pipeline's limit;
+// bench/history/RESULTS-2026-11-26.md).
 class SearchedBatchPool {
  public:
   SearchedBatchPool(std::size_t reads, Backend backend, bool warm_up);

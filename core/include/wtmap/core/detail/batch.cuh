@@ -21,7 +21,7 @@
 // slowest query of their warp is done.
 // The CPU backend calls it from a parallel loop, the GPU backend from one generic kernel; the
 // host-memory GPU path cuts the batch in chunks whose copy-in, kernel and copy-out overlap on two
-// streams (thesis 4.3.1), staging pageable memory through reusable pinned buffers.
+// streams (thesis 5.2.1), staging pageable memory through reusable pinned buffers.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -68,9 +68,9 @@ class QueryWorkspace {
   int slots = 0;                                                 // slots allocated: 1 or 2
 
   // Which sides of a batch pass through the pinned staging buffers: those in pageable memory.
-  // Pinned queries or results are copied directly, and their staging buffer is not made: the
-  // aligner's pinned results once had two unused 31 MB staging buffers page-locked on its first
-  // batches' path, which started its search some 30 ms later (bench/RESULTS.md).
+  // Pinned queries or results are copied directly, and their staging buffer is not made:
+  // page-locking a buffer that is never used delays the first batches (two of 31 MB started the
+  // aligner's search some 30 ms later; bench/history/RESULTS-2026-11-26.md).
   struct Staging {
     bool in, out;
   };
@@ -178,7 +178,7 @@ void run_query_cpu(const Op& op, const typename Op::In& q, typename Op::Out& out
   }
 }
 
-// A persistent grid: as many blocks as can be resident at once (thesis 4.3.1).
+// A persistent grid: as many blocks as can be resident at once (thesis 5.2.1).
 template <class Op>
 int persistent_grid_size() {
   static const int blocks = [] {
