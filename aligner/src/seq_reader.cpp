@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "bounded_queue.hpp"
 #include "igzip_input.hpp"
+#include "wtmap/aligner/bounded_queue.hpp"
 #include "wtmap/io/bgzf_input.hpp"
 #include "wtmap/io/input_file.hpp"
 
