@@ -15,10 +15,11 @@
 #include <thread>
 #include <vector>
 
-#include "bounded_queue.hpp"
 #include "igzip_input.hpp"
+#include "wtmap/aligner/bounded_queue.hpp"
 #include "wtmap/io/bgzf_input.hpp"
 #include "wtmap/io/input_file.hpp"
+#include "wtmap/fmindex/reference.hpp"
 
 namespace wtmap::aligner {
 
@@ -253,7 +254,9 @@ Result<bool> SeqReader::next(SeqRecord& record) {
   if (!got.ok()) return got.status();
   if (!*got) return fail("truncated record (no '+' line)");
   if (in.line.size() == 0 || in.line[0] != '+') {
-    const bool more_bases = !in.line.empty() && std::all_of(in.line.begin(), in.line.end(), is_sequence_letter);
+    // Nucleotide codes only: a quality line of letters ("IIII") that lost its '+' is no sequence.
+    const bool more_bases = !in.line.empty() && std::all_of(in.line.begin(), in.line.end(),
+                                                            [](char c) { return fmindex::nucleotide_code(c) >= 0; });
     return fail(more_bases ? "the sequence goes on over a second line: multi-line FASTQ is not supported (write "
                              "one line per sequence, e.g. seqtk seq -l 0)"
                            : "missing the '+' separator line");

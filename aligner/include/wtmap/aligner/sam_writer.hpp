@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "wtmap/aligner/batch_aligner.hpp"
+#include "wtmap/aligner/alignment.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/core/status.hpp"
+#include "wtmap/fmindex/reference.hpp"
 
 namespace wtmap::aligner {
 

@@ -121,6 +121,15 @@ template <class Op>
 struct min_blocks_of<Op, std::void_t<decltype(Op::kMinBlocksPerSm)>>
     : std::integral_constant<unsigned, Op::kMinBlocksPerSm> {};
 
+// Queries each CPU thread takes at least (a policy): Op::kCpuMinPerThread where the operation names
+// it (queries of much work, such as an alignment's DP, spread over the threads from fewer), else
+// parallel_for_ranges' default.
+template <class Op, class = void>
+struct cpu_min_per_thread_of : std::integral_constant<std::uint64_t, std::uint64_t{1} << 14> {};
+template <class Op>
+struct cpu_min_per_thread_of<Op, std::void_t<decltype(Op::kCpuMinPerThread)>>
+    : std::integral_constant<std::uint64_t, Op::kCpuMinPerThread> {};
+
 template <class Op>
 __global__ void __launch_bounds__(block_threads_of<Op>::value, min_blocks_of<Op>::value)
     batch_query_kernel(Op op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
@@ -219,7 +228,7 @@ Status run_batch_cpu(const Op& op, const typename Op::In* in, typename Op::Out* 
         }
       }
     }
-  });
+  }, cpu_min_per_thread_of<Op>::value);
   const std::uint64_t bad = first_invalid.load();
   if (bad != std::numeric_limits<std::uint64_t>::max()) return invalid_query_status(op, what, bad, in[bad]);
   return {};

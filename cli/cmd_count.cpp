@@ -7,9 +7,9 @@
 #include <tuple>
 #include <vector>
 
-#include "batch_reader.hpp"
-#include "bounded_queue.hpp"
 #include "cli.hpp"
+#include "wtmap/aligner/batch_reader.hpp"
+#include "wtmap/aligner/bounded_queue.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
@@ -141,7 +141,7 @@ int count_with(const Index& index, const CodeTable& code_of, aligner::SequenceBy
   // reader thread (parsing) -> this thread (search, locate, output), one batch ahead.
   aligner::BoundedQueue<Batch> to_search(2);
   Status read_status;
-  std::thread read_thread = start_batch_reader<Batch>(*reader, batch_size, to_search, read_status, nullptr, [&code_of] {
+  std::thread read_thread = aligner::start_batch_reader<Batch>(*reader, batch_size, to_search, read_status, nullptr, [&code_of] {
     Batch batch;
     batch.code_of = &code_of;
     return batch;
