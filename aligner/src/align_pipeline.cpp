@@ -79,7 +79,7 @@ class BatchWarmer {
     const std::size_t name = seen_sequence > 0 ? seen_name : kFirstName;
     const std::size_t sequence = seen_sequence > 0 ? seen_sequence : kFirstReadLength;
     ReadBatch batch;
-    batch.reads.resize(batch_size);
+    batch.reads.resize(std::min(batch_size, kMostReadsMadeAhead));
     for (SeqRecord& r : batch.reads) {
       if (stop_.load(std::memory_order_relaxed)) break;  // unused: the run is ending
       r.name.reserve(name);
@@ -201,7 +201,7 @@ Status AlignPipeline::Impl::finish_all(SearchEngine* engine) {
 Status AlignPipeline::Impl::write_all(AlignmentSink& sink) {
   // While the first batch is searched; at most 2 * 10^5, so that a large batch over a small input
   // makes no records it never uses.
-  WTMAP_TRY(sink.prepare(std::min<std::size_t>(options.batch_size, 200000)));
+  WTMAP_TRY(sink.prepare(std::min(options.batch_size, kMostReadsMadeAhead)));
   while (auto batch = to_write.pop()) {
     if (cancelled.load()) return {};
     WTMAP_TRY(clocks.write.time([&] { return sink.write(*batch); }));

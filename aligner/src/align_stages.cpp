@@ -1,15 +1,18 @@
 #include "wtmap/aligner/align_stages.hpp"
 
+#include <algorithm>
 #include <new>
 
+#include "wtmap/aligner/align_pipeline.hpp"
 #include "wtmap/aligner/batch_reader.hpp"
 
 namespace wtmap::aligner {
 
 Result<bool> SeqReaderSource::fill(ReadBatch& batch, std::size_t most) { return fill_batch(reader_, most, batch); }
 
-SearchedBatchPool::SearchedBatchPool(std::size_t reads, Backend backend, bool warm_up) {
+SearchedBatchPool::SearchedBatchPool(std::size_t batch_size, Backend backend, bool warm_up) {
   if (!warm_up) return;
+  const std::size_t reads = std::min(batch_size, kMostReadsMadeAhead);
   thread_ = std::thread([this, reads, backend] {
     while (claimed_.fetch_add(1) < kBatches) {
       std::unique_ptr<SearchedBatch> batch;

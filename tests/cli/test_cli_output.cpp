@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <htslib/bgzf.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -296,6 +297,17 @@ TEST_F(CliOutput, OutOfRangeCountsAreRefused) {
     EXPECT_EQ(r.exit_code, 1) << option << ": " << describe(r);
     EXPECT_FALSE(fs::exists(out)) << option;
   }
+}
+
+TEST_F(CliOutput, ALargeBatchOverAFewReadsTakesLittleMemory) {
+  // --batch 10^7 over 400 reads once made room for 10^7 reads up front (4.7 GB).
+  const std::string out = dir_.file("out.sam");
+  const RunResult r = align_to(out, "-k 4 --batch 10000000");
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  struct rusage usage {};
+  ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &usage), 0);
+  EXPECT_LT(usage.ru_maxrss, 1024 * 1024) << "KiB at the peak of the largest run so far";
+  EXPECT_TRUE(is_sam(read_file(out)));
 }
 
 TEST_F(CliOutput, AnUpperCaseBamExtensionWritesBam) {

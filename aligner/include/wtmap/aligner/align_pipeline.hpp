@@ -33,6 +33,11 @@ namespace wtmap::aligner {
 // The bases per read that buffers made before any read was seen are sized for: reads up to
 // 150 bp, as ART and Illumina write them.
 constexpr std::size_t kFirstReadLength = 152;
+// The most reads a buffer made before its batch is read is sized for (batches the warming threads
+// make, the search stage's pool, the writer's records): a large --batch over a small input would
+// otherwise allocate memory for reads that never come (--batch 10^7 on 20 reads took 4.7 GB);
+// a batch that holds more grows as it fills.
+constexpr std::size_t kMostReadsMadeAhead = 200000;
 
 // Reads and, once finished, their alignments. A written batch goes back to the reader and its
 // records are read into again: no allocation per read, and no fresh pages to fault in per batch.

@@ -37,7 +37,8 @@ class SeqReaderSource : public ReadSource {
 // bench/history/RESULTS-2026-11-26.md).
 class SearchedBatchPool {
  public:
-  SearchedBatchPool(std::size_t reads, Backend backend, bool warm_up);
+  // Made for batches of batch_size reads, at most kMostReadsMadeAhead (align_pipeline.hpp).
+  SearchedBatchPool(std::size_t batch_size, Backend backend, bool warm_up);
   ~SearchedBatchPool() { release(); }
   SearchedBatchPool(const SearchedBatchPool&) = delete;
   SearchedBatchPool& operator=(const SearchedBatchPool&) = delete;
