@@ -59,6 +59,18 @@ struct CommonOptions {
 int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& i, const char* command,
                              const char* usage);
 
+// Operands and options (POSIX utility guideline 10): "--" ends the options, so that every word
+// after it is an operand, even one that begins with '-'; before it, a word that begins with '-' is
+// an option, but "-" alone (standard input).
+inline bool ends_options(const std::string& word, bool& operands_only) {
+  if (operands_only || word != "--") return false;
+  operands_only = true;
+  return true;
+}
+inline bool is_option_word(const std::string& word, bool operands_only) {
+  return !operands_only && word.size() > 1 && word[0] == '-';
+}
+
 // Parses an unsigned integer option value; false if it is not one.
 bool parse_count(const char* text, std::uint64_t& value);
 

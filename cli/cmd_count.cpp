@@ -175,8 +175,15 @@ int count_main(int argc, char** argv) {
   std::string prefix, input;
   std::uint64_t max_hits = 100, batch_size = 1000000;
   bool locate = false;
+  bool operands_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (ends_options(a, operands_only)) continue;
+    if (!is_option_word(a, operands_only)) {
+      if (!input.empty()) return usage_error("count", "more than one pattern file given", kUsage);
+      input = a;
+      continue;
+    }
     const bool has_value = i + 1 < argc;
     if (a == "-x" && has_value) {
       prefix = argv[++i];
@@ -186,12 +193,8 @@ int count_main(int argc, char** argv) {
       if (!parse_count(argv[++i], max_hits)) return usage_error("count", "--max-hits needs an integer", kUsage);
     } else if (a == "--batch" && has_value) {
       if (!parse_count(argv[++i], batch_size) || batch_size == 0) return usage_error("count", "--batch needs a positive integer", kUsage);
-    } else if (!a.empty() && a[0] == '-' && a != "-") {
-      if (const int rc = handle_common_or_unknown(common, argc, argv, i, "count", kUsage); rc >= 0) return rc;
-    } else if (input.empty()) {
-      input = a;
-    } else {
-      return usage_error("count", "more than one pattern file given", kUsage);
+    } else if (const int rc = handle_common_or_unknown(common, argc, argv, i, "count", kUsage); rc >= 0) {
+      return rc;
     }
   }
   if (prefix.empty() || input.empty()) {

@@ -57,8 +57,15 @@ int index_main(int argc, char** argv) {
   std::string prefix, fasta;
   std::uint64_t sample_rate = fmindex::kSampleRateBySize;
   fmindex::Alphabet alphabet = fmindex::Alphabet::dna;
+  bool operands_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (ends_options(a, operands_only)) continue;
+    if (!is_option_word(a, operands_only)) {
+      if (!fasta.empty()) return usage_error("index", "more than one reference given", kUsage);
+      fasta = a;
+      continue;
+    }
     const bool has_value = i + 1 < argc;
     if (a == "-p" && has_value) {
       prefix = argv[++i];
@@ -70,12 +77,8 @@ int index_main(int argc, char** argv) {
       const auto parsed = fmindex::parse_alphabet(argv[++i]);
       if (!parsed) return usage_error("index", "--alphabet needs dna, protein or byte", kUsage);
       alphabet = *parsed;
-    } else if (!a.empty() && a[0] == '-' && a != "-") {
-      if (const int rc = handle_common_or_unknown(common, argc, argv, i, "index", kUsage); rc >= 0) return rc;
-    } else if (fasta.empty()) {
-      fasta = a;
-    } else {
-      return usage_error("index", "more than one reference given", kUsage);
+    } else if (const int rc = handle_common_or_unknown(common, argc, argv, i, "index", kUsage); rc >= 0) {
+      return rc;
     }
   }
   if (fasta.empty()) {
