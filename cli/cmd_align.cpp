@@ -286,10 +286,9 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    std::uint64_t number = 0;
     std::string error;
-    // -h with a number is bwa mem's XA limit; alone (or before anything else) it asks for help.
-    const bool xa_limit = a == "-h" && has_value && parse_count(argv[i + 1], number);
+    // -h before a number is bwa mem's XA limit; alone (or before anything else) it asks for help.
+    const bool xa_limit = a == "-h" && has_value && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9';
     if (a != "-h" || xa_limit) {
       const Parsed p = has_value ? parse_gapped_option(a, argv[i + 1], c.gapped, error) : Parsed::no;
       if (p == Parsed::bad) return usage_error("align", error, kUsage);

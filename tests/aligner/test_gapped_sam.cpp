@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fm_support.hpp"
+#include "gapped_sam_support.hpp"
 #include "sam_readback.hpp"
 #include "wtmap/aligner/sam_writer.hpp"
 
@@ -24,62 +25,12 @@ using aligner::SeqRecord;
 using aligner::gapped::GappedHit;
 using aligner::gapped::GappedReadAlignment;
 
-// Two contigs of fixed pseudo-random bases (a linear congruential generator: no repeats of note).
-std::string pseudo_random_bases(std::size_t length, std::uint32_t seed) {
-  std::string s;
-  for (std::size_t i = 0; i < length; ++i) {
-    seed = seed * 1103515245u + 12345u;
-    s += "ACGT"[(seed >> 16) & 3];
-  }
-  return s;
-}
 const std::string kChr1 = pseudo_random_bases(400, 7);
 const std::string kChr2 = pseudo_random_bases(200, 11);
 const std::vector<fmtest::TestContig> kContigs = {{"chr1", kChr1}, {"chr2", kChr2}};
 
 std::uint32_t op(std::uint32_t length, char code) {
   return bam_cigar_gen(length, std::string("MIDNSHP=X").find(code));
-}
-
-// NM and MD of an alignment of `seq` (SEQ as SAM stores it) at `pos` of `ref`, from its CIGAR
-// text: the test's own calmd (N counts as a mismatch).
-struct Md {
-  std::int64_t nm = 0;
-  std::string md;
-};
-Md recompute_md(const std::string& ref, std::int64_t pos, const std::string& cigar, const std::string& seq) {
-  Md out;
-  std::size_t q = 0, r = static_cast<std::size_t>(pos), matches = 0, at = 0;
-  while (at < cigar.size()) {
-    std::size_t end = at;
-    while (std::isdigit(static_cast<unsigned char>(cigar[end]))) ++end;
-    const std::size_t length = std::stoul(cigar.substr(at, end - at));
-    const char code = cigar[end];
-    at = end + 1;
-    if (code == 'M') {
-      for (std::size_t i = 0; i < length; ++i, ++q, ++r) {
-        if (seq[q] == ref[r] && seq[q] != 'N') {
-          ++matches;
-        } else {
-          out.md += std::to_string(matches) + ref[r];
-          matches = 0;
-          ++out.nm;
-        }
-      }
-    } else if (code == 'I') {
-      q += length;
-      out.nm += static_cast<std::int64_t>(length);
-    } else if (code == 'D') {
-      out.md += std::to_string(matches) + "^" + ref.substr(r, length);
-      matches = 0;
-      r += length;
-      out.nm += static_cast<std::int64_t>(length);
-    } else if (code == 'S') {
-      q += length;
-    }  // H: not in SEQ
-  }
-  out.md += std::to_string(matches);
-  return out;
 }
 
 SeqRecord read_of(const std::string& name, const std::string& bases, bool with_quality = true) {
@@ -188,7 +139,7 @@ std::string write_cases(const fmtest::TempDir& dir, const std::string& name, boo
 void expect_consistent_with_reference(const SamRecord& r) {
   if (r.flag & 4) return;
   SCOPED_TRACE(r.name + " flag " + std::to_string(r.flag));
-  const Md md = recompute_md(kContigs[r.tid].sequence, r.pos, r.cigar, r.seq);
+  const MdTags md = recompute_md(kContigs[r.tid].sequence, r.pos, r.cigar, r.seq);
   EXPECT_EQ(r.nm, md.nm);
   EXPECT_EQ(r.md, md.md);
 }
