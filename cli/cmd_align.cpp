@@ -44,7 +44,7 @@ constexpr const char* kUsage =
     "                    options and defaults): SMEM seeds, chains, banded extension with\n"
     "                    z-drop; CIGAR with M/I/D/S, NM, MD, AS, XS, XA (alternative hits),\n"
     "                    SA and flag 0x800 for split (chimeric) reads; MAPQ 0..60 as bwa mem\n"
-    "                    computes it. Reads of 1..1000 bases.\n"
+    "                    computes it. Reads of --min-seed..1000 bases.\n"
     "  -k INT            exhaustive k-mismatch search (no gaps), like `bwa aln -o 0 -n k` +\n"
     "                    `bwa samse`: every alignment with at most k mismatches is found;\n"
     "                    the best are reported (ties broken by a hash of the read's bases),\n"
@@ -175,7 +175,7 @@ void log_stage_times(const Log& log, const aligner::AlignPipeline& pipeline, con
 }
 
 // The run's summary: reads, mapped, MAPQ > 0, speed, and the reads not fully searched.
-void log_summary(const Log& log, const aligner::AlignTotals& totals, bool gapped, std::uint32_t max_gapped_length) {
+void log_summary(const Log& log, const aligner::AlignTotals& totals, const aligner::gapped::GappedOptions* gapped) {
   const double seconds = log.seconds();
   log.info("%llu reads; %llu mapped (%.2f%%), %llu with MAPQ > 0 (%.2f%%); %.1f s, %.0f reads/s",
            static_cast<unsigned long long>(totals.reads), static_cast<unsigned long long>(totals.mapped),
@@ -185,8 +185,9 @@ void log_summary(const Log& log, const aligner::AlignTotals& totals, bool gapped
     log.info("%llu split reads (%.2f%%: supplementary alignments, flag 0x800)", static_cast<unsigned long long>(totals.split),
              percent(totals.split, totals.reads));
     if (totals.too_long + totals.too_short > 0) {
-      log.info("not aligned: %llu longer than %u bases, %llu empty", static_cast<unsigned long long>(totals.too_long),
-               max_gapped_length, static_cast<unsigned long long>(totals.too_short));
+      log.info("not aligned: %llu shorter than --min-seed (%u), %llu longer than %u bases",
+               static_cast<unsigned long long>(totals.too_short), gapped->min_seed_length,
+               static_cast<unsigned long long>(totals.too_long), gapped->max_read_length);
     }
     return;
   }
@@ -239,41 +240,54 @@ bool parse_fraction(const char* text, float& value) {
 }
 
 // A gapped-mode option `a` with its value: taken (yes), not one (no), or a bad value (the
-// message in `error`).
+// message in `error`). Bounds: scores and penalties up to 1000 keep a 1000-base read's scores
+// far from overflowing 32 bits.
 enum class Parsed { no, yes, bad };
 Parsed parse_gapped_option(const std::string& a, const char* value, aligner::gapped::GappedOptions& g, std::string& error) {
   aligner::gapped::Scoring& s = g.scoring;
-  constexpr std::int64_t kMostScore = 1000, kMostLarge = 1000000;
-  std::int32_t v = 0;
-  bool ok = true;
-  if (a == "-A") {
-    ok = parse_int(value, 1, kMostScore, s.match), error = "-A needs an integer in 1..1000";
-  } else if (a == "-B") {
-    ok = parse_int(value, 0, kMostScore, s.mismatch), error = "-B needs an integer in 0..1000";
-  } else if (a == "-O") {
-    ok = parse_int_pair(value, kMostScore, s.open_del, s.open_ins), error = "-O needs INT or INT,INT in 0..1000";
-  } else if (a == "-E") {
-    ok = parse_int_pair(value, kMostScore, s.extend_del, s.extend_ins), error = "-E needs INT or INT,INT in 0..1000";
-  } else if (a == "-L") {
-    ok = parse_int_pair(value, kMostScore, s.clip5, s.clip3), error = "-L needs INT or INT,INT in 0..1000";
-  } else if (a == "-w") {
-    ok = parse_int(value, 0, kMostScore, s.band), error = "-w needs an integer in 0..1000";
-  } else if (a == "-d") {
-    ok = parse_int(value, 0, kMostLarge, s.zdrop), error = "-d needs an integer in 0..1000000";
-  } else if (a == "-T") {
-    ok = parse_int(value, 0, kMostLarge, g.min_output_score), error = "-T needs an integer in 0..1000000";
-  } else if (a == "-c") {
-    ok = parse_int(value, 1, 1000000000, v), g.max_occurrences = static_cast<std::uint32_t>(v), error = "-c needs an integer in 1..10^9";
-  } else if (a == "-D") {
-    ok = parse_fraction(value, g.drop_ratio), error = "-D needs a number in 0..1";
-  } else if (a == "-h") {
-    ok = parse_int(value, 0, kMostScore, v), g.max_xa_hits = static_cast<std::uint32_t>(v), error = "-h needs an integer in 0..1000";
-  } else if (a == "--min-seed") {
-    ok = parse_int(value, 1, kMostScore, v), g.min_seed_length = static_cast<std::uint32_t>(v), error = "--min-seed needs an integer in 1..1000";
-  } else {
-    return Parsed::no;
+  struct Single {
+    const char* name;
+    std::int64_t low, high;
+    std::int32_t* target;
+  };
+  const Single singles[] = {{"-A", 1, 1000, &s.match},          {"-B", 0, 1000, &s.mismatch},
+                            {"-w", 0, 1000, &s.band},           {"-d", 0, 1000000, &s.zdrop},
+                            {"-T", 0, 1000000, &g.min_output_score}};
+  for (const Single& o : singles) {
+    if (a != o.name) continue;
+    error = a + " needs an integer in " + std::to_string(o.low) + ".." + std::to_string(o.high);
+    return parse_int(value, o.low, o.high, *o.target) ? Parsed::yes : Parsed::bad;
   }
-  return ok ? Parsed::yes : Parsed::bad;
+  struct Pair {
+    const char* name;
+    std::int32_t *first, *second;
+  };
+  const Pair pairs[] = {{"-O", &s.open_del, &s.open_ins}, {"-E", &s.extend_del, &s.extend_ins}, {"-L", &s.clip5, &s.clip3}};
+  for (const Pair& o : pairs) {
+    if (a != o.name) continue;
+    error = a + " needs INT or INT,INT in 0..1000";
+    return parse_int_pair(value, 1000, *o.first, *o.second) ? Parsed::yes : Parsed::bad;
+  }
+  struct Count {
+    const char* name;
+    std::int64_t low, high;
+    std::uint32_t* target;
+  };
+  const Count counts[] = {{"-c", 1, 1000000000, &g.max_occurrences}, {"-h", 0, 1000, &g.max_xa_hits},
+                          {"--min-seed", 1, 1000, &g.min_seed_length}};
+  for (const Count& o : counts) {
+    if (a != o.name) continue;
+    error = a + " needs an integer in " + std::to_string(o.low) + ".." + std::to_string(o.high);
+    std::int32_t v = 0;
+    if (!parse_int(value, o.low, o.high, v)) return Parsed::bad;
+    *o.target = static_cast<std::uint32_t>(v);
+    return Parsed::yes;
+  }
+  if (a == "-D") {
+    error = "-D needs a number in 0..1";
+    return parse_fraction(value, g.drop_ratio) ? Parsed::yes : Parsed::bad;
+  }
+  return Parsed::no;
 }
 
 // Parses the command line into `c`; returns -1 to run, else the exit status.
@@ -464,7 +478,7 @@ int align_main(int argc, char** argv) {
   const Status run = pipeline.run(engine, sink, release_gpu_and_indexes);
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
   log_stage_times(log, pipeline, *reader, *writer, start_seconds, c.verbosity);
-  log_summary(log, pipeline.totals(), gapped && !c.io_only, c.gapped.max_read_length);
+  log_summary(log, pipeline.totals(), gapped && !c.io_only ? &c.gapped : nullptr);
   pipeline.wait_for_release();
   leave_finished_run();
 }
