@@ -11,6 +11,7 @@
 // written before it landed, they are meant to pass once it is merged.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "../cli/cli_support.hpp"
 #include "gapped_sam_support.hpp"
 #include "sam_readback.hpp"
+#include "wtmap/core/config.hpp"
 
 namespace wtmap::altest {
 namespace {
@@ -175,7 +177,44 @@ TEST_F(GappedCliAlignment, PlantedReadsGetTheirCigars) {
   EXPECT_NE(r.err.find("4 mapped (80.00%)"), std::string::npos) << r.err;
 }
 
-TEST_F(GappedCliAlignment, CpuOutputDoesNotDependOnBatchOrThreads) {
+// A chimeric read: 60 bases of one place, then 60 of another 3 kbp on, reverse complemented.
+// bwa mem writes the primary (the first part, which comes first among equal scores or not: either
+// part may be primary) and a supplementary line, hard-clipped, with SA on both.
+TEST_F(GappedCliAlignment, ChimericReadGetsASupplementaryLine) {
+  const std::string read = kContig.substr(6000, 60) + fmtest::revcomp(kContig.substr(9000, 60));
+  const RunResult r = align({{"chimeric", read}}, "-o " + shell_quote(dir_->file("chimeric.sam")));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const SamContents back = read_alignments(dir_->file("chimeric.sam"));
+  ASSERT_EQ(back.records.size(), 2u);
+  const SamRecord& primary = back.records[0];
+  const SamRecord& supplementary = back.records[1];
+  EXPECT_EQ(primary.flag & 0x800, 0);
+  EXPECT_EQ(supplementary.flag & 0x800, 0x800);
+  // Forward part at 6000: 60M60S forward; reverse part at 9000: on the reverse strand the read's
+  // second half comes first, so 60M60S too.
+  const bool forward_first = primary.pos == 6000;
+  const SamRecord& forward = forward_first ? primary : supplementary;
+  const SamRecord& reverse = forward_first ? supplementary : primary;
+  EXPECT_EQ(forward.pos, 6000);
+  EXPECT_EQ(forward.flag & 16, 0);
+  EXPECT_EQ(reverse.pos, 9000);
+  EXPECT_EQ(reverse.flag & 16, 16);
+  EXPECT_EQ(primary.cigar, "60M60S");
+  EXPECT_EQ(supplementary.cigar, "60M60H");
+  EXPECT_EQ(primary.seq, forward_first ? read : fmtest::revcomp(read));
+  EXPECT_EQ(supplementary.seq, forward_first ? kContig.substr(9000, 60) : kContig.substr(6000, 60));
+  EXPECT_LE(supplementary.mapq, primary.mapq);
+  const std::string sa_of_primary = "chr1," + std::to_string(supplementary.pos + 1) + (forward_first ? ",-," : ",+,") +
+                                    "60M60S," + std::to_string(supplementary.mapq) + ",0;";
+  EXPECT_EQ(primary.sa, sa_of_primary);
+  const std::string sa_of_supplementary = "chr1," + std::to_string(primary.pos + 1) + (forward_first ? ",+," : ",-,") +
+                                          "60M60S," + std::to_string(primary.mapq) + ",0;";
+  EXPECT_EQ(supplementary.sa, sa_of_supplementary);
+  EXPECT_NE(r.err.find("1 split reads"), std::string::npos) << r.err;
+}
+
+// 40 reads along the contig, some reverse complemented, some with a 2-base deletion.
+std::vector<fmtest::Pattern> varied_reads() {
   std::vector<fmtest::Pattern> reads;
   for (int i = 0; i < 40; ++i) {
     std::string read = kContig.substr(300 * i + 7, 90 + i);
@@ -183,13 +222,33 @@ TEST_F(GappedCliAlignment, CpuOutputDoesNotDependOnBatchOrThreads) {
     if (i % 4 == 2) read.erase(40, 2);
     reads.push_back({"r" + std::to_string(i), read});
   }
+  return reads;
+}
+
+// The records of a run's SAM (the header's @PG line names the command line).
+std::string records_of(const std::string& sam) { return sam.substr(sam.find("\nr0\t") + 1); }
+
+TEST_F(GappedCliAlignment, CpuOutputDoesNotDependOnBatchOrThreads) {
+  const std::vector<fmtest::Pattern> reads = varied_reads();
   const RunResult one = align(reads, "--batch 1 -t 1");
   const RunResult seven = align(reads, "--batch 7 -t 2");
   const RunResult whole = align(reads, "");
   ASSERT_EQ(one.exit_code, 0) << describe(one);
-  auto records = [](const std::string& sam) { return sam.substr(sam.find("\nr0\t") + 1); };
-  EXPECT_EQ(records(one.out), records(seven.out));
-  EXPECT_EQ(records(one.out), records(whole.out));
+  EXPECT_EQ(records_of(one.out), records_of(seven.out));
+  EXPECT_EQ(records_of(one.out), records_of(whole.out));
+  const std::string records = records_of(one.out);
+  EXPECT_EQ(std::count(records.begin(), records.end(), '\n'), 40) << "a record per read, none split";
+}
+
+// `--device gpu` writes the CPU backend's bytes (the later --device wins over align()'s cpu).
+TEST_F(GappedCliAlignment, GpuOutputMatchesCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
+  const std::vector<fmtest::Pattern> reads = varied_reads();
+  const RunResult cpu = align(reads, "--batch 7");
+  const RunResult gpu = align(reads, "--batch 7 --device gpu");
+  ASSERT_EQ(cpu.exit_code, 0) << describe(cpu);
+  ASSERT_EQ(gpu.exit_code, 0) << describe(gpu);
+  EXPECT_EQ(records_of(cpu.out), records_of(gpu.out));
 }
 
 }  // namespace
