@@ -178,10 +178,19 @@ TEST_F(GappedCliAlignment, PlantedReadsGetTheirCigars) {
 }
 
 // A chimeric read: 60 bases of one place, then 60 of another 3 kbp on, reverse complemented.
-// bwa mem writes the primary (the first part, which comes first among equal scores or not: either
-// part may be primary) and a supplementary line, hard-clipped, with SA on both.
+// bwa mem writes the primary (either part: they score the same) and a supplementary line,
+// hard-clipped, with SA on both. The places are chosen so that neither part's alignment can
+// extend into the other: the two bases past each part's end differ from the reference's there.
 TEST_F(GappedCliAlignment, ChimericReadGetsASupplementaryLine) {
-  const std::string read = kContig.substr(6000, 60) + fmtest::revcomp(kContig.substr(9000, 60));
+  std::size_t first = 6000, second = 9000;
+  auto parts_end_sharply = [&] {
+    const std::string one = kContig.substr(first, 60), two = fmtest::revcomp(kContig.substr(second, 60));
+    const std::string two_forward = kContig.substr(second, 60), one_reverse = fmtest::revcomp(one);
+    return two[0] != kContig[first + 60] && two[1] != kContig[first + 61] && one_reverse[0] != kContig[second + 60] &&
+           one_reverse[1] != kContig[second + 61];
+  };
+  while (!parts_end_sharply()) ++first, ++second;
+  const std::string read = kContig.substr(first, 60) + fmtest::revcomp(kContig.substr(second, 60));
   const RunResult r = align({{"chimeric", read}}, "-o " + shell_quote(dir_->file("chimeric.sam")));
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   const SamContents back = read_alignments(dir_->file("chimeric.sam"));
@@ -190,19 +199,19 @@ TEST_F(GappedCliAlignment, ChimericReadGetsASupplementaryLine) {
   const SamRecord& supplementary = back.records[1];
   EXPECT_EQ(primary.flag & 0x800, 0);
   EXPECT_EQ(supplementary.flag & 0x800, 0x800);
-  // Forward part at 6000: 60M60S forward; reverse part at 9000: on the reverse strand the read's
-  // second half comes first, so 60M60S too.
-  const bool forward_first = primary.pos == 6000;
+  // The forward part: 60M60S; the reverse part: on the forward strand the read's second half
+  // comes first, so 60M60S too.
+  const bool forward_first = primary.pos == static_cast<std::int64_t>(first);
   const SamRecord& forward = forward_first ? primary : supplementary;
   const SamRecord& reverse = forward_first ? supplementary : primary;
-  EXPECT_EQ(forward.pos, 6000);
+  EXPECT_EQ(forward.pos, static_cast<std::int64_t>(first));
   EXPECT_EQ(forward.flag & 16, 0);
-  EXPECT_EQ(reverse.pos, 9000);
+  EXPECT_EQ(reverse.pos, static_cast<std::int64_t>(second));
   EXPECT_EQ(reverse.flag & 16, 16);
   EXPECT_EQ(primary.cigar, "60M60S");
   EXPECT_EQ(supplementary.cigar, "60M60H");
   EXPECT_EQ(primary.seq, forward_first ? read : fmtest::revcomp(read));
-  EXPECT_EQ(supplementary.seq, forward_first ? kContig.substr(9000, 60) : kContig.substr(6000, 60));
+  EXPECT_EQ(supplementary.seq, forward_first ? kContig.substr(second, 60) : kContig.substr(first, 60));
   EXPECT_LE(supplementary.mapq, primary.mapq);
   const std::string sa_of_primary = "chr1," + std::to_string(supplementary.pos + 1) + (forward_first ? ",-," : ",+,") +
                                     "60M60S," + std::to_string(supplementary.mapq) + ",0;";
