@@ -1,5 +1,8 @@
-// wtmap align: FASTQ/FASTA reads -> SAM/BAM, k-mismatch backward search on the GPU.
+// wtmap align: FASTQ/FASTA reads -> SAM/BAM, gapped local alignment (bwa mem's) or the exhaustive
+// k-mismatch backward search (-k), on the GPU or the CPU.
 #include <cstdio>
+#include <cerrno>
+#include <optional>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -12,6 +15,7 @@
 #include "wtmap/aligner/align_pipeline.hpp"
 #include "wtmap/aligner/align_stages.hpp"
 #include "wtmap/aligner/batch_aligner.hpp"
+#include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/sam_writer.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
@@ -34,44 +38,73 @@ Result<fmindex::FmIndex> with_search_table(Result<fmindex::FmIndex> index) {
 constexpr const char* kUsage =
     "Usage: wtmap align -x <prefix> [options] <reads.fq[.gz] | reads.fa[.gz] | ->\n"
     "\n"
-    "Aligns single-end DNA reads with up to k mismatches (no gaps) on both strands, like\n"
-    "`bwa aln -o 0 -n k` + `bwa samse`, and writes SAM (default, stdout) or BAM.\n"
-    "Every alignment with at most k mismatches is found; the best are reported (ties broken\n"
-    "by a hash of the read's bases), the next stratum counted (X1). An N in a read is a\n"
-    "mismatch.\n"
+    "Aligns single-end DNA reads on both strands and writes SAM (default, stdout) or BAM.\n"
+    "Two modes:\n"
+    "  gapped (default)  local alignment with affine gaps, as `bwa mem` aligns (its scoring,\n"
+    "                    options and defaults): SMEM seeds, chains, banded extension with\n"
+    "                    z-drop; CIGAR with M/I/D/S, NM, MD, AS, XS, XA (alternative hits),\n"
+    "                    SA and flag 0x800 for split (chimeric) reads; MAPQ 0..60 as bwa mem\n"
+    "                    computes it. Reads of --min-seed..1000 bases.\n"
+    "  -k INT            exhaustive k-mismatch search (no gaps), like `bwa aln -o 0 -n k` +\n"
+    "                    `bwa samse`: every alignment with at most k mismatches is found;\n"
+    "                    the best are reported (ties broken by a hash of the read's bases),\n"
+    "                    the next stratum counted (X1). An N in a read is a mismatch. Reads\n"
+    "                    of 10..512 bases.\n"
     "\n"
-    "Options:\n"
+    "Options of both modes:\n"
     "  -x STR            index prefix (reads STR.wtmap; a DNA index, not --alphabet protein|byte)\n"
     "  -o FILE           output file; .bam gives BAM, anything else SAM [stdout]\n"
     "  --output-fmt STR  SAM or BAM, overriding -o's extension\n"
     "  -l INT            BAM compression level, 0 (none) .. 9 (smallest) [1, the fastest, as\n"
     "                    STAR writes BAM; samtools writes 6]\n"
-    "  -k INT            mismatches allowed, 0..4 [4]\n"
-    "  -N INT            list the other hits in XA when best + second-best hits <= INT, 0..8 [3]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
     "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
     "  --batch INT       reads per batch, 1..10^7 [100000]; memory holds at most 15 batches (about\n"
     "                    1 KB per read): 6 read ahead (while the index loads), 7 in the\n"
     "                    stages, 2 made ahead\n"
-    "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
-    "                    reads past 1024 nodes (2048 for references of 537 Mbp and more)\n"
-    "                    are searched again from the start by groups of 256 threads (a GPU\n"
-    "                    block) that take 256 nodes a step\n"
     "  --device S        auto, gpu or cpu [auto]\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"
     "  -v                at the end, print the busy seconds of each pipeline stage; twice\n"
     "                    (-v -v), also each batch's reads and when each stage began and\n"
     "                    ended it\n"
     "\n"
-    "Reads shorter than 10 or longer than 512 bases, and reads the work cap stopped, are\n"
-    "kept (unmapped, or MAPQ 0) and counted in the summary on stderr.\n"
+    "Gapped mode (bwa mem's names and defaults; INT,INT: deletions, insertions or 5', 3'):\n"
+    "  -A INT            match score, 1..1000 [1]\n"
+    "  -B INT            mismatch penalty, 0..1000 [4]; an N in the read or reference is one\n"
+    "  -O INT[,INT]      gap open penalties, 0..1000 [6,6]\n"
+    "  -E INT[,INT]      gap extension penalties, 0..1000 [1,1]; a gap of k costs O + k*E\n"
+    "  -L INT[,INT]      clipping penalties of the 5' and 3' ends, 0..1000 [5,5]\n"
+    "  -w INT            band width, 0..1000 [100]\n"
+    "  -d INT            z-drop, 0..1000000 [100]; 0 turns it off\n"
+    "  -T INT            minimum score to output, 0..1000000 [30]\n"
+    "  -c INT            skip seeds with more than INT occurrences, 1..10^9 [500]\n"
+    "  -D FLOAT          drop chains shorter than FLOAT of the longest overlapping one,\n"
+    "                    0..1 [0.5]\n"
+    "  -h INT            list up to INT alternative hits in XA (none if there are more),\n"
+    "                    0..1000 [5] (-h without a number: this help)\n"
+    "  -Y                soft-clip supplementary alignments (default: hard clips, as bwa mem)\n"
+    "  --min-seed INT    minimum seed length, 1..1000 [19] (bwa mem's -k: wtmap keeps -k for\n"
+    "                    the k-mismatch mode, so that existing command lines keep their meaning)\n"
     "\n"
-    "Memory on the device (--device): the index (wtmap index --help) and a table of the SA\n"
-    "intervals of all k-mers, 16 * 4^k bytes, for the smallest k with 4^k >= 8 * the reference\n"
-    "length, at most 15: 1 GiB from about 2 Mbp of reference on, 4 GiB from 8.4 Mbp, 16 GiB\n"
-    "from 34 Mbp. A GPU without room for it (half its free memory) takes a shorter k; then a\n"
-    "read stopped by the work cap may differ from the CPU backend's. The CPU backend keeps 13\n"
-    "levels of the table (1 GiB) and steps the rest.\n";
+    "k-mismatch mode (-k; --mismatches INT is the same option under a name that says what it\n"
+    "counts, for scripts):\n"
+    "  -k INT            mismatches allowed, 0..4; selects this mode\n"
+    "  -N INT            list the other hits in XA when best + second-best hits <= INT, 0..8 [3]\n"
+    "  --max-work INT    search nodes per read before giving up on a repetitive read [65536];\n"
+    "                    reads past 1024 nodes (2048 for references of 537 Mbp and more)\n"
+    "                    are searched again from the start by groups of 256 threads (a GPU\n"
+    "                    block) that take 256 nodes a step\n"
+    "  A mode's options are refused in the other mode.\n"
+    "\n"
+    "Reads outside a mode's lengths, and k-mismatch reads the work cap stopped, are kept\n"
+    "(unmapped, or MAPQ 0) and counted in the summary on stderr.\n"
+    "\n"
+    "Memory on the device (--device): the index (wtmap index --help); in the k-mismatch mode\n"
+    "also a table of the SA intervals of all k-mers, 16 * 4^k bytes, for the smallest k with\n"
+    "4^k >= 8 * the reference length, at most 15: 1 GiB from about 2 Mbp of reference on,\n"
+    "4 GiB from 8.4 Mbp, 16 GiB from 34 Mbp. A GPU without room for it (half its free memory)\n"
+    "takes a shorter k; then a read stopped by the work cap may differ from the CPU backend's.\n"
+    "The CPU backend keeps 13 levels of the table (1 GiB) and steps the rest.\n";
 
 // Ends a run whose output is complete and closed without tearing it down: freeing some 4 * 10^6
 // record strings, the index and the pinned buffers one by one, and the CUDA runtime's teardown,
@@ -89,8 +122,8 @@ constexpr std::uint64_t kMostBatchReads = 10000000;
 
 double percent(std::uint64_t part, std::uint64_t whole) { return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole); }
 
-// The DNA index at `prefix`, with the search's k-mer table unless `io_only`.
-Result<fmindex::FmIndex> load_dna_index(const std::string& prefix, Backend backend, bool io_only) {
+// The DNA index at `prefix`, with the k-mismatch search's k-mer table unless `without_table`.
+Result<fmindex::FmIndex> load_dna_index(const std::string& prefix, Backend backend, bool without_table) {
   // Reads are DNA: a protein or byte index (wtmap index --alphabet) has nothing to align them to.
   auto alphabet = fmindex::read_index_alphabet(index_path(prefix));
   if (!alphabet.ok()) return alphabet.status();
@@ -100,7 +133,7 @@ Result<fmindex::FmIndex> load_dna_index(const std::string& prefix, Backend backe
                             fmindex::alphabet_name(*alphabet) + " indexes)");
   }
   auto index = fmindex::FmIndex::load(index_path(prefix), backend, kNoKmerTable);
-  if (index.ok() && !io_only) index = with_search_table(std::move(index));
+  if (index.ok() && !without_table) index = with_search_table(std::move(index));
   return index;
 }
 
@@ -142,12 +175,22 @@ void log_stage_times(const Log& log, const aligner::AlignPipeline& pipeline, con
 }
 
 // The run's summary: reads, mapped, MAPQ > 0, speed, and the reads not fully searched.
-void log_summary(const Log& log, const aligner::AlignTotals& totals) {
+void log_summary(const Log& log, const aligner::AlignTotals& totals, const aligner::gapped::GappedOptions* gapped) {
   const double seconds = log.seconds();
   log.info("%llu reads; %llu mapped (%.2f%%), %llu with MAPQ > 0 (%.2f%%); %.1f s, %.0f reads/s",
            static_cast<unsigned long long>(totals.reads), static_cast<unsigned long long>(totals.mapped),
            percent(totals.mapped, totals.reads), static_cast<unsigned long long>(totals.unique),
            percent(totals.unique, totals.reads), seconds, seconds > 0 ? static_cast<double>(totals.reads) / seconds : 0.0);
+  if (gapped) {
+    log.info("%llu split reads (%.2f%%: supplementary alignments, flag 0x800)", static_cast<unsigned long long>(totals.split),
+             percent(totals.split, totals.reads));
+    if (totals.too_long + totals.too_short > 0) {
+      log.info("not aligned: %llu shorter than --min-seed (%u), %llu longer than %u bases",
+               static_cast<unsigned long long>(totals.too_short), gapped->min_seed_length,
+               static_cast<unsigned long long>(totals.too_long), gapped->max_read_length);
+    }
+    return;
+  }
   if (totals.capped + totals.too_short + totals.too_long > 0) {
     log.info("not fully searched: %llu stopped by the work cap (MAPQ 0), %llu shorter than %u, %llu longer than %u bases",
              static_cast<unsigned long long>(totals.capped), static_cast<unsigned long long>(totals.too_short),
@@ -155,76 +198,198 @@ void log_summary(const Log& log, const aligner::AlignTotals& totals) {
   }
 }
 
-
-}  // namespace
-
-int align_main(int argc, char** argv) {
+// What `wtmap align`'s command line asks for.
+struct AlignCommand {
   CommonOptions common;
   std::string prefix, input;
   aligner::SamOptions sam;
-  aligner::AlignOptions options;
-  std::uint64_t k = 4, alternatives = 3, batch_size = 100000, max_work = 1u << 16, level = 1;
+  aligner::AlignOptions exhaustive;   // the k-mismatch mode's
+  aligner::gapped::GappedOptions gapped;
+  std::uint64_t mismatches = 4, alternatives = 3, batch_size = 100000, max_work = 1u << 16, level = 1;
   bool io_only = false;
   unsigned verbosity = 0;  // -v: busy seconds per stage; -v -v: and each batch's timeline
-  for (int i = 1; i < argc; ++i) {
-    if (i > 1) sam.command_line += ' ';
-    sam.command_line += argv[i];
+  // The first option given of each mode, for the clash messages: -k (or --mismatches), which
+  // selects the k-mismatch mode; one that needs it (-N, --max-work); one of the gapped mode.
+  std::string exhaustive_option, exhaustive_only_option, gapped_option;
+  bool is_gapped() const { return exhaustive_option.empty(); }
+};
+
+// An integer option value in [low, high].
+bool parse_int(const char* text, std::int64_t low, std::int64_t high, std::int32_t& value) {
+  std::uint64_t v = 0;
+  if (!parse_count(text, v) || static_cast<std::int64_t>(v) < low || static_cast<std::int64_t>(v) > high) return false;
+  value = static_cast<std::int32_t>(v);
+  return true;
+}
+
+// INT or INT,INT (bwa mem's -O, -E, -L): one value sets both.
+bool parse_int_pair(const char* text, std::int64_t high, std::int32_t& first, std::int32_t& second) {
+  const std::string t = text;
+  const auto comma = t.find(',');
+  if (comma == std::string::npos) return parse_int(text, 0, high, first) && parse_int(text, 0, high, second);
+  return parse_int(t.substr(0, comma).c_str(), 0, high, first) && parse_int(t.substr(comma + 1).c_str(), 0, high, second);
+}
+
+bool parse_fraction(const char* text, float& value) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !(v >= 0.0 && v <= 1.0)) return false;
+  value = static_cast<float>(v);
+  return true;
+}
+
+// A gapped-mode option `a` with its value: taken (yes), not one (no), or a bad value (the
+// message in `error`). Bounds: scores and penalties up to 1000 keep a 1000-base read's scores
+// far from overflowing 32 bits.
+enum class Parsed { no, yes, bad };
+Parsed parse_gapped_option(const std::string& a, const char* value, aligner::gapped::GappedOptions& g, std::string& error) {
+  aligner::gapped::Scoring& s = g.scoring;
+  struct Single {
+    const char* name;
+    std::int64_t low, high;
+    std::int32_t* target;
+  };
+  const Single singles[] = {{"-A", 1, 1000, &s.match},          {"-B", 0, 1000, &s.mismatch},
+                            {"-w", 0, 1000, &s.band},           {"-d", 0, 1000000, &s.zdrop},
+                            {"-T", 0, 1000000, &g.min_output_score}};
+  for (const Single& o : singles) {
+    if (a != o.name) continue;
+    error = a + " needs an integer in " + std::to_string(o.low) + ".." + std::to_string(o.high);
+    return parse_int(value, o.low, o.high, *o.target) ? Parsed::yes : Parsed::bad;
   }
-  sam.command_line = "wtmap align " + sam.command_line;
+  struct Pair {
+    const char* name;
+    std::int32_t *first, *second;
+  };
+  const Pair pairs[] = {{"-O", &s.open_del, &s.open_ins}, {"-E", &s.extend_del, &s.extend_ins}, {"-L", &s.clip5, &s.clip3}};
+  for (const Pair& o : pairs) {
+    if (a != o.name) continue;
+    error = a + " needs INT or INT,INT in 0..1000";
+    return parse_int_pair(value, 1000, *o.first, *o.second) ? Parsed::yes : Parsed::bad;
+  }
+  struct Count {
+    const char* name;
+    std::int64_t low, high;
+    std::uint32_t* target;
+  };
+  const Count counts[] = {{"-c", 1, 1000000000, &g.max_occurrences}, {"-h", 0, 1000, &g.max_xa_hits},
+                          {"--min-seed", 1, 1000, &g.min_seed_length}};
+  for (const Count& o : counts) {
+    if (a != o.name) continue;
+    error = a + " needs an integer in " + std::to_string(o.low) + ".." + std::to_string(o.high);
+    std::int32_t v = 0;
+    if (!parse_int(value, o.low, o.high, v)) return Parsed::bad;
+    *o.target = static_cast<std::uint32_t>(v);
+    return Parsed::yes;
+  }
+  if (a == "-D") {
+    error = "-D needs a number in 0..1";
+    return parse_fraction(value, g.drop_ratio) ? Parsed::yes : Parsed::bad;
+  }
+  return Parsed::no;
+}
+
+// Parses the command line into `c`; returns -1 to run, else the exit status.
+int parse_align_command(int argc, char** argv, AlignCommand& c) {
+  for (int i = 1; i < argc; ++i) {
+    if (i > 1) c.sam.command_line += ' ';
+    c.sam.command_line += argv[i];
+  }
+  c.sam.command_line = "wtmap align " + c.sam.command_line;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
+    std::string error;
+    // -h before a number is bwa mem's XA limit; alone (or before anything else) it asks for help.
+    const bool xa_limit = a == "-h" && has_value && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9';
+    if (a != "-h" || xa_limit) {
+      const Parsed p = has_value ? parse_gapped_option(a, argv[i + 1], c.gapped, error) : Parsed::no;
+      if (p == Parsed::bad) return usage_error("align", error, kUsage);
+      if (p == Parsed::yes) {
+        if (c.gapped_option.empty()) c.gapped_option = a;
+        ++i;
+        continue;
+      }
+    }
     if (a == "-x" && has_value) {
-      prefix = argv[++i];
+      c.prefix = argv[++i];
     } else if (a == "-o" && has_value) {
-      sam.path = argv[++i];
+      c.sam.path = argv[++i];
     } else if (a == "--output-fmt" && has_value) {
       std::string f = argv[++i];
-      for (char& c : f) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      sam.format = f;
+      for (char& ch : f) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      c.sam.format = f;
     } else if (a == "-l" && has_value) {
-      if (!parse_count(argv[++i], level) || level > 9) return usage_error("align", "-l needs an integer in 0..9", kUsage);
-    } else if (a == "-k" && has_value) {
-      if (!parse_count(argv[++i], k) || k > aligner::kMaxMismatches) return usage_error("align", "-k needs an integer in 0..4", kUsage);
+      if (!parse_count(argv[++i], c.level) || c.level > 9) return usage_error("align", "-l needs an integer in 0..9", kUsage);
+    } else if ((a == "-k" || a == "--mismatches") && has_value) {
+      if (!parse_count(argv[++i], c.mismatches) || c.mismatches > aligner::kMaxMismatches) {
+        return usage_error("align", a + " needs an integer in 0..4", kUsage);
+      }
+      c.exhaustive_option = a;
     } else if (a == "-N" && has_value) {
-      if (!parse_count(argv[++i], alternatives) || alternatives > aligner::kMaxAlternatives) {
+      if (!parse_count(argv[++i], c.alternatives) || c.alternatives > aligner::kMaxAlternatives) {
         return usage_error("align", "-N needs an integer in 0.." + std::to_string(aligner::kMaxAlternatives), kUsage);
       }
-    } else if (a == "-R" && has_value) {
-      sam.read_group = argv[++i];
-    } else if (a == "--batch" && has_value) {
-      if (!parse_count(argv[++i], batch_size) || batch_size == 0 || batch_size > kMostBatchReads) {
-        return usage_error("align", "--batch needs an integer in 1.." + std::to_string(kMostBatchReads), kUsage);
-      }
+      c.exhaustive_only_option = c.exhaustive_only_option.empty() ? a : c.exhaustive_only_option;
     } else if (a == "--max-work" && has_value) {
-      if (!parse_count(argv[++i], max_work) || max_work == 0 || max_work > UINT32_MAX) {
+      if (!parse_count(argv[++i], c.max_work) || c.max_work == 0 || c.max_work > UINT32_MAX) {
         return usage_error("align", "--max-work needs a positive 32-bit integer", kUsage);
       }
+      c.exhaustive_only_option = c.exhaustive_only_option.empty() ? a : c.exhaustive_only_option;
+    } else if (a == "-Y") {
+      c.sam.soft_clip_supplementary = true;
+      if (c.gapped_option.empty()) c.gapped_option = a;
+    } else if (a == "-R" && has_value) {
+      c.sam.read_group = argv[++i];
+    } else if (a == "--batch" && has_value) {
+      if (!parse_count(argv[++i], c.batch_size) || c.batch_size == 0 || c.batch_size > kMostBatchReads) {
+        return usage_error("align", "--batch needs an integer in 1.." + std::to_string(kMostBatchReads), kUsage);
+      }
     } else if (a == "--io-only") {
-      io_only = true;
+      c.io_only = true;
     } else if (a == "-v") {
-      ++verbosity;
+      ++c.verbosity;
     } else if (!a.empty() && a[0] == '-' && a != "-") {
-      if (const int rc = handle_common_or_unknown(common, argc, argv, i, "align", kUsage); rc >= 0) return rc;
-    } else if (input.empty()) {
-      input = a;
+      if (const int rc = handle_common_or_unknown(c.common, argc, argv, i, "align", kUsage); rc >= 0) return rc;
+    } else if (c.input.empty()) {
+      c.input = a;
     } else {
       return usage_error("align", "more than one read file given (paired-end is not supported)", kUsage);
     }
   }
-  if (prefix.empty() || input.empty()) {
+  if (c.prefix.empty() || c.input.empty()) {
     std::fputs(kUsage, stderr);
     return 1;
   }
-  sam.compression_level = static_cast<int>(level);
-  options.search.max_mismatches = static_cast<std::uint8_t>(k);
-  options.search.work_cap = static_cast<std::uint32_t>(max_work);
-  options.max_alternatives = static_cast<unsigned>(alternatives);
-  sam.max_mismatches = static_cast<unsigned>(k);
-  sam.threads = common.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : static_cast<unsigned>(common.threads);
+  // A mode's options in the other mode would be silently ignored: refused instead.
+  if (!c.exhaustive_option.empty() && !c.gapped_option.empty()) {
+    return usage_error("align", c.gapped_option + " is an option of the gapped mode; " + c.exhaustive_option +
+                                    " selects the k-mismatch mode", kUsage);
+  }
+  if (c.exhaustive_option.empty() && !c.exhaustive_only_option.empty()) {
+    return usage_error("align", c.exhaustive_only_option + " is an option of the k-mismatch mode (-k INT); the gapped mode " +
+                                    "lists alternative hits up to -h", kUsage);
+  }
+  return -1;
+}
+
+}  // namespace
+
+int align_main(int argc, char** argv) {
+  AlignCommand c;
+  if (const int rc = parse_align_command(argc, argv, c); rc >= 0) return rc;
+  aligner::SamOptions& sam = c.sam;
+  const bool gapped = c.is_gapped();
+  sam.compression_level = static_cast<int>(c.level);
+  c.exhaustive.search.max_mismatches = static_cast<std::uint8_t>(c.mismatches);
+  c.exhaustive.search.work_cap = static_cast<std::uint32_t>(c.max_work);
+  c.exhaustive.max_alternatives = static_cast<unsigned>(c.alternatives);
+  sam.max_mismatches = static_cast<unsigned>(c.mismatches);
+  sam.threads = c.common.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : static_cast<unsigned>(c.common.threads);
 
   // The output's place is checked before any work; the reads and the index are never overwritten.
-  sam.inputs = {input, index_path(prefix)};
+  sam.inputs = {c.input, index_path(c.prefix)};
   if (sam.path != "-") {
     if (const Status place = io::check_output_path(sam.path, sam.inputs); !place.ok()) return fail("align", place);
   }
@@ -232,12 +397,12 @@ int align_main(int argc, char** argv) {
   // Reading starts first, so that inflating the first batches overlaps with the CUDA start-up
   // and the index loads (a second or two for a large genome). The pipeline's destructor stops
   // and joins the reader on every way out of this function.
-  auto reader = aligner::SeqReader::open(input, sam.threads);
+  auto reader = aligner::SeqReader::open(c.input, sam.threads);
   if (!reader.ok()) return fail("align", reader.status());
   aligner::SeqReaderSource source(*reader);
   aligner::PipelineOptions pipeline_options;
-  pipeline_options.batch_size = batch_size;
-  pipeline_options.max_mismatches = static_cast<unsigned>(k);
+  pipeline_options.batch_size = c.batch_size;
+  pipeline_options.max_mismatches = static_cast<unsigned>(c.mismatches);
   pipeline_options.warming_threads = sam.threads >= 4 ? 2 : 0;  // where there are cores to spare
   std::uint64_t next_report = 1000000;
   pipeline_options.on_written = [&log, &next_report](const aligner::AlignTotals& totals) {
@@ -248,51 +413,72 @@ int align_main(int argc, char** argv) {
   };
   aligner::AlignPipeline pipeline(std::move(pipeline_options));
   pipeline.start_reading(source);
-  auto backend = common.apply(log);
+  auto backend = c.common.apply(log);
   if (!backend.ok()) return fail("align", backend.status());
-  aligner::MismatchSearchEngine engine(batch_size, *backend, !io_only);
-  auto index = load_dna_index(prefix, *backend, io_only);
+  // The k-mismatch engine's pinned batches warm up while the index loads; the gapped mode needs
+  // neither them nor the k-mer table of the k-mismatch search.
+  aligner::MismatchSearchEngine mismatch_engine(c.batch_size, *backend, !c.io_only && !gapped);
+  aligner::GappedSearchEngine gapped_engine;
+  auto index = load_dna_index(c.prefix, *backend, c.io_only || gapped);
   if (!index.ok()) return fail("align", index.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
   if (!writer.ok()) return fail("align", writer.status());
-  log.info("index loaded on the %s (k-mer table of k = %u, %u levels held); aligning with up to %llu mismatches",
-           backend_name(*backend), index->kmer_length(), index->kmer_levels(), static_cast<unsigned long long>(k));
-  if (const std::uint32_t wanted = aligner::search_kmer_length(index->view().rows);
-      !io_only && index->kmer_length() < wanted) {
-    log.info("note: k = %u, not %u: the device has no room for the larger table; a read stopped by the work "
-             "cap may differ from the CPU backend's", index->kmer_length(), wanted);
+  if (gapped) {
+    const aligner::gapped::Scoring& s = c.gapped.scoring;
+    log.info("index loaded on the %s; gapped alignment: -A %d -B %d -O %d,%d -E %d,%d -L %d,%d -w %d -d %d -T %d "
+             "--min-seed %u",
+             backend_name(*backend), s.match, s.mismatch, s.open_del, s.open_ins, s.extend_del, s.extend_ins, s.clip5,
+             s.clip3, s.band, s.zdrop, c.gapped.min_output_score, c.gapped.min_seed_length);
+  } else {
+    log.info("index loaded on the %s (k-mer table of k = %u, %u levels held); aligning with up to %llu mismatches",
+             backend_name(*backend), index->kmer_length(), index->kmer_levels(), static_cast<unsigned long long>(c.mismatches));
+    if (const std::uint32_t wanted = aligner::search_kmer_length(index->view().rows);
+        !c.io_only && index->kmer_length() < wanted) {
+      log.info("note: k = %u, not %u: the device has no room for the larger table; a read stopped by the work "
+               "cap may differ from the CPU backend's", index->kmer_length(), wanted);
+    }
   }
 
   // reader thread -> search (this thread: the letters to the GPU, the launch of the search, of
-  // the long reads' group search and of the hit choice and locate) -> finish thread (the GPU's
-  // results, placement) -> writer thread. A batch's GPU search runs while the finish stage works
-  // on the one before.
+  // the long reads' group search and of the hit choice and locate; or the gapped mapping of the
+  // batch) -> finish thread (the GPU's results, placement) -> writer thread. A batch's search
+  // runs while the finish stage works on the one before.
   const double start_seconds = log.seconds();
-  engine.start(*index, options);
+  aligner::SearchEngine* engine = nullptr;
+  if (!c.io_only && gapped) {
+    if (const Status started = gapped_engine.start(*index, c.gapped); !started.ok()) return fail("align", started);
+    engine = &gapped_engine;
+  } else if (!c.io_only) {
+    mismatch_engine.start(*index, c.exhaustive);
+    engine = &mismatch_engine;
+  }
   // Once the last batch is finished nothing uses the GPU or the indexes again, and the pipeline
-  // then releases them on a thread of its own -- the aligner, the pinned batches, the index, then
+  // then releases them on a thread of its own -- the engine, the pinned batches, the index, then
   // the CUDA context -- while the writer formats and compresses the last batch. Left to the
   // process's exit, this teardown took some 0.17 s after the output was closed (H100 host;
   // bench/history/RESULTS-2026-11-26.md). Whatever happens after, the objects are empty and
   // their destructors touch no device.
   auto release_gpu_and_indexes = [&] {
-    engine.release();
+    mismatch_engine.release();
+    gapped_engine.release();
     { const fmindex::FmIndex gone = std::move(*index); }
     if (*backend == Backend::gpu) cudaDeviceReset();  // errors: nothing to do, the run is complete
   };
   struct Teardown {  // declared after what it releases: runs before their destructors
     aligner::AlignPipeline& pipeline;
-    aligner::MismatchSearchEngine& engine;
+    aligner::MismatchSearchEngine& mismatch_engine;
+    aligner::GappedSearchEngine& gapped_engine;
     ~Teardown() {
       pipeline.wait_for_release();
-      engine.release();  // before the index it searches
+      mismatch_engine.release();  // before the index they search
+      gapped_engine.release();
     }
-  } teardown{pipeline, engine};
+  } teardown{pipeline, mismatch_engine, gapped_engine};
   aligner::SamWriterSink sink(*writer);
-  const Status run = pipeline.run(io_only ? nullptr : &engine, sink, release_gpu_and_indexes);
+  const Status run = pipeline.run(engine, sink, release_gpu_and_indexes);
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
-  log_stage_times(log, pipeline, *reader, *writer, start_seconds, verbosity);
-  log_summary(log, pipeline.totals());
+  log_stage_times(log, pipeline, *reader, *writer, start_seconds, c.verbosity);
+  log_summary(log, pipeline.totals(), gapped && !c.io_only ? &c.gapped : nullptr);
   pipeline.wait_for_release();
   leave_finished_run();
 }

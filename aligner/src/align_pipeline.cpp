@@ -100,7 +100,15 @@ class BatchWarmer {
 Status cancelled_status() { return {StatusCode::unavailable, "the run was cancelled"}; }
 
 void AlignTotals::add(const ReadBatch& batch, unsigned max_mismatches) {
-  batch_reads.push_back(batch.alignments.size());
+  batch_reads.push_back(batch.alignments.size() + batch.gapped_alignments.size());
+  for (const gapped::GappedReadAlignment& a : batch.gapped_alignments) {
+    ++reads;
+    mapped += a.mapped;
+    unique += a.mapped && a.mapq > 0;
+    split += a.mapped && !a.supplementary.empty();
+    too_short += (a.flags & kTooShort) != 0;
+    too_long += (a.flags & kTooLong) != 0;
+  }
   for (const ReadAlignment& a : batch.alignments) {
     ++reads;
     mapped += a.mapped;
@@ -186,11 +194,15 @@ Status AlignPipeline::Impl::finish_all(SearchEngine* engine) {
     if (cancelled.load()) return {};
     if (engine == nullptr) {
       batch->alignments.assign(batch->reads.size(), ReadAlignment{});
+      batch->gapped_alignments.clear();
     } else {
       WTMAP_TRY(clocks.finish.time([&] { return engine->finish(*batch); }));
-      if (batch->alignments.size() != batch->reads.size()) {
-        return invalid_argument("the search engine gave " + std::to_string(batch->alignments.size()) +
-                                " alignments for a batch of " + std::to_string(batch->reads.size()) + " reads");
+      // One alignment per read, of one kind.
+      const std::size_t given = batch->alignments.size() + batch->gapped_alignments.size();
+      if (given != batch->reads.size() || (!batch->alignments.empty() && !batch->gapped_alignments.empty())) {
+        return invalid_argument("the search engine gave " + std::to_string(batch->alignments.size()) + " + " +
+                                std::to_string(batch->gapped_alignments.size()) + " alignments for a batch of " +
+                                std::to_string(batch->reads.size()) + " reads");
       }
     }
     if (!to_write.push(std::move(*batch))) return {};

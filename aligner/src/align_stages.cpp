@@ -63,6 +63,50 @@ Status MismatchSearchEngine::finish(ReadBatch& batch) {
   return {};
 }
 
+Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::GappedOptions& options) {
+  Result<gapped::GappedMapper> mapper = gapped::GappedMapper::create(index, options);
+  if (!mapper.ok()) return mapper.status();
+  mapper_.emplace(std::move(*mapper));
+  return {};
+}
+
+Status GappedSearchEngine::search(const ReadBatch& batch) {
+  if (!mapper_) return invalid_argument("GappedSearchEngine::search before start()");
+  std::vector<gapped::GappedReadAlignment> results;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!spare_.empty()) {
+      results = std::move(spare_.back());
+      spare_.pop_back();
+    }
+  }
+  WTMAP_TRY(mapper_->map(batch.reads, results));
+  if (results.size() != batch.reads.size()) {
+    return invalid_argument("the gapped mapper gave " + std::to_string(results.size()) + " alignments for " +
+                            std::to_string(batch.reads.size()) + " reads");
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  in_flight_.push_back(std::move(results));
+  return {};
+}
+
+Status GappedSearchEngine::finish(ReadBatch& batch) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (in_flight_.empty()) return invalid_argument("GappedSearchEngine::finish of a batch not searched");
+  batch.alignments.clear();
+  std::swap(batch.gapped_alignments, in_flight_.front());
+  spare_.push_back(std::move(in_flight_.front()));  // what the batch held before: reused by a later search()
+  in_flight_.pop_front();
+  return {};
+}
+
+void GappedSearchEngine::release() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  mapper_.reset();
+  in_flight_.clear();
+  spare_.clear();
+}
+
 void MismatchSearchEngine::release() {
   aligner_.reset();
   pool_.release();

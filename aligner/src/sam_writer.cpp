@@ -68,6 +68,52 @@ char complement(char c) {
   }
 }
 
+// A read's bases and qualities as SAM stores them: A/C/G/T/N, and reverse complemented (qualities
+// reversed) for a hit on the reverse strand. qual stays empty for a read without qualities.
+struct SamBases {
+  std::string seq, qual;
+};
+
+SamBases sam_bases(const SeqRecord& read, bool reverse) {
+  const std::size_t len = read.sequence.size();
+  SamBases out{std::string(len, 'N'), std::string()};
+  for (std::size_t i = 0; i < len; ++i) out.seq[i] = sam_base(read.sequence[i]);
+  if (!read.quality.empty()) {
+    out.qual.resize(len);
+    for (std::size_t i = 0; i < len; ++i) out.qual[i] = static_cast<char>(read.quality[i] - 33);
+  }
+  if (reverse) {
+    std::reverse(out.seq.begin(), out.seq.end());
+    for (char& c : out.seq) c = complement(c);
+    std::reverse(out.qual.begin(), out.qual.end());
+  }
+  return out;
+}
+
+// "10S80M2D10M": a CIGAR as SAM writes it.
+std::string cigar_text(const std::vector<std::uint32_t>& cigar) {
+  std::string out;
+  for (const std::uint32_t op : cigar) {
+    out += std::to_string(bam_cigar_oplen(op));
+    out += bam_cigar_opchr(op);
+  }
+  return out;
+}
+
+// The read bases a CIGAR spans (M, I, S, =, X), or an error for an operation a local alignment
+// does not make (N, H, P: a gapped hit has its clips soft).
+Result<std::uint64_t> gapped_query_length(const std::vector<std::uint32_t>& cigar) {
+  std::uint64_t length = 0;
+  for (const std::uint32_t op : cigar) {
+    switch (bam_cigar_op(op)) {
+      case BAM_CMATCH: case BAM_CINS: case BAM_CSOFT_CLIP: case BAM_CEQUAL: case BAM_CDIFF: length += bam_cigar_oplen(op); break;
+      case BAM_CDEL: break;
+      default: return invalid_argument(std::string("a gapped hit's CIGAR holds '") + bam_cigar_opchr(op) + "'");
+    }
+  }
+  return length;
+}
+
 }  // namespace
 
 std::string md_tag(const Placement& p, std::size_t length) {
@@ -114,13 +160,8 @@ struct SamWriter::Impl {
   // One BAM record for a read and its alignment.
   Status format(const SeqRecord& read, const ReadAlignment& a, bam1_t* b) const {
     const std::size_t len = read.sequence.size();
-    std::string seq(len, 'N'), qual;
-    for (std::size_t i = 0; i < len; ++i) seq[i] = sam_base(read.sequence[i]);
+    const SamBases bases = sam_bases(read, a.mapped && a.primary.reverse);
     const bool has_qual = !read.quality.empty();
-    if (has_qual) {
-      qual.resize(len);
-      for (std::size_t i = 0; i < len; ++i) qual[i] = static_cast<char>(read.quality[i] - 33);
-    }
     std::uint16_t flag = BAM_FUNMAP;
     std::int32_t tid = -1;
     hts_pos_t pos = -1;
@@ -131,14 +172,9 @@ struct SamWriter::Impl {
       tid = static_cast<std::int32_t>(a.primary.contig);
       pos = static_cast<hts_pos_t>(a.primary.position);
       mapq = static_cast<std::uint8_t>(mapping_quality(a, options.max_mismatches));
-      if (a.primary.reverse) {
-        std::reverse(seq.begin(), seq.end());
-        for (char& c : seq) c = complement(c);
-        std::reverse(qual.begin(), qual.end());
-      }
     }
     if (bam_set1(b, read.name.size(), read.name.c_str(), flag, tid, pos, mapq, a.mapped ? 1 : 0, &cigar, -1, -1, 0,
-                 len, seq.c_str(), has_qual ? qual.c_str() : nullptr, 64) < 0) {
+                 len, bases.seq.c_str(), has_qual ? bases.qual.c_str() : nullptr, 64) < 0) {
       return invalid_argument("read '" + read.name + "' cannot be stored as a BAM record (name or length too long)");
     }
     bool ok = true;
@@ -163,6 +199,131 @@ struct SamWriter::Impl {
     }
     if (!read_group_id.empty()) ok = ok && bam_aux_update_str(b, "RG", -1, read_group_id.c_str()) == 0;
     if (!ok) return {StatusCode::out_of_memory, "cannot add tags to the record of read '" + read.name + "'"};
+    return {};
+  }
+
+  // The records of a gapped read: the primary, then one per supplementary hit (records[0..]).
+  Status format_gapped(const SeqRecord& read, const gapped::GappedReadAlignment& a, bam1_t* const* records) const {
+    if (!a.mapped) return format(read, ReadAlignment{}, records[0]);
+    WTMAP_TRY(check_hit(a.primary, read));
+    for (const gapped::GappedHit& h : a.supplementary) WTMAP_TRY(check_hit(h, read));
+    for (const gapped::GappedHit& h : a.alternatives) WTMAP_TRY(check_hit(h, read));
+    for (std::size_t which = 0; which <= a.supplementary.size(); ++which) {
+      WTMAP_TRY(format_gapped_hit(read, a, which, records[which]));
+    }
+    return {};
+  }
+
+  // A hit the output can name and whose CIGAR spans the read (the mapper's contract; checked so
+  // that a wrong one is an error, not a BAM record htslib cannot read back).
+  Status check_hit(const gapped::GappedHit& h, const SeqRecord& read) const {
+    if (h.contig >= contig_names.size()) {
+      return invalid_argument("read '" + read.name + "': hit on contig " + std::to_string(h.contig) + " of " +
+                              std::to_string(contig_names.size()));
+    }
+    Result<std::uint64_t> spanned = gapped_query_length(h.cigar);
+    if (!spanned.ok()) return invalid_argument("read '" + read.name + "': " + spanned.status().message());
+    if (*spanned != read.sequence.size()) {
+      return invalid_argument("read '" + read.name + "' of " + std::to_string(read.sequence.size()) +
+                              " bases has a hit whose CIGAR spans " + std::to_string(*spanned));
+    }
+    return {};
+  }
+
+  // Record `which` of a read's lines: 0 the primary, i > 0 supplementary hit i - 1, whose MAPQ is
+  // at most the primary's (bwamem.c mem_reg2sam).
+  static const gapped::GappedHit& line_hit(const gapped::GappedReadAlignment& a, std::size_t which) {
+    return which == 0 ? a.primary : a.supplementary[which - 1];
+  }
+  static std::uint8_t line_mapq(const gapped::GappedReadAlignment& a, std::size_t which) {
+    return which == 0 ? a.mapq : std::min(a.supplementary[which - 1].mapq, a.mapq);
+  }
+
+  // SA:Z: every other line of the read, "chr,pos,strand,CIGAR,mapq,NM;", clips soft.
+  std::string sa_tag(const gapped::GappedReadAlignment& a, std::size_t which) const {
+    std::string sa;
+    for (std::size_t other = 0; other <= a.supplementary.size(); ++other) {
+      if (other == which) continue;
+      const gapped::GappedHit& h = line_hit(a, other);
+      sa += contig_names[h.contig] + "," + std::to_string(h.position + 1) + (h.reverse ? ",-," : ",+,") +
+            cigar_text(h.cigar) + "," + std::to_string(line_mapq(a, other)) + "," + std::to_string(h.edit_distance) + ";";
+    }
+    return sa;
+  }
+
+  // XA:Z: the alternatives, "chr,+pos,CIGAR,NM;" (bwamem.c mem_gen_alt).
+  std::string xa_tag(const std::vector<gapped::GappedHit>& alternatives) const {
+    std::string xa;
+    for (const gapped::GappedHit& h : alternatives) {
+      xa += contig_names[h.contig] + (h.reverse ? ",-" : ",+") + std::to_string(h.position + 1) + "," +
+            cigar_text(h.cigar) + "," + std::to_string(h.edit_distance) + ";";
+    }
+    return xa;
+  }
+
+  Status format_gapped_hit(const SeqRecord& read, const gapped::GappedReadAlignment& a, std::size_t which, bam1_t* b) const {
+    const gapped::GappedHit& h = line_hit(a, which);
+    SamBases bases = sam_bases(read, h.reverse);
+    std::vector<std::uint32_t> cigar = h.cigar;
+    // bwa mem hard-clips supplementary lines (unless -Y): their SEQ is only the aligned part, the
+    // whole read being on the primary line.
+    if (which > 0 && !options.soft_clip_supplementary && !cigar.empty()) {
+      std::size_t head = 0, tail = 0;
+      if (bam_cigar_op(cigar.front()) == BAM_CSOFT_CLIP) {
+        head = bam_cigar_oplen(cigar.front());
+        cigar.front() = bam_cigar_gen(head, BAM_CHARD_CLIP);
+      }
+      if (cigar.size() > 1 && bam_cigar_op(cigar.back()) == BAM_CSOFT_CLIP) {
+        tail = bam_cigar_oplen(cigar.back());
+        cigar.back() = bam_cigar_gen(tail, BAM_CHARD_CLIP);
+      }
+      bases.seq = bases.seq.substr(head, bases.seq.size() - head - tail);
+      if (!bases.qual.empty()) bases.qual = bases.qual.substr(head, bases.qual.size() - head - tail);
+    }
+    const std::uint16_t flag = (h.reverse ? BAM_FREVERSE : 0) | (which > 0 ? BAM_FSUPPLEMENTARY : 0);
+    if (bam_set1(b, read.name.size(), read.name.c_str(), flag, static_cast<std::int32_t>(h.contig),
+                 static_cast<hts_pos_t>(h.position), line_mapq(a, which), cigar.size(), cigar.data(), -1, -1, 0,
+                 bases.seq.size(), bases.seq.c_str(), bases.qual.empty() ? nullptr : bases.qual.c_str(), 64) < 0) {
+      return invalid_argument("read '" + read.name + "' cannot be stored as a BAM record (name or length too long)");
+    }
+    // bwa mem's tag order: NM MD AS XS RG SA XA. XS (max of sub and csub, mem_reg2aln) only where
+    // another alignment scored, and only on the primary: a supplementary hit carries no sub-score.
+    const std::int32_t xs = std::max(a.sub_score, a.chain_sub_score);
+    bool ok = bam_aux_update_int(b, "NM", h.edit_distance) == 0;
+    ok = ok && bam_aux_update_str(b, "MD", -1, h.md.c_str()) == 0;
+    ok = ok && bam_aux_update_int(b, "AS", h.score) == 0;
+    if (which == 0 && xs > 0) ok = ok && bam_aux_update_int(b, "XS", xs) == 0;
+    if (!read_group_id.empty()) ok = ok && bam_aux_update_str(b, "RG", -1, read_group_id.c_str()) == 0;
+    if (!a.supplementary.empty()) ok = ok && bam_aux_update_str(b, "SA", -1, sa_tag(a, which).c_str()) == 0;
+    if (which == 0 && !a.alternatives.empty()) ok = ok && bam_aux_update_str(b, "XA", -1, xa_tag(a.alternatives).c_str()) == 0;
+    if (!ok) return {StatusCode::out_of_memory, "cannot add tags to the record of read '" + read.name + "'"};
+    return {};
+  }
+
+  // Formats every read's records on all threads (read i into records[first(i)..first(i + 1))),
+  // then hands them to htslib in order.
+  template <class First, class Format>
+  Status format_and_write(std::size_t reads, First first, Format format_read) {
+    auto start = std::chrono::steady_clock::now();
+    auto lap = [&start](double& seconds) {
+      const auto now = std::chrono::steady_clock::now();
+      seconds += std::chrono::duration<double>(now - start).count();
+      start = now;
+    };
+    std::vector<Status> errors(reads);
+    wtmap::detail::parallel_for_ranges(reads, [&](std::uint64_t begin, std::uint64_t end) {
+      for (std::uint64_t i = begin; i < end; ++i) errors[i] = format_read(i, records.data() + first(i));
+    }, 1024);
+    lap(times.format);
+    for (std::size_t i = 0; i < reads; ++i) {
+      WTMAP_TRY(errors[i]);
+      for (std::size_t r = first(i); r < first(i + 1); ++r) {
+        if (sam_write1(file, header, records[r]) < 0) {
+          return {StatusCode::io_error, (options.path == "-" ? std::string("stdout") : options.path) + ": write failed"};
+        }
+      }
+    }
+    lap(times.write);
     return {};
   }
 };
@@ -223,26 +384,26 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
 
 Status SamWriter::write(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments) {
   Impl& impl = *impl_;
-  auto start = std::chrono::steady_clock::now();
-  auto lap = [&start](double& seconds) {
-    const auto now = std::chrono::steady_clock::now();
-    seconds += std::chrono::duration<double>(now - start).count();
-    start = now;
-  };
   WTMAP_TRY(reserve(reads.size()));
-  std::vector<Status> errors(reads.size());
-  wtmap::detail::parallel_for_ranges(reads.size(), [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t i = begin; i < end; ++i) errors[i] = impl.format(reads[i], alignments[i], impl.records[i]);
-  }, 1024);
-  lap(impl.times.format);
-  for (std::size_t i = 0; i < reads.size(); ++i) {
-    WTMAP_TRY(errors[i]);
-    if (sam_write1(impl.file, impl.header, impl.records[i]) < 0) {
-      return {StatusCode::io_error, (impl.options.path == "-" ? std::string("stdout") : impl.options.path) + ": write failed"};
-    }
+  return impl.format_and_write(
+      reads.size(), [](std::size_t i) { return i; },
+      [&](std::size_t i, bam1_t* const* records) { return impl.format(reads[i], alignments[i], records[0]); });
+}
+
+Status SamWriter::write(const std::vector<SeqRecord>& reads, const std::vector<gapped::GappedReadAlignment>& alignments) {
+  Impl& impl = *impl_;
+  if (alignments.size() != reads.size()) {
+    return invalid_argument(std::to_string(alignments.size()) + " gapped alignments for " + std::to_string(reads.size()) + " reads");
   }
-  lap(impl.times.write);
-  return {};
+  // Read i's lines begin at record first[i]: its primary and its supplementary hits.
+  std::vector<std::size_t> first(reads.size() + 1, 0);
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    first[i + 1] = first[i] + 1 + (alignments[i].mapped ? alignments[i].supplementary.size() : 0);
+  }
+  WTMAP_TRY(reserve(first.back()));
+  return impl.format_and_write(
+      reads.size(), [&first](std::size_t i) { return first[i]; },
+      [&](std::size_t i, bam1_t* const* records) { return impl.format_gapped(reads[i], alignments[i], records); });
 }
 
 Status SamWriter::reserve(std::size_t reads) {

@@ -19,8 +19,8 @@ struct SamRecord {
   int flag = 0, tid = -1, mapq = 0;
   std::int64_t pos = -1;  // 0-based, as htslib gives it
   std::string cigar, seq, qual;
-  std::optional<std::int64_t> nm, x0, x1;
-  std::optional<std::string> md, xa, rg;
+  std::optional<std::int64_t> nm, x0, x1, as, xs;
+  std::optional<std::string> md, xa, rg, sa;
 };
 
 struct SamContents {
@@ -72,6 +72,9 @@ inline SamContents read_alignments(const std::string& path) {
     r.md = string_tag(b.get(), "MD");
     r.xa = string_tag(b.get(), "XA");
     r.rg = string_tag(b.get(), "RG");
+    r.as = int_tag(b.get(), "AS");
+    r.xs = int_tag(b.get(), "XS");
+    r.sa = string_tag(b.get(), "SA");
     s.records.push_back(std::move(r));
   }
   if (got < -1) throw std::runtime_error("sam_read1 failed in " + path + " after " + std::to_string(s.records.size()) + " records");

@@ -174,10 +174,12 @@ class AlignCli : public ::testing::Test {
   std::string prefix() const { return input_.file("idx"); }
   std::string reads_path() const { return input_.file("reads.fq"); }
 
-  // `wtmap align -x <index> <options> <reads>`.
+  // `wtmap align -x <index> <options> <reads>`, in the k-mismatch mode these tests are about: with
+  // -k 4 (the mode's former default) where the options select no k.
   WtmapRun align(std::vector<std::string> options, const std::string& reads) const {
     std::vector<std::string> args = {"align", "-x", prefix()};
     args.insert(args.end(), options.begin(), options.end());
+    if (std::find(options.begin(), options.end(), "-k") == options.end()) args.insert(args.end(), {"-k", "4"});
     args.push_back(reads);
     return run_wtmap(args);
   }

@@ -114,6 +114,7 @@ bool repeat(std::uint64_t n) { return n % 3 == 2; }  // two best hits: MAPQ 0
 bool capped(std::uint64_t n) { return n % 7 == 0; }  // the work cap stopped it: MAPQ 0
 bool too_short(std::uint64_t n) { return n % 11 == 0; }
 bool too_long(std::uint64_t n) { return n % 13 == 0; }
+bool split(std::uint64_t n) { return n % 5 == 0; }  // gapped: supplementary hits, if mapped
 
 class FakeSource : public ReadSource {
  public:
@@ -150,6 +151,8 @@ class FakeEngine : public SearchEngine {
       : search_pace_(search_pace_us, 2), finish_pace_(finish_pace_us, 3) {}
   Failure search_failure, finish_failure;
   bool wrong_count = false;  // finish() gives one alignment too few
+  bool gapped = false;       // finish() gives gapped alignments (GappedSearchEngine's kind)
+  bool both_kinds = false;   // with gapped: the k-mismatch ones left in the batch too
   std::atomic<bool> released{false}, called_after_release{false}, out_of_order{false};
   std::atomic<std::size_t> finished{0}, stopped{0};
 
@@ -182,12 +185,28 @@ class FakeEngine : public SearchEngine {
       a.flags = static_cast<std::uint8_t>((capped(n) ? aligner::kWorkCapped : 0) | (too_short(n) ? aligner::kTooShort : 0) |
                                           (too_long(n) ? aligner::kTooLong : 0));
     }
+    if (gapped) give_gapped(batch);
     ++finished;
     return {};
   }
   void finish_stopped() override { ++stopped; }
 
  private:
+  // The same rules as gapped alignments: MAPQ 60 where a k-mismatch read would have MAPQ > 0.
+  void give_gapped(ReadBatch& batch) const {
+    batch.gapped_alignments.assign(batch.alignments.size(), aligner::gapped::GappedReadAlignment{});
+    for (std::size_t r = 0; r < batch.alignments.size(); ++r) {
+      const std::uint64_t n = read_number(batch, r);
+      aligner::gapped::GappedReadAlignment& a = batch.gapped_alignments[r];
+      a.mapped = mapped(n);
+      a.mapq = a.mapped && !repeat(n) && !capped(n) ? 60 : 0;
+      a.primary.position = n;
+      if (a.mapped && split(n)) a.supplementary.resize(2);
+      a.flags = static_cast<std::uint8_t>((too_short(n) ? aligner::kTooShort : 0) | (too_long(n) ? aligner::kTooLong : 0));
+    }
+    if (!both_kinds) batch.alignments.clear();
+  }
+
   Pace search_pace_, finish_pace_;
   std::size_t searched_ = 0;
   std::mutex mutex_;
@@ -213,15 +232,24 @@ class FakeSink : public AlignmentSink {
     if (on_write) on_write(call);
     if (write_failure.due(call)) return injected("sink", call);
     pace_.step();
-    if (batch.alignments.size() != batch.reads.size()) out_of_order = true;
-    for (std::size_t r = 0; r < batch.reads.size() && r < batch.alignments.size(); ++r) {
-      const ReadAlignment& a = batch.alignments[r];
+    if (!batch.gapped_alignments.empty()) {
+      write_each(batch, batch.gapped_alignments);
+    } else {
+      write_each(batch, batch.alignments);
+    }
+    flow_.written();
+    return {};
+  }
+  // Each alignment in read order, of either kind (both have `mapped` and `primary.position`).
+  template <class Alignment>
+  void write_each(const ReadBatch& batch, const std::vector<Alignment>& alignments) {
+    if (alignments.size() != batch.reads.size()) out_of_order = true;
+    for (std::size_t r = 0; r < batch.reads.size() && r < alignments.size(); ++r) {
+      const Alignment& a = alignments[r];
       if (read_number(batch, r) != reads_written || (a.mapped && a.primary.position != reads_written)) out_of_order = true;
       if (a.mapped) written_unmapped_only = false;
       ++reads_written;
     }
-    flow_.written();
-    return {};
   }
   Status finish() override {
     ++finished;
@@ -426,6 +454,32 @@ TEST(AlignPipeline, SinkCloseErrorIsTheRunsStatus) {
 TEST(AlignPipeline, EngineThatLosesAlignmentsIsAnError) {
   Fakes fakes(500);
   fakes.engine.wrong_count = true;
+  const Status status = fakes.run(options_of(50));
+  EXPECT_EQ(status.code(), StatusCode::invalid_argument);
+  EXPECT_EQ(fakes.sink.reads_written.load(), 0u);
+}
+
+// Gapped alignments (ReadBatch::gapped_alignments) pass in order and are counted: MAPQ > 0 from
+// the alignment's own MAPQ, split reads, no work cap.
+TEST(AlignPipeline, GappedAlignmentsPassInOrderAndAreCounted) {
+  constexpr std::uint64_t kReads = 1000, kBatch = 37;
+  Fakes fakes(kReads);
+  fakes.engine.gapped = true;
+  ASSERT_TRUE(fakes.run(options_of(kBatch)).ok());
+  EXPECT_FALSE(fakes.sink.out_of_order.load());
+  EXPECT_EQ(fakes.sink.reads_written.load(), kReads);
+  AlignTotals want = expected_totals(kReads, kBatch);
+  want.capped = 0;
+  for (std::uint64_t n = 0; n < kReads; ++n) want.split += mapped(n) && split(n);
+  expect_totals(fakes.totals, want);
+  EXPECT_EQ(fakes.totals.split, want.split);
+  EXPECT_EQ(want.split, 133u);  // n % 5 == 0 and n % 3 != 0: 200 multiples of 5 below 1000, less the 67 of 15
+}
+
+TEST(AlignPipeline, EngineGivingBothKindsIsAnError) {
+  Fakes fakes(500);
+  fakes.engine.gapped = true;
+  fakes.engine.both_kinds = true;
   const Status status = fakes.run(options_of(50));
   EXPECT_EQ(status.code(), StatusCode::invalid_argument);
   EXPECT_EQ(fakes.sink.reads_written.load(), 0u);

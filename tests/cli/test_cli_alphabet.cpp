@@ -175,7 +175,7 @@ TEST_F(CliAlphabet, AlignOnAProteinIndexFailsCleanly) {
   ASSERT_EQ(built.exit_code, 0) << describe(built);
   write_file(dir_.file("reads.fq"), "@r1\nACGTACGTACGTACGTACGT\n+\nIIIIIIIIIIIIIIIIIIII\n");
   const std::string sam = dir_.file("out.sam");
-  const RunResult r = run_wtmap(dir_, "align -x " + shell_quote(prefix_) + " -o " + shell_quote(sam) + " --device cpu " +
+  const RunResult r = run_wtmap(dir_, "align -x " + shell_quote(prefix_) + " -k 4 -o " + shell_quote(sam) + " --device cpu " +
                                           shell_quote(dir_.file("reads.fq")));
   EXPECT_EQ(r.exit_code, 1) << describe(r);
   EXPECT_NE(r.exit_code, -1) << "killed by a signal";

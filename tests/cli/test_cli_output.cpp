@@ -52,7 +52,7 @@ class CliOutput : public ::testing::Test {
 
   // `wtmap align` of the reads to `output` (shell-quoted here) with `extra` options.
   RunResult align_to(const std::string& output, const std::string& extra = "") const {
-    return run_wtmap(dir_, "align -x " + shell_quote(prefix_) + " --device cpu " + extra + " -o " + shell_quote(output) +
+    return run_wtmap(dir_, "align -x " + shell_quote(prefix_) + " -k 4 --device cpu " + extra + " -o " + shell_quote(output) +
                                " " + shell_quote(reads_));
   }
   std::vector<std::string> temporaries() const {
@@ -187,7 +187,7 @@ TEST_F(CliOutput, ACutBgzfReadFileFailsOnAnyThreadsFromFileOrStdin) {
     for (const bool from_stdin : {false, true}) {
       SCOPED_TRACE(std::string("-t ") + threads + (from_stdin ? " from stdin" : " from the file"));
       const std::string input = from_stdin ? "-" : shell_quote(cut);
-      const RunResult r = run_wtmap(dir_, "align -x " + shell_quote(prefix_) + " --device cpu -t " + threads + " -o " + shell_quote(out) + " " + input,
+      const RunResult r = run_wtmap(dir_, "align -x " + shell_quote(prefix_) + " -k 4 --device cpu -t " + threads + " -o " + shell_quote(out) + " " + input,
                                     from_stdin ? cut : "/dev/null");
       EXPECT_EQ(r.exit_code, 1) << describe(r);
       EXPECT_NE(r.err.find("truncated"), std::string::npos) << r.err;
@@ -222,7 +222,7 @@ void expect_signal_cleans_up(const std::string& prefix, const TempDir& dir, int 
     for (const int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
     const int null = open("/dev/null", O_WRONLY);
     dup2(null, 2);
-    execl(program.c_str(), program.c_str(), "align", "-x", prefix.c_str(), "--device", "cpu", "-o", out.c_str(), fifo.c_str(),
+    execl(program.c_str(), program.c_str(), "align", "-x", prefix.c_str(), "-k", "4", "--device", "cpu", "-o", out.c_str(), fifo.c_str(),
           static_cast<char*>(nullptr));
     _exit(127);
   }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "wtmap/aligner/alignment.hpp"
+#include "wtmap/aligner/gapped/gapped_alignment.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/aligner/stage_clock.hpp"
 #include "wtmap/core/status.hpp"
@@ -43,7 +44,10 @@ constexpr std::size_t kMostReadsMadeAhead = 200000;
 // records are read into again: no allocation per read, and no fresh pages to fault in per batch.
 struct ReadBatch {
   std::vector<SeqRecord> reads;
-  std::vector<ReadAlignment> alignments;  // one per read, from SearchEngine::finish
+  // One per read, from SearchEngine::finish, in one of the two: the k-mismatch search's or the
+  // gapped mapper's (the other one left empty).
+  std::vector<ReadAlignment> alignments;
+  std::vector<gapped::GappedReadAlignment> gapped_alignments;
   std::size_t filled = 0;                 // records of `reads` read into this time
 
   // A record to read into: it may still hold a recycled record's strings (their memory reused).
@@ -92,9 +96,11 @@ class AlignmentSink {
   virtual Status finish() = 0;
 };
 
-// What a run counted: the summary of `wtmap align` (MAPQ > 0 with options.max_mismatches).
+// What a run counted: the summary of `wtmap align` (MAPQ > 0 with options.max_mismatches for
+// k-mismatch alignments, the gapped mapper's MAPQ for gapped ones; `split`: gapped reads with
+// supplementary hits).
 struct AlignTotals {
-  std::uint64_t reads = 0, mapped = 0, unique = 0, capped = 0, too_short = 0, too_long = 0;
+  std::uint64_t reads = 0, mapped = 0, unique = 0, capped = 0, too_short = 0, too_long = 0, split = 0;
   std::vector<std::size_t> batch_reads;  // each batch's reads, in order (-v -v)
 
   void add(const ReadBatch& batch, unsigned max_mismatches);

@@ -1,5 +1,6 @@
 // wtmap aligner: the real stages of the align pipeline (align_pipeline.hpp) -- reads from a
-// SeqReader, the k-mismatch search of a BatchAligner, SAM/BAM out through a SamWriter.
+// SeqReader, the k-mismatch search of a BatchAligner or the gapped alignment of a GappedMapper,
+// SAM/BAM out through a SamWriter.
 #pragma once
 
 #include <atomic>
@@ -9,10 +10,12 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "wtmap/aligner/align_pipeline.hpp"
 #include "wtmap/aligner/batch_aligner.hpp"
 #include "wtmap/aligner/bounded_queue.hpp"
+#include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/sam_writer.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 
@@ -83,12 +86,38 @@ class MismatchSearchEngine : public SearchEngine {
   std::optional<BatchAligner> aligner_;
 };
 
+// GappedMapper's alignment (bwa mem's algorithm, gapped_mapper.hpp) as the pipeline's engine.
+// search() maps a whole batch (the mapper runs its steps on the GPU or the CPU to the end) and
+// keeps the results; finish() hands them to the batch in order, swapping vectors, so that the
+// alignments' allocations (CIGARs, MD strings) are reused batch after batch rather than made anew.
+// Space: the results of the batches between search() and finish() (at most two).
+class GappedSearchEngine : public SearchEngine {
+ public:
+  // The index must outlive the engine, or its release().
+  Status start(const fmindex::FmIndex& index, const gapped::GappedOptions& options);
+
+  Status search(const ReadBatch& batch) override;
+  Status finish(ReadBatch& batch) override;
+  // Frees the mapper (its device memory); the engine is unusable after.
+  void release();
+
+ private:
+  std::mutex mutex_;
+  std::deque<std::vector<gapped::GappedReadAlignment>> in_flight_;  // mapped, not yet finished
+  std::vector<std::vector<gapped::GappedReadAlignment>> spare_;    // finished batches' old vectors
+  std::optional<gapped::GappedMapper> mapper_;
+};
+
 // Records written by a SamWriter, which the caller opened and finishes through the pipeline.
 class SamWriterSink : public AlignmentSink {
  public:
   explicit SamWriterSink(SamWriter& writer) : writer_(writer) {}
   Status prepare(std::size_t batch_size) override { return writer_.reserve(batch_size); }
-  Status write(const ReadBatch& batch) override { return writer_.write(batch.reads, batch.alignments); }
+  // The batch's alignments of either kind (the gapped ones where a GappedSearchEngine gave them).
+  Status write(const ReadBatch& batch) override {
+    if (!batch.gapped_alignments.empty()) return writer_.write(batch.reads, batch.gapped_alignments);
+    return writer_.write(batch.reads, batch.alignments);
+  }
   Status finish() override { return writer_.finish(); }
 
  private:

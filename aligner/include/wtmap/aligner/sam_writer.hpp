@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "wtmap/aligner/alignment.hpp"
+#include "wtmap/aligner/gapped/gapped_alignment.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/core/status.hpp"
 #include "wtmap/fmindex/reference.hpp"
@@ -23,6 +24,9 @@ struct SamOptions {
   unsigned threads = 1;           // formatting and BAM compression threads
   int compression_level = -1;     // BAM: 0 (stored) .. 9; -1: htslib's default
   unsigned max_mismatches = 4;    // for MAPQ
+  // Gapped records: supplementary lines keep their clips soft (bwa mem -Y); by default they are
+  // hard-clipped (H), their SEQ and QUAL only the aligned part, as bwa mem writes them.
+  bool soft_clip_supplementary = false;
 };
 
 class SamWriter {
@@ -41,6 +45,12 @@ class SamWriter {
   Status reserve(std::size_t reads);
   // Writes one record per read, in order.
   Status write(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments);
+  // Gapped alignments, as bwa mem writes them (bwamem.c, mem_aln2sam): per read the primary line
+  // (flag 0x10 for the reverse strand, 0x4 unmapped; CIGAR with M/I/D/S; NM, MD, AS, XS, RG, SA,
+  // XA), then a line per supplementary hit (flag 0x800, clips hard unless
+  // soft_clip_supplementary, MAPQ at most the primary's, no XS or XA), in read order. A hit whose
+  // contig is unknown or whose CIGAR does not span the read is refused.
+  Status write(const std::vector<SeqRecord>& reads, const std::vector<gapped::GappedReadAlignment>& alignments);
   // Flushes, closes and renames the temporary file to the requested name.
   Status finish();
 
