@@ -164,9 +164,18 @@ Region extend_seed(const SeedHit& s, const Chain& c, const std::uint8_t* read, s
     a.qe = qe;
     a.re = re;
   }
-  // Read bases of the chain's seeds inside the region (bwa's seedcov).
+  // Read bases the chain's seeds inside the region cover (bwa's seedcov, each base once: the
+  // LAST-like pass finds seeds inside SMEMs).
+  std::vector<std::pair<std::int32_t, std::int32_t>> covered;
   for (const SeedHit& t : c.seeds)
-    if (t.qbeg >= a.qb && t.qbeg + t.len <= a.qe && t.rbeg >= a.rb && t.rbeg + t.len <= a.re) a.seed_coverage += t.len;
+    if (t.qbeg >= a.qb && t.qbeg + t.len <= a.qe && t.rbeg >= a.rb && t.rbeg + t.len <= a.re)
+      covered.push_back({t.qbeg, t.qbeg + t.len});
+  std::sort(covered.begin(), covered.end());
+  std::int32_t end = 0;
+  for (const auto& [b, e] : covered) {
+    a.seed_coverage += std::max(0, e - std::max(b, end));
+    end = std::max(end, e);
+  }
   return a;
 }
 
