@@ -1,13 +1,20 @@
-// The gapped mapper (see gapped_mapper.hpp): SMEM seeding and locate on the index's backend
-// (SmemSeeder, FmIndex::locate), then chaining, extension, region selection and the CIGARs on the
-// host for both backends (mapper_steps.hpp) -- the same functions on the same inputs, so the
-// backends give the same bytes, and every read is mapped on its own, so any batch size does too.
+// The gapped mapper (see gapped_mapper.hpp). On the index's backend: SMEM seeding (SmemSeeder),
+// locate (FmIndex::locate), the extensions' DP and the CIGARs' global alignments (GappedAligner,
+// in batches: one round extends the next seed of every read still extending). On the host, for
+// both backends alike: chaining, the choice of the seeds to extend, region selection and NM/MD
+// (mapper_steps.hpp). Each read's result depends on its own seeds only, and the backends run the
+// same __host__ __device__ steps, so any batch size and either backend give the same bytes.
+//
+// Space: per batch, the reads' codes and seeds, their occurrences (at most max_occurrences a
+// seed), chains and regions, and per round one reference window per extending read -- bounded by
+// the batch size times the read length (plus max_occurrences x seeds for the occurrences).
 #include <algorithm>
 #include <tuple>
 
 #include "mapper_reference.hpp"
 #include "mapper_steps.hpp"
 #include "wtmap/aligner/gapped/edit_tags.hpp"
+#include "wtmap/aligner/gapped/gapped_batch.hpp"
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/gapped/global.hpp"
 #include "wtmap/aligner/mismatch_search.hpp"
@@ -64,40 +71,64 @@ float repeat_fraction(const fmindex::Seed* seeds, std::uint32_t count, std::uint
 
 }  // namespace
 
+// A read being aligned: its chains, the regions found so far, and this round's extension.
+struct ReadWork {
+  std::size_t read = 0;  // index in the batch
+  std::uint64_t query_offset = 0;  // its codes in the batch's query array
+  std::vector<Chain> chains;
+  ExtensionPlan plan;
+  std::vector<Region> regions;
+  // This round's seed, its chain's window [lo, hi) at target_offset, and the partial region.
+  std::size_t chain = 0, seed = 0;
+  std::int64_t lo = 0, hi = 0;
+  std::uint64_t target_offset = 0;
+  Region region;
+};
+
+// A hit to report: a region of a read and where its GappedHit goes.
+struct Reported {
+  const Region* region;
+  std::size_t read;
+  GappedHit* hit;
+};
+
 struct GappedMapper::Impl {
   Impl(const fmindex::FmIndex& i, const GappedOptions& o, MapperReference r)
-      : index(&i), options(o), reference(std::move(r)), seeder(i) {}
+      : index(&i), options(o), reference(std::move(r)), seeder(i), aligner(i.backend()) {}
 
   const fmindex::FmIndex* index;
   GappedOptions options;
   MapperReference reference;
   fmindex::SmemSeeder seeder;
+  GappedAligner aligner;  // the DP of extensions and CIGARs, on the index's backend
 
-  // Per batch: the seeds and their located occurrences.
+  // Per batch: the seeds and their located occurrences; the reads' codes and the windows of a
+  // round's extensions (or of the reported hits) for the aligner.
   std::vector<std::uint8_t> codes;
   std::vector<fmindex::SeedingRead> seeding;
   std::vector<fmindex::Seed> seeds;
   std::vector<fmindex::SmemResult> seeded;
   std::vector<std::uint64_t> rows, positions;
-  // Per read scratch.
-  std::vector<std::uint8_t> window, target, forward_ref;
-  std::vector<std::int32_t> dp_rows;
-  std::vector<std::uint8_t> global_scratch;
-  std::vector<std::uint32_t> cigar;
+  std::vector<std::uint8_t> query, target, forward_ref;
 
-  Status seed_and_locate(const std::vector<SeqRecord>& reads, const std::vector<ReadCodes>& encoded,
-                         std::vector<std::uint64_t>& first_position);
+  Status seed_and_locate(const std::vector<ReadCodes>& encoded, std::vector<std::uint64_t>& first_position);
   std::vector<SeedHit> seed_hits(std::size_t read, const std::vector<std::uint64_t>& first_position);
-  Status map_read(const ReadCodes& read, const std::vector<SeedHit>& hits, float repeat, GappedReadAlignment& out);
-  Status make_hit(const Region& region, const ReadCodes& read, GappedHit& hit);
+  Status extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded);
+  Status extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded);
+  void choose_hits(ReadWork& w, GappedReadAlignment& out, std::vector<Reported>& reported);
+  Status align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded,
+                        const std::vector<ReadWork>& work);
+  Status finish_hit(const Region& region, const ReadCodes& read, const std::uint32_t* ops, std::uint32_t n_ops,
+                    GappedHit& hit);
 };
 
-Status GappedMapper::Impl::seed_and_locate(const std::vector<SeqRecord>& reads, const std::vector<ReadCodes>& encoded,
+Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded,
                                            std::vector<std::uint64_t>& first_position) {
+  const std::size_t count = encoded.size();
   codes.clear();
-  seeding.assign(reads.size(), {});
+  seeding.assign(count, {});
   std::uint64_t seed_total = 0;
-  for (std::size_t i = 0; i < reads.size(); ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     const auto length = static_cast<std::uint32_t>(encoded[i].forward.size());
     fmindex::SeedingRead& s = seeding[i];
     s.offset = codes.size();
@@ -109,15 +140,15 @@ Status GappedMapper::Impl::seed_and_locate(const std::vector<SeqRecord>& reads, 
     seed_total += s.seed_capacity;
   }
   seeds.resize(std::max<std::uint64_t>(seed_total, 1));
-  seeded.assign(reads.size(), {});
+  seeded.assign(count, {});
   fmindex::SmemParams params;
   params.min_seed_len = options.min_seed_length;
   WTMAP_TRY(seeder.find(codes.data(), codes.size(), seeding.data(), seeding.size(), params, seeds.data(), seeds.size(),
                         seeded.data()));
   // Every row of every seed with at most max_occurrences hits, read by read, seed by seed.
   rows.clear();
-  first_position.assign(reads.size() + 1, 0);
-  for (std::size_t i = 0; i < reads.size(); ++i) {
+  first_position.assign(count + 1, 0);
+  for (std::size_t i = 0; i < count; ++i) {
     first_position[i] = rows.size();
     const fmindex::Seed* s = seeds.data() + seeding[i].seed_offset;
     for (std::uint32_t k = 0; k < seeded[i].count; ++k) {
@@ -125,7 +156,7 @@ Status GappedMapper::Impl::seed_and_locate(const std::vector<SeqRecord>& reads, 
       for (std::uint64_t r = 0; r < s[k].bi.size; ++r) rows.push_back(s[k].bi.x0 + r);
     }
   }
-  first_position[reads.size()] = rows.size();
+  first_position[count] = rows.size();
   positions.resize(rows.size());
   if (!rows.empty()) WTMAP_TRY(index->locate(rows.data(), positions.data(), rows.size()));
   return {};
@@ -144,38 +175,150 @@ std::vector<SeedHit> GappedMapper::Impl::seed_hits(std::size_t read, const std::
                       static_cast<std::int32_t>(s[k].length())});
     }
     // A seed's occurrences in reference order, not the suffix array's.
-    std::sort(hits.begin() + first, hits.end(), [](const SeedHit& a, const SeedHit& b) {
+    std::sort(hits.begin() + static_cast<std::ptrdiff_t>(first), hits.end(), [](const SeedHit& a, const SeedHit& b) {
       return std::make_tuple(a.contig, a.reverse, a.rbeg) < std::make_tuple(b.contig, b.reverse, b.rbeg);
     });
   }
   return hits;
 }
 
-Status GappedMapper::Impl::make_hit(const Region& region, const ReadCodes& read, GappedHit& hit) {
+// One round: every active read's next seed extended left, then right from the left's score, as
+// two batches on the backend (bwa's mem_chain2aln for one seed).
+Status GappedMapper::Impl::extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded) {
   const Scoring& sc = options.scoring;
-  const auto qlen = static_cast<std::uint32_t>(region.qe - region.qb);
-  const auto tlen = static_cast<std::uint32_t>(region.re - region.rb);
-  target.resize(tlen);
-  for (std::uint32_t i = 0; i < tlen; ++i) target[i] = reference.base(region.contig, region.reverse, region.rb + i);
-  const std::int32_t band = global_band_for_score(qlen, tlen, region.true_score, sc);
-  global_scratch.resize(global_scratch_bytes(qlen, tlen, band) + 16);
-  const std::uint32_t capacity = global_max_cigar_ops(qlen, tlen);
-  cigar.resize(capacity + 2);
-  const GlobalResult g = global_align(ForwardCodes{read.forward.data() + region.qb}, qlen, ForwardCodes{target.data()},
-                                      tlen, sc, band, global_scratch.data(), cigar.data() + 1, capacity);
-  if (g.n_cigar == 0 && qlen + tlen > 0)
-    return Status(StatusCode::invalid_argument, "gapped: CIGAR of a region did not fit");
-  // Strand order with the soft clips, then SAM order (along the forward strand).
+  target.clear();
+  std::vector<ExtendTask> left, right;
+  std::vector<std::size_t> left_of(active.size(), SIZE_MAX), right_of(active.size(), SIZE_MAX);
+  for (std::size_t a = 0; a < active.size(); ++a) {
+    ReadWork& w = *active[a];
+    const SeedHit& s = w.chains[w.chain].seeds[w.seed];
+    const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
+    chain_window(w.chains[w.chain], length, reference, sc, w.lo, w.hi);
+    w.target_offset = target.size();
+    for (std::int64_t i = w.lo; i < w.hi; ++i) target.push_back(reference.base(s.contig, s.reverse, i));
+    if (s.qbeg > 0) {
+      left_of[a] = left.size();
+      left.push_back({w.query_offset, w.target_offset, static_cast<std::uint32_t>(s.qbeg),
+                      static_cast<std::uint32_t>(s.rbeg - w.lo), s.len * sc.match, 1});
+    }
+  }
+  const CodeArrays arrays{query.data(), query.size(), target.data(), target.size()};
+  std::vector<ExtendResult> left_results(left.size()), right_results;
+  if (!left.empty()) WTMAP_TRY(aligner.extend(sc, arrays, left.data(), left_results.data(), left.size()));
+  for (std::size_t a = 0; a < active.size(); ++a) {
+    ReadWork& w = *active[a];
+    const SeedHit& s = w.chains[w.chain].seeds[w.seed];
+    const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
+    w.region = start_region(s, static_cast<std::int32_t>(w.chain), left_of[a] < left.size() ? &left_results[left_of[a]] : nullptr, sc);
+    const std::int32_t qe = s.qbeg + s.len;
+    const std::int64_t re = s.rbeg + s.len;
+    if (qe < length) {
+      right_of[a] = right.size();
+      right.push_back({w.query_offset + static_cast<std::uint64_t>(qe), w.target_offset + static_cast<std::uint64_t>(re - w.lo),
+                       static_cast<std::uint32_t>(length - qe), static_cast<std::uint32_t>(w.hi - re), w.region.score, 0});
+    }
+  }
+  right_results.resize(right.size());
+  if (!right.empty()) WTMAP_TRY(aligner.extend(sc, arrays, right.data(), right_results.data(), right.size()));
+  for (std::size_t a = 0; a < active.size(); ++a) {
+    ReadWork& w = *active[a];
+    const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
+    finish_region(w.region, w.chains[w.chain].seeds[w.seed], w.chains[w.chain], length,
+                  right_of[a] < right.size() ? &right_results[right_of[a]] : nullptr, sc);
+    w.regions.push_back(w.region);
+  }
+  return {};
+}
+
+// Rounds until no read has a seed left to extend; each read's seeds in bwa's order.
+Status GappedMapper::Impl::extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded) {
+  std::vector<ReadWork*> active;
+  for (;;) {
+    active.clear();
+    for (ReadWork& w : work) {
+      const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
+      if (w.plan.next(w.chains, w.regions, length, options.scoring, w.chain, w.seed)) active.push_back(&w);
+    }
+    if (active.empty()) return {};
+    WTMAP_TRY(extend_round(active, encoded));
+  }
+}
+
+// The read's primary, its alternatives (XA: secondaries of the primary scoring close to it, all or
+// none) and the other primaries (supplementary: other parts of a chimeric read) that score enough;
+// w.regions as finish_regions leaves them.
+void GappedMapper::Impl::choose_hits(ReadWork& w, GappedReadAlignment& out, std::vector<Reported>& reported) {
+  if (w.regions.empty() || w.regions[0].score < options.min_output_score) return;
+  const Region& best = w.regions[0];
+  out.mapped = true;
+  out.sub_score = best.sub;
+  out.sub_count = static_cast<std::uint32_t>(best.sub_n);
+  out.chain_sub_score = best.csub;
+  out.seed_coverage = static_cast<std::uint32_t>(best.seed_coverage);
+  std::size_t alternatives = 0, supplementary = 0;
+  for (std::size_t i = 1; i < w.regions.size(); ++i) {
+    const Region& r = w.regions[i];
+    alternatives += r.secondary == 0 && r.score >= options.xa_drop_ratio * best.score;
+    supplementary += r.secondary < 0 && r.score >= options.min_output_score;
+  }
+  out.alternatives.resize(alternatives <= options.max_xa_hits ? alternatives : 0);
+  out.supplementary.resize(supplementary);
+  reported.push_back({&best, w.read, &out.primary});
+  std::size_t a = 0, s = 0;
+  for (std::size_t i = 1; i < w.regions.size(); ++i) {
+    const Region& r = w.regions[i];
+    if (r.secondary == 0 && r.score >= options.xa_drop_ratio * best.score && a < out.alternatives.size())
+      reported.push_back({&r, w.read, &out.alternatives[a++]});
+    if (r.secondary < 0 && r.score >= options.min_output_score) reported.push_back({&r, w.read, &out.supplementary[s++]});
+  }
+}
+
+// The CIGARs of the reported hits: one batch of banded global alignments on the backend, each
+// in a band that holds every alignment scoring the region's own (global_band_for_score).
+Status GappedMapper::Impl::align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded,
+                                          const std::vector<ReadWork>& work) {
+  const Scoring& sc = options.scoring;
+  target.clear();
+  std::vector<GlobalTask> tasks;
+  std::uint64_t cigar_size = 0;
+  std::vector<std::uint64_t> query_offset(encoded.size(), 0);
+  for (const ReadWork& w : work) query_offset[w.read] = w.query_offset;
+  for (const Reported& r : reported) {
+    const Region& g = *r.region;
+    const auto qlen = static_cast<std::uint32_t>(g.qe - g.qb), tlen = static_cast<std::uint32_t>(g.re - g.rb);
+    tasks.push_back({query_offset[r.read] + static_cast<std::uint64_t>(g.qb), target.size(), qlen, tlen,
+                     global_band_for_score(qlen, tlen, g.true_score, sc), cigar_size});
+    for (std::int64_t i = g.rb; i < g.re; ++i) target.push_back(reference.base(g.contig, g.reverse, i));
+    cigar_size += global_max_cigar_ops(qlen, tlen);
+  }
+  std::vector<GlobalResult> results(tasks.size());
+  std::vector<std::uint32_t> cigars(std::max<std::uint64_t>(cigar_size, 1));
+  const CodeArrays arrays{query.data(), query.size(), target.data(), target.size()};
+  if (!tasks.empty())
+    WTMAP_TRY(aligner.align_global(sc, arrays, tasks.data(), results.data(), tasks.size(), cigars.data(), cigars.size()));
+  for (std::size_t k = 0; k < reported.size(); ++k) {
+    if (results[k].n_cigar == 0 && tasks[k].query_length + tasks[k].target_length > 0)
+      return Status(StatusCode::invalid_argument, "gapped: the CIGAR of a region did not fit");
+    WTMAP_TRY(finish_hit(*reported[k].region, encoded[reported[k].read], cigars.data() + tasks[k].cigar_offset,
+                         results[k].n_cigar, *reported[k].hit));
+  }
+  return {};
+}
+
+// A hit from its region and CIGAR: soft clips, SAM order and forward coordinates, NM and MD.
+Status GappedMapper::Impl::finish_hit(const Region& region, const ReadCodes& read, const std::uint32_t* ops,
+                                      std::uint32_t n_ops, GappedHit& hit) {
   const auto length = static_cast<std::uint32_t>(read.forward.size());
+  const auto qlen = static_cast<std::uint32_t>(region.qe - region.qb), tlen = static_cast<std::uint32_t>(region.re - region.rb);
   hit.cigar.clear();
   if (region.qb > 0) hit.cigar.push_back(static_cast<std::uint32_t>(region.qb) << 4 | kCigarSoftClip);
-  hit.cigar.insert(hit.cigar.end(), cigar.begin() + 1, cigar.begin() + 1 + g.n_cigar);
+  hit.cigar.insert(hit.cigar.end(), ops, ops + n_ops);
   if (static_cast<std::uint32_t>(region.qe) < length)
     hit.cigar.push_back((length - static_cast<std::uint32_t>(region.qe)) << 4 | kCigarSoftClip);
   const std::uint64_t contig_length = reference.contig_length(region.contig);
   hit.contig = region.contig;
   hit.reverse = region.reverse;
-  hit.position = static_cast<std::uint64_t>(region.reverse ? contig_length - region.re : region.rb);
+  hit.position = static_cast<std::uint64_t>(region.reverse ? static_cast<std::int64_t>(contig_length) - region.re : region.rb);
   hit.reference_end = hit.position + tlen;
   hit.query_begin = static_cast<std::uint32_t>(region.qb);
   hit.query_end = static_cast<std::uint32_t>(region.qe);
@@ -183,53 +326,15 @@ Status GappedMapper::Impl::make_hit(const Region& region, const ReadCodes& read,
   if (region.reverse) std::reverse(hit.cigar.begin(), hit.cigar.end());
   // NM and MD along the forward strand: the read as SAM holds it against the contig.
   const std::vector<std::uint8_t>& sam_read = region.reverse ? read.reverse : read.forward;
-  const std::uint32_t lead = region.reverse ? length - static_cast<std::uint32_t>(region.qe) : region.qb;
+  const std::uint32_t lead = region.reverse ? length - static_cast<std::uint32_t>(region.qe) : static_cast<std::uint32_t>(region.qb);
   forward_ref.resize(tlen);
-  for (std::uint32_t i = 0; i < tlen; ++i) forward_ref[i] = reference.base(region.contig, false, hit.position + i);
-  const std::uint32_t* ops = hit.cigar.data() + (lead > 0 ? 1 : 0);
-  Result<EditTags> tags = edit_tags(sam_read.data() + lead, qlen, forward_ref.data(), tlen, ops, g.n_cigar);
+  for (std::uint32_t i = 0; i < tlen; ++i)
+    forward_ref[i] = reference.base(region.contig, false, static_cast<std::int64_t>(hit.position + i));
+  Result<EditTags> tags =
+      edit_tags(sam_read.data() + lead, qlen, forward_ref.data(), tlen, hit.cigar.data() + (lead > 0 ? 1 : 0), n_ops);
   if (!tags.ok()) return tags.status();
   hit.edit_distance = tags->nm;
   hit.md = std::move(tags->md);
-  return {};
-}
-
-Status GappedMapper::Impl::map_read(const ReadCodes& read, const std::vector<SeedHit>& hits, float repeat,
-                                    GappedReadAlignment& out) {
-  const auto length = static_cast<std::int32_t>(read.forward.size());
-  std::vector<Chain> chains = chain_seeds(hits, options);
-  std::vector<Region> regions;
-  for (std::size_t k = 0; k < chains.size(); ++k)
-    extend_chain(chains[k], static_cast<std::int32_t>(k), read.forward.data(), length, reference, options, regions,
-                 window, dp_rows);
-  finish_regions(regions, chains, read.hash, options);
-  out.repeat_fraction = repeat;
-  if (regions.empty() || regions[0].score < options.min_output_score) return {};
-  const Region& best = regions[0];
-  out.mapped = true;
-  WTMAP_TRY(make_hit(best, read, out.primary));
-  out.sub_score = best.sub;
-  out.sub_count = static_cast<std::uint32_t>(best.sub_n);
-  out.chain_sub_score = best.csub;
-  out.seed_coverage = static_cast<std::uint32_t>(best.seed_coverage);
-  // Alternatives: the primary's secondaries scoring close to it, all or none (bwa's XA).
-  std::vector<const Region*> alternatives;
-  for (std::size_t i = 1; i < regions.size(); ++i) {
-    const Region& r = regions[i];
-    if (r.secondary == 0 && r.score >= options.xa_drop_ratio * best.score) alternatives.push_back(&r);
-  }
-  if (alternatives.size() <= options.max_xa_hits) {
-    for (const Region* r : alternatives) {
-      out.alternatives.emplace_back();
-      WTMAP_TRY(make_hit(*r, read, out.alternatives.back()));
-    }
-  }
-  // Supplementary: the other primaries (other parts of a chimeric read) that score enough.
-  for (std::size_t i = 1; i < regions.size(); ++i) {
-    if (regions[i].secondary >= 0 || regions[i].score < options.min_output_score) continue;
-    out.supplementary.emplace_back();
-    WTMAP_TRY(make_hit(regions[i], read, out.supplementary.back()));
-  }
   return {};
 }
 
@@ -254,24 +359,35 @@ Status GappedMapper::map(const std::vector<SeqRecord>& reads, std::vector<Gapped
   std::vector<ReadCodes> encoded(reads.size());
   for (std::size_t i = 0; i < reads.size(); ++i) encoded[i] = encode(reads[i].sequence);
   std::vector<std::uint64_t> first_position;
-  WTMAP_TRY(m.seed_and_locate(reads, encoded, first_position));
+  WTMAP_TRY(m.seed_and_locate(encoded, first_position));
   alignments.assign(reads.size(), {});
+  std::vector<ReadWork> work;
+  m.query.clear();
   for (std::size_t i = 0; i < reads.size(); ++i) {
     GappedReadAlignment& a = alignments[i];
     const std::size_t length = encoded[i].forward.size();
-    if (length < m.options.min_seed_length) {
-      a.flags = kTooShort;
+    if (length < m.options.min_seed_length || length > m.options.max_read_length) {
+      a.flags = length < m.options.min_seed_length ? kTooShort : kTooLong;
       continue;
     }
-    if (length > m.options.max_read_length) {
-      a.flags = kTooLong;
-      continue;
-    }
-    const float repeat = repeat_fraction(m.seeds.data() + m.seeding[i].seed_offset, m.seeded[i].count,
-                                         m.options.max_occurrences, static_cast<std::uint32_t>(length));
-    WTMAP_TRY(m.map_read(encoded[i], m.seed_hits(i, first_position), repeat, a));
-    if (a.mapped) a.mapq = mapping_quality(a, m.options);
+    a.repeat_fraction = repeat_fraction(m.seeds.data() + m.seeding[i].seed_offset, m.seeded[i].count,
+                                        m.options.max_occurrences, static_cast<std::uint32_t>(length));
+    ReadWork& w = work.emplace_back();
+    w.read = i;
+    w.query_offset = m.query.size();
+    m.query.insert(m.query.end(), encoded[i].forward.begin(), encoded[i].forward.end());
+    w.chains = chain_seeds(m.seed_hits(i, first_position), m.options);
+    w.plan.start(w.chains);
   }
+  WTMAP_TRY(m.extend_all(work, encoded));
+  std::vector<Reported> reported;
+  for (ReadWork& w : work) {
+    finish_regions(w.regions, w.chains, encoded[w.read].hash, m.options);
+    m.choose_hits(w, alignments[w.read], reported);
+  }
+  WTMAP_TRY(m.align_reported(reported, encoded, work));
+  for (GappedReadAlignment& a : alignments)
+    if (a.mapped) a.mapq = mapping_quality(a, m.options);
   return {};
 }
 

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <tuple>
 
-#include "wtmap/aligner/gapped/extend.hpp"
 
 namespace wtmap::aligner::gapped {
 
@@ -108,77 +107,6 @@ bool inside_region(const SeedHit& s, const Region& p, std::int32_t read_length, 
   return near(s.qbeg - p.qb, s.rbeg - p.rb) || near(p.qe - (s.qbeg + s.len), p.re - (s.rbeg + s.len));
 }
 
-// The reference window a chain's extensions may use (bwa's rmax), clipped by the reference.
-void chain_window(const Chain& c, std::int32_t read_length, const MapperReference& ref, const Scoring& sc,
-                  std::int64_t& lo, std::int64_t& hi) {
-  lo = INT64_MAX;
-  hi = INT64_MIN;
-  std::int64_t keep_lo = INT64_MAX, keep_hi = INT64_MIN;
-  for (const SeedHit& s : c.seeds) {
-    const std::int64_t after = read_length - s.qbeg - s.len;
-    lo = std::min(lo, s.rbeg - (s.qbeg + max_gap(sc, s.qbeg)));
-    hi = std::max(hi, s.rbeg + s.len + after + max_gap(sc, after));
-    keep_lo = std::min(keep_lo, s.rbeg);
-    keep_hi = std::max(keep_hi, s.rbeg + s.len);
-  }
-  ref.clip_window(c.contig, c.reverse, keep_lo, keep_hi, lo, hi);
-}
-
-// One seed grown into a region (bwa's mem_chain2aln, one band try): left from its start, then
-// right from its end starting at the left extension's score. win holds strand bases [lo, ...).
-Region extend_seed(const SeedHit& s, const Chain& c, const std::uint8_t* read, std::int32_t read_length,
-                   const std::uint8_t* win, std::int64_t lo, std::int64_t hi, const Scoring& sc,
-                   std::vector<std::int32_t>& rows) {
-  Region a;
-  a.contig = c.contig;
-  a.reverse = c.reverse;
-  a.seed_length = s.len;
-  const DpRows<1> dp{rows.data()};
-  if (s.qbeg > 0) {
-    const auto tlen = static_cast<std::uint32_t>(s.rbeg - lo);
-    const auto qlen = static_cast<std::uint32_t>(s.qbeg);
-    const ExtendResult r = extend(ReverseCodes{read, qlen}, qlen, ReverseCodes{win, tlen}, tlen, sc,
-                                  s.len * sc.match, dp);
-    const ExtensionEnd end = choose_end(r, qlen, sc.clip5);
-    a.score = end.score;
-    a.true_score = end.true_score;
-    a.qb = s.qbeg - end.query_bases;
-    a.rb = s.rbeg - end.target_bases;
-  } else {
-    a.score = a.true_score = s.len * sc.match;
-    a.qb = 0;
-    a.rb = s.rbeg;
-  }
-  const std::int32_t qe = s.qbeg + s.len;
-  const std::int64_t re = s.rbeg + s.len;
-  if (qe < read_length) {
-    const auto qlen = static_cast<std::uint32_t>(read_length - qe);
-    const auto tlen = static_cast<std::uint32_t>(hi - re);
-    const ExtendResult r = extend(ForwardCodes{read + qe}, qlen, ForwardCodes{win + (re - lo)}, tlen, sc, a.score, dp);
-    const ExtensionEnd end = choose_end(r, qlen, sc.clip3);
-    a.true_score += end.true_score - a.score;
-    a.score = end.score;
-    a.qe = qe + end.query_bases;
-    a.re = re + end.target_bases;
-  } else {
-    a.qe = qe;
-    a.re = re;
-  }
-  // Read bases the chain's seeds inside the region cover (bwa's seedcov, each base once: the
-  // LAST-like pass finds seeds inside SMEMs).
-  std::vector<std::pair<std::int32_t, std::int32_t>> covered;
-  for (const SeedHit& t : c.seeds)
-    if (t.qbeg >= a.qb && t.qbeg + t.len <= a.qe && t.rbeg >= a.rb && t.rbeg + t.len <= a.re)
-      covered.push_back({t.qbeg, t.qbeg + t.len});
-  std::sort(covered.begin(), covered.end());
-  std::int32_t end = 0;
-  for (const auto& [b, e] : covered) {
-    a.seed_coverage += std::max(0, e - std::max(b, end));
-    end = std::max(end, e);
-  }
-  return a;
-}
-
 std::uint64_t mix64(std::uint64_t x) {  // splitmix64's finaliser
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ull;
@@ -213,29 +141,92 @@ std::vector<Chain> chain_seeds(const std::vector<SeedHit>& hits, const GappedOpt
   return chains;
 }
 
-void extend_chain(const Chain& chain, std::int32_t chain_index, const std::uint8_t* read, std::int32_t read_length,
-                  const MapperReference& reference, const GappedOptions& options, std::vector<Region>& regions,
-                  std::vector<std::uint8_t>& window, std::vector<std::int32_t>& rows) {
-  const Scoring& sc = options.scoring;
-  std::int64_t lo, hi;
-  chain_window(chain, read_length, reference, sc, lo, hi);
-  window.resize(static_cast<std::size_t>(hi - lo));
-  for (std::int64_t i = lo; i < hi; ++i) window[i - lo] = reference.base(chain.contig, chain.reverse, i);
-  rows.resize(extend_scratch_bytes(static_cast<std::uint32_t>(read_length)) / sizeof(std::int32_t));
-  // Longest seed first; ties: the later one (bwa's order).
-  std::vector<std::size_t> order(chain.seeds.size());
-  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return chain.seeds[a].len != chain.seeds[b].len ? chain.seeds[a].len > chain.seeds[b].len : a > b;
-  });
-  for (std::size_t k : order) {
-    const SeedHit& s = chain.seeds[k];
-    if (s.rbeg < lo || s.rbeg + s.len > hi) continue;  // cannot happen: the window holds every seed
+void chain_window(const Chain& c, std::int32_t read_length, const MapperReference& ref, const Scoring& sc,
+                  std::int64_t& lo, std::int64_t& hi) {
+  lo = INT64_MAX;
+  hi = INT64_MIN;
+  std::int64_t keep_lo = INT64_MAX, keep_hi = INT64_MIN;
+  for (const SeedHit& s : c.seeds) {
+    const std::int64_t after = read_length - s.qbeg - s.len;
+    lo = std::min(lo, s.rbeg - (s.qbeg + max_gap(sc, s.qbeg)));
+    hi = std::max(hi, s.rbeg + s.len + after + max_gap(sc, after));
+    keep_lo = std::min(keep_lo, s.rbeg);
+    keep_hi = std::max(keep_hi, s.rbeg + s.len);
+  }
+  ref.clip_window(c.contig, c.reverse, keep_lo, keep_hi, lo, hi);
+}
+
+void ExtensionPlan::start(const std::vector<Chain>& chains) {
+  order_.clear();
+  next_ = 0;
+  for (std::size_t k = 0; k < chains.size(); ++k) {
+    const std::size_t first = order_.size();
+    for (std::size_t j = 0; j < chains[k].seeds.size(); ++j) order_.push_back({k, j});
+    // Longest seed first; ties: the later one (bwa's order).
+    std::sort(order_.begin() + static_cast<std::ptrdiff_t>(first), order_.end(), [&](const auto& a, const auto& b) {
+      const std::int32_t la = chains[k].seeds[a.second].len, lb = chains[k].seeds[b.second].len;
+      return la != lb ? la > lb : a.second > b.second;
+    });
+  }
+}
+
+bool ExtensionPlan::next(const std::vector<Chain>& chains, const std::vector<Region>& regions, std::int32_t read_length,
+                         const Scoring& sc, std::size_t& chain, std::size_t& seed) {
+  while (next_ < order_.size()) {
+    const auto [k, j] = order_[next_++];
+    const SeedHit& s = chains[k].seeds[j];
     bool known = false;
     for (const Region& p : regions) known = known || inside_region(s, p, read_length, sc);
     if (known) continue;
-    regions.push_back(extend_seed(s, chain, read, read_length, window.data(), lo, hi, sc, rows));
-    regions.back().chain = chain_index;
+    chain = k;
+    seed = j;
+    return true;
+  }
+  return false;
+}
+
+Region start_region(const SeedHit& s, std::int32_t chain_index, const ExtendResult* left, const Scoring& sc) {
+  Region a;
+  a.contig = s.contig;
+  a.reverse = s.reverse;
+  a.seed_length = s.len;
+  a.chain = chain_index;
+  if (left == nullptr) {
+    a.score = a.true_score = s.len * sc.match;
+    a.qb = s.qbeg;
+    a.rb = s.rbeg;
+    return a;
+  }
+  const ExtensionEnd end = choose_end(*left, static_cast<std::uint32_t>(s.qbeg), sc.clip5);
+  a.score = end.score;
+  a.true_score = end.true_score;
+  a.qb = s.qbeg - end.query_bases;
+  a.rb = s.rbeg - end.target_bases;
+  return a;
+}
+
+void finish_region(Region& a, const SeedHit& s, const Chain& c, std::int32_t read_length, const ExtendResult* right,
+                   const Scoring& sc) {
+  a.qe = s.qbeg + s.len;
+  a.re = s.rbeg + s.len;
+  if (right != nullptr) {
+    const ExtensionEnd end = choose_end(*right, static_cast<std::uint32_t>(read_length - a.qe), sc.clip3);
+    a.true_score += end.true_score - a.score;
+    a.score = end.score;
+    a.qe += end.query_bases;
+    a.re += end.target_bases;
+  }
+  // Read bases the chain's seeds inside the region cover (bwa's seedcov, each base once: the
+  // LAST-like pass finds seeds inside SMEMs).
+  std::vector<std::pair<std::int32_t, std::int32_t>> covered;
+  for (const SeedHit& t : c.seeds)
+    if (t.qbeg >= a.qb && t.qbeg + t.len <= a.qe && t.rbeg >= a.rb && t.rbeg + t.len <= a.re)
+      covered.push_back({t.qbeg, t.qbeg + t.len});
+  std::sort(covered.begin(), covered.end());
+  std::int32_t end = 0;
+  for (const auto& [b, e] : covered) {
+    a.seed_coverage += std::max(0, e - std::max(b, end));
+    end = std::max(end, e);
   }
 }
 

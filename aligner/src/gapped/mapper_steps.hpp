@@ -3,19 +3,21 @@
 // strands run the same code:
 //   chain_seeds      mem_chain + mem_chain_flt: seeds of one contig and strand near the chain's
 //                    diagonal join it; chains much lighter than an overlapping heavier one go;
-//   extend_chain     mem_chain2aln: the chain's seeds, longest first, extended left and right with
-//                    banded affine-gap DP and z-drop (extend.hpp) in a window of cal_max_gap;
+//   ExtensionPlan,   mem_chain2aln: the chain's seeds, longest first, extended left and right with
+//   start_region,    banded affine-gap DP and z-drop (extend.hpp, run in batches by the caller)
+//   finish_region    in a window of cal_max_gap (chain_window);
 //   finish_regions   mem_sort_dedup_patch (without the patching) + mem_mark_primary_se.
 // Every sort is a total order, so the result depends on nothing but the read and the index.
 //
-// Space: O(hits + chains + regions) per read, and one DP row pair of the read's length. Time:
-// chaining O(hits x chains), the extensions' DP, regions O(regions^2).
+// Space: O(hits + chains + regions) per read. Time: chaining O(hits x chains), the skip test
+// O(seeds x regions), regions O(regions^2 + regions x chains).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "mapper_reference.hpp"
+#include "wtmap/aligner/gapped/extend.hpp"
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
 
 namespace wtmap::aligner::gapped {
@@ -59,11 +61,32 @@ struct Region {
 // The chains of a read from its seed hits (in seed order: by read position), filtered.
 std::vector<Chain> chain_seeds(const std::vector<SeedHit>& hits, const GappedOptions& options);
 
-// Appends to `regions` the alignments grown from chain `chain_index`'s seeds. window and rows
-// are scratch.
-void extend_chain(const Chain& chain, std::int32_t chain_index, const std::uint8_t* read, std::int32_t read_length,
-                  const MapperReference& reference, const GappedOptions& options, std::vector<Region>& regions,
-                  std::vector<std::uint8_t>& window, std::vector<std::int32_t>& rows);
+// The reference window [lo, hi) a chain's extensions may use (bwa's rmax in mem_chain2aln: each
+// seed's read flanks plus cal_max_gap), clipped to the contig and long ambiguity runs.
+void chain_window(const Chain& c, std::int32_t read_length, const MapperReference& ref, const Scoring& sc,
+                  std::int64_t& lo, std::int64_t& hi);
+
+// The order in which bwa's mem_chain2aln extends seeds: chain by chain, each chain's seeds longest
+// first; a seed inside an existing region near its diagonal is skipped. next() hands out the
+// seeds one at a time, so that the extensions of many reads can run as one batch between calls.
+class ExtensionPlan {
+ public:
+  void start(const std::vector<Chain>& chains);
+  // The next seed to extend (chain and seed index), given the regions found so far; false at the end.
+  bool next(const std::vector<Chain>& chains, const std::vector<Region>& regions, std::int32_t read_length,
+            const Scoring& sc, std::size_t& chain, std::size_t& seed);
+
+ private:
+  std::vector<std::pair<std::size_t, std::size_t>> order_;
+  std::size_t next_ = 0;
+};
+
+// A region from seed s and its left extension (nullptr: the seed starts the read), ended where
+// choose_end says; finish_region adds the right extension (nullptr: the seed ends the read) from
+// h0 = the region's score so far, and the seed coverage.
+Region start_region(const SeedHit& s, std::int32_t chain_index, const ExtendResult* left, const Scoring& sc);
+void finish_region(Region& region, const SeedHit& s, const Chain& c, std::int32_t read_length,
+                   const ExtendResult* right, const Scoring& sc);
 
 // Removes redundant regions, sorts the rest by score (ties: the read's hash) and marks
 // secondaries (sub, sub_n), and gives each the chain_sub_score of bwa's csub: the weight (times
