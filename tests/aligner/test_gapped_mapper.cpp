@@ -443,6 +443,43 @@ TEST_P(GappedMapperTest, RepeatsAreReportedAsSuchIncludingAcrossAnN) {
   }
 }
 
+// A chimeric read: 100 bases of contig 0 then 100 of contig 2 (and its reverse complement). One
+// part is the primary, the other the supplementary; each scores what the full Smith-Waterman of
+// the read against its own region gives.
+TEST_P(GappedMapperTest, AChimericReadHasASupplementaryHitForItsOtherPart) {
+  GappedMapper m = mapper();
+  const TestReference& r = *reference_;
+  const std::string joined = r.contigs[0].substr(12000, 100) + r.contigs[2].substr(1000, 100);
+  const std::vector<SeqRecord> reads = {{"chimera", joined, ""}, {"chimera_rc", reverse_complement(joined), ""}};
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m.map(reads, out).ok());
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::string what = reads[i].name + " -> " + describe(out[i]);
+    ASSERT_TRUE(out[i].mapped) << what;
+    ASSERT_EQ(out[i].supplementary.size(), 1u) << what;
+    std::vector<const GappedHit*> hits = {&out[i].primary, &out[i].supplementary[0]};
+    std::sort(hits.begin(), hits.end(), [](const GappedHit* a, const GappedHit* b) { return a->contig < b->contig; });
+    const std::size_t starts[] = {12000, 1000};
+    const std::uint32_t contigs[] = {0, 2};
+    for (std::size_t k = 0; k < 2; ++k) {
+      const GappedHit& h = *hits[k];
+      EXPECT_EQ(h.contig, contigs[k]) << what;
+      EXPECT_EQ(h.reverse, i == 1) << what;
+      Planted p;
+      p.read = reads[i].sequence, p.contig = contigs[k], p.begin = starts[k], p.end = starts[k] + 100, p.reverse = i == 1;
+      EXPECT_EQ(h.score, oracle_score(r, p, m.options().scoring)) << what;
+      EXPECT_LE(h.position, starts[k]) << what;
+      EXPECT_GE(h.reference_end, starts[k] + 100) << what;
+      const std::string sam_read = h.reverse ? reverse_complement(reads[i].sequence) : reads[i].sequence;
+      expect_edit_tags(h, sam_read, r.contigs[h.contig], what);
+    }
+    // The parts lie on either side of the junction in the read as given.
+    const bool forward = i == 0;
+    EXPECT_EQ(hits[forward ? 0 : 1]->query_begin, 0u) << what;
+    EXPECT_EQ(hits[forward ? 1 : 0]->query_end, 200u) << what;
+  }
+}
+
 TEST_P(GappedMapperTest, ReadsTooShortOrTooLongAreUnmappedWithTheirFlag) {
   GappedOptions options;
   options.max_read_length = 300;
