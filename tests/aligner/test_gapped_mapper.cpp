@@ -480,6 +480,52 @@ TEST_P(GappedMapperTest, AChimericReadHasASupplementaryHitForItsOtherPart) {
   }
 }
 
+// Alternatives (XA) come all or none: a piece in 3 copies has its 2 others listed, one in 7
+// copies none (6 > max_xa_hits 5); the primary is one of the copies either way, sub = its score.
+TEST_P(GappedMapperTest, AlternativesAreListedUpToMaxXaHits) {
+  std::mt19937_64 rng(31);
+  const std::string few = random_bases(rng, 200), many = random_bases(rng, 200);
+  std::string contig;
+  std::vector<std::size_t> few_at, many_at;
+  for (int k = 0; k < 10; ++k) {
+    contig += random_bases(rng, 500);
+    (k < 3 ? few_at : many_at).push_back(contig.size());
+    contig += k < 3 ? few : many;
+  }
+  contig += random_bases(rng, 500);
+  TempDir dir;
+  const fmindex::Reference fasta = fmtest::load_reference(dir, {{"copies", contig}});
+  const fmindex::FmIndex index = fmtest::build_index(fasta, GetParam(), 8);
+  auto m = GappedMapper::create(index, {});
+  ASSERT_TRUE(m.ok());
+  const std::vector<SeqRecord> reads = {{"few", few.substr(20, 150), ""}, {"many", many.substr(20, 150), ""}};
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m->map(reads, out).ok());
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::string what = reads[i].name + " -> " + describe(out[i]);
+    const std::vector<std::size_t>& at = i == 0 ? few_at : many_at;
+    ASSERT_TRUE(out[i].mapped) << what;
+    EXPECT_EQ(out[i].primary.score, 150) << what;
+    EXPECT_EQ(out[i].sub_score, 150) << what;
+    EXPECT_EQ(out[i].sub_count, at.size() - 1) << what;
+    std::vector<std::size_t> places = {out[i].primary.position};
+    for (const GappedHit& h : out[i].alternatives) {
+      places.push_back(h.position);
+      EXPECT_EQ(h.score, 150) << what;
+      EXPECT_EQ(h.md, "150") << what;
+    }
+    std::sort(places.begin(), places.end());
+    if (i == 0) {
+      std::vector<std::size_t> expected;
+      for (std::size_t p : at) expected.push_back(p + 20);
+      EXPECT_EQ(places, expected) << what;
+    } else {
+      EXPECT_TRUE(out[i].alternatives.empty()) << what;
+      EXPECT_NE(std::find(at.begin(), at.end(), out[i].primary.position - 20), at.end()) << what;
+    }
+  }
+}
+
 TEST_P(GappedMapperTest, ReadsTooShortOrTooLongAreUnmappedWithTheirFlag) {
   GappedOptions options;
   options.max_read_length = 300;
