@@ -25,9 +25,10 @@ namespace wtmap::aligner::gapped {
 
 namespace {
 
-// Seeds a read may keep (SmemResult's kSeedsOverflow beyond): a read has at most one SMEM per
-// base per pass, three passes.
-std::uint32_t seed_capacity(std::uint32_t read_length) { return 3 * read_length + 16; }
+// Seeds a read may keep (SmemResult's kSeedsOverflow beyond: the rest are lost, as the LAST-like
+// pass's are first): a read of unique sequence has a few per pass, one inside a repeat a few per
+// 19 bases; this room (91 for 150 bases, 32 bytes each) bounds the device memory of a batch.
+std::uint32_t seed_capacity(std::uint32_t read_length) { return read_length / 2 + 16; }
 
 constexpr std::uint32_t kCigarSoftClip = 4;
 
@@ -74,14 +75,14 @@ float repeat_fraction(const fmindex::Seed* seeds, std::uint32_t count, std::uint
 // A read being aligned: its chains, the regions found so far, and this round's extension.
 struct ReadWork {
   std::size_t read = 0;  // index in the batch
-  std::uint64_t query_offset = 0;  // its codes in the batch's query array
   std::vector<Chain> chains;
   ExtensionPlan plan;
   std::vector<Region> regions;
-  // This round's seed, its chain's window [lo, hi) at target_offset, and the partial region.
+  // This round's seed, the read's codes at query_offset and its chain's window [lo, hi) at
+  // target_offset of the round's arrays, and the partial region.
   std::size_t chain = 0, seed = 0;
   std::int64_t lo = 0, hi = 0;
-  std::uint64_t target_offset = 0;
+  std::uint64_t query_offset = 0, target_offset = 0;
   Region region;
 };
 
@@ -102,8 +103,8 @@ struct GappedMapper::Impl {
   fmindex::SmemSeeder seeder;
   GappedAligner aligner;  // the DP of extensions and CIGARs, on the index's backend
 
-  // Per batch: the seeds and their located occurrences; the reads' codes and the windows of a
-  // round's extensions (or of the reported hits) for the aligner.
+  // Per batch: the seeds and their located occurrences. Per round (or for the reported hits): the
+  // codes of the reads that take part and their reference windows, all the aligner copies.
   std::vector<std::uint8_t> codes;
   std::vector<fmindex::SeedingRead> seeding;
   std::vector<fmindex::Seed> seeds;
@@ -116,8 +117,7 @@ struct GappedMapper::Impl {
   Status extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded);
   Status extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded);
   void choose_hits(ReadWork& w, GappedReadAlignment& out, std::vector<Reported>& reported);
-  Status align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded,
-                        const std::vector<ReadWork>& work);
+  Status align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded);
   Status finish_hit(const Region& region, const ReadCodes& read, const std::uint32_t* ops, std::uint32_t n_ops,
                     GappedHit& hit);
 };
@@ -186,6 +186,7 @@ std::vector<SeedHit> GappedMapper::Impl::seed_hits(std::size_t read, const std::
 // two batches on the backend (bwa's mem_chain2aln for one seed).
 Status GappedMapper::Impl::extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded) {
   const Scoring& sc = options.scoring;
+  query.clear();
   target.clear();
   std::vector<ExtendTask> left, right;
   std::vector<std::size_t> left_of(active.size(), SIZE_MAX), right_of(active.size(), SIZE_MAX);
@@ -194,6 +195,8 @@ Status GappedMapper::Impl::extend_round(std::vector<ReadWork*>& active, const st
     const SeedHit& s = w.chains[w.chain].seeds[w.seed];
     const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
     chain_window(w.chains[w.chain], length, reference, sc, w.lo, w.hi);
+    w.query_offset = query.size();
+    query.insert(query.end(), encoded[w.read].forward.begin(), encoded[w.read].forward.end());
     w.target_offset = target.size();
     for (std::int64_t i = w.lo; i < w.hi; ++i) target.push_back(reference.base(s.contig, s.reverse, i));
     if (s.qbeg > 0) {
@@ -275,19 +278,19 @@ void GappedMapper::Impl::choose_hits(ReadWork& w, GappedReadAlignment& out, std:
 
 // The CIGARs of the reported hits: one batch of banded global alignments on the backend, each
 // in a band that holds every alignment scoring the region's own (global_band_for_score).
-Status GappedMapper::Impl::align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded,
-                                          const std::vector<ReadWork>& work) {
+Status GappedMapper::Impl::align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded) {
   const Scoring& sc = options.scoring;
+  query.clear();
   target.clear();
   std::vector<GlobalTask> tasks;
   std::uint64_t cigar_size = 0;
-  std::vector<std::uint64_t> query_offset(encoded.size(), 0);
-  for (const ReadWork& w : work) query_offset[w.read] = w.query_offset;
   for (const Reported& r : reported) {
     const Region& g = *r.region;
     const auto qlen = static_cast<std::uint32_t>(g.qe - g.qb), tlen = static_cast<std::uint32_t>(g.re - g.rb);
-    tasks.push_back({query_offset[r.read] + static_cast<std::uint64_t>(g.qb), target.size(), qlen, tlen,
-                     global_band_for_score(qlen, tlen, g.true_score, sc), cigar_size});
+    tasks.push_back({query.size(), target.size(), qlen, tlen, global_band_for_score(qlen, tlen, g.true_score, sc),
+                     cigar_size});
+    const std::vector<std::uint8_t>& codes_of_read = encoded[r.read].forward;
+    query.insert(query.end(), codes_of_read.begin() + g.qb, codes_of_read.begin() + g.qe);
     for (std::int64_t i = g.rb; i < g.re; ++i) target.push_back(reference.base(g.contig, g.reverse, i));
     cigar_size += global_max_cigar_ops(qlen, tlen);
   }
@@ -362,7 +365,6 @@ Status GappedMapper::map(const std::vector<SeqRecord>& reads, std::vector<Gapped
   WTMAP_TRY(m.seed_and_locate(encoded, first_position));
   alignments.assign(reads.size(), {});
   std::vector<ReadWork> work;
-  m.query.clear();
   for (std::size_t i = 0; i < reads.size(); ++i) {
     GappedReadAlignment& a = alignments[i];
     const std::size_t length = encoded[i].forward.size();
@@ -374,8 +376,6 @@ Status GappedMapper::map(const std::vector<SeqRecord>& reads, std::vector<Gapped
                                         m.options.max_occurrences, static_cast<std::uint32_t>(length));
     ReadWork& w = work.emplace_back();
     w.read = i;
-    w.query_offset = m.query.size();
-    m.query.insert(m.query.end(), encoded[i].forward.begin(), encoded[i].forward.end());
     w.chains = chain_seeds(m.seed_hits(i, first_position), m.options);
     w.plan.start(w.chains);
   }
@@ -385,7 +385,7 @@ Status GappedMapper::map(const std::vector<SeqRecord>& reads, std::vector<Gapped
     finish_regions(w.regions, w.chains, encoded[w.read].hash, m.options);
     m.choose_hits(w, alignments[w.read], reported);
   }
-  WTMAP_TRY(m.align_reported(reported, encoded, work));
+  WTMAP_TRY(m.align_reported(reported, encoded));
   for (GappedReadAlignment& a : alignments)
     if (a.mapped) a.mapq = mapping_quality(a, m.options);
   return {};
