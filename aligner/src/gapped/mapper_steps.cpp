@@ -168,19 +168,38 @@ void ExtensionPlan::start(const std::vector<Chain>& chains) {
       return la != lb ? la > lb : a.second > b.second;
     });
   }
+  extended_.assign(order_.size(), 0);
 }
 
 bool ExtensionPlan::next(const std::vector<Chain>& chains, const std::vector<Region>& regions, std::int32_t read_length,
                          const Scoring& sc, std::size_t& chain, std::size_t& seed) {
   while (next_ < order_.size()) {
-    const auto [k, j] = order_[next_++];
+    const std::size_t at = next_++;
+    const auto [k, j] = order_[at];
     const SeedHit& s = chains[k].seeds[j];
     bool known = false;
     for (const Region& p : regions) known = known || inside_region(s, p, read_length, sc);
-    if (known) continue;
+    if (known && !off_diagonal_overlap(chains, at)) continue;
+    extended_[at] = 1;
     chain = k;
     seed = j;
     return true;
+  }
+  return false;
+}
+
+// bwa's second test in mem_chain2aln: a seed inside a region is extended all the same when a
+// seed of its chain already extended, nearly as long, overlaps it on the read by a quarter of
+// its length on another diagonal (a tandem repeat: it may lead to a different alignment).
+bool ExtensionPlan::off_diagonal_overlap(const std::vector<Chain>& chains, std::size_t at) const {
+  const auto [k, j] = order_[at];
+  const SeedHit& s = chains[k].seeds[j];
+  for (std::size_t i = at; i-- > 0 && order_[i].first == k;) {
+    if (!extended_[i]) continue;
+    const SeedHit& t = chains[k].seeds[order_[i].second];
+    if (t.len < s.len * .95) continue;
+    if (s.qbeg <= t.qbeg && s.qbeg + s.len - t.qbeg >= s.len >> 2 && t.qbeg - s.qbeg != t.rbeg - s.rbeg) return true;
+    if (t.qbeg <= s.qbeg && t.qbeg + t.len - s.qbeg >= s.len >> 2 && s.qbeg - t.qbeg != s.rbeg - t.rbeg) return true;
   }
   return false;
 }

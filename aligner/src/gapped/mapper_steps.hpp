@@ -67,8 +67,9 @@ void chain_window(const Chain& c, std::int32_t read_length, const MapperReferenc
                   std::int64_t& lo, std::int64_t& hi);
 
 // The order in which bwa's mem_chain2aln extends seeds: chain by chain, each chain's seeds longest
-// first; a seed inside an existing region near its diagonal is skipped. next() hands out the
-// seeds one at a time, so that the extensions of many reads can run as one batch between calls.
+// first; a seed inside an existing region near its diagonal is skipped unless an extended seed of
+// its chain overlaps it off its diagonal. next() hands out the seeds one at a time, so that the
+// extensions of many reads can run as one batch between calls.
 class ExtensionPlan {
  public:
   void start(const std::vector<Chain>& chains);
@@ -77,7 +78,10 @@ class ExtensionPlan {
             const Scoring& sc, std::size_t& chain, std::size_t& seed);
 
  private:
-  std::vector<std::pair<std::size_t, std::size_t>> order_;
+  bool off_diagonal_overlap(const std::vector<Chain>& chains, std::size_t at) const;
+
+  std::vector<std::pair<std::size_t, std::size_t>> order_;  // (chain, seed)
+  std::vector<std::uint8_t> extended_;                      // by order_ entry
   std::size_t next_ = 0;
 };
 
