@@ -546,6 +546,25 @@ TEST_P(GappedMapperTest, ReadsTooShortOrTooLongAreUnmappedWithTheirFlag) {
   EXPECT_EQ(out[3].flags, 0);
 }
 
+// An empty batch, a read of Ns only, and lower case (and U for T) read as upper case.
+TEST_P(GappedMapperTest, EmptyBatchesNReadsAndLowerCase) {
+  GappedMapper m = mapper();
+  std::vector<GappedReadAlignment> out(3);
+  ASSERT_TRUE(m.map({}, out).ok());
+  EXPECT_TRUE(out.empty());
+  const std::string exact = reference_->contigs[0].substr(20100, 100);  // no N: Ns sit at 700 + 1500 k
+  std::string lower = exact;
+  for (char& c : lower) c = c == 'T' ? 'u' : static_cast<char>(c - 'A' + 'a');
+  ASSERT_TRUE(m.map({{"n", std::string(150, 'N'), ""}, {"lower", lower, ""}, {"upper", exact, ""}}, out).ok());
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_FALSE(out[0].mapped);
+  EXPECT_EQ(out[0].flags, 0);
+  ASSERT_TRUE(out[1].mapped);
+  EXPECT_EQ(out[1].primary.position, 20100u);
+  EXPECT_EQ(out[1].primary.score, 100);
+  EXPECT_EQ(describe(out[1]), describe(out[2]));
+}
+
 TEST_P(GappedMapperTest, RandomReadsAreUnmapped) {
   GappedMapper m = mapper();
   std::mt19937_64 rng(99);
