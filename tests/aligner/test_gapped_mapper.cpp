@@ -532,6 +532,51 @@ TEST_P(GappedMapperTest, AlternativesAreListedUpToMaxXaHits) {
   }
 }
 
+// The boundary of kLongAmbiguityRun: a read over a run of 9 Ns is aligned across it, one over a
+// run of 10 is split there (the run is an assembly gap): 80 matches primary, 60 supplementary.
+TEST_P(GappedMapperTest, NRunsShorterThanTenAreCrossedLongerOnesSplit) {
+  std::mt19937_64 rng(41);
+  const std::string left9 = random_bases(rng, 60), right9 = random_bases(rng, 80);
+  const std::string left10 = random_bases(rng, 60), right10 = random_bases(rng, 80);
+  const std::string contig = random_bases(rng, 300) + left9 + std::string(9, 'N') + right9 + random_bases(rng, 300) +
+                             left10 + std::string(10, 'N') + right10 + random_bases(rng, 300);
+  TempDir dir;
+  const fmindex::Reference fasta = fmtest::load_reference(dir, {{"runs", contig}});
+  const fmindex::FmIndex index = fmtest::build_index(fasta, GetParam(), 8);
+  auto m = GappedMapper::create(index, {});
+  ASSERT_TRUE(m.ok());
+  const std::vector<SeqRecord> reads = {{"nine", left9 + random_bases(rng, 9) + right9, ""},
+                                        {"ten", left10 + random_bases(rng, 10) + right10, ""}};
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m->map(reads, out).ok());
+  ASSERT_TRUE(out[0].mapped) << describe(out[0]);
+  EXPECT_EQ(out[0].primary.position, 300u) << describe(out[0]);
+  const Scoring sc;
+  const std::int64_t across = local_answer(gotoh(codes(reads[0].sequence), codes(contig.substr(300, 149)), sc,
+                                                 OracleMode::local, 0, unbanded())).score;
+  EXPECT_GT(across, 80) << "crossing pays";
+  // At most the unanchored optimum: the extension keeps its seed whole, and here a chance match
+  // next to the run lets a path that shifts the seed by a base score a little more (bwa's too).
+  EXPECT_GT(out[0].primary.score, 80) << describe(out[0]);
+  EXPECT_LE(out[0].primary.score, across) << describe(out[0]);
+  EXPECT_EQ(out[0].primary.reference_end, 449u) << describe(out[0]);
+  EXPECT_EQ(out[0].primary.query_begin, 0u) << describe(out[0]);
+  EXPECT_EQ(out[0].primary.query_end, 149u) << describe(out[0]);
+  expect_edit_tags(out[0].primary, reads[0].sequence, contig, describe(out[0]));
+  EXPECT_TRUE(out[0].supplementary.empty()) << describe(out[0]);
+  const std::uint64_t ten_at = 300 + 149 + 300;
+  ASSERT_TRUE(out[1].mapped) << describe(out[1]);
+  ASSERT_EQ(out[1].supplementary.size(), 1u) << describe(out[1]);
+  const GappedHit& right = out[1].primary;
+  const GappedHit& left = out[1].supplementary[0];
+  EXPECT_EQ(right.position, ten_at + 70) << describe(out[1]);
+  EXPECT_EQ(right.score, 80) << describe(out[1]);
+  EXPECT_EQ(right.cigar, (std::vector<std::uint32_t>{70u << 4 | 4, 80u << 4})) << describe(out[1]);
+  EXPECT_EQ(left.position, ten_at) << describe(out[1]);
+  EXPECT_EQ(left.score, 60) << describe(out[1]);
+  EXPECT_EQ(left.cigar, (std::vector<std::uint32_t>{60u << 4, 90u << 4 | 4})) << describe(out[1]);
+}
+
 TEST_P(GappedMapperTest, ReadsTooShortOrTooLongAreUnmappedWithTheirFlag) {
   GappedOptions options;
   options.max_read_length = 300;

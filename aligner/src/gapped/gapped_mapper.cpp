@@ -376,7 +376,7 @@ Status GappedMapper::map(const std::vector<SeqRecord>& reads, std::vector<Gapped
                                         m.options.max_occurrences, static_cast<std::uint32_t>(length));
     ReadWork& w = work.emplace_back();
     w.read = i;
-    w.chains = chain_seeds(m.seed_hits(i, first_position), m.options);
+    w.chains = chain_seeds(m.seed_hits(i, first_position), m.reference, m.options);
     w.plan.start(w.chains);
   }
   WTMAP_TRY(m.extend_all(work, encoded));

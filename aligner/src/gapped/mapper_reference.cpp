@@ -34,7 +34,29 @@ Result<MapperReference> MapperReference::create(const fmindex::FmIndex& index) {
       out[i] = static_cast<std::uint8_t>(w[p / 32] >> (2 * (p % 32)) & 3);
     }
   }
+  // The long ambiguity runs of every contig, for the chaining.
+  ref.long_runs_.resize(ref.lengths_.size());
+  for (std::size_t k = 0; k < ref.lengths_.size(); ++k) {
+    const std::uint8_t* c = ref.codes_.data() + ref.starts_[k];
+    for (std::uint64_t i = 0; i < ref.lengths_[k];) {
+      std::uint64_t j = i;
+      while (j < ref.lengths_[k] && c[j] == 4) ++j;
+      if (j - i >= kLongAmbiguityRun) ref.long_runs_[k].push_back({i, j});
+      i = j > i ? j : i + 1;
+    }
+  }
   return ref;
+}
+
+bool MapperReference::long_run_between(std::uint32_t contig, bool reverse, std::int64_t a, std::int64_t b) const {
+  if (a >= b) return false;
+  const auto length = static_cast<std::int64_t>(lengths_[contig]);
+  const auto lo = static_cast<std::uint64_t>(reverse ? length - b : a), hi = static_cast<std::uint64_t>(reverse ? length - a : b);
+  const auto& runs = long_runs_[contig];
+  // The first run ending after lo; it holds a base of [lo, hi) if it starts before hi.
+  auto it = std::upper_bound(runs.begin(), runs.end(), lo,
+                             [](std::uint64_t p, const std::pair<std::uint64_t, std::uint64_t>& r) { return p < r.second; });
+  return it != runs.end() && it->first < hi;
 }
 
 StrandPosition MapperReference::place(std::uint64_t t, std::uint32_t length) const {

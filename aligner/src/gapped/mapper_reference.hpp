@@ -5,7 +5,7 @@
 // (contig, strand, strand position).
 //
 // Space: one byte per contig base on the host (from the index's packed text) plus the fragment
-// table. Time: base() O(1); place() O(log fragments).
+// table. Time: base() O(1); place() O(log fragments); long_run_between() O(log runs).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +42,9 @@ class MapperReference {
   }
   // The match of `length` bases at index text position t (inside one fragment of T).
   StrandPosition place(std::uint64_t t, std::uint32_t length) const;
+  // Whether strand bases [a, b) hold a base of an ambiguity run of kLongAmbiguityRun or more: no
+  // chain spans one (issue 25: long runs stay separators).
+  bool long_run_between(std::uint32_t contig, bool reverse, std::int64_t a, std::int64_t b) const;
   // The window [lo, hi) shrunk to the contig and, around the bases [keep_lo, keep_hi) (no N), to
   // end before any ambiguity run of kLongAmbiguityRun bases or more.
   void clip_window(std::uint32_t contig, bool reverse, std::int64_t keep_lo, std::int64_t keep_hi, std::int64_t& lo,
@@ -55,6 +58,7 @@ class MapperReference {
   std::vector<std::uint8_t> codes_;     // the contigs one after another
   std::vector<std::uint64_t> starts_;   // contig k's first code
   std::vector<std::uint64_t> lengths_;  // contig lengths
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> long_runs_;  // per contig, forward, sorted
   std::vector<fmindex::Fragment> fragments_;
   std::uint64_t forward_length_ = 0;
 };

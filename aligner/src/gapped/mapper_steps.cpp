@@ -18,8 +18,9 @@ std::int64_t max_gap(const Scoring& sc, std::int64_t qlen) {
   return std::min<std::int64_t>(l, 2 * std::int64_t{sc.band});
 }
 
-// bwa's test_and_merge: whether `s` belongs to `c` (contained, or near its last seed's diagonal).
-bool joins(Chain& c, const SeedHit& s, const GappedOptions& o) {
+// bwa's test_and_merge: whether `s` belongs to `c` (contained, or near its last seed's diagonal),
+// never across a long ambiguity run (an assembly gap stays a separator).
+bool joins(Chain& c, const SeedHit& s, const MapperReference& ref, const GappedOptions& o) {
   if (s.contig != c.contig || s.reverse != c.reverse) return false;
   const SeedHit& first = c.seeds.front();
   const SeedHit& last = c.seeds.back();
@@ -27,7 +28,7 @@ bool joins(Chain& c, const SeedHit& s, const GappedOptions& o) {
   if (s.qbeg >= first.qbeg && s.qbeg + s.len <= qend && s.rbeg >= first.rbeg && s.rbeg + s.len <= rend) return true;
   const std::int64_t x = s.qbeg - last.qbeg, y = s.rbeg - last.rbeg;
   if (y >= 0 && x - y <= o.scoring.band && y - x <= o.scoring.band && x - last.len < kMaxChainGap &&
-      y - last.len < kMaxChainGap) {
+      y - last.len < kMaxChainGap && !ref.long_run_between(s.contig, s.reverse, last.rbeg + last.len, s.rbeg)) {
     c.seeds.push_back(s);
     return true;
   }
@@ -119,7 +120,8 @@ auto region_key(const Region& r) { return std::make_tuple(r.contig, r.reverse, r
 
 }  // namespace
 
-std::vector<Chain> chain_seeds(const std::vector<SeedHit>& hits, const GappedOptions& options) {
+std::vector<Chain> chain_seeds(const std::vector<SeedHit>& hits, const MapperReference& reference,
+                               const GappedOptions& options) {
   std::vector<Chain> chains;
   for (const SeedHit& s : hits) {
     // bwa's b-tree lookup: the chain of the same contig and strand starting at or before the seed,
@@ -130,7 +132,7 @@ std::vector<Chain> chain_seeds(const std::vector<SeedHit>& hits, const GappedOpt
       if (c.contig != s.contig || c.reverse != s.reverse || c.seeds.front().rbeg > s.rbeg) continue;
       if (best == chains.size() || c.seeds.front().rbeg >= chains[best].seeds.front().rbeg) best = k;
     }
-    if (best < chains.size() && joins(chains[best], s, options)) continue;
+    if (best < chains.size() && joins(chains[best], s, reference, options)) continue;
     Chain c;
     c.contig = s.contig;
     c.reverse = s.reverse;

@@ -2,7 +2,8 @@
 // (bwamem.c; Li 2013, arXiv:1303.3997), in strand coordinates (mapper_reference.hpp) so that both
 // strands run the same code:
 //   chain_seeds      mem_chain + mem_chain_flt: seeds of one contig and strand near the chain's
-//                    diagonal join it; chains much lighter than an overlapping heavier one go;
+//                    diagonal join it (not across a long N run); chains much lighter than an
+//                    overlapping heavier one go;
 //   ExtensionPlan,   mem_chain2aln: the chain's seeds, longest first, extended left and right with
 //   start_region,    banded affine-gap DP and z-drop (extend.hpp, run in batches by the caller)
 //   finish_region    in a window of cal_max_gap (chain_window);
@@ -59,7 +60,8 @@ struct Region {
 };
 
 // The chains of a read from its seed hits (in seed order: by read position), filtered.
-std::vector<Chain> chain_seeds(const std::vector<SeedHit>& hits, const GappedOptions& options);
+std::vector<Chain> chain_seeds(const std::vector<SeedHit>& hits, const MapperReference& reference,
+                               const GappedOptions& options);
 
 // The reference window [lo, hi) a chain's extensions may use (bwa's rmax in mem_chain2aln: each
 // seed's read flanks plus cal_max_gap), clipped to the contig and long ambiguity runs.
