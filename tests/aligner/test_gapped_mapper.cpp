@@ -630,16 +630,24 @@ TEST_P(GappedMapperTest, RandomReadsAreUnmapped) {
   for (const GappedReadAlignment& a : out) EXPECT_FALSE(a.mapped) << describe(a);
 }
 
-TEST_P(GappedMapperTest, BatchSizesGiveTheSameBytes) {
+TEST_P(GappedMapperTest, BatchSizesAndThreadCountsGiveTheSameBytes) {
   GappedMapper m = mapper();
   const std::vector<SeqRecord> reads = records(varied_reads(*reference_, 2));
   const auto all = map_all(m, reads, reads.size());
   const auto ones = map_all(m, reads, 1);
   const auto sevens = map_all(m, reads, 7);
+  // And with 1 and 3 CPU threads (the host's per-read steps, the CPU backend's batches).
+  set_cpu_threads(1);
+  const auto one_thread = map_all(m, reads, reads.size());
+  set_cpu_threads(3);
+  const auto three_threads = map_all(m, reads, reads.size());
+  set_cpu_threads(0);
   ASSERT_EQ(all.size(), reads.size());
   for (std::size_t i = 0; i < reads.size(); ++i) {
     EXPECT_EQ(describe(ones[i]), describe(all[i])) << i;
     EXPECT_EQ(describe(sevens[i]), describe(all[i])) << i;
+    EXPECT_EQ(describe(one_thread[i]), describe(all[i])) << i;
+    EXPECT_EQ(describe(three_threads[i]), describe(all[i])) << i;
   }
 }
 

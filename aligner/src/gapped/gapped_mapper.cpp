@@ -18,6 +18,7 @@
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/gapped/global.hpp"
 #include "wtmap/aligner/mismatch_search.hpp"
+#include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/fmindex/reference.hpp"
 #include "wtmap/fmindex/smem_seeder.hpp"
 
@@ -31,6 +32,10 @@ namespace {
 std::uint32_t seed_capacity(std::uint32_t read_length) { return read_length / 2 + 16; }
 
 constexpr std::uint32_t kCigarSoftClip = 4;
+
+// Reads a CPU thread takes at least in the host's per-read steps (chaining, region selection,
+// NM/MD): some 10 us each, so that starting a thread pays.
+constexpr std::uint64_t kReadsPerThread = 256;
 
 // A read's codes and their reverse complement.
 struct ReadCodes {
@@ -72,6 +77,13 @@ float repeat_fraction(const fmindex::Seed* seeds, std::uint32_t count, std::uint
 
 }  // namespace
 
+// A hit to report: a region of a read and where its GappedHit goes.
+struct Reported {
+  const Region* region;
+  std::size_t read;
+  GappedHit* hit;
+};
+
 // A read being aligned: its chains, the regions found so far, and this round's extension.
 struct ReadWork {
   std::size_t read = 0;  // index in the batch
@@ -84,13 +96,7 @@ struct ReadWork {
   std::int64_t lo = 0, hi = 0;
   std::uint64_t query_offset = 0, target_offset = 0;
   Region region;
-};
-
-// A hit to report: a region of a read and where its GappedHit goes.
-struct Reported {
-  const Region* region;
-  std::size_t read;
-  GappedHit* hit;
+  std::vector<Reported> reported;  // its hits to report (choose_hits)
 };
 
 struct GappedMapper::Impl {
@@ -110,16 +116,16 @@ struct GappedMapper::Impl {
   std::vector<fmindex::Seed> seeds;
   std::vector<fmindex::SmemResult> seeded;
   std::vector<std::uint64_t> rows, positions;
-  std::vector<std::uint8_t> query, target, forward_ref;
+  std::vector<std::uint8_t> query, target;
 
   Status seed_and_locate(const std::vector<ReadCodes>& encoded, std::vector<std::uint64_t>& first_position);
   std::vector<SeedHit> seed_hits(std::size_t read, const std::vector<std::uint64_t>& first_position);
   Status extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded);
   Status extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded);
-  void choose_hits(ReadWork& w, GappedReadAlignment& out, std::vector<Reported>& reported);
+  void choose_hits(ReadWork& w, GappedReadAlignment& out) const;
   Status align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded);
   Status finish_hit(const Region& region, const ReadCodes& read, const std::uint32_t* ops, std::uint32_t n_ops,
-                    GappedHit& hit);
+                    GappedHit& hit) const;
 };
 
 Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded,
@@ -250,7 +256,8 @@ Status GappedMapper::Impl::extend_all(std::vector<ReadWork>& work, const std::ve
 // The read's primary, its alternatives (XA: secondaries of the primary scoring close to it, all or
 // none) and the other primaries (supplementary: other parts of a chimeric read) that score enough;
 // w.regions as finish_regions leaves them.
-void GappedMapper::Impl::choose_hits(ReadWork& w, GappedReadAlignment& out, std::vector<Reported>& reported) {
+void GappedMapper::Impl::choose_hits(ReadWork& w, GappedReadAlignment& out) const {
+  std::vector<Reported>& reported = w.reported;
   if (w.regions.empty() || w.regions[0].score < options.min_output_score) return;
   const Region& best = w.regions[0];
   out.mapped = true;
@@ -302,15 +309,20 @@ Status GappedMapper::Impl::align_reported(const std::vector<Reported>& reported,
   for (std::size_t k = 0; k < reported.size(); ++k) {
     if (results[k].n_cigar == 0 && tasks[k].query_length + tasks[k].target_length > 0)
       return Status(StatusCode::invalid_argument, "gapped: the CIGAR of a region did not fit");
-    WTMAP_TRY(finish_hit(*reported[k].region, encoded[reported[k].read], cigars.data() + tasks[k].cigar_offset,
-                         results[k].n_cigar, *reported[k].hit));
   }
+  std::vector<Status> failed(reported.size());
+  wtmap::detail::parallel_for_ranges(reported.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k)
+      failed[k] = finish_hit(*reported[k].region, encoded[reported[k].read], cigars.data() + tasks[k].cigar_offset,
+                             results[k].n_cigar, *reported[k].hit);
+  }, kReadsPerThread);
+  for (const Status& f : failed) WTMAP_TRY(f);
   return {};
 }
 
 // A hit from its region and CIGAR: soft clips, SAM order and forward coordinates, NM and MD.
 Status GappedMapper::Impl::finish_hit(const Region& region, const ReadCodes& read, const std::uint32_t* ops,
-                                      std::uint32_t n_ops, GappedHit& hit) {
+                                      std::uint32_t n_ops, GappedHit& hit) const {
   const auto length = static_cast<std::uint32_t>(read.forward.size());
   const auto qlen = static_cast<std::uint32_t>(region.qe - region.qb), tlen = static_cast<std::uint32_t>(region.re - region.rb);
   hit.cigar.clear();
@@ -330,7 +342,7 @@ Status GappedMapper::Impl::finish_hit(const Region& region, const ReadCodes& rea
   // NM and MD along the forward strand: the read as SAM holds it against the contig.
   const std::vector<std::uint8_t>& sam_read = region.reverse ? read.reverse : read.forward;
   const std::uint32_t lead = region.reverse ? length - static_cast<std::uint32_t>(region.qe) : static_cast<std::uint32_t>(region.qb);
-  forward_ref.resize(tlen);
+  std::vector<std::uint8_t> forward_ref(tlen);
   for (std::uint32_t i = 0; i < tlen; ++i)
     forward_ref[i] = reference.base(region.contig, false, static_cast<std::int64_t>(hit.position + i));
   Result<EditTags> tags =
@@ -374,17 +386,26 @@ Status GappedMapper::map(const std::vector<SeqRecord>& reads, std::vector<Gapped
     }
     a.repeat_fraction = repeat_fraction(m.seeds.data() + m.seeding[i].seed_offset, m.seeded[i].count,
                                         m.options.max_occurrences, static_cast<std::uint32_t>(length));
-    ReadWork& w = work.emplace_back();
-    w.read = i;
-    w.chains = chain_seeds(m.seed_hits(i, first_position), m.reference, m.options);
-    w.plan.start(w.chains);
+    work.emplace_back().read = i;
   }
+  // The host's per-read steps on the CPU threads: each read's own data only, so any split of
+  // the reads gives the same result.
+  wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k) {
+      ReadWork& w = work[k];
+      w.chains = chain_seeds(m.seed_hits(w.read, first_position), m.reference, m.options);
+      w.plan.start(w.chains);
+    }
+  }, kReadsPerThread);
   WTMAP_TRY(m.extend_all(work, encoded));
+  wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k) {
+      finish_regions(work[k].regions, work[k].chains, encoded[work[k].read].hash, m.options);
+      m.choose_hits(work[k], alignments[work[k].read]);
+    }
+  }, kReadsPerThread);
   std::vector<Reported> reported;
-  for (ReadWork& w : work) {
-    finish_regions(w.regions, w.chains, encoded[w.read].hash, m.options);
-    m.choose_hits(w, alignments[w.read], reported);
-  }
+  for (const ReadWork& w : work) reported.insert(reported.end(), w.reported.begin(), w.reported.end());
   WTMAP_TRY(m.align_reported(reported, encoded));
   for (GappedReadAlignment& a : alignments)
     if (a.mapped) a.mapq = mapping_quality(a, m.options);
