@@ -241,13 +241,17 @@ Status GappedMapper::Impl::extend_round(std::vector<ReadWork*>& active, const st
 
 // Rounds until no read has a seed left to extend; each read's seeds in bwa's order.
 Status GappedMapper::Impl::extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded) {
+  // A read leaves the active list for good once it has no seed left (later rounds are the few
+  // reads of many chains: repeats).
   std::vector<ReadWork*> active;
+  for (ReadWork& w : work) active.push_back(&w);
   for (;;) {
-    active.clear();
-    for (ReadWork& w : work) {
-      const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
-      if (w.plan.next(w.chains, w.regions, length, options.scoring, w.chain, w.seed)) active.push_back(&w);
+    std::size_t kept = 0;
+    for (ReadWork* w : active) {
+      const auto length = static_cast<std::int32_t>(encoded[w->read].forward.size());
+      if (w->plan.next(w->chains, w->regions, length, options.scoring, w->chain, w->seed)) active[kept++] = w;
     }
+    active.resize(kept);
     if (active.empty()) return {};
     WTMAP_TRY(extend_round(active, encoded));
   }
