@@ -75,8 +75,6 @@ float repeat_fraction(const fmindex::Seed* seeds, std::uint32_t count, std::uint
   return length == 0 ? 0.f : static_cast<float>(covered) / static_cast<float>(length);
 }
 
-}  // namespace
-
 // A hit to report: a region of a read and where its GappedHit goes.
 struct Reported {
   const Region* region;
@@ -98,6 +96,8 @@ struct ReadWork {
   Region region;
   std::vector<Reported> reported;  // its hits to report (choose_hits)
 };
+
+}  // namespace
 
 struct GappedMapper::Impl {
   Impl(const fmindex::FmIndex& i, const GappedOptions& o, MapperReference r)
