@@ -193,7 +193,7 @@ std::string describe(const GappedHit& h) {
   std::ostringstream s;
   s << h.contig << ':' << h.position << '-' << h.reference_end << (h.reverse ? '-' : '+') << " q" << h.query_begin
     << '-' << h.query_end << " AS" << h.score << " NM" << h.edit_distance << " MD" << h.md << " CIGAR";
-  for (std::uint32_t op : h.cigar) s << (op >> 4) << "MIDS"[op & 0xF];
+  for (std::uint32_t op : h.cigar) s << (op >> 4) << "MIDNSHP=X"[std::min(op & 0xF, 8u)];
   return s.str();
 }
 std::string describe(const GappedReadAlignment& a) {
@@ -579,6 +579,33 @@ TEST_P(GappedMapperTest, NRunsShorterThanTenAreCrossedLongerOnesSplit) {
   EXPECT_EQ(left.position, ten_at) << describe(out[1]);
   EXPECT_EQ(left.score, 60) << describe(out[1]);
   EXPECT_EQ(left.cigar, (std::vector<std::uint32_t>{60u << 4, 90u << 4 | 4})) << describe(out[1]);
+}
+
+// Deletions of 80 and 30 bases behind a 150-base seed: the first try (band 100) gets past the first
+// (its best cell 80 off the diagonal: 3/4 of the band or more) but not the second (110 off); bwa's
+// second try with twice the band aligns the whole read -- the full Smith-Waterman's score, one
+// region, no supplementary.
+TEST_P(GappedMapperTest, ADeletionPastTheBandIsFoundWithTheWiderSecondTry) {
+  std::mt19937_64 rng(53);
+  const std::string contig = random_bases(rng, 600);
+  TempDir dir;
+  const fmindex::Reference fasta = fmtest::load_reference(dir, {{"wide", contig}});
+  const fmindex::FmIndex index = fmtest::build_index(fasta, GetParam(), 8);
+  auto m = GappedMapper::create(index, {});
+  ASSERT_TRUE(m.ok());
+  const std::string read = contig.substr(50, 150) + contig.substr(280, 100) + contig.substr(410, 60);
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m->map({{"wide", read, ""}}, out).ok());
+  const std::string what = describe(out[0]);
+  const Scoring sc;
+  const std::int64_t best = local_answer(gotoh(codes(read), codes(contig), sc, OracleMode::local, 0, unbanded())).score;
+  EXPECT_EQ(best, 310 - (sc.open_del + 80 * sc.extend_del) - (sc.open_del + 30 * sc.extend_del));
+  ASSERT_TRUE(out[0].mapped) << what;
+  EXPECT_EQ(out[0].primary.score, best) << what;
+  EXPECT_EQ(out[0].primary.position, 50u) << what;
+  EXPECT_EQ(out[0].primary.reference_end, 470u) << what;
+  EXPECT_TRUE(out[0].supplementary.empty()) << what;
+  expect_edit_tags(out[0].primary, read, contig, what);
 }
 
 TEST_P(GappedMapperTest, ReadsTooShortOrTooLongAreUnmappedWithTheirFlag) {

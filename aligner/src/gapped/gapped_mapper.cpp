@@ -121,6 +121,8 @@ struct GappedMapper::Impl {
   Status seed_and_locate(const std::vector<ReadCodes>& encoded, std::vector<std::uint64_t>& first_position);
   std::vector<SeedHit> seed_hits(std::size_t read, const std::vector<std::uint64_t>& first_position);
   Status extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded);
+  Status extend_with_retry(const CodeArrays& arrays, const std::vector<ExtendTask>& tasks,
+                           std::vector<ExtendResult>& results);
   Status extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded);
   void choose_hits(ReadWork& w, GappedReadAlignment& out) const;
   Status align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded);
@@ -212,8 +214,8 @@ Status GappedMapper::Impl::extend_round(std::vector<ReadWork*>& active, const st
     }
   }
   const CodeArrays arrays{query.data(), query.size(), target.data(), target.size()};
-  std::vector<ExtendResult> left_results(left.size()), right_results;
-  if (!left.empty()) WTMAP_TRY(aligner.extend(sc, arrays, left.data(), left_results.data(), left.size()));
+  std::vector<ExtendResult> left_results, right_results;
+  WTMAP_TRY(extend_with_retry(arrays, left, left_results));
   for (std::size_t a = 0; a < active.size(); ++a) {
     ReadWork& w = *active[a];
     const SeedHit& s = w.chains[w.chain].seeds[w.seed];
@@ -227,8 +229,7 @@ Status GappedMapper::Impl::extend_round(std::vector<ReadWork*>& active, const st
                        static_cast<std::uint32_t>(length - qe), static_cast<std::uint32_t>(w.hi - re), w.region.score, 0});
     }
   }
-  right_results.resize(right.size());
-  if (!right.empty()) WTMAP_TRY(aligner.extend(sc, arrays, right.data(), right_results.data(), right.size()));
+  WTMAP_TRY(extend_with_retry(arrays, right, right_results));
   for (std::size_t a = 0; a < active.size(); ++a) {
     ReadWork& w = *active[a];
     const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
@@ -236,6 +237,32 @@ Status GappedMapper::Impl::extend_round(std::vector<ReadWork*>& active, const st
                   right_of[a] < right.size() ? &right_results[right_of[a]] : nullptr, sc);
     w.regions.push_back(w.region);
   }
+  return {};
+}
+
+// The extensions on the backend, and bwa's second try (MAX_BAND_TRY in mem_chain2aln): one that
+// improved on its start with best cells as far as 3/4 of the band from the diagonal runs again
+// with twice the band, and that result stands.
+Status GappedMapper::Impl::extend_with_retry(const CodeArrays& arrays, const std::vector<ExtendTask>& tasks,
+                                             std::vector<ExtendResult>& results) {
+  const Scoring& sc = options.scoring;
+  results.assign(tasks.size(), {});
+  if (tasks.empty()) return {};
+  WTMAP_TRY(aligner.extend(sc, arrays, tasks.data(), results.data(), tasks.size()));
+  std::vector<ExtendTask> again;
+  std::vector<std::size_t> which;
+  const std::int32_t stray = (sc.band >> 1) + (sc.band >> 2);
+  for (std::size_t k = 0; k < tasks.size(); ++k) {
+    if (results[k].score == tasks[k].h0 || results[k].max_off < stray) continue;
+    again.push_back(tasks[k]);
+    which.push_back(k);
+  }
+  if (again.empty()) return {};
+  Scoring wide = sc;
+  wide.band = 2 * sc.band;
+  std::vector<ExtendResult> second(again.size());
+  WTMAP_TRY(aligner.extend(wide, arrays, again.data(), second.data(), again.size()));
+  for (std::size_t i = 0; i < again.size(); ++i) results[which[i]] = second[i];
   return {};
 }
 
