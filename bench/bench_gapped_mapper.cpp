@@ -146,7 +146,8 @@ const fmindex::FmIndex* index_on(Backend backend, Error& error) {
 bool same(const aligner::gapped::GappedHit& a, const aligner::gapped::GappedHit& b) {
   return a.contig == b.contig && a.position == b.position && a.reference_end == b.reference_end &&
          a.reverse == b.reverse && a.query_begin == b.query_begin && a.query_end == b.query_end &&
-         a.score == b.score && a.cigar == b.cigar && a.edit_distance == b.edit_distance && a.md == b.md;
+         a.score == b.score && a.cigar == b.cigar && a.edit_distance == b.edit_distance && a.md == b.md &&
+         a.mapq == b.mapq;
 }
 bool same(const GappedReadAlignment& a, const GappedReadAlignment& b) {
   auto same_list = [](const std::vector<aligner::gapped::GappedHit>& x, const std::vector<aligner::gapped::GappedHit>& y) {

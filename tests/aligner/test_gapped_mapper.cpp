@@ -192,7 +192,8 @@ std::int64_t cigar_score(const GappedHit& h, const std::string& sam_read, const 
 std::string describe(const GappedHit& h) {
   std::ostringstream s;
   s << h.contig << ':' << h.position << '-' << h.reference_end << (h.reverse ? '-' : '+') << " q" << h.query_begin
-    << '-' << h.query_end << " AS" << h.score << " NM" << h.edit_distance << " MD" << h.md << " CIGAR";
+    << '-' << h.query_end << " AS" << h.score << " NM" << h.edit_distance << " MD" << h.md << " Q" << int(h.mapq)
+    << " CIGAR";
   for (std::uint32_t op : h.cigar) s << (op >> 4) << "MIDNSHP=X"[std::min(op & 0xF, 8u)];
   return s.str();
 }

@@ -438,8 +438,23 @@ Status GappedMapper::map(const std::vector<SeqRecord>& reads, std::vector<Gapped
   std::vector<Reported> reported;
   for (const ReadWork& w : work) reported.insert(reported.end(), w.reported.begin(), w.reported.end());
   WTMAP_TRY(m.align_reported(reported, encoded));
-  for (GappedReadAlignment& a : alignments)
-    if (a.mapped) a.mapq = mapping_quality(a, m.options);
+  for (const ReadWork& w : work) {
+    GappedReadAlignment& a = alignments[w.read];
+    if (!a.mapped) continue;
+    a.mapq = mapping_quality(a, m.options);
+    // A supplementary hit's own: its region's score against its own sub-scores (mem_reg2sam).
+    for (const Reported& r : w.reported) {
+      if (r.region->secondary >= 0 || r.hit == &a.primary) continue;
+      GappedReadAlignment part;
+      part.primary = *r.hit;
+      part.sub_score = r.region->sub;
+      part.chain_sub_score = r.region->csub;
+      part.sub_count = static_cast<std::uint32_t>(r.region->sub_n);
+      part.seed_coverage = static_cast<std::uint32_t>(r.region->seed_coverage);
+      part.repeat_fraction = a.repeat_fraction;
+      r.hit->mapq = mapping_quality(part, m.options);
+    }
+  }
   return {};
 }
 

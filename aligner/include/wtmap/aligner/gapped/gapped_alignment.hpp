@@ -32,6 +32,10 @@ struct GappedHit {
   std::vector<std::uint32_t> cigar;  // BAM encoding (length << 4 | op), M/I/D/S, SAM order
   std::uint32_t edit_distance = 0;   // NM: mismatches (N included) + inserted + deleted bases
   std::string md;                    // MD:Z value
+  // A supplementary hit's own mapping quality (mapping_quality of its region, as bwa mem's
+  // mem_reg2sam computes it); the output caps it by the primary's. Unused on the primary (see
+  // GappedReadAlignment::mapq) and on alternatives (XA carries none).
+  std::uint8_t mapq = 0;
 };
 
 struct GappedReadAlignment {
