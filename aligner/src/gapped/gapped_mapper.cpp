@@ -1,0 +1,461 @@
+// The gapped mapper (see gapped_mapper.hpp). On the index's backend: SMEM seeding (SmemSeeder),
+// locate (FmIndex::locate), the extensions' DP and the CIGARs' global alignments (GappedAligner,
+// in batches: one round extends the next seed of every read still extending). On the host, for
+// both backends alike: chaining, the choice of the seeds to extend, region selection and NM/MD
+// (mapper_steps.hpp). Each read's result depends on its own seeds only, and the backends run the
+// same __host__ __device__ steps, so any batch size and either backend give the same bytes.
+//
+// Space: per batch, the reads' codes and seeds, their occurrences (at most max_occurrences a
+// seed), chains and regions, and per round one reference window per extending read -- bounded by
+// the batch size times the read length (plus max_occurrences x seeds for the occurrences).
+#include <algorithm>
+#include <tuple>
+
+#include "mapper_reference.hpp"
+#include "mapper_steps.hpp"
+#include "wtmap/aligner/gapped/edit_tags.hpp"
+#include "wtmap/aligner/gapped/gapped_batch.hpp"
+#include "wtmap/aligner/gapped/gapped_mapper.hpp"
+#include "wtmap/aligner/gapped/global.hpp"
+#include "wtmap/aligner/mismatch_search.hpp"
+#include "wtmap/core/detail/parallel.hpp"
+#include "wtmap/fmindex/reference.hpp"
+#include "wtmap/fmindex/smem_seeder.hpp"
+
+namespace wtmap::aligner::gapped {
+
+namespace {
+
+// Seeds a read may keep (SmemResult's kSeedsOverflow beyond: the rest are lost, as the LAST-like
+// pass's are first): a read of unique sequence has a few per pass, one inside a repeat a few per
+// 19 bases; this room (91 for 150 bases, 32 bytes each) bounds the device memory of a batch.
+std::uint32_t seed_capacity(std::uint32_t read_length) { return read_length / 2 + 16; }
+
+constexpr std::uint32_t kCigarSoftClip = 4;
+
+// Reads a CPU thread takes at least in the host's per-read steps (chaining, region selection,
+// NM/MD): some 10 us each, so that starting a thread pays.
+constexpr std::uint64_t kReadsPerThread = 256;
+
+// A read's codes and their reverse complement.
+struct ReadCodes {
+  std::vector<std::uint8_t> forward, reverse;
+  std::uint64_t hash = 0;
+};
+
+ReadCodes encode(const std::string& sequence) {
+  ReadCodes r;
+  r.forward.resize(sequence.size());
+  r.reverse.resize(sequence.size());
+  r.hash = 1469598103934665603ull;  // FNV-1a: ties between equal scores follow the read
+  for (std::size_t i = 0; i < sequence.size(); ++i) {
+    const std::uint8_t c = fmindex::search_code(sequence[i]);
+    r.forward[i] = c;
+    r.reverse[sequence.size() - 1 - i] = c < 4 ? static_cast<std::uint8_t>(3 - c) : c;
+    r.hash = (r.hash ^ c) * 1099511628211ull;
+  }
+  return r;
+}
+
+// Read bases inside seeds of more than max_occurrences hits (bwa's l_rep), as a share of the read.
+float repeat_fraction(const fmindex::Seed* seeds, std::uint32_t count, std::uint64_t max_occ, std::uint32_t length) {
+  std::uint32_t covered = 0, begin = 0, end = 0;
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const fmindex::Seed& s = seeds[k];
+    if (s.bi.size <= max_occ) continue;
+    if (s.begin > end) {
+      covered += end - begin;
+      begin = s.begin;
+      end = s.end;
+    } else {
+      end = std::max(end, s.end);
+    }
+  }
+  covered += end - begin;
+  return length == 0 ? 0.f : static_cast<float>(covered) / static_cast<float>(length);
+}
+
+// A hit to report: a region of a read and where its GappedHit goes.
+struct Reported {
+  const Region* region;
+  std::size_t read;
+  GappedHit* hit;
+};
+
+// A read being aligned: its chains, the regions found so far, and this round's extension.
+struct ReadWork {
+  std::size_t read = 0;  // index in the batch
+  std::vector<Chain> chains;
+  ExtensionPlan plan;
+  std::vector<Region> regions;
+  // This round's seed, the read's codes at query_offset and its chain's window [lo, hi) at
+  // target_offset of the round's arrays, and the partial region.
+  std::size_t chain = 0, seed = 0;
+  std::int64_t lo = 0, hi = 0;
+  std::uint64_t query_offset = 0, target_offset = 0;
+  Region region;
+  std::vector<Reported> reported;  // its hits to report (choose_hits)
+};
+
+}  // namespace
+
+struct GappedMapper::Impl {
+  Impl(const fmindex::FmIndex& i, const GappedOptions& o, MapperReference r)
+      : index(&i), options(o), reference(std::move(r)), seeder(i), aligner(i.backend()) {}
+
+  const fmindex::FmIndex* index;
+  GappedOptions options;
+  MapperReference reference;
+  fmindex::SmemSeeder seeder;
+  GappedAligner aligner;  // the DP of extensions and CIGARs, on the index's backend
+
+  // Per batch: the seeds and their located occurrences. Per round (or for the reported hits): the
+  // codes of the reads that take part and their reference windows, all the aligner copies.
+  std::vector<std::uint8_t> codes;
+  std::vector<fmindex::SeedingRead> seeding;
+  std::vector<fmindex::Seed> seeds;
+  std::vector<fmindex::SmemResult> seeded;
+  std::vector<std::uint64_t> rows, positions;
+  std::vector<std::uint8_t> query, target;
+
+  Status seed_and_locate(const std::vector<ReadCodes>& encoded, std::vector<std::uint64_t>& first_position);
+  std::vector<SeedHit> seed_hits(std::size_t read, const std::vector<std::uint64_t>& first_position);
+  Status extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded);
+  Status extend_with_retry(const CodeArrays& arrays, const std::vector<ExtendTask>& tasks,
+                           std::vector<ExtendResult>& results);
+  Status extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded);
+  void choose_hits(ReadWork& w, GappedReadAlignment& out) const;
+  Status align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded);
+  Status finish_hit(const Region& region, const ReadCodes& read, const std::uint32_t* ops, std::uint32_t n_ops,
+                    GappedHit& hit) const;
+};
+
+Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded,
+                                           std::vector<std::uint64_t>& first_position) {
+  const std::size_t count = encoded.size();
+  codes.clear();
+  seeding.assign(count, {});
+  std::uint64_t seed_total = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto length = static_cast<std::uint32_t>(encoded[i].forward.size());
+    fmindex::SeedingRead& s = seeding[i];
+    s.offset = codes.size();
+    s.seed_offset = seed_total;
+    const bool searched = length >= options.min_seed_length && length <= options.max_read_length;
+    s.length = searched ? length : 0;
+    s.seed_capacity = searched ? seed_capacity(length) : 0;
+    codes.insert(codes.end(), encoded[i].forward.begin(), encoded[i].forward.begin() + s.length);
+    seed_total += s.seed_capacity;
+  }
+  seeds.resize(std::max<std::uint64_t>(seed_total, 1));
+  seeded.assign(count, {});
+  fmindex::SmemParams params;
+  params.min_seed_len = options.min_seed_length;
+  WTMAP_TRY(seeder.find(codes.data(), codes.size(), seeding.data(), seeding.size(), params, seeds.data(), seeds.size(),
+                        seeded.data()));
+  // Every row of every seed with at most max_occurrences hits, read by read, seed by seed.
+  rows.clear();
+  first_position.assign(count + 1, 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    first_position[i] = rows.size();
+    const fmindex::Seed* s = seeds.data() + seeding[i].seed_offset;
+    for (std::uint32_t k = 0; k < seeded[i].count; ++k) {
+      if (s[k].bi.size > options.max_occurrences) continue;
+      for (std::uint64_t r = 0; r < s[k].bi.size; ++r) rows.push_back(s[k].bi.x0 + r);
+    }
+  }
+  first_position[count] = rows.size();
+  positions.resize(rows.size());
+  if (!rows.empty()) WTMAP_TRY(index->locate(rows.data(), positions.data(), rows.size()));
+  return {};
+}
+
+std::vector<SeedHit> GappedMapper::Impl::seed_hits(std::size_t read, const std::vector<std::uint64_t>& first_position) {
+  std::vector<SeedHit> hits;
+  const fmindex::Seed* s = seeds.data() + seeding[read].seed_offset;
+  std::uint64_t p = first_position[read];
+  for (std::uint32_t k = 0; k < seeded[read].count; ++k) {
+    if (s[k].bi.size > options.max_occurrences) continue;
+    const std::size_t first = hits.size();
+    for (std::uint64_t r = 0; r < s[k].bi.size; ++r, ++p) {
+      const StrandPosition at = reference.place(positions[p], s[k].length());
+      hits.push_back({at.contig, at.reverse, at.position, static_cast<std::int32_t>(s[k].begin),
+                      static_cast<std::int32_t>(s[k].length())});
+    }
+    // A seed's occurrences in reference order, not the suffix array's.
+    std::sort(hits.begin() + static_cast<std::ptrdiff_t>(first), hits.end(), [](const SeedHit& a, const SeedHit& b) {
+      return std::make_tuple(a.contig, a.reverse, a.rbeg) < std::make_tuple(b.contig, b.reverse, b.rbeg);
+    });
+  }
+  return hits;
+}
+
+// One round: every active read's next seed extended left, then right from the left's score, as
+// two batches on the backend (bwa's mem_chain2aln for one seed).
+Status GappedMapper::Impl::extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded) {
+  const Scoring& sc = options.scoring;
+  query.clear();
+  target.clear();
+  std::vector<ExtendTask> left, right;
+  std::vector<std::size_t> left_of(active.size(), SIZE_MAX), right_of(active.size(), SIZE_MAX);
+  for (std::size_t a = 0; a < active.size(); ++a) {
+    ReadWork& w = *active[a];
+    const SeedHit& s = w.chains[w.chain].seeds[w.seed];
+    const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
+    chain_window(w.chains[w.chain], length, reference, sc, w.lo, w.hi);
+    w.query_offset = query.size();
+    query.insert(query.end(), encoded[w.read].forward.begin(), encoded[w.read].forward.end());
+    w.target_offset = target.size();
+    for (std::int64_t i = w.lo; i < w.hi; ++i) target.push_back(reference.base(s.contig, s.reverse, i));
+    if (s.qbeg > 0) {
+      left_of[a] = left.size();
+      left.push_back({w.query_offset, w.target_offset, static_cast<std::uint32_t>(s.qbeg),
+                      static_cast<std::uint32_t>(s.rbeg - w.lo), s.len * sc.match, 1});
+    }
+  }
+  const CodeArrays arrays{query.data(), query.size(), target.data(), target.size()};
+  std::vector<ExtendResult> left_results, right_results;
+  WTMAP_TRY(extend_with_retry(arrays, left, left_results));
+  for (std::size_t a = 0; a < active.size(); ++a) {
+    ReadWork& w = *active[a];
+    const SeedHit& s = w.chains[w.chain].seeds[w.seed];
+    const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
+    w.region = start_region(s, static_cast<std::int32_t>(w.chain), left_of[a] < left.size() ? &left_results[left_of[a]] : nullptr, sc);
+    const std::int32_t qe = s.qbeg + s.len;
+    const std::int64_t re = s.rbeg + s.len;
+    if (qe < length) {
+      right_of[a] = right.size();
+      right.push_back({w.query_offset + static_cast<std::uint64_t>(qe), w.target_offset + static_cast<std::uint64_t>(re - w.lo),
+                       static_cast<std::uint32_t>(length - qe), static_cast<std::uint32_t>(w.hi - re), w.region.score, 0});
+    }
+  }
+  WTMAP_TRY(extend_with_retry(arrays, right, right_results));
+  for (std::size_t a = 0; a < active.size(); ++a) {
+    ReadWork& w = *active[a];
+    const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
+    finish_region(w.region, w.chains[w.chain].seeds[w.seed], w.chains[w.chain], length,
+                  right_of[a] < right.size() ? &right_results[right_of[a]] : nullptr, sc);
+    w.regions.push_back(w.region);
+  }
+  return {};
+}
+
+// The extensions on the backend, and bwa's second try (MAX_BAND_TRY in mem_chain2aln): one that
+// improved on its start with best cells as far as 3/4 of the band from the diagonal runs again
+// with twice the band, and that result stands.
+Status GappedMapper::Impl::extend_with_retry(const CodeArrays& arrays, const std::vector<ExtendTask>& tasks,
+                                             std::vector<ExtendResult>& results) {
+  const Scoring& sc = options.scoring;
+  results.assign(tasks.size(), {});
+  if (tasks.empty()) return {};
+  WTMAP_TRY(aligner.extend(sc, arrays, tasks.data(), results.data(), tasks.size()));
+  std::vector<ExtendTask> again;
+  std::vector<std::size_t> which;
+  const std::int32_t stray = (sc.band >> 1) + (sc.band >> 2);
+  for (std::size_t k = 0; k < tasks.size(); ++k) {
+    if (results[k].score == tasks[k].h0 || results[k].max_off < stray) continue;
+    again.push_back(tasks[k]);
+    which.push_back(k);
+  }
+  if (again.empty()) return {};
+  Scoring wide = sc;
+  wide.band = 2 * sc.band;
+  std::vector<ExtendResult> second(again.size());
+  WTMAP_TRY(aligner.extend(wide, arrays, again.data(), second.data(), again.size()));
+  for (std::size_t i = 0; i < again.size(); ++i) results[which[i]] = second[i];
+  return {};
+}
+
+// Rounds until no read has a seed left to extend; each read's seeds in bwa's order.
+Status GappedMapper::Impl::extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded) {
+  // A read leaves the active list for good once it has no seed left (later rounds are the few
+  // reads of many chains: repeats).
+  std::vector<ReadWork*> active;
+  for (ReadWork& w : work) active.push_back(&w);
+  for (;;) {
+    std::size_t kept = 0;
+    for (ReadWork* w : active) {
+      const auto length = static_cast<std::int32_t>(encoded[w->read].forward.size());
+      if (w->plan.next(w->chains, w->regions, length, options.scoring, w->chain, w->seed)) active[kept++] = w;
+    }
+    active.resize(kept);
+    if (active.empty()) return {};
+    WTMAP_TRY(extend_round(active, encoded));
+  }
+}
+
+// The read's primary, its alternatives (XA: secondaries of the primary scoring close to it, all or
+// none) and the other primaries (supplementary: other parts of a chimeric read) that score enough;
+// w.regions as finish_regions leaves them.
+void GappedMapper::Impl::choose_hits(ReadWork& w, GappedReadAlignment& out) const {
+  std::vector<Reported>& reported = w.reported;
+  if (w.regions.empty() || w.regions[0].score < options.min_output_score) return;
+  const Region& best = w.regions[0];
+  out.mapped = true;
+  out.sub_score = best.sub;
+  out.sub_count = static_cast<std::uint32_t>(best.sub_n);
+  out.chain_sub_score = best.csub;
+  out.seed_coverage = static_cast<std::uint32_t>(best.seed_coverage);
+  std::size_t alternatives = 0, supplementary = 0;
+  for (std::size_t i = 1; i < w.regions.size(); ++i) {
+    const Region& r = w.regions[i];
+    alternatives += r.secondary == 0 && r.score >= options.xa_drop_ratio * best.score;
+    supplementary += r.secondary < 0 && r.score >= options.min_output_score;
+  }
+  out.alternatives.resize(alternatives <= options.max_xa_hits ? alternatives : 0);
+  out.supplementary.resize(supplementary);
+  reported.push_back({&best, w.read, &out.primary});
+  std::size_t a = 0, s = 0;
+  for (std::size_t i = 1; i < w.regions.size(); ++i) {
+    const Region& r = w.regions[i];
+    if (r.secondary == 0 && r.score >= options.xa_drop_ratio * best.score && a < out.alternatives.size())
+      reported.push_back({&r, w.read, &out.alternatives[a++]});
+    if (r.secondary < 0 && r.score >= options.min_output_score) reported.push_back({&r, w.read, &out.supplementary[s++]});
+  }
+}
+
+// The CIGARs of the reported hits: one batch of banded global alignments on the backend, each
+// in a band that holds every alignment scoring the region's own (global_band_for_score).
+Status GappedMapper::Impl::align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded) {
+  const Scoring& sc = options.scoring;
+  query.clear();
+  target.clear();
+  std::vector<GlobalTask> tasks;
+  std::uint64_t cigar_size = 0;
+  for (const Reported& r : reported) {
+    const Region& g = *r.region;
+    const auto qlen = static_cast<std::uint32_t>(g.qe - g.qb), tlen = static_cast<std::uint32_t>(g.re - g.rb);
+    tasks.push_back({query.size(), target.size(), qlen, tlen, global_band_for_score(qlen, tlen, g.true_score, sc),
+                     cigar_size});
+    const std::vector<std::uint8_t>& codes_of_read = encoded[r.read].forward;
+    query.insert(query.end(), codes_of_read.begin() + g.qb, codes_of_read.begin() + g.qe);
+    for (std::int64_t i = g.rb; i < g.re; ++i) target.push_back(reference.base(g.contig, g.reverse, i));
+    cigar_size += global_max_cigar_ops(qlen, tlen);
+  }
+  std::vector<GlobalResult> results(tasks.size());
+  std::vector<std::uint32_t> cigars(std::max<std::uint64_t>(cigar_size, 1));
+  const CodeArrays arrays{query.data(), query.size(), target.data(), target.size()};
+  if (!tasks.empty())
+    WTMAP_TRY(aligner.align_global(sc, arrays, tasks.data(), results.data(), tasks.size(), cigars.data(), cigars.size()));
+  for (std::size_t k = 0; k < reported.size(); ++k) {
+    if (results[k].n_cigar == 0 && tasks[k].query_length + tasks[k].target_length > 0)
+      return Status(StatusCode::invalid_argument, "gapped: the CIGAR of a region did not fit");
+  }
+  std::vector<Status> failed(reported.size());
+  wtmap::detail::parallel_for_ranges(reported.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k)
+      failed[k] = finish_hit(*reported[k].region, encoded[reported[k].read], cigars.data() + tasks[k].cigar_offset,
+                             results[k].n_cigar, *reported[k].hit);
+  }, kReadsPerThread);
+  for (const Status& f : failed) WTMAP_TRY(f);
+  return {};
+}
+
+// A hit from its region and CIGAR: soft clips, SAM order and forward coordinates, NM and MD.
+Status GappedMapper::Impl::finish_hit(const Region& region, const ReadCodes& read, const std::uint32_t* ops,
+                                      std::uint32_t n_ops, GappedHit& hit) const {
+  const auto length = static_cast<std::uint32_t>(read.forward.size());
+  const auto qlen = static_cast<std::uint32_t>(region.qe - region.qb), tlen = static_cast<std::uint32_t>(region.re - region.rb);
+  hit.cigar.clear();
+  if (region.qb > 0) hit.cigar.push_back(static_cast<std::uint32_t>(region.qb) << 4 | kCigarSoftClip);
+  hit.cigar.insert(hit.cigar.end(), ops, ops + n_ops);
+  if (static_cast<std::uint32_t>(region.qe) < length)
+    hit.cigar.push_back((length - static_cast<std::uint32_t>(region.qe)) << 4 | kCigarSoftClip);
+  const std::uint64_t contig_length = reference.contig_length(region.contig);
+  hit.contig = region.contig;
+  hit.reverse = region.reverse;
+  hit.position = static_cast<std::uint64_t>(region.reverse ? static_cast<std::int64_t>(contig_length) - region.re : region.rb);
+  hit.reference_end = hit.position + tlen;
+  hit.query_begin = static_cast<std::uint32_t>(region.qb);
+  hit.query_end = static_cast<std::uint32_t>(region.qe);
+  hit.score = region.score;
+  if (region.reverse) std::reverse(hit.cigar.begin(), hit.cigar.end());
+  // NM and MD along the forward strand: the read as SAM holds it against the contig.
+  const std::vector<std::uint8_t>& sam_read = region.reverse ? read.reverse : read.forward;
+  const std::uint32_t lead = region.reverse ? length - static_cast<std::uint32_t>(region.qe) : static_cast<std::uint32_t>(region.qb);
+  std::vector<std::uint8_t> forward_ref(tlen);
+  for (std::uint32_t i = 0; i < tlen; ++i)
+    forward_ref[i] = reference.base(region.contig, false, static_cast<std::int64_t>(hit.position + i));
+  Result<EditTags> tags =
+      edit_tags(sam_read.data() + lead, qlen, forward_ref.data(), tlen, hit.cigar.data() + (lead > 0 ? 1 : 0), n_ops);
+  if (!tags.ok()) return tags.status();
+  hit.edit_distance = tags->nm;
+  hit.md = std::move(tags->md);
+  return {};
+}
+
+GappedMapper::GappedMapper(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GappedMapper::GappedMapper(GappedMapper&&) noexcept = default;
+GappedMapper& GappedMapper::operator=(GappedMapper&&) noexcept = default;
+GappedMapper::~GappedMapper() = default;
+
+const GappedOptions& GappedMapper::options() const { return impl_->options; }
+
+Result<GappedMapper> GappedMapper::create(const fmindex::FmIndex& index, const GappedOptions& options) {
+  if (!options.scoring.valid()) return invalid_argument("gapped: invalid scoring (penalties >= 0, match > 0)");
+  if (options.min_seed_length == 0) return invalid_argument("gapped: the minimum seed length must be positive");
+  if (!index.can_locate()) return invalid_argument("gapped alignment needs an index that can locate (not search_only)");
+  Result<MapperReference> reference = MapperReference::create(index);
+  if (!reference.ok()) return reference.status();
+  return GappedMapper(std::make_unique<Impl>(index, options, std::move(reference).value()));
+}
+
+Status GappedMapper::map(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments) {
+  Impl& m = *impl_;
+  std::vector<ReadCodes> encoded(reads.size());
+  for (std::size_t i = 0; i < reads.size(); ++i) encoded[i] = encode(reads[i].sequence);
+  std::vector<std::uint64_t> first_position;
+  WTMAP_TRY(m.seed_and_locate(encoded, first_position));
+  alignments.assign(reads.size(), {});
+  std::vector<ReadWork> work;
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    GappedReadAlignment& a = alignments[i];
+    const std::size_t length = encoded[i].forward.size();
+    if (length < m.options.min_seed_length || length > m.options.max_read_length) {
+      a.flags = length < m.options.min_seed_length ? kTooShort : kTooLong;
+      continue;
+    }
+    a.repeat_fraction = repeat_fraction(m.seeds.data() + m.seeding[i].seed_offset, m.seeded[i].count,
+                                        m.options.max_occurrences, static_cast<std::uint32_t>(length));
+    work.emplace_back().read = i;
+  }
+  // The host's per-read steps on the CPU threads: each read's own data only, so any split of
+  // the reads gives the same result.
+  wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k) {
+      ReadWork& w = work[k];
+      w.chains = chain_seeds(m.seed_hits(w.read, first_position), m.reference, m.options);
+      w.plan.start(w.chains);
+    }
+  }, kReadsPerThread);
+  WTMAP_TRY(m.extend_all(work, encoded));
+  wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k) {
+      finish_regions(work[k].regions, work[k].chains, encoded[work[k].read].hash, m.options);
+      m.choose_hits(work[k], alignments[work[k].read]);
+    }
+  }, kReadsPerThread);
+  std::vector<Reported> reported;
+  for (const ReadWork& w : work) reported.insert(reported.end(), w.reported.begin(), w.reported.end());
+  WTMAP_TRY(m.align_reported(reported, encoded));
+  for (const ReadWork& w : work) {
+    GappedReadAlignment& a = alignments[w.read];
+    if (!a.mapped) continue;
+    a.mapq = mapping_quality(a, m.options);
+    // A supplementary hit's own: its region's score against its own sub-scores (mem_reg2sam).
+    for (const Reported& r : w.reported) {
+      if (r.region->secondary >= 0 || r.hit == &a.primary) continue;
+      GappedReadAlignment part;
+      part.primary = *r.hit;
+      part.sub_score = r.region->sub;
+      part.chain_sub_score = r.region->csub;
+      part.sub_count = static_cast<std::uint32_t>(r.region->sub_n);
+      part.seed_coverage = static_cast<std::uint32_t>(r.region->seed_coverage);
+      part.repeat_fraction = a.repeat_fraction;
+      r.hit->mapq = mapping_quality(part, m.options);
+    }
+  }
+  return {};
+}
+
+}  // namespace wtmap::aligner::gapped

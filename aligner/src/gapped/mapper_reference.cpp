@@ -1,0 +1,116 @@
+// The gapped mapper's reference (see mapper_reference.hpp).
+#include "mapper_reference.hpp"
+
+#include <algorithm>
+
+namespace wtmap::aligner::gapped {
+
+Result<MapperReference> MapperReference::create(const fmindex::FmIndex& index) {
+  if (index.packed_text().view().empty())
+    return Status(StatusCode::invalid_argument,
+                  "gapped alignment needs the index's packed text (an index of format version 3, loaded whole); "
+                  "rebuild the index with `wtmap index`");
+  Result<std::vector<std::uint64_t>> words = index.packed_text().words();
+  if (!words.ok()) return words.status();
+  MapperReference ref;
+  ref.forward_length_ = index.forward_length();
+  ref.fragments_ = index.fragments();
+  std::uint64_t total = 0;
+  for (const fmindex::Contig& c : index.contigs()) {
+    ref.starts_.push_back(total);
+    ref.lengths_.push_back(c.length);
+    total += c.length;
+  }
+  // Every base not in a fragment is an ambiguity code: N.
+  ref.codes_.assign(total, 4);
+  const std::vector<std::uint64_t>& w = words.value();
+  for (const fmindex::Fragment& f : ref.fragments_) {
+    if (f.contig >= ref.lengths_.size() || f.contig_offset > ref.lengths_[f.contig] ||
+        f.length > ref.lengths_[f.contig] - f.contig_offset || f.text_start + f.length > ref.forward_length_)
+      return corrupt_data("index fragment outside its contig or the text");
+    std::uint8_t* out = ref.codes_.data() + ref.starts_[f.contig] + f.contig_offset;
+    for (std::uint64_t i = 0; i < f.length; ++i) {
+      const std::uint64_t p = f.text_start + i;
+      out[i] = static_cast<std::uint8_t>(w[p / 32] >> (2 * (p % 32)) & 3);
+    }
+  }
+  // The long ambiguity runs of every contig, for the chaining.
+  ref.long_runs_.resize(ref.lengths_.size());
+  for (std::size_t k = 0; k < ref.lengths_.size(); ++k) {
+    const std::uint8_t* c = ref.codes_.data() + ref.starts_[k];
+    for (std::uint64_t i = 0; i < ref.lengths_[k];) {
+      std::uint64_t j = i;
+      while (j < ref.lengths_[k] && c[j] == 4) ++j;
+      if (j - i >= kLongAmbiguityRun) ref.long_runs_[k].push_back({i, j});
+      i = j > i ? j : i + 1;
+    }
+  }
+  return ref;
+}
+
+bool MapperReference::long_run_between(std::uint32_t contig, bool reverse, std::int64_t a, std::int64_t b) const {
+  if (a >= b) return false;
+  const auto length = static_cast<std::int64_t>(lengths_[contig]);
+  const auto lo = static_cast<std::uint64_t>(reverse ? length - b : a), hi = static_cast<std::uint64_t>(reverse ? length - a : b);
+  const auto& runs = long_runs_[contig];
+  // The first run ending after lo; it holds a base of [lo, hi) if it starts before hi.
+  auto it = std::upper_bound(runs.begin(), runs.end(), lo,
+                             [](std::uint64_t p, const std::pair<std::uint64_t, std::uint64_t>& r) { return p < r.second; });
+  return it != runs.end() && it->first < hi;
+}
+
+StrandPosition MapperReference::place(std::uint64_t t, std::uint32_t length) const {
+  // T = F # rc(F) $: T[q] for q > m is the complement of F[2m - q], so T[t, t + length) read
+  // backwards is F[2m - t - length + 1, 2m - t + 1).
+  const bool reverse = t > forward_length_;
+  const std::uint64_t f = reverse ? 2 * forward_length_ - t - length + 1 : t;
+  auto it = std::upper_bound(fragments_.begin(), fragments_.end(), f,
+                             [](std::uint64_t p, const fmindex::Fragment& g) { return p < g.text_start; });
+  const fmindex::Fragment& g = *(it - 1);
+  const std::uint64_t p = g.contig_offset + (f - g.text_start);
+  StrandPosition s;
+  s.contig = g.contig;
+  s.reverse = reverse;
+  s.position = static_cast<std::int64_t>(reverse ? lengths_[g.contig] - p - length : p);
+  return s;
+}
+
+void MapperReference::run_around(std::uint32_t contig, bool reverse, std::int64_t i, std::int64_t& run_lo,
+                                 std::int64_t& run_hi) const {
+  const auto length = static_cast<std::int64_t>(lengths_[contig]);
+  const auto reach = static_cast<std::int64_t>(kLongAmbiguityRun);
+  run_lo = i;
+  run_hi = i + 1;
+  while (run_lo > 0 && i - run_lo < reach && base(contig, reverse, run_lo - 1) == 4) --run_lo;
+  while (run_hi < length && run_hi - i < reach && base(contig, reverse, run_hi) == 4) ++run_hi;
+}
+
+void MapperReference::clip_window(std::uint32_t contig, bool reverse, std::int64_t keep_lo, std::int64_t keep_hi,
+                                  std::int64_t& lo, std::int64_t& hi) const {
+  const auto length = static_cast<std::int64_t>(lengths_[contig]);
+  const auto longest = static_cast<std::int64_t>(kLongAmbiguityRun);
+  lo = std::max<std::int64_t>(lo, 0);
+  hi = std::min<std::int64_t>(hi, length);
+  for (std::int64_t i = keep_lo - 1; i >= lo; --i) {
+    if (base(contig, reverse, i) != 4) continue;
+    std::int64_t a, b;
+    run_around(contig, reverse, i, a, b);
+    if (b - a >= longest) {
+      lo = b;
+      break;
+    }
+    i = a;  // a short run: aligned across
+  }
+  for (std::int64_t i = keep_hi; i < hi; ++i) {
+    if (base(contig, reverse, i) != 4) continue;
+    std::int64_t a, b;
+    run_around(contig, reverse, i, a, b);
+    if (b - a >= longest) {
+      hi = a;
+      break;
+    }
+    i = b - 1;
+  }
+}
+
+}  // namespace wtmap::aligner::gapped

@@ -1,0 +1,66 @@
+// wtmap aligner (gapped): the reference as the gapped mapper reads it -- every contig's bases in
+// contig coordinates (ambiguity runs, which the index keeps as one separator each, come back as
+// code 4 = N), read on either strand ("strand coordinates": position i of the reverse strand is
+// the complement of contig base L - 1 - i), and the translation of an index text position into
+// (contig, strand, strand position).
+//
+// Space: one byte per contig base on the host (from the index's packed text) plus the fragment
+// table. Time: base() O(1); place() O(log fragments); long_run_between() O(log runs).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "wtmap/core/status.hpp"
+#include "wtmap/fmindex/fm_index.hpp"
+
+namespace wtmap::aligner::gapped {
+
+// Ambiguity runs at least this long end a reference window, as contig ends do (assembly gaps);
+// shorter ones are aligned across, their bases scoring as mismatches (issue 25: "say < 10").
+constexpr std::uint64_t kLongAmbiguityRun = 10;
+
+// Where a match lies: strand coordinates of its first base.
+struct StrandPosition {
+  std::uint32_t contig = 0;
+  bool reverse = false;
+  std::int64_t position = 0;
+};
+
+class MapperReference {
+ public:
+  // The contigs from the index's packed text; failed_precondition for an index without it.
+  static Result<MapperReference> create(const fmindex::FmIndex& index);
+
+  std::uint64_t contig_length(std::uint32_t contig) const { return lengths_[contig]; }
+  // Code 0..4 of strand position i (0 <= i < contig length).
+  std::uint8_t base(std::uint32_t contig, bool reverse, std::int64_t i) const {
+    const std::uint8_t* c = codes_.data() + starts_[contig];
+    if (!reverse) return c[i];
+    const std::uint8_t b = c[lengths_[contig] - 1 - static_cast<std::uint64_t>(i)];
+    return b < 4 ? static_cast<std::uint8_t>(3 - b) : b;
+  }
+  // The match of `length` bases at index text position t (inside one fragment of T).
+  StrandPosition place(std::uint64_t t, std::uint32_t length) const;
+  // Whether strand bases [a, b) hold a base of an ambiguity run of kLongAmbiguityRun or more: no
+  // chain spans one (issue 25: long runs stay separators).
+  bool long_run_between(std::uint32_t contig, bool reverse, std::int64_t a, std::int64_t b) const;
+  // The window [lo, hi) shrunk to the contig and, around the bases [keep_lo, keep_hi) (no N), to
+  // end before any ambiguity run of kLongAmbiguityRun bases or more.
+  void clip_window(std::uint32_t contig, bool reverse, std::int64_t keep_lo, std::int64_t keep_hi, std::int64_t& lo,
+                   std::int64_t& hi) const;
+
+ private:
+  // The ambiguity run holding strand position i (code 4): [run_lo, run_hi), looked at no further
+  // than kLongAmbiguityRun bases either side.
+  void run_around(std::uint32_t contig, bool reverse, std::int64_t i, std::int64_t& run_lo, std::int64_t& run_hi) const;
+
+  std::vector<std::uint8_t> codes_;     // the contigs one after another
+  std::vector<std::uint64_t> starts_;   // contig k's first code
+  std::vector<std::uint64_t> lengths_;  // contig lengths
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> long_runs_;  // per contig, forward, sorted
+  std::vector<fmindex::Fragment> fragments_;
+  std::uint64_t forward_length_ = 0;
+};
+
+}  // namespace wtmap::aligner::gapped

@@ -1,0 +1,699 @@
+// GappedMapper (issue 25): reads planted in a random multi-contig reference with long and single N
+// runs -- mismatches, insertions and deletions of 1-50 bases, garbage ends, both strands, contig
+// ends, next to long N runs, across single Ns, exact and N-broken repeats -- checked against an
+// independent full (unbanded) affine Smith-Waterman (gotoh_oracle.hpp): the reported score is the
+// optimal local score in the planted region, the CIGAR rescored from the sequences lies between
+// that score less the clipping penalties and it, NM and MD recomputed plainly from the reference;
+// and the bytes are the same for batch sizes 1, 7 and all, and for the CPU and GPU backends.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fm_queries.hpp"
+#include "fm_support.hpp"
+#include "gotoh_oracle.hpp"
+#include "wtmap/aligner/gapped/gapped_mapper.hpp"
+#include "wtmap/aligner/mismatch_search.hpp"
+
+namespace wtmap::test {
+namespace {
+
+using aligner::SeqRecord;
+using fmtest::TempDir;
+using fmtest::TestContig;
+using aligner::gapped::GappedHit;
+using aligner::gapped::GappedMapper;
+using aligner::gapped::GappedOptions;
+using aligner::gapped::GappedReadAlignment;
+
+std::uint8_t code(char c) { return static_cast<std::uint8_t>(std::string("ACGTN").find(c)); }
+std::vector<std::uint8_t> codes(const std::string& s) {
+  std::vector<std::uint8_t> c;
+  for (char x : s) c.push_back(code(x));
+  return c;
+}
+std::string reverse_complement(const std::string& s) {
+  std::string r(s.rbegin(), s.rend());
+  for (char& c : r) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : c == 'T' ? 'A' : 'N';
+  return r;
+}
+std::string random_bases(std::mt19937_64& rng, std::size_t n) {
+  std::string s(n, 'A');
+  for (char& c : s) c = "ACGT"[rng() % 4];
+  return s;
+}
+
+// Three contigs with a 25-base N run each (an assembly gap) and single Ns every 1,500 bases; an
+// exact 400-base repeat (contig 1 and 2) and a copy of another 400 bases with an N in its middle.
+struct TestReference {
+  std::vector<std::string> contigs;
+  std::vector<std::pair<std::size_t, std::size_t>> gaps;  // per contig: the long N run [a, b)
+  std::size_t repeat_a = 0, repeat_b = 0;                 // contig 1 and 2 positions of the exact repeat
+  std::size_t broken_a = 0, broken_b = 0;                 // contig 0 and 2 positions of the N-broken copy
+  static constexpr std::size_t kRepeat = 400;
+};
+
+TestReference make_reference() {
+  std::mt19937_64 rng(25);
+  TestReference r;
+  const std::size_t lengths[] = {30000, 20000, 12000};
+  for (std::size_t k = 0; k < 3; ++k) {
+    std::string s = random_bases(rng, lengths[k]);
+    for (std::size_t p = 700; p < s.size(); p += 1500) s[p] = 'N';
+    const std::size_t gap = s.size() / 2 + 111;
+    s.replace(gap, 25, std::string(25, 'N'));
+    r.gaps.push_back({gap, gap + 25});
+    r.contigs.push_back(s);
+  }
+  r.repeat_a = 5300, r.repeat_b = 3000;  // clear of the single Ns
+  r.contigs[2].replace(r.repeat_b, TestReference::kRepeat, r.contigs[1].substr(r.repeat_a, TestReference::kRepeat));
+  r.broken_a = 8300, r.broken_b = 9000;
+  std::string copy = r.contigs[0].substr(r.broken_a, TestReference::kRepeat);
+  copy[TestReference::kRepeat / 2] = 'N';
+  r.contigs[2].replace(r.broken_b, TestReference::kRepeat, copy);
+  return r;
+}
+
+// A read and where it came from: contig bases [begin, end) on the forward strand.
+struct Planted {
+  std::string read;  // as sequenced (reverse complemented for a reverse-strand read)
+  std::uint32_t contig = 0;
+  std::size_t begin = 0, end = 0;
+  bool reverse = false;
+  std::size_t garbage5 = 0, garbage3 = 0;  // random bases at the read's ends (SAM orientation)
+  bool edited = false;                     // mismatches, indels or garbage planted
+  std::string what;
+};
+
+// The segment [begin, begin + length) of `contig` with edits away from its middle 30 bases (so
+// that a seed exists): mismatches, insertions and deletions of 1..max_gap, garbage ends.
+Planted plant(std::mt19937_64& rng, const TestReference& ref, std::uint32_t contig, std::size_t begin,
+              std::size_t length, unsigned mismatches, unsigned indels, std::size_t garbage, bool reverse) {
+  Planted p;
+  p.contig = contig, p.begin = begin, p.end = begin + length, p.reverse = reverse;
+  p.edited = mismatches + indels + garbage > 0;
+  std::string s = ref.contigs[contig].substr(begin, length);
+  const std::size_t mid = length / 2;
+  auto edit_position = [&](std::size_t n) {
+    for (;;) {
+      const std::size_t at = rng() % n;
+      if (at + 20 < mid || at > mid + 20) return at;
+    }
+  };
+  for (unsigned k = 0; k < mismatches; ++k) {
+    const std::size_t at = edit_position(s.size());
+    s[at] = s[at] == 'A' ? 'C' : 'A';
+  }
+  const std::size_t max_gap = std::min<std::size_t>(50, length / 5);
+  for (unsigned k = 0; k < indels; ++k) {
+    const std::size_t len = 1 + rng() % max_gap, at = edit_position(s.size() - len);
+    if (rng() % 2) s.insert(at, random_bases(rng, len));
+    else s.erase(at, len);
+  }
+  if (garbage > 0) {
+    if (rng() % 2) p.garbage5 = garbage, s.replace(0, garbage, random_bases(rng, garbage));
+    else p.garbage3 = garbage, s.replace(s.size() - garbage, garbage, random_bases(rng, garbage));
+  }
+  p.read = reverse ? reverse_complement(s) : s;
+  std::ostringstream what;
+  what << "contig " << contig << " [" << begin << ", +" << length << ") " << (reverse ? "-" : "+") << " mm "
+       << mismatches << " indels " << indels << " garbage " << garbage;
+  p.what = what.str();
+  return p;
+}
+
+// The best local score of the read (SAM orientation) against the contig's bases around the planted
+// segment, up to a long N run: a full Gotoh DP.
+std::int64_t oracle_score(const TestReference& ref, const Planted& p, const Scoring& sc) {
+  const std::string& c = ref.contigs[p.contig];
+  std::size_t lo = p.begin >= 100 ? p.begin - 100 : 0, hi = std::min(c.size(), p.end + 100);
+  const auto gap = ref.gaps[p.contig];
+  if (gap.second <= p.begin) lo = std::max(lo, gap.second);
+  if (gap.first >= p.end) hi = std::min(hi, gap.first);
+  const std::vector<std::uint8_t> q = codes(p.reverse ? reverse_complement(p.read) : p.read);
+  const std::vector<std::uint8_t> t = codes(c.substr(lo, hi - lo));
+  return local_answer(gotoh(q, t, sc, OracleMode::local, 0, unbanded())).score;
+}
+
+// NM and MD written plainly from the CIGAR, the read (SAM orientation) and the contig.
+void expect_edit_tags(const GappedHit& h, const std::string& sam_read, const std::string& contig,
+                      const std::string& what) {
+  std::uint32_t nm = 0, run = 0;
+  std::string md;
+  std::size_t q = 0, t = h.position;
+  for (std::uint32_t op : h.cigar) {
+    const std::uint32_t len = op >> 4, kind = op & 0xF;
+    if (kind == 4) q += len;
+    if (kind == 1) q += len, nm += len;
+    if (kind == 2) {
+      md += std::to_string(run) + "^" + contig.substr(t, len);
+      run = 0, t += len, nm += len;
+    }
+    if (kind == 0) {
+      for (std::uint32_t k = 0; k < len; ++k, ++q, ++t) {
+        if (sam_read[q] == contig[t] && contig[t] != 'N') {
+          ++run;
+        } else {
+          md += std::to_string(run) + contig[t];
+          run = 0, ++nm;
+        }
+      }
+    }
+  }
+  md += std::to_string(run);
+  EXPECT_EQ(h.edit_distance, nm) << what;
+  EXPECT_EQ(h.md, md) << what;
+  EXPECT_EQ(h.reference_end, t) << what;
+  EXPECT_EQ(q, sam_read.size()) << what << ": the CIGAR's query length is the read's";
+}
+
+// The CIGAR's score from the sequences (soft clips left out).
+std::int64_t cigar_score(const GappedHit& h, const std::string& sam_read, const std::string& contig,
+                         const Scoring& sc) {
+  std::vector<std::uint32_t> core;
+  std::size_t lead = 0, aligned = 0, span = 0;
+  for (std::uint32_t op : h.cigar) {
+    if ((op & 0xF) == 4) {
+      if (core.empty()) lead = op >> 4;
+      continue;
+    }
+    core.push_back(op);
+    if ((op & 0xF) != 2) aligned += op >> 4;
+    if ((op & 0xF) != 1) span += op >> 4;
+  }
+  return rescore(codes(sam_read.substr(lead, aligned)), codes(contig.substr(h.position, span)), core, sc);
+}
+
+std::string describe(const GappedHit& h) {
+  std::ostringstream s;
+  s << h.contig << ':' << h.position << '-' << h.reference_end << (h.reverse ? '-' : '+') << " q" << h.query_begin
+    << '-' << h.query_end << " AS" << h.score << " NM" << h.edit_distance << " MD" << h.md << " Q" << int(h.mapq)
+    << " CIGAR";
+  for (std::uint32_t op : h.cigar) s << (op >> 4) << "MIDNSHP=X"[std::min(op & 0xF, 8u)];
+  return s.str();
+}
+std::string describe(const GappedReadAlignment& a) {
+  std::ostringstream s;
+  s << a.mapped << ' ' << int(a.flags) << ' ' << int(a.mapq) << " sub" << a.sub_score << " csub" << a.chain_sub_score
+    << " n" << a.sub_count << " cov" << a.seed_coverage << " rep" << a.repeat_fraction << " | " << describe(a.primary);
+  for (const GappedHit& h : a.supplementary) s << " | SA " << describe(h);
+  for (const GappedHit& h : a.alternatives) s << " | XA " << describe(h);
+  return s.str();
+}
+
+class GappedMapperTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  static void SetUpTestSuite() {
+    reference_ = new TestReference(make_reference());
+    std::vector<TestContig> contigs;
+    for (std::size_t k = 0; k < reference_->contigs.size(); ++k)
+      contigs.push_back({"chr" + std::to_string(k), reference_->contigs[k]});
+    dir_ = new TempDir();
+    fasta_ = new fmindex::Reference(fmtest::load_reference(*dir_, contigs));
+  }
+  static void TearDownTestSuite() {
+    delete fasta_;
+    delete dir_;
+    delete reference_;
+  }
+  void SetUp() override {
+    WTMAP_FM_SKIP_WITHOUT(GetParam());
+    index_ = std::make_unique<fmindex::FmIndex>(fmtest::build_index(*fasta_, GetParam(), 8));
+  }
+  GappedMapper mapper(const GappedOptions& options = {}) {
+    auto m = GappedMapper::create(*index_, options);
+    if (!m.ok()) throw std::runtime_error(m.status().message());
+    return std::move(m).value();
+  }
+  static std::vector<GappedReadAlignment> map_all(GappedMapper& m, const std::vector<SeqRecord>& reads,
+                                                  std::size_t batch) {
+    std::vector<GappedReadAlignment> all, part;
+    for (std::size_t i = 0; i < reads.size(); i += batch) {
+      const std::vector<SeqRecord> slice(reads.begin() + i, reads.begin() + std::min(reads.size(), i + batch));
+      const Status s = m.map(slice, part);
+      if (!s.ok()) throw std::runtime_error(s.message());
+      all.insert(all.end(), part.begin(), part.end());
+    }
+    return all;
+  }
+
+  static TestReference* reference_;
+  static TempDir* dir_;
+  static fmindex::Reference* fasta_;
+  std::unique_ptr<fmindex::FmIndex> index_;
+};
+TestReference* GappedMapperTest::reference_ = nullptr;
+TempDir* GappedMapperTest::dir_ = nullptr;
+fmindex::Reference* GappedMapperTest::fasta_ = nullptr;
+
+// Reads of every length with variation, on both strands, anywhere a read fits without crossing a
+// long N run (single Ns included).
+std::vector<Planted> varied_reads(const TestReference& ref, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Planted> reads;
+  for (std::size_t length : {30, 100, 150, 250, 1000}) {
+    for (int k = 0; k < 24; ++k) {
+      const auto contig = static_cast<std::uint32_t>(rng() % 3);
+      const std::string& c = ref.contigs[contig];
+      const auto gap = ref.gaps[contig];
+      std::size_t begin;
+      do begin = rng() % (c.size() - length);
+      while (begin < gap.second && begin + length > gap.first);
+      const bool short_read = length < 100;
+      const unsigned mismatches = short_read ? 0 : static_cast<unsigned>(rng() % (1 + length / 50));
+      const unsigned indels = short_read ? 0 : static_cast<unsigned>(rng() % 3);
+      const std::size_t garbage = short_read || rng() % 3 ? 0 : 10 + rng() % 20;
+      reads.push_back(plant(rng, ref, contig, begin, length, mismatches, indels, garbage, rng() % 2));
+    }
+  }
+  return reads;
+}
+
+// Reads at the contig ends and against the long N runs, exact, both strands.
+std::vector<Planted> edge_reads(const TestReference& ref) {
+  std::mt19937_64 rng(7);
+  std::vector<Planted> reads;
+  for (std::uint32_t contig = 0; contig < 3; ++contig) {
+    const std::size_t n = ref.contigs[contig].size();
+    const auto gap = ref.gaps[contig];
+    for (std::size_t length : {30, 150}) {
+      for (bool reverse : {false, true}) {
+        reads.push_back(plant(rng, ref, contig, 0, length, 0, 0, 0, reverse));
+        reads.push_back(plant(rng, ref, contig, n - length, length, 0, 0, 0, reverse));
+        reads.push_back(plant(rng, ref, contig, gap.first - length, length, 0, 0, 0, reverse));
+        reads.push_back(plant(rng, ref, contig, gap.second, length, 0, 0, 0, reverse));
+      }
+    }
+  }
+  return reads;
+}
+
+std::vector<SeqRecord> records(const std::vector<Planted>& planted) {
+  std::vector<SeqRecord> r;
+  for (std::size_t i = 0; i < planted.size(); ++i) r.push_back({"r" + std::to_string(i), planted[i].read, ""});
+  return r;
+}
+
+// The checks of every planted read: score = the oracle's where the hit overlaps the planted
+// segment (>= it elsewhere: an equally or better scoring place), CIGAR, NM, MD, clips.
+void check_planted(const TestReference& ref, const std::vector<Planted>& planted,
+                   const std::vector<GappedReadAlignment>& out, const GappedOptions& options, unsigned& checked) {
+  const Scoring& sc = options.scoring;
+  ASSERT_EQ(out.size(), planted.size());
+  for (std::size_t i = 0; i < planted.size(); ++i) {
+    const Planted& p = planted[i];
+    const GappedReadAlignment& a = out[i];
+    const std::string what = p.what + " -> " + describe(a);
+    const std::int64_t best = oracle_score(ref, p, sc);
+    // Near -T the seed-anchored extension (bwa's) may score a few points below the unanchored
+    // optimum of an edited read and the read stay unmapped: such reads are left out.
+    if (best < options.min_output_score + (p.edited ? 10 : 0)) continue;
+    ASSERT_TRUE(a.mapped) << what << " (oracle score " << best << ")";
+    const GappedHit& h = a.primary;
+    const std::string sam_read = h.reverse ? reverse_complement(p.read) : p.read;
+    const std::string& contig = ref.contigs[h.contig];
+    const bool at_planted = h.contig == p.contig && h.position < p.end && h.reference_end > p.begin;
+    if (at_planted) {
+      EXPECT_EQ(h.score, best) << what;
+      EXPECT_EQ(h.reverse, p.reverse) << what;
+    } else {
+      EXPECT_GE(h.score, best) << what << ": elsewhere, and scoring less than the planted place";
+    }
+    expect_edit_tags(h, sam_read, contig, what);
+    const std::int64_t rescored = cigar_score(h, sam_read, contig, sc);
+    EXPECT_LE(rescored, std::max<std::int64_t>(best, h.score)) << what;
+    EXPECT_GE(rescored, h.score - sc.clip5 - sc.clip3) << what;
+    // query_begin/end in the read as given: the clips swap ends for a reverse hit.
+    const std::uint32_t lead = (h.cigar.front() & 0xF) == 4 ? h.cigar.front() >> 4 : 0;
+    const std::uint32_t trail = (h.cigar.back() & 0xF) == 4 ? h.cigar.back() >> 4 : 0;
+    const auto n = static_cast<std::uint32_t>(sam_read.size());
+    EXPECT_EQ(h.query_begin, h.reverse ? trail : lead) << what;
+    EXPECT_EQ(h.query_end, n - (h.reverse ? lead : trail)) << what;
+    if (at_planted && p.garbage5 + p.garbage3 >= 15) {
+      const std::uint32_t clip_op = p.garbage5 ? h.cigar.front() : h.cigar.back();
+      EXPECT_EQ(clip_op & 0xF, 4u) << what << ": a garbage end is soft-clipped";
+    }
+    ++checked;
+  }
+}
+
+TEST_P(GappedMapperTest, PlantedReadsScoreAsTheFullSmithWaterman) {
+  GappedOptions options;
+  options.max_read_length = 1100;  // 1,000-base reads with insertions
+  GappedMapper m = mapper(options);
+  std::vector<Planted> planted = varied_reads(*reference_, 1);
+  const std::vector<Planted> edges = edge_reads(*reference_);
+  planted.insert(planted.end(), edges.begin(), edges.end());
+  const std::vector<GappedReadAlignment> out = map_all(m, records(planted), planted.size());
+  unsigned checked = 0;
+  check_planted(*reference_, planted, out, m.options(), checked);
+  EXPECT_GE(checked, planted.size() * 9 / 10) << "most planted reads score above -T";
+}
+
+TEST_P(GappedMapperTest, ExactReadsHaveClosedFormAlignments) {
+  GappedMapper m = mapper();
+  std::mt19937_64 rng(3);
+  std::vector<Planted> planted;
+  for (std::size_t length : {30, 100, 150, 250, 1000}) {
+    for (bool reverse : {false, true}) {
+      std::size_t begin;  // a stretch without N: a perfect match
+      do begin = rng() % (reference_->contigs[1].size() - length);
+      while (reference_->contigs[1].substr(begin, length).find('N') != std::string::npos ||
+             (begin < reference_->repeat_a + TestReference::kRepeat && begin + length > reference_->repeat_a));
+      planted.push_back(plant(rng, *reference_, 1, begin, length, 0, 0, 0, reverse));
+    }
+  }
+  const std::vector<GappedReadAlignment> out = map_all(m, records(planted), planted.size());
+  for (std::size_t i = 0; i < planted.size(); ++i) {
+    const GappedHit& h = out[i].primary;
+    const auto length = static_cast<std::uint32_t>(planted[i].read.size());
+    ASSERT_TRUE(out[i].mapped) << planted[i].what;
+    EXPECT_EQ(h.contig, 1u);
+    EXPECT_EQ(h.position, planted[i].begin) << planted[i].what;
+    EXPECT_EQ(h.reverse, planted[i].reverse);
+    EXPECT_EQ(h.score, static_cast<std::int32_t>(length));
+    EXPECT_EQ(h.cigar, std::vector<std::uint32_t>{length << 4});
+    EXPECT_EQ(h.edit_distance, 0u);
+    EXPECT_EQ(h.md, std::to_string(length));
+    EXPECT_EQ(h.query_begin, 0u);
+    EXPECT_EQ(h.query_end, length);
+    EXPECT_EQ(out[i].seed_coverage, length) << "one SMEM covers an exact read";
+  }
+}
+
+TEST_P(GappedMapperTest, ASingleReferenceNIsAlignedAcrossAsAMismatch) {
+  GappedMapper m = mapper();
+  std::mt19937_64 rng(11);
+  std::vector<Planted> planted;
+  // Single Ns sit at 700 + 1500 k; reads of 150 with one 75 bases in (seeds on both sides) or 140
+  // (the extension must cross it to reach the end), both strands.
+  const std::size_t offsets[] = {75, 140};
+  for (std::size_t n_at : {2200, 5200, 9700}) {
+    for (std::size_t offset : offsets) {
+      for (bool reverse : {false, true})
+        planted.push_back(plant(rng, *reference_, 0, n_at - offset, 150, 0, 0, 0, reverse));
+    }
+  }
+  const std::vector<GappedReadAlignment> out = map_all(m, records(planted), planted.size());
+  for (std::size_t i = 0; i < planted.size(); ++i) {
+    const GappedHit& h = out[i].primary;
+    const std::string what = planted[i].what + " -> " + describe(out[i]);
+    ASSERT_TRUE(out[i].mapped) << what;
+    EXPECT_EQ(h.position, planted[i].begin) << what;
+    EXPECT_EQ(h.score, 149 - 4) << what << ": 149 matches and the N a mismatch";
+    EXPECT_EQ(h.cigar, std::vector<std::uint32_t>{150u << 4}) << what;
+    EXPECT_EQ(h.edit_distance, 1u) << what;
+    const std::size_t offset = offsets[i / 2 % 2];
+    EXPECT_EQ(h.md, std::to_string(offset) + "N" + std::to_string(149 - offset)) << what;
+  }
+}
+
+TEST_P(GappedMapperTest, RepeatsAreReportedAsSuchIncludingAcrossAnN) {
+  GappedMapper m = mapper();
+  const TestReference& r = *reference_;
+  std::mt19937_64 rng(5);
+  // Inside the exact repeat: two placements of the same score; across the N-broken copy: the
+  // other copy scores 149 - 4 (the N a mismatch).
+  const std::vector<Planted> planted = {plant(rng, r, 1, r.repeat_a + 100, 150, 0, 0, 0, false),
+                                        plant(rng, r, 1, r.repeat_a + 100, 150, 0, 0, 0, true),
+                                        plant(rng, r, 0, r.broken_a + 125, 150, 0, 0, 0, false),
+                                        plant(rng, r, 0, r.broken_a + 125, 150, 0, 0, 0, true)};
+  const std::vector<GappedReadAlignment> out = map_all(m, records(planted), planted.size());
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::string what = planted[i].what + " -> " + describe(out[i]);
+    ASSERT_TRUE(out[i].mapped) << what;
+    EXPECT_EQ(out[i].primary.score, 150) << what;
+    EXPECT_EQ(out[i].sub_score, 150) << what;
+    EXPECT_GE(out[i].sub_count, 1u) << what;
+    ASSERT_EQ(out[i].alternatives.size(), 1u) << what;
+    const GappedHit& alt = out[i].alternatives[0];
+    const GappedHit& pri = out[i].primary;
+    // The two copies, one each.
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> places = {{pri.contig, pri.position}, {alt.contig, alt.position}};
+    std::sort(places.begin(), places.end());
+    EXPECT_EQ(places[0], std::make_pair(1u, std::uint64_t{r.repeat_a + 100})) << what;
+    EXPECT_EQ(places[1], std::make_pair(2u, std::uint64_t{r.repeat_b + 100})) << what;
+    EXPECT_EQ(out[i].mapq, 0) << what << ": an exact repeat";
+  }
+  for (std::size_t i = 2; i < 4; ++i) {
+    const std::string what = planted[i].what + " -> " + describe(out[i]);
+    ASSERT_TRUE(out[i].mapped) << what;
+    EXPECT_EQ(out[i].primary.contig, 0u) << what;
+    EXPECT_EQ(out[i].primary.position, r.broken_a + 125) << what;
+    EXPECT_EQ(out[i].primary.score, 150) << what;
+    EXPECT_EQ(out[i].sub_score, 149 - 4) << what << ": the copy across the N is found";
+    ASSERT_EQ(out[i].alternatives.size(), 1u) << what;
+    EXPECT_EQ(out[i].alternatives[0].contig, 2u) << what;
+    EXPECT_EQ(out[i].alternatives[0].position, r.broken_b + 125) << what;
+    EXPECT_EQ(out[i].alternatives[0].md, "75N74") << what;
+  }
+}
+
+// A chimeric read: 100 bases of contig 0 then 100 of contig 2 (and its reverse complement). One
+// part is the primary, the other the supplementary; each scores what the full Smith-Waterman of
+// the read against its own region gives.
+TEST_P(GappedMapperTest, AChimericReadHasASupplementaryHitForItsOtherPart) {
+  GappedMapper m = mapper();
+  const TestReference& r = *reference_;
+  const std::string joined = r.contigs[0].substr(12000, 100) + r.contigs[2].substr(1000, 100);
+  const std::vector<SeqRecord> reads = {{"chimera", joined, ""}, {"chimera_rc", reverse_complement(joined), ""}};
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m.map(reads, out).ok());
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::string what = reads[i].name + " -> " + describe(out[i]);
+    ASSERT_TRUE(out[i].mapped) << what;
+    ASSERT_EQ(out[i].supplementary.size(), 1u) << what;
+    std::vector<const GappedHit*> hits = {&out[i].primary, &out[i].supplementary[0]};
+    std::sort(hits.begin(), hits.end(), [](const GappedHit* a, const GappedHit* b) { return a->contig < b->contig; });
+    const std::size_t starts[] = {12000, 1000};
+    const std::uint32_t contigs[] = {0, 2};
+    for (std::size_t k = 0; k < 2; ++k) {
+      const GappedHit& h = *hits[k];
+      EXPECT_EQ(h.contig, contigs[k]) << what;
+      EXPECT_EQ(h.reverse, i == 1) << what;
+      Planted p;
+      p.read = reads[i].sequence, p.contig = contigs[k], p.begin = starts[k], p.end = starts[k] + 100, p.reverse = i == 1;
+      EXPECT_EQ(h.score, oracle_score(r, p, m.options().scoring)) << what;
+      EXPECT_LE(h.position, starts[k]) << what;
+      EXPECT_GE(h.reference_end, starts[k] + 100) << what;
+      const std::string sam_read = h.reverse ? reverse_complement(reads[i].sequence) : reads[i].sequence;
+      expect_edit_tags(h, sam_read, r.contigs[h.contig], what);
+    }
+    // The parts lie on either side of the junction in the read as given.
+    const bool forward = i == 0;
+    EXPECT_EQ(hits[forward ? 0 : 1]->query_begin, 0u) << what;
+    EXPECT_EQ(hits[forward ? 1 : 0]->query_end, 200u) << what;
+  }
+}
+
+// Alternatives (XA) come all or none: a piece in 3 copies has its 2 others listed, one in 7
+// copies none (6 > max_xa_hits 5); the primary is one of the copies either way, sub = its score.
+TEST_P(GappedMapperTest, AlternativesAreListedUpToMaxXaHits) {
+  std::mt19937_64 rng(31);
+  const std::string few = random_bases(rng, 200), many = random_bases(rng, 200);
+  std::string contig;
+  std::vector<std::size_t> few_at, many_at;
+  for (int k = 0; k < 10; ++k) {
+    contig += random_bases(rng, 500);
+    (k < 3 ? few_at : many_at).push_back(contig.size());
+    contig += k < 3 ? few : many;
+  }
+  contig += random_bases(rng, 500);
+  TempDir dir;
+  const fmindex::Reference fasta = fmtest::load_reference(dir, {{"copies", contig}});
+  const fmindex::FmIndex index = fmtest::build_index(fasta, GetParam(), 8);
+  auto m = GappedMapper::create(index, {});
+  ASSERT_TRUE(m.ok());
+  const std::vector<SeqRecord> reads = {{"few", few.substr(20, 150), ""}, {"many", many.substr(20, 150), ""}};
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m->map(reads, out).ok());
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::string what = reads[i].name + " -> " + describe(out[i]);
+    const std::vector<std::size_t>& at = i == 0 ? few_at : many_at;
+    ASSERT_TRUE(out[i].mapped) << what;
+    EXPECT_EQ(out[i].primary.score, 150) << what;
+    EXPECT_EQ(out[i].sub_score, 150) << what;
+    EXPECT_EQ(out[i].sub_count, at.size() - 1) << what;
+    std::vector<std::size_t> places = {out[i].primary.position};
+    for (const GappedHit& h : out[i].alternatives) {
+      places.push_back(h.position);
+      EXPECT_EQ(h.score, 150) << what;
+      EXPECT_EQ(h.md, "150") << what;
+    }
+    std::sort(places.begin(), places.end());
+    if (i == 0) {
+      std::vector<std::size_t> expected;
+      for (std::size_t p : at) expected.push_back(p + 20);
+      EXPECT_EQ(places, expected) << what;
+    } else {
+      EXPECT_TRUE(out[i].alternatives.empty()) << what;
+      EXPECT_NE(std::find(at.begin(), at.end(), out[i].primary.position - 20), at.end()) << what;
+    }
+  }
+}
+
+// The boundary of kLongAmbiguityRun: a read over a run of 9 Ns is aligned across it, one over a
+// run of 10 is split there (the run is an assembly gap): 80 matches primary, 60 supplementary.
+TEST_P(GappedMapperTest, NRunsShorterThanTenAreCrossedLongerOnesSplit) {
+  std::mt19937_64 rng(41);
+  const std::string left9 = random_bases(rng, 60), right9 = random_bases(rng, 80);
+  const std::string left10 = random_bases(rng, 60), right10 = random_bases(rng, 80);
+  const std::string contig = random_bases(rng, 300) + left9 + std::string(9, 'N') + right9 + random_bases(rng, 300) +
+                             left10 + std::string(10, 'N') + right10 + random_bases(rng, 300);
+  TempDir dir;
+  const fmindex::Reference fasta = fmtest::load_reference(dir, {{"runs", contig}});
+  const fmindex::FmIndex index = fmtest::build_index(fasta, GetParam(), 8);
+  auto m = GappedMapper::create(index, {});
+  ASSERT_TRUE(m.ok());
+  const std::vector<SeqRecord> reads = {{"nine", left9 + random_bases(rng, 9) + right9, ""},
+                                        {"ten", left10 + random_bases(rng, 10) + right10, ""}};
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m->map(reads, out).ok());
+  ASSERT_TRUE(out[0].mapped) << describe(out[0]);
+  EXPECT_EQ(out[0].primary.position, 300u) << describe(out[0]);
+  const Scoring sc;
+  const std::int64_t across = local_answer(gotoh(codes(reads[0].sequence), codes(contig.substr(300, 149)), sc,
+                                                 OracleMode::local, 0, unbanded())).score;
+  EXPECT_GT(across, 80) << "crossing pays";
+  // At most the unanchored optimum: the extension keeps its seed whole, and here a chance match
+  // next to the run lets a path that shifts the seed by a base score a little more (bwa's too).
+  EXPECT_GT(out[0].primary.score, 80) << describe(out[0]);
+  EXPECT_LE(out[0].primary.score, across) << describe(out[0]);
+  EXPECT_EQ(out[0].primary.reference_end, 449u) << describe(out[0]);
+  EXPECT_EQ(out[0].primary.query_begin, 0u) << describe(out[0]);
+  EXPECT_EQ(out[0].primary.query_end, 149u) << describe(out[0]);
+  expect_edit_tags(out[0].primary, reads[0].sequence, contig, describe(out[0]));
+  EXPECT_TRUE(out[0].supplementary.empty()) << describe(out[0]);
+  const std::uint64_t ten_at = 300 + 149 + 300;
+  ASSERT_TRUE(out[1].mapped) << describe(out[1]);
+  ASSERT_EQ(out[1].supplementary.size(), 1u) << describe(out[1]);
+  const GappedHit& right = out[1].primary;
+  const GappedHit& left = out[1].supplementary[0];
+  EXPECT_EQ(right.position, ten_at + 70) << describe(out[1]);
+  EXPECT_EQ(right.score, 80) << describe(out[1]);
+  EXPECT_EQ(right.cigar, (std::vector<std::uint32_t>{70u << 4 | 4, 80u << 4})) << describe(out[1]);
+  EXPECT_EQ(left.position, ten_at) << describe(out[1]);
+  EXPECT_EQ(left.score, 60) << describe(out[1]);
+  EXPECT_EQ(left.cigar, (std::vector<std::uint32_t>{60u << 4, 90u << 4 | 4})) << describe(out[1]);
+}
+
+// Deletions of 80 and 30 bases behind a 150-base seed: the first try (band 100) gets past the first
+// (its best cell 80 off the diagonal: 3/4 of the band or more) but not the second (110 off); bwa's
+// second try with twice the band aligns the whole read -- the full Smith-Waterman's score, one
+// region, no supplementary.
+TEST_P(GappedMapperTest, ADeletionPastTheBandIsFoundWithTheWiderSecondTry) {
+  std::mt19937_64 rng(53);
+  const std::string contig = random_bases(rng, 600);
+  TempDir dir;
+  const fmindex::Reference fasta = fmtest::load_reference(dir, {{"wide", contig}});
+  const fmindex::FmIndex index = fmtest::build_index(fasta, GetParam(), 8);
+  auto m = GappedMapper::create(index, {});
+  ASSERT_TRUE(m.ok());
+  const std::string read = contig.substr(50, 150) + contig.substr(280, 100) + contig.substr(410, 60);
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m->map({{"wide", read, ""}}, out).ok());
+  const std::string what = describe(out[0]);
+  const Scoring sc;
+  const std::int64_t best = local_answer(gotoh(codes(read), codes(contig), sc, OracleMode::local, 0, unbanded())).score;
+  EXPECT_EQ(best, 310 - (sc.open_del + 80 * sc.extend_del) - (sc.open_del + 30 * sc.extend_del));
+  ASSERT_TRUE(out[0].mapped) << what;
+  EXPECT_EQ(out[0].primary.score, best) << what;
+  EXPECT_EQ(out[0].primary.position, 50u) << what;
+  EXPECT_EQ(out[0].primary.reference_end, 470u) << what;
+  EXPECT_TRUE(out[0].supplementary.empty()) << what;
+  expect_edit_tags(out[0].primary, read, contig, what);
+}
+
+TEST_P(GappedMapperTest, ReadsTooShortOrTooLongAreUnmappedWithTheirFlag) {
+  GappedOptions options;
+  options.max_read_length = 300;
+  GappedMapper m = mapper(options);
+  const std::string& c = reference_->contigs[1];
+  const std::vector<SeqRecord> reads = {{"short", c.substr(100, 18), ""}, {"long", c.substr(100, 301), ""},
+                                        {"empty", "", ""}, {"fits", c.substr(100, 300), ""}};
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m.map(reads, out).ok());
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_FALSE(out[0].mapped);
+  EXPECT_EQ(out[0].flags, aligner::kTooShort);
+  EXPECT_FALSE(out[1].mapped);
+  EXPECT_EQ(out[1].flags, aligner::kTooLong);
+  EXPECT_FALSE(out[2].mapped);
+  EXPECT_EQ(out[2].flags, aligner::kTooShort);
+  EXPECT_TRUE(out[3].mapped);
+  EXPECT_EQ(out[3].flags, 0);
+}
+
+// An empty batch, a read of Ns only, and lower case (and U for T) read as upper case.
+TEST_P(GappedMapperTest, EmptyBatchesNReadsAndLowerCase) {
+  GappedMapper m = mapper();
+  std::vector<GappedReadAlignment> out(3);
+  ASSERT_TRUE(m.map({}, out).ok());
+  EXPECT_TRUE(out.empty());
+  const std::string exact = reference_->contigs[0].substr(20100, 100);  // no N: Ns sit at 700 + 1500 k
+  std::string lower = exact;
+  for (char& c : lower) c = c == 'T' ? 'u' : static_cast<char>(c - 'A' + 'a');
+  ASSERT_TRUE(m.map({{"n", std::string(150, 'N'), ""}, {"lower", lower, ""}, {"upper", exact, ""}}, out).ok());
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_FALSE(out[0].mapped);
+  EXPECT_EQ(out[0].flags, 0);
+  ASSERT_TRUE(out[1].mapped);
+  EXPECT_EQ(out[1].primary.position, 20100u);
+  EXPECT_EQ(out[1].primary.score, 100);
+  EXPECT_EQ(describe(out[1]), describe(out[2]));
+}
+
+TEST_P(GappedMapperTest, RandomReadsAreUnmapped) {
+  GappedMapper m = mapper();
+  std::mt19937_64 rng(99);
+  std::vector<SeqRecord> reads;
+  for (int k = 0; k < 20; ++k) reads.push_back({"random", random_bases(rng, 150), ""});
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m.map(reads, out).ok());
+  for (const GappedReadAlignment& a : out) EXPECT_FALSE(a.mapped) << describe(a);
+}
+
+TEST_P(GappedMapperTest, BatchSizesAndThreadCountsGiveTheSameBytes) {
+  GappedMapper m = mapper();
+  const std::vector<SeqRecord> reads = records(varied_reads(*reference_, 2));
+  const auto all = map_all(m, reads, reads.size());
+  const auto ones = map_all(m, reads, 1);
+  const auto sevens = map_all(m, reads, 7);
+  // And with 1 and 3 CPU threads (the host's per-read steps, the CPU backend's batches).
+  set_cpu_threads(1);
+  const auto one_thread = map_all(m, reads, reads.size());
+  set_cpu_threads(3);
+  const auto three_threads = map_all(m, reads, reads.size());
+  set_cpu_threads(0);
+  ASSERT_EQ(all.size(), reads.size());
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    EXPECT_EQ(describe(ones[i]), describe(all[i])) << i;
+    EXPECT_EQ(describe(sevens[i]), describe(all[i])) << i;
+    EXPECT_EQ(describe(one_thread[i]), describe(all[i])) << i;
+    EXPECT_EQ(describe(three_threads[i]), describe(all[i])) << i;
+  }
+}
+
+TEST_P(GappedMapperTest, CpuAndGpuGiveTheSameBytes) {
+  if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
+  const Backend other = GetParam() == Backend::cpu ? Backend::gpu : Backend::cpu;
+  fmindex::FmIndex other_index = fmtest::build_index(*fasta_, other, 8);
+  auto other_mapper = GappedMapper::create(other_index, {});
+  ASSERT_TRUE(other_mapper.ok());
+  GappedMapper m = mapper();
+  const std::vector<SeqRecord> reads = records(varied_reads(*reference_, 3));
+  const auto a = map_all(m, reads, 64);
+  const auto b = map_all(other_mapper.value(), reads, 64);
+  for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(a[i]), describe(b[i])) << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, GappedMapperTest, ::testing::Values(Backend::cpu, Backend::gpu),
+                         [](const auto& info) { return std::string(fmtest::backend_label(info.param)); });
+
+}  // namespace
+}  // namespace wtmap::test
