@@ -297,8 +297,15 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
     c.sam.command_line += argv[i];
   }
   c.sam.command_line = "wtmap align " + c.sam.command_line;
+  bool operands_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (ends_options(a, operands_only)) continue;
+    if (!is_option_word(a, operands_only)) {
+      if (!c.input.empty()) return usage_error("align", "more than one read file given (paired-end is not supported)", kUsage);
+      c.input = a;
+      continue;
+    }
     const bool has_value = i + 1 < argc;
     std::string error;
     // -h before a number is bwa mem's XA limit; alone (or before anything else) it asks for help.
@@ -350,12 +357,8 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
       c.io_only = true;
     } else if (a == "-v") {
       ++c.verbosity;
-    } else if (!a.empty() && a[0] == '-' && a != "-") {
-      if (const int rc = handle_common_or_unknown(c.common, argc, argv, i, "align", kUsage); rc >= 0) return rc;
-    } else if (c.input.empty()) {
-      c.input = a;
-    } else {
-      return usage_error("align", "more than one read file given (paired-end is not supported)", kUsage);
+    } else if (const int rc = handle_common_or_unknown(c.common, argc, argv, i, "align", kUsage); rc >= 0) {
+      return rc;
     }
   }
   if (c.prefix.empty() || c.input.empty()) {

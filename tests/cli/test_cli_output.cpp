@@ -311,7 +311,8 @@ TEST_F(CliOutput, ALargeBatchOverAFewReadsTakesLittleMemory) {
 }
 
 TEST_F(CliOutput, DoubleDashEndsTheOptions) {
-  // A file whose name begins with '-', named after "--" (POSIX): an operand, not an option.
+  // A file whose name begins with '-', named after "--" (POSIX): an operand, not an option, for
+  // each command.
   write_file(dir_.file("-ref.fa"), read_file(fasta_));
   write_file(dir_.file("-reads.fq"), reads_text_);
   const std::string program = shell_quote(wtmap_program(WTMAP_EXECUTABLE));
@@ -320,6 +321,8 @@ TEST_F(CliOutput, DoubleDashEndsTheOptions) {
   EXPECT_TRUE(fs::exists(dir_.file("dash.wtmap")));
   EXPECT_EQ(std::system((in_dir + program + " count -x dash --device cpu -- -reads.fq > counts.tsv 2> /dev/null").c_str()), 0);
   EXPECT_EQ(split(read_file(dir_.file("counts.tsv")), '\n').size(), 401u);  // 400 lines and the empty rest
+  EXPECT_EQ(std::system((in_dir + program + " align -x dash --device cpu -o dash.sam -- -reads.fq 2> /dev/null").c_str()), 0);
+  EXPECT_TRUE(is_sam(read_file(dir_.file("dash.sam"))));
   // Without "--" the same word is an unknown option.
   const int status = std::system((in_dir + program + " index -p dash2 --device cpu -ref.fa 2> /dev/null").c_str());
   EXPECT_EQ(WEXITSTATUS(status), 1);
