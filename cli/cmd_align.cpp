@@ -1,6 +1,8 @@
 // wtmap align: FASTQ/FASTA reads -> SAM/BAM, k-mismatch backward search on the GPU.
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -33,6 +35,8 @@ Result<fmindex::FmIndex> with_search_table(Result<fmindex::FmIndex> index) {
 
 constexpr const char* kUsage =
     "Usage: wtmap align -x <prefix> [options] <reads.fq[.gz] | reads.fa[.gz] | ->\n"
+    "       wtmap align -x <prefix> [options] <r1.fq[.gz]> <r2.fq[.gz]>   (pairs)\n"
+    "       wtmap align -x <prefix> [options] -p <interleaved.fq[.gz]>    (pairs)\n"
     "\n"
     "Aligns single-end DNA reads with up to k mismatches (no gaps) on both strands, like\n"
     "`bwa aln -o 0 -n k` + `bwa samse`, and writes SAM (default, stdout) or BAM.\n"
@@ -59,12 +63,21 @@ constexpr const char* kUsage =
     "                    block) that take 256 nodes a step\n"
     "  --device S        auto, gpu or cpu [auto]\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"
+    "  -p                the one read file holds pairs, mate 1 then mate 2 (bwa mem -p)\n"
+    "  -I FLOAT,FLOAT[,INT[,INT]]  pairs' insert size: mean, std, max, min [estimated from\n"
+    "                    the first 10000 pairs of confident unique mates; max, min: mean +- 4 std]\n"
     "  -v                at the end, print the busy seconds of each pipeline stage; twice\n"
     "                    (-v -v), also each batch's reads and when each stage began and\n"
     "                    ended it\n"
     "\n"
     "Reads shorter than 10 or longer than 512 bases, and reads the work cap stopped, are\n"
     "kept (unmapped, or MAPQ 0) and counted in the summary on stderr.\n"
+    "\n"
+    "Pairs (mates named alike but for /1 and /2, which names lose): each mate is aligned as a\n"
+    "read, then the two are paired as bwa mem pairs them: a hit's score is its length minus 5\n"
+    "per mismatch (bwa mem's -A 1 -B 4), a pair's the two scores plus log4 of the likelihood of\n"
+    "its insert size, and a pair in FR orientation within the insert-size bounds is proper if it\n"
+    "beats the two best hits unpaired minus 17 (-U); pairing raises the mates' MAPQ.\n"
     "\n"
     "Memory on the device (--device): the index (wtmap index --help) and a table of the SA\n"
     "intervals of all k-mers, 16 * 4^k bytes, for the smallest k with 4^k >= 8 * the reference\n"
@@ -141,6 +154,28 @@ void log_stage_times(const Log& log, const aligner::AlignPipeline& pipeline, con
   log.info("output closed %.3f-%.3f", log.seconds_at(close.begin), log.seconds_at(close.end));
 }
 
+// A paired run's summary, the insert size as bwa mem prints it.
+void log_pair_summary(const Log& log, const aligner::PairedSamWriterSink& sink) {
+  const aligner::InsertSizeModel& m = sink.model();
+  if (m.given) {
+    log.info("insert size (FR, given by -I): mean %.2f, std %.2f; proper pairs within [%lld, %lld]", m.mean, m.std,
+             static_cast<long long>(m.low), static_cast<long long>(m.high));
+  } else if (m.known) {
+    log.info("insert size (FR, from %llu pairs): quartiles (%lld, %lld, %lld); mean %.2f, std %.2f; proper pairs "
+             "within [%lld, %lld]", static_cast<unsigned long long>(m.pairs), static_cast<long long>(m.q25),
+             static_cast<long long>(m.q50), static_cast<long long>(m.q75), m.mean, m.std,
+             static_cast<long long>(m.low), static_cast<long long>(m.high));
+  } else {
+    log.info("insert size: not estimated, %llu confident pairs (fewer than %llu); no pair is proper (-I gives one)",
+             static_cast<unsigned long long>(m.pairs), static_cast<unsigned long long>(aligner::kMinInsertPairs));
+  }
+  const aligner::PairTotals& t = sink.totals();
+  log.info("%llu pairs; %llu properly paired (%.2f%%), %llu with both mates mapped (%llu on different contigs), "
+           "%llu singletons", static_cast<unsigned long long>(t.pairs), static_cast<unsigned long long>(t.proper),
+           percent(t.proper, t.pairs), static_cast<unsigned long long>(t.both_mapped),
+           static_cast<unsigned long long>(t.different_contigs), static_cast<unsigned long long>(t.singletons));
+}
+
 // The run's summary: reads, mapped, MAPQ > 0, speed, and the reads not fully searched.
 void log_summary(const Log& log, const aligner::AlignTotals& totals) {
   const double seconds = log.seconds();
@@ -156,11 +191,21 @@ void log_summary(const Log& log, const aligner::AlignTotals& totals) {
 }
 
 
+// The reads: single, two files of mates, or one interleaved file (-p).
+std::unique_ptr<aligner::ReadSource> make_read_source(aligner::SeqReader& reader, const std::string& path,
+                                                      std::optional<aligner::SeqReader>& second,
+                                                      const std::string& second_path, bool interleaved) {
+  if (second) return std::make_unique<aligner::PairedReadSource>(reader, path, *second, second_path);
+  if (interleaved) return std::make_unique<aligner::PairedReadSource>(reader, path);
+  return std::make_unique<aligner::SeqReaderSource>(reader);
+}
+
 }  // namespace
 
 int align_main(int argc, char** argv) {
   CommonOptions common;
-  std::string prefix, input;
+  std::string prefix, input, second_input, insert_option;
+  bool interleaved = false;
   aligner::SamOptions sam;
   aligner::AlignOptions options;
   std::uint64_t k = 4, alternatives = 3, batch_size = 100000, max_work = 1u << 16, level = 1;
@@ -200,6 +245,10 @@ int align_main(int argc, char** argv) {
       if (!parse_count(argv[++i], max_work) || max_work == 0 || max_work > UINT32_MAX) {
         return usage_error("align", "--max-work needs a positive 32-bit integer", kUsage);
       }
+    } else if (a == "-p") {
+      interleaved = true;
+    } else if (a == "-I" && has_value) {
+      insert_option = argv[++i];
     } else if (a == "--io-only") {
       io_only = true;
     } else if (a == "-v") {
@@ -208,13 +257,23 @@ int align_main(int argc, char** argv) {
       if (const int rc = handle_common_or_unknown(common, argc, argv, i, "align", kUsage); rc >= 0) return rc;
     } else if (input.empty()) {
       input = a;
+    } else if (second_input.empty()) {
+      second_input = a;
     } else {
-      return usage_error("align", "more than one read file given (paired-end is not supported)", kUsage);
+      return usage_error("align", "more than two read files given", kUsage);
     }
   }
   if (prefix.empty() || input.empty()) {
     std::fputs(kUsage, stderr);
     return 1;
+  }
+  if (interleaved && !second_input.empty()) return usage_error("align", "-p takes one read file, not two", kUsage);
+  const bool paired = interleaved || !second_input.empty();
+  aligner::InsertSizeModel insert_size;
+  if (!insert_option.empty()) {
+    auto given = aligner::parse_insert_size(insert_option);
+    if (!given.ok()) return usage_error("align", given.status().message(), kUsage);
+    insert_size = *given;
   }
   sam.compression_level = static_cast<int>(level);
   options.search.max_mismatches = static_cast<std::uint8_t>(k);
@@ -225,6 +284,7 @@ int align_main(int argc, char** argv) {
 
   // The output's place is checked before any work; the reads and the index are never overwritten.
   sam.inputs = {input, index_path(prefix)};
+  if (!second_input.empty()) sam.inputs.push_back(second_input);
   if (sam.path != "-") {
     if (const Status place = io::check_output_path(sam.path, sam.inputs); !place.ok()) return fail("align", place);
   }
@@ -234,7 +294,13 @@ int align_main(int argc, char** argv) {
   // and joins the reader on every way out of this function.
   auto reader = aligner::SeqReader::open(input, sam.threads);
   if (!reader.ok()) return fail("align", reader.status());
-  aligner::SeqReaderSource source(*reader);
+  std::optional<aligner::SeqReader> second_reader;
+  if (!second_input.empty()) {
+    auto opened = aligner::SeqReader::open(second_input, sam.threads);
+    if (!opened.ok()) return fail("align", opened.status());
+    second_reader.emplace(std::move(*opened));
+  }
+  std::unique_ptr<aligner::ReadSource> source = make_read_source(*reader, input, second_reader, second_input, interleaved);
   aligner::PipelineOptions pipeline_options;
   pipeline_options.batch_size = batch_size;
   pipeline_options.max_mismatches = static_cast<unsigned>(k);
@@ -247,7 +313,7 @@ int align_main(int argc, char** argv) {
     next_report += 1000000;
   };
   aligner::AlignPipeline pipeline(std::move(pipeline_options));
-  pipeline.start_reading(source);
+  pipeline.start_reading(*source);
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("align", backend.status());
   aligner::MismatchSearchEngine engine(batch_size, *backend, !io_only);
@@ -288,11 +354,15 @@ int align_main(int argc, char** argv) {
       engine.release();  // before the index it searches
     }
   } teardown{pipeline, engine};
-  aligner::SamWriterSink sink(*writer);
+  aligner::SamWriterSink single_sink(*writer);
+  std::optional<aligner::PairedSamWriterSink> pair_sink;
+  if (paired) pair_sink.emplace(*writer, static_cast<unsigned>(k), insert_size);
+  aligner::AlignmentSink& sink = paired ? static_cast<aligner::AlignmentSink&>(*pair_sink) : single_sink;
   const Status run = pipeline.run(io_only ? nullptr : &engine, sink, release_gpu_and_indexes);
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
   log_stage_times(log, pipeline, *reader, *writer, start_seconds, verbosity);
   log_summary(log, pipeline.totals());
+  if (pair_sink) log_pair_summary(log, *pair_sink);
   pipeline.wait_for_release();
   leave_finished_run();
 }

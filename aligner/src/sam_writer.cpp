@@ -68,6 +68,25 @@ char complement(char c) {
   }
 }
 
+// A mate's pair fields over the record format() made of it.
+Status add_mate_fields(const MateFields& f, bam1_t* b) {
+  b->core.flag |= f.flag;
+  b->core.mtid = f.mate_contig;
+  b->core.mpos = f.mate_position;
+  b->core.isize = f.tlen;
+  if ((b->core.flag & BAM_FUNMAP) == 0) b->core.qual = static_cast<std::uint8_t>(std::clamp(f.mapq, 0, 254));
+  if (f.contig >= 0) {  // unmapped, placed at its mate: sorts beside it
+    b->core.tid = f.contig;
+    b->core.pos = f.position;
+    b->core.bin = static_cast<std::uint16_t>(hts_reg2bin(f.position, f.position + 1, 14, 5));
+  }
+  // MQ, then MC: the order samtools fixmate writes them in.
+  const bool ok = (!f.has_mate_mapq || bam_aux_update_int(b, "MQ", std::clamp(f.mate_mapq, 0, 254)) == 0) &&
+                  (!f.has_mate_cigar || bam_aux_update_str(b, "MC", -1, f.mate_cigar.c_str()) == 0);
+  if (!ok) return {StatusCode::out_of_memory, "cannot add MC and MQ to a record"};
+  return {};
+}
+
 }  // namespace
 
 std::string md_tag(const Placement& p, std::size_t length) {
@@ -104,6 +123,7 @@ struct SamWriter::Impl {
   // into them on all threads, and no record is allocated or freed per read.
   std::vector<bam1_t*> records;
   Times times;
+  const std::vector<MateFields>* mates = nullptr;  // write_pairs()'s, while it writes
 
   ~Impl() {
     for (bam1_t* b : records) bam_destroy1(b);
@@ -232,7 +252,10 @@ Status SamWriter::write(const std::vector<SeqRecord>& reads, const std::vector<R
   WTMAP_TRY(reserve(reads.size()));
   std::vector<Status> errors(reads.size());
   wtmap::detail::parallel_for_ranges(reads.size(), [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t i = begin; i < end; ++i) errors[i] = impl.format(reads[i], alignments[i], impl.records[i]);
+    for (std::uint64_t i = begin; i < end; ++i) {
+      errors[i] = impl.format(reads[i], alignments[i], impl.records[i]);
+      if (impl.mates != nullptr && errors[i].ok()) errors[i] = add_mate_fields((*impl.mates)[i], impl.records[i]);
+    }
   }, 1024);
   lap(impl.times.format);
   for (std::size_t i = 0; i < reads.size(); ++i) {
@@ -243,6 +266,19 @@ Status SamWriter::write(const std::vector<SeqRecord>& reads, const std::vector<R
   }
   lap(impl.times.write);
   return {};
+}
+
+Status SamWriter::write_pairs(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments,
+                              const std::vector<MateFields>& mates) {
+  if (mates.size() != reads.size() || alignments.size() != reads.size()) {
+    return invalid_argument("SamWriter::write_pairs: " + std::to_string(reads.size()) + " reads, " +
+                            std::to_string(alignments.size()) + " alignments, " + std::to_string(mates.size()) +
+                            " pair fields");
+  }
+  impl_->mates = &mates;
+  const Status written = write(reads, alignments);
+  impl_->mates = nullptr;
+  return written;
 }
 
 Status SamWriter::reserve(std::size_t reads) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "wtmap/aligner/alignment.hpp"
+#include "wtmap/aligner/pairing.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/core/status.hpp"
 #include "wtmap/fmindex/reference.hpp"
@@ -41,6 +42,10 @@ class SamWriter {
   Status reserve(std::size_t reads);
   // Writes one record per read, in order.
   Status write(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments);
+  // Writes pairs as write() writes reads, each record with its read's pair fields (pairing.hpp):
+  // FLAG bits, RNEXT/PNEXT/TLEN, the MAPQ after pairing, MC and MQ; `mates` has one per read.
+  Status write_pairs(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments,
+                     const std::vector<MateFields>& mates);
   // Flushes, closes and renames the temporary file to the requested name.
   Status finish();
 

@@ -1,0 +1,155 @@
+// wtmap aligner: paired-end reads -- mate names, the insert-size model, bwa mem's choice of a pair
+// of hits and its MAPQ, and the SAM fields that tie two mates together (FLAG bits, RNEXT/PNEXT,
+// TLEN, MC, MQ). Independent of how each mate was aligned: a mate is a list of hits (MateHit), the
+// best first, each with a score and its reference span, so the k-mismatch mode (mate_hits below)
+// and the gapped mode feed the same pairing and the same SAM fields.
+//
+// Sources: bwa mem's bwamem_pair.c (mem_pestat: the insert-size distribution from quartiles;
+// mem_pair: the pair score, both mates' scores plus the log-likelihood of the insert size;
+// mem_sam_pe: unpaired penalty -U, MAPQ from the pair score margin) and samtools fixmate
+// (bam_mate.c: TLEN as the distance between the mates' 5' ends, mate fields of an unmapped mate),
+// written anew here. Space: O(hits) per pair; time O(hits1 * hits2) per pair, with at most
+// 1 + kMaxAlternatives hits a mate in the k-mismatch mode.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wtmap/aligner/alignment.hpp"
+#include "wtmap/core/status.hpp"
+
+namespace wtmap::aligner {
+
+// A read name without its mate suffix "/1" or "/2" (the reader has cut it at the first blank):
+// mates are matched by it, and SAM wants it (samtools fixmate pairs records by QNAME).
+std::string_view mate_name(std::string_view name);
+void strip_mate_suffix(std::string& name);
+
+// The insert sizes a proper pair may have, orientation FR (forward mate leftmost, reverse mate
+// rightmost): estimated from the leading confident pairs (estimate_insert_size) or given (-I).
+struct InsertSizeModel {
+  bool known = false;  // false: too few pairs to estimate one; then no pair is proper
+  bool given = false;  // from -I
+  std::uint64_t pairs = 0;  // pairs estimated from
+  std::int64_t q25 = 0, q50 = 0, q75 = 0;  // quartiles (estimated only)
+  double mean = 0, std = 0;
+  std::int64_t low = 0, high = 0;  // a proper pair's insert size lies in [low, high]
+};
+
+// bwa mem's constants: fewer than 10 pairs estimate nothing; mean and std from the sizes within
+// 2 interquartile ranges of the quartiles; proper pairs within 3 of them, widened to 4 std.
+constexpr std::uint64_t kMinInsertPairs = 10;
+// Insert sizes above this are never sampled (bwa mem's max_ins).
+constexpr std::int64_t kMaxSampledInsert = 10000;
+// Pairs sampled for the estimate: the first this many confident ones in input order, so that
+// the model and every record depend on the input only, not on --batch or the device.
+constexpr std::uint64_t kInsertSamplePairs = 10000;
+// A mate whose single-end MAPQ is at least this is confident enough to sample.
+constexpr int kConfidentMapq = 20;
+
+InsertSizeModel estimate_insert_size(std::vector<std::int64_t> sizes);
+// -I mean,std[,max[,min]]: max and min default to mean +- 4 std (min at least 1).
+Result<InsertSizeModel> parse_insert_size(const std::string& option);
+
+// One hit of a mate: where it lies and how good it is (the higher the score, the better).
+struct MateHit {
+  std::uint32_t contig = 0;
+  std::uint64_t position = 0, end = 0;  // 0-based [position, end) on the reference
+  bool reverse = false;
+  int score = 0;
+};
+
+// The insert size of two hits in FR orientation -- the forward one's 5' end (its position) left of
+// the reverse one's 5' end (its end), on one contig: the reverse one's end minus the forward
+// one's position; else -1 (another orientation, or different contigs).
+std::int64_t fr_insert_size(const MateHit& a, const MateHit& b);
+
+// bwa mem's scoring, for the k-mismatch mode's score of a hit: length * A - (A + B) * mismatches
+// (each base matched scores A, a mismatch -B instead).
+struct PairScoring {
+  int match = 1, mismatch = 4;  // -A, -B
+  int unpaired = 17;            // -U: what a pair not proper costs against the best single hits
+};
+
+// The score of an ungapped hit of `length` bases with `mismatches` substitutions.
+int ungapped_score(std::size_t length, unsigned mismatches, const PairScoring& scoring);
+
+// What pairing decided: which hit of each mate to report (an index into its hits; 0 when not
+// proper), whether the pair is proper, and each mate's MAPQ after pairing.
+struct PairChoice {
+  bool proper = false;
+  std::size_t hit[2] = {0, 0};
+  int mapq[2] = {0, 0};
+};
+
+// bwa mem's mem_sam_pe for two mapped mates: among the pairs of hits in FR orientation with an
+// insert size within the model's bounds, the best by score1 + score2 + A * log4(P(insert)) (the
+// normal tail probability of the insert size) is proper when it beats the mates' best hits
+// unpaired (best1 + best2 - U); its MAPQ, 6.02 * (best pair - max(second pair, unpaired)) / A
+// capped at 60, raises each mate's single-end MAPQ q to at most q + 40. Ties keep the earlier
+// hits, so the choice depends on the hits' order only. `hits` non-empty, best first.
+PairChoice choose_pair(const std::vector<MateHit> (&hits)[2], const int (&mapq)[2], const InsertSizeModel& model,
+                       const PairScoring& scoring);
+
+// A mate as written: what its mate's SAM fields are taken from.
+struct WrittenMate {
+  bool mapped = false;
+  std::uint32_t contig = 0;
+  std::uint64_t position = 0, end = 0;
+  bool reverse = false;
+  int mapq = 0;
+  std::string cigar;  // its CIGAR, as MC gives it
+};
+
+// SAM's FLAG bits of pairs (the SAM specification, 1.4).
+constexpr std::uint16_t kSamPaired = 0x1, kSamProperPair = 0x2, kSamMateUnmapped = 0x8, kSamMateReverse = 0x20,
+                        kSamFirstMate = 0x40, kSamSecondMate = 0x80;
+
+// The paired fields of one mate's SAM record.
+struct MateFields {
+  std::uint16_t flag = 0;   // 0x1 0x2 0x8 0x20 0x40 0x80, OR-ed into the record's own
+  std::int32_t mate_contig = -1;
+  std::int64_t mate_position = -1;
+  std::int64_t tlen = 0;
+  int mapq = 0;             // this mate's MAPQ after pairing
+  // An unmapped mate of a mapped one is placed at its mate's contig and position (SAM's advice,
+  // and samtools fixmate's), so that the two sort together.
+  std::int32_t contig = -1;
+  std::int64_t position = -1;
+  // MQ when the mate is mapped; MC when either is (samtools fixmate's rule: "*" for an unmapped
+  // mate of a mapped read).
+  bool has_mate_mapq = false, has_mate_cigar = false;
+  int mate_mapq = 0;
+  std::string mate_cigar;
+};
+
+// Both mates' fields, as samtools fixmate recomputes them: TLEN the distance between the 5' ends
+// (a reverse mate's is its end) when both are mapped on one contig, positive for the mate whose
+// 5' end is leftmost; 0x2 only with `proper`.
+void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2]);
+
+// ---- the k-mismatch mode --------------------------------------------------------------------
+
+// A mapped k-mismatch alignment's hits: its primary, then its alternatives (XA), scored with
+// ungapped_score.
+std::vector<MateHit> mate_hits(const ReadAlignment& a, std::size_t length, const PairScoring& scoring);
+
+// What pairing counted (the summary of `wtmap align` on pairs).
+struct PairTotals {
+  std::uint64_t pairs = 0, proper = 0, both_mapped = 0, singletons = 0, different_contigs = 0;
+};
+
+// Pairs two k-mismatch mates: the chosen hits become their primaries (the one it replaces among
+// the alternatives), and `out` gets their SAM fields. Either mate may be unmapped.
+void pair_mismatch_mates(ReadAlignment (&mates)[2], const std::size_t (&lengths)[2], unsigned max_mismatches,
+                         const InsertSizeModel& model, const PairScoring& scoring, MateFields (&out)[2],
+                         PairTotals& totals);
+
+// The insert size a pair contributes to the estimate: both mates mapped once, confidently, in FR
+// orientation within kMaxSampledInsert; else -1.
+std::int64_t sampled_insert_size(const ReadAlignment (&mates)[2], const std::size_t (&lengths)[2],
+                                 unsigned max_mismatches);
+
+}  // namespace wtmap::aligner
