@@ -1,0 +1,272 @@
+// pairing.hpp against closed forms: mate names, the insert-size estimate (quartiles, mean, std,
+// bounds worked out by hand for uniform and constant samples), -I, FR insert sizes, bwa mem's
+// pair choice and MAPQ (pair scores and margins computed here from the formula), and the SAM mate
+// fields of every case samtools fixmate distinguishes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "wtmap/aligner/pairing.hpp"
+
+namespace wtmap::aligner {
+namespace {
+
+TEST(MateName, StripsOnlyATrailingSlashOneOrTwo) {
+  EXPECT_EQ(mate_name("read7/1"), "read7");
+  EXPECT_EQ(mate_name("read7/2"), "read7");
+  EXPECT_EQ(mate_name("read7/3"), "read7/3");
+  EXPECT_EQ(mate_name("read7/12"), "read7/12");
+  EXPECT_EQ(mate_name("read7"), "read7");
+  EXPECT_EQ(mate_name("/1"), "");
+  EXPECT_EQ(mate_name("1"), "1");
+  std::string name = "a/b/2";
+  strip_mate_suffix(name);
+  EXPECT_EQ(name, "a/b");
+}
+
+// 100 sizes 201..300: quartiles at indexes 25, 50, 75 (226, 251, 276), all within 2 IQR, so the
+// mean is 250.5 and the std sqrt((100^2 - 1) / 12); proper bounds the wider of 3 IQR (76, 426)
+// and mean +- 4 std (135, 366).
+TEST(EstimateInsertSize, UniformSizesGiveTheClosedForm) {
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t s = 300; s >= 201; --s) sizes.push_back(s);  // unsorted on purpose
+  const InsertSizeModel m = estimate_insert_size(sizes);
+  ASSERT_TRUE(m.known);
+  EXPECT_FALSE(m.given);
+  EXPECT_EQ(m.pairs, 100u);
+  EXPECT_EQ(m.q25, 226);
+  EXPECT_EQ(m.q50, 251);
+  EXPECT_EQ(m.q75, 276);
+  EXPECT_DOUBLE_EQ(m.mean, 250.5);
+  EXPECT_NEAR(m.std, std::sqrt(9999.0 / 12.0), 1e-9);
+  EXPECT_EQ(m.low, 76);
+  EXPECT_EQ(m.high, 426);
+}
+
+// An outlier is left out of mean and std; with no spread the bounds close on the one size.
+TEST(EstimateInsertSize, OutliersLeaveMeanAndStd) {
+  std::vector<std::int64_t> sizes(100, 300);
+  sizes.push_back(9000);
+  const InsertSizeModel m = estimate_insert_size(sizes);
+  ASSERT_TRUE(m.known);
+  EXPECT_DOUBLE_EQ(m.mean, 300.0);
+  EXPECT_DOUBLE_EQ(m.std, 0.0);
+  EXPECT_EQ(m.low, 300);
+  EXPECT_EQ(m.high, 300);
+}
+
+TEST(EstimateInsertSize, TooFewPairsEstimateNothing) {
+  const InsertSizeModel m = estimate_insert_size(std::vector<std::int64_t>(kMinInsertPairs - 1, 300));
+  EXPECT_FALSE(m.known);
+  EXPECT_EQ(m.pairs, kMinInsertPairs - 1);
+  EXPECT_TRUE(estimate_insert_size(std::vector<std::int64_t>(kMinInsertPairs, 300)).known);
+}
+
+TEST(ParseInsertSize, DefaultsAndBounds) {
+  auto m = parse_insert_size("300,30");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(m->known && m->given);
+  EXPECT_EQ(m->low, 180);
+  EXPECT_EQ(m->high, 420);
+  m = parse_insert_size("300,30,500");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->low, 180);
+  EXPECT_EQ(m->high, 500);
+  m = parse_insert_size("300,30,500,100");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->low, 100);
+  m = parse_insert_size("10,30");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->low, 1);  // never below 1
+  for (const char* bad : {"300", "300,x", "0,1", "300,-1", "300,30,100,200", "1,2,3,4,5", "300,,", "", "3e400,1"}) {
+    const auto r = parse_insert_size(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("-I needs mean,std"), std::string::npos);
+  }
+}
+
+MateHit hit(std::uint64_t position, bool reverse, int score = 100, std::uint32_t contig = 0, std::uint64_t length = 100) {
+  return MateHit{contig, position, position + length, reverse, score};
+}
+
+TEST(FrInsertSize, FromTheForwardStartToTheReverseEnd) {
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(300, true)), 300);
+  EXPECT_EQ(fr_insert_size(hit(300, true), hit(100, false)), 300);
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(150, true)), 150);   // overlapping mates
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(0, true)), -1);      // reverse ends at the forward start
+  EXPECT_EQ(fr_insert_size(hit(300, false), hit(100, true)), -1);    // RF
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(300, false)), -1);   // FF
+  EXPECT_EQ(fr_insert_size(hit(100, true), hit(300, true)), -1);     // RR
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(300, true, 100, 1)), -1);  // different contigs
+}
+
+InsertSizeModel given(const std::string& option) {
+  auto m = parse_insert_size(option);
+  EXPECT_TRUE(m.ok()) << option;
+  return m.ok() ? *m : InsertSizeModel{};
+}
+InsertSizeModel model_300_30() { return given("300,30"); }
+
+// The pair score as bwa mem's mem_pair computes it, written out here.
+long long pair_score(int s1, int s2, double size, double mean, double std) {
+  const double ns = (size - mean) / std;
+  return static_cast<long long>(std::floor(s1 + s2 + 0.721 * std::log(2.0 * std::erfc(std::fabs(ns) / std::sqrt(2.0))) + .499));
+}
+
+TEST(ChoosePair, UniqueMatesAtTheMeanArePairedWithMapq60) {
+  const std::vector<MateHit> hits[2] = {{hit(100, false)}, {hit(300, true)}};
+  const int mapq[2] = {37, 37};
+  const PairChoice c = choose_pair(hits, mapq, model_300_30(), PairScoring{});
+  EXPECT_TRUE(c.proper);
+  EXPECT_EQ(c.hit[0], 0u);
+  EXPECT_EQ(c.hit[1], 0u);
+  // margin over unpaired (200 - 17) is 17: 6.02 * 17 > 60, capped; 37 + 40 > 60.
+  ASSERT_EQ(pair_score(100, 100, 300, 300, 30), 200);
+  EXPECT_EQ(c.mapq[0], 60);
+  EXPECT_EQ(c.mapq[1], 60);
+}
+
+TEST(ChoosePair, RepetitiveMateTakesTheCopyNearItsMateAndGainsMapq) {
+  // Mate 2's best hit is far away; its equal alternative lies 300 from mate 1.
+  const std::vector<MateHit> hits[2] = {{hit(100, false)}, {hit(50000, true), hit(300, true)}};
+  const int mapq[2] = {37, 0};
+  const PairChoice c = choose_pair(hits, mapq, model_300_30(), PairScoring{});
+  EXPECT_TRUE(c.proper);
+  EXPECT_EQ(c.hit[1], 1u);
+  EXPECT_EQ(c.mapq[0], 60);
+  EXPECT_EQ(c.mapq[1], 40);  // 0 + 40 below the pair's 60
+}
+
+TEST(ChoosePair, TwoCopiesInTheWindowGiveNoPairMapq) {
+  const std::vector<MateHit> hits[2] = {{hit(100, false)}, {hit(300, true), hit(310, true)}};
+  const int mapq[2] = {37, 0};
+  // Insert sizes 300 and 310, as far from the mean 305: equal pair scores.
+  ASSERT_EQ(pair_score(100, 100, 300, 305, 30), pair_score(100, 100, 310, 305, 30));
+  const PairChoice c = choose_pair(hits, mapq, given("305,30"), PairScoring{});
+  EXPECT_TRUE(c.proper);
+  EXPECT_EQ(c.hit[1], 0u);  // the tie keeps the earlier hit
+  EXPECT_EQ(c.mapq[0], 37);
+  EXPECT_EQ(c.mapq[1], 0);
+}
+
+TEST(ChoosePair, DiscordantPairsStayUnpaired) {
+  const int mapq[2] = {37, 25};
+  const std::vector<MateHit> too_far[2] = {{hit(100, false)}, {hit(8000, true)}};
+  const std::vector<MateHit> rf[2] = {{hit(300, false)}, {hit(100, true)}};
+  const std::vector<MateHit> ff[2] = {{hit(100, false)}, {hit(300, false)}};
+  const std::vector<MateHit> contigs[2] = {{hit(100, false)}, {hit(300, true, 100, 1)}};
+  for (const auto* hits : {&too_far, &rf, &ff, &contigs}) {
+    const PairChoice c = choose_pair(*hits, mapq, model_300_30(), PairScoring{});
+    EXPECT_FALSE(c.proper);
+    EXPECT_EQ(c.mapq[0], 37);
+    EXPECT_EQ(c.mapq[1], 25);
+  }
+  const std::vector<MateHit> fine[2] = {{hit(100, false)}, {hit(300, true)}};
+  EXPECT_FALSE(choose_pair(fine, mapq, InsertSizeModel{}, PairScoring{}).proper);  // no model
+}
+
+// Mate 2's best hit (score 100) is far; an alternative with m mismatches (score 100 - 5 m) lies at
+// the mean. Paired beats unpaired (183) only when 200 - 5 m > 183: m = 3 pairs, m = 4 does not.
+TEST(ChoosePair, UnpairedPenaltyDecides) {
+  const int mapq[2] = {37, 37};
+  const PairScoring scoring;
+  const std::vector<MateHit> four[2] = {{hit(100, false)}, {hit(50000, true), hit(300, true, ungapped_score(100, 4, scoring))}};
+  EXPECT_FALSE(choose_pair(four, mapq, model_300_30(), scoring).proper);
+  const std::vector<MateHit> three[2] = {{hit(100, false)}, {hit(50000, true), hit(300, true, ungapped_score(100, 3, scoring))}};
+  const PairChoice c = choose_pair(three, mapq, model_300_30(), scoring);
+  ASSERT_TRUE(c.proper);
+  EXPECT_EQ(c.hit[1], 1u);
+  const int pair_mapq = static_cast<int>(6.02 * (185 - 183) + .499);  // 12
+  EXPECT_EQ(c.mapq[0], 37);         // above the pair's
+  EXPECT_EQ(c.mapq[1], pair_mapq);  // its hit is not its best: single-end 0, raised to the pair's
+}
+
+TEST(UngappedScore, IsBwaMemsMatchAndMismatch) {
+  EXPECT_EQ(ungapped_score(100, 0, PairScoring{}), 100);
+  EXPECT_EQ(ungapped_score(100, 2, PairScoring{}), 90);
+  EXPECT_EQ(ungapped_score(150, 1, PairScoring{2, 8, 17}), 290);
+}
+
+WrittenMate written(bool mapped, std::uint32_t contig, std::uint64_t position, bool reverse, int mapq) {
+  return WrittenMate{mapped, contig, position, position + 100, reverse, mapq, mapped ? "100M" : ""};
+}
+
+TEST(MateFields, ProperFrPair) {
+  const WrittenMate mates[2] = {written(true, 2, 100, false, 60), written(true, 2, 300, true, 40)};
+  MateFields f[2];
+  mate_fields(mates, true, f);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x2 | 0x20 | 0x40);
+  EXPECT_EQ(f[1].flag, 0x1 | 0x2 | 0x80);
+  EXPECT_EQ(f[0].mate_contig, 2);
+  EXPECT_EQ(f[0].mate_position, 300);
+  EXPECT_EQ(f[1].mate_position, 100);
+  EXPECT_EQ(f[0].tlen, 300);   // 5' ends 100 and 400
+  EXPECT_EQ(f[1].tlen, -300);
+  EXPECT_EQ(f[0].mapq, 60);
+  EXPECT_EQ(f[0].mate_mapq, 40);
+  EXPECT_EQ(f[1].mate_mapq, 60);
+  EXPECT_TRUE(f[0].has_mate_mapq && f[0].has_mate_cigar);
+  EXPECT_EQ(f[0].mate_cigar, "100M");
+  EXPECT_EQ(f[0].contig, -1);  // mapped: keeps its own place
+}
+
+TEST(MateFields, RfPairTlenIsBetweenFivePrimeEnds) {
+  // Mate 1 reverse at [100, 200) (5' end 200), mate 2 forward at 300: TLEN 100 and -100.
+  const WrittenMate mates[2] = {written(true, 0, 100, true, 37), written(true, 0, 300, false, 37)};
+  MateFields f[2];
+  mate_fields(mates, false, f);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x40);
+  EXPECT_EQ(f[1].flag, 0x1 | 0x20 | 0x80);
+  EXPECT_EQ(f[0].tlen, 100);
+  EXPECT_EQ(f[1].tlen, -100);
+}
+
+TEST(MateFields, DifferentContigsHaveNoTlen) {
+  const WrittenMate mates[2] = {written(true, 0, 100, false, 37), written(true, 1, 300, true, 37)};
+  MateFields f[2];
+  mate_fields(mates, false, f);
+  EXPECT_EQ(f[0].tlen, 0);
+  EXPECT_EQ(f[1].tlen, 0);
+  EXPECT_EQ(f[0].mate_contig, 1);
+  EXPECT_EQ(f[1].mate_contig, 0);
+}
+
+TEST(MateFields, UnmappedMateStandsAtItsMate) {
+  const WrittenMate mates[2] = {written(true, 3, 500, true, 37), written(false, 0, 0, false, 0)};
+  MateFields f[2];
+  mate_fields(mates, false, f);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x8 | 0x40);
+  EXPECT_EQ(f[1].flag, 0x1 | 0x20 | 0x80);
+  EXPECT_EQ(f[0].mate_contig, 3);
+  EXPECT_EQ(f[0].mate_position, 500);  // the unmapped mate's place: its own
+  EXPECT_EQ(f[1].contig, 3);
+  EXPECT_EQ(f[1].position, 500);
+  EXPECT_EQ(f[1].mate_position, 500);
+  EXPECT_EQ(f[0].tlen, 0);
+  EXPECT_EQ(f[1].tlen, 0);
+  EXPECT_FALSE(f[0].has_mate_mapq);
+  EXPECT_TRUE(f[0].has_mate_cigar);
+  EXPECT_EQ(f[0].mate_cigar, "*");
+  EXPECT_TRUE(f[1].has_mate_mapq);
+  EXPECT_EQ(f[1].mate_mapq, 37);
+  EXPECT_EQ(f[1].mate_cigar, "100M");
+}
+
+TEST(MateFields, BothUnmapped) {
+  const WrittenMate mates[2] = {written(false, 0, 0, false, 0), written(false, 0, 0, false, 0)};
+  MateFields f[2];
+  mate_fields(mates, false, f);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x8 | 0x40);
+  EXPECT_EQ(f[1].flag, 0x1 | 0x8 | 0x80);
+  for (const MateFields& m : f) {
+    EXPECT_EQ(m.mate_contig, -1);
+    EXPECT_EQ(m.mate_position, -1);
+    EXPECT_EQ(m.contig, -1);
+    EXPECT_FALSE(m.has_mate_mapq || m.has_mate_cigar);
+  }
+}
+
+}  // namespace
+}  // namespace wtmap::aligner
