@@ -21,6 +21,11 @@ struct SamRecord {
   std::string cigar, seq, qual;
   std::optional<std::int64_t> nm, x0, x1;
   std::optional<std::string> md, xa, rg;
+  // Pairs: RNEXT (as a target id), PNEXT (0-based), TLEN, MC and MQ.
+  int mate_tid = -1;
+  std::int64_t mate_pos = -1, tlen = 0;
+  std::optional<std::string> mc;
+  std::optional<std::int64_t> mq;
 };
 
 struct SamContents {
@@ -72,6 +77,11 @@ inline SamContents read_alignments(const std::string& path) {
     r.md = string_tag(b.get(), "MD");
     r.xa = string_tag(b.get(), "XA");
     r.rg = string_tag(b.get(), "RG");
+    r.mate_tid = b->core.mtid;
+    r.mate_pos = b->core.mpos;
+    r.tlen = b->core.isize;
+    r.mc = string_tag(b.get(), "MC");
+    r.mq = int_tag(b.get(), "MQ");
     s.records.push_back(std::move(r));
   }
   if (got < -1) throw std::runtime_error("sam_read1 failed in " + path + " after " + std::to_string(s.records.size()) + " records");
