@@ -5,6 +5,7 @@
 #include <string>
 
 #include "wtmap/aligner/batch_reader.hpp"
+#include "wtmap/core/detail/parallel.hpp"
 
 namespace wtmap::aligner {
 
@@ -154,16 +155,21 @@ Status PairedSamWriterSink::write_paired(const ReadBatch& batch) {
   }
   paired_.assign(batch.alignments.begin(), batch.alignments.end());
   fields_.resize(batch.size());
-  for (std::size_t i = 0; i < batch.size(); i += 2) {
-    ReadAlignment mates[2] = {std::move(paired_[i]), std::move(paired_[i + 1])};
-    const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
-    MateFields fields[2];
-    pair_mismatch_mates(mates, lengths, max_mismatches_, model_, scoring_, fields, totals_);
-    for (int m = 0; m < 2; ++m) {
-      paired_[i + m] = std::move(mates[m]);
-      fields_[i + m] = std::move(fields[m]);
+  // Pairs are independent once the model is set: on all threads, as SamWriter formats.
+  wtmap::detail::parallel_for_ranges(batch.size() / 2, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t p = begin; p < end; ++p) {
+      const std::size_t i = 2 * p;
+      ReadAlignment mates[2] = {std::move(paired_[i]), std::move(paired_[i + 1])};
+      const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
+      MateFields fields[2];
+      pair_mismatch_mates(mates, lengths, max_mismatches_, model_, scoring_, fields);
+      for (int m = 0; m < 2; ++m) {
+        paired_[i + m] = std::move(mates[m]);
+        fields_[i + m] = std::move(fields[m]);
+      }
     }
-  }
+  }, 1024);
+  for (std::size_t i = 0; i < batch.size(); i += 2) totals_.add(fields_[i], fields_[i + 1]);
   return writer_.write_pairs(batch.reads, paired_, fields_);
 }
 

@@ -177,6 +177,16 @@ void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2
   }
 }
 
+void PairTotals::add(const MateFields& first, const MateFields& second) {
+  // Each mate's 0x8 says whether the other is unmapped; mate_contig is the other's contig.
+  const bool mapped[2] = {(second.flag & kSamMateUnmapped) == 0, (first.flag & kSamMateUnmapped) == 0};
+  ++pairs;
+  proper += (first.flag & kSamProperPair) != 0;
+  both_mapped += mapped[0] && mapped[1];
+  singletons += mapped[0] != mapped[1];
+  different_contigs += mapped[0] && mapped[1] && first.mate_contig != second.mate_contig;
+}
+
 std::vector<MateHit> mate_hits(const ReadAlignment& a, std::size_t length, const PairScoring& scoring) {
   std::vector<MateHit> hits;
   if (!a.mapped) return hits;
@@ -189,8 +199,7 @@ std::vector<MateHit> mate_hits(const ReadAlignment& a, std::size_t length, const
 }
 
 void pair_mismatch_mates(ReadAlignment (&mates)[2], const std::size_t (&lengths)[2], unsigned max_mismatches,
-                         const InsertSizeModel& model, const PairScoring& scoring, MateFields (&out)[2],
-                         PairTotals& totals) {
+                         const InsertSizeModel& model, const PairScoring& scoring, MateFields (&out)[2]) {
   const std::vector<MateHit> hits[2] = {mate_hits(mates[0], lengths[0], scoring), mate_hits(mates[1], lengths[1], scoring)};
   const int mapq[2] = {mates[0].mapped ? mapping_quality(mates[0], max_mismatches) : 0,
                        mates[1].mapped ? mapping_quality(mates[1], max_mismatches) : 0};
@@ -206,11 +215,6 @@ void pair_mismatch_mates(ReadAlignment (&mates)[2], const std::size_t (&lengths)
                   choice.mapq[m], std::to_string(lengths[m]) + "M"};
   }
   mate_fields(written, choice.proper, out);
-  ++totals.pairs;
-  totals.proper += choice.proper;
-  totals.both_mapped += mates[0].mapped && mates[1].mapped;
-  totals.singletons += mates[0].mapped != mates[1].mapped;
-  totals.different_contigs += mates[0].mapped && mates[1].mapped && mates[0].primary.contig != mates[1].primary.contig;
 }
 
 std::int64_t sampled_insert_size(const ReadAlignment (&mates)[2], const std::size_t (&lengths)[2],

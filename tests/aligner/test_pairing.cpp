@@ -268,5 +268,24 @@ TEST(MateFields, BothUnmapped) {
   }
 }
 
+// flagstat's view of pairs: proper, both mapped (and on different contigs), singletons.
+TEST(PairTotals, CountsFromTheFields) {
+  const WrittenMate on0 = written(true, 0, 100, false, 37), on0r = written(true, 0, 300, true, 37);
+  const WrittenMate on1 = written(true, 1, 300, true, 37), none = written(false, 0, 0, false, 0);
+  const WrittenMate pairs[4][2] = {{on0, on0r}, {on0, on1}, {none, on0r}, {none, none}};
+  const bool proper[4] = {true, false, false, false};
+  PairTotals totals;
+  for (int p = 0; p < 4; ++p) {
+    MateFields f[2];
+    mate_fields(pairs[p], proper[p], f);
+    totals.add(f[0], f[1]);
+  }
+  EXPECT_EQ(totals.pairs, 4u);
+  EXPECT_EQ(totals.proper, 1u);
+  EXPECT_EQ(totals.both_mapped, 2u);
+  EXPECT_EQ(totals.different_contigs, 1u);
+  EXPECT_EQ(totals.singletons, 1u);
+}
+
 }  // namespace
 }  // namespace wtmap::aligner

@@ -130,22 +130,23 @@ struct MateFields {
 // 5' end is leftmost; 0x2 only with `proper`.
 void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2]);
 
+// What pairing counted (the summary of `wtmap align` on pairs), from the pairs' fields as
+// samtools flagstat counts them: a singleton is a pair with one mate mapped.
+struct PairTotals {
+  std::uint64_t pairs = 0, proper = 0, both_mapped = 0, singletons = 0, different_contigs = 0;
+  void add(const MateFields& first, const MateFields& second);
+};
+
 // ---- the k-mismatch mode --------------------------------------------------------------------
 
 // A mapped k-mismatch alignment's hits: its primary, then its alternatives (XA), scored with
 // ungapped_score.
 std::vector<MateHit> mate_hits(const ReadAlignment& a, std::size_t length, const PairScoring& scoring);
 
-// What pairing counted (the summary of `wtmap align` on pairs).
-struct PairTotals {
-  std::uint64_t pairs = 0, proper = 0, both_mapped = 0, singletons = 0, different_contigs = 0;
-};
-
 // Pairs two k-mismatch mates: the chosen hits become their primaries (the one it replaces among
 // the alternatives), and `out` gets their SAM fields. Either mate may be unmapped.
 void pair_mismatch_mates(ReadAlignment (&mates)[2], const std::size_t (&lengths)[2], unsigned max_mismatches,
-                         const InsertSizeModel& model, const PairScoring& scoring, MateFields (&out)[2],
-                         PairTotals& totals);
+                         const InsertSizeModel& model, const PairScoring& scoring, MateFields (&out)[2]);
 
 // The insert size a pair contributes to the estimate: both mates mapped once, confidently, in FR
 // orientation within kMaxSampledInsert; else -1.
