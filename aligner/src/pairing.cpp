@@ -203,18 +203,52 @@ void pair_mismatch_mates(ReadAlignment (&mates)[2], const std::size_t (&lengths)
   const std::vector<MateHit> hits[2] = {mate_hits(mates[0], lengths[0], scoring), mate_hits(mates[1], lengths[1], scoring)};
   const int mapq[2] = {mates[0].mapped ? mapping_quality(mates[0], max_mismatches) : 0,
                        mates[1].mapped ? mapping_quality(mates[1], max_mismatches) : 0};
-  const PairChoice choice = choose_pair(hits, mapq, model, scoring);
-  WrittenMate written[2];
-  for (int m = 0; m < 2; ++m) {
-    ReadAlignment& a = mates[m];
-    if (choice.hit[m] > 0) {  // an alternative pairs better: it becomes the primary
-      std::swap(a.primary, a.alternatives[choice.hit[m] - 1]);
-      a.mismatches = static_cast<std::uint8_t>(a.primary.edits.count());
-    }
-    written[m] = {a.mapped, a.primary.contig, a.primary.position, a.primary.position + lengths[m], a.primary.reverse,
-                  choice.mapq[m], std::to_string(lengths[m]) + "M"};
+  auto promote = [](ReadAlignment& a, std::size_t alternative) {
+    std::swap(a.primary, a.alternatives[alternative]);
+    a.mismatches = static_cast<std::uint8_t>(a.primary.edits.count());
+  };
+  auto written = [&lengths](const ReadAlignment& a, int m, int mapq_after) {
+    const std::size_t length = lengths[m];
+    return WrittenMate{a.mapped, a.primary.contig, a.primary.position, a.primary.position + length,
+                       a.primary.reverse, mapq_after, std::to_string(length) + "M"};
+  };
+  pair_mates(mates, hits, mapq, model, scoring, promote, written, out);
+}
+
+std::string cigar_text(const std::vector<std::uint32_t>& cigar) {
+  if (cigar.empty()) return "*";
+  std::string text;
+  for (const std::uint32_t op : cigar) {
+    text += std::to_string(op >> 4);
+    text += "MIDNSHP=X"[std::min<std::uint32_t>(op & 0xF, 8)];
   }
-  mate_fields(written, choice.proper, out);
+  return text;
+}
+
+std::vector<MateHit> mate_hits(const gapped::GappedReadAlignment& a) {
+  std::vector<MateHit> hits;
+  if (!a.mapped) return hits;
+  auto hit = [](const gapped::GappedHit& h) { return MateHit{h.contig, h.position, h.reference_end, h.reverse, h.score}; };
+  hits.push_back(hit(a.primary));
+  for (const gapped::GappedHit& h : a.alternatives) hits.push_back(hit(h));
+  return hits;
+}
+
+void pair_gapped_mates(gapped::GappedReadAlignment (&mates)[2], const InsertSizeModel& model,
+                       const PairScoring& scoring, MateFields (&out)[2]) {
+  const std::vector<MateHit> hits[2] = {mate_hits(mates[0]), mate_hits(mates[1])};
+  const int mapq[2] = {mates[0].mapped ? mates[0].mapq : 0, mates[1].mapped ? mates[1].mapq : 0};
+  auto promote = [](gapped::GappedReadAlignment& a, std::size_t alternative) {
+    std::swap(a.primary, a.alternatives[alternative]);
+  };
+  auto written = [](const gapped::GappedReadAlignment& a, int, int mapq_after) {
+    return WrittenMate{a.mapped, a.primary.contig, a.primary.position, a.primary.reference_end, a.primary.reverse,
+                       mapq_after, cigar_text(a.primary.cigar)};
+  };
+  pair_mates(mates, hits, mapq, model, scoring, promote, written, out);
+  // The pair's MAPQ is the mate's MAPQ from now on.
+  mates[0].mapq = static_cast<std::uint8_t>(out[0].mapq);
+  mates[1].mapq = static_cast<std::uint8_t>(out[1].mapq);
 }
 
 std::int64_t sampled_insert_size(const ReadAlignment (&mates)[2], const std::size_t (&lengths)[2],

@@ -287,5 +287,49 @@ TEST(PairTotals, CountsFromTheFields) {
   EXPECT_EQ(totals.singletons, 1u);
 }
 
+TEST(CigarText, BamOpsToSam) {
+  EXPECT_EQ(cigar_text({}), "*");
+  EXPECT_EQ(cigar_text({5u << 4 | 4, 48u << 4 | 0, 2u << 4 | 1, 45u << 4 | 0, 3u << 4 | 2}), "5S48M2I45M3D");
+}
+
+gapped::GappedHit gapped_hit(std::uint32_t contig, std::uint64_t position, bool reverse, std::int32_t score,
+                             std::vector<std::uint32_t> cigar, std::uint64_t reference_length) {
+  gapped::GappedHit h;
+  h.contig = contig;
+  h.position = position;
+  h.reference_end = position + reference_length;
+  h.reverse = reverse;
+  h.score = score;
+  h.cigar = std::move(cigar);
+  return h;
+}
+
+// The gapped mode through the same pairing: mate 2's best hit is far away, an alternative with a
+// 2-base deletion (reference span 102) lies by mate 1 and scores as well: it becomes the primary,
+// TLEN runs to its reference end, and mate 1's MC is its CIGAR.
+TEST(PairGappedMates, AlternativeByTheMateBecomesPrimary) {
+  gapped::GappedReadAlignment mates[2];
+  mates[0].mapped = mates[1].mapped = true;
+  mates[0].primary = gapped_hit(0, 1000, false, 100, {100u << 4}, 100);
+  mates[0].mapq = 60;
+  const std::vector<std::uint32_t> deletion = {50u << 4, 2u << 4 | 2, 50u << 4};
+  mates[1].primary = gapped_hit(0, 90000, true, 89, deletion, 102);
+  mates[1].alternatives = {gapped_hit(0, 1198, true, 89, deletion, 102)};
+  mates[1].mapq = 0;
+  MateFields f[2];
+  pair_gapped_mates(mates, model_300_30(), PairScoring{}, f);
+  EXPECT_EQ(mates[1].primary.position, 1198u);
+  EXPECT_EQ(mates[1].alternatives[0].position, 90000u);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x2 | 0x20 | 0x40);
+  EXPECT_EQ(f[0].tlen, 1300 - 1000);  // mate 2's 5' end: its reference end
+  EXPECT_EQ(f[1].tlen, -300);
+  EXPECT_EQ(f[0].mate_cigar, "50M2D50M");
+  EXPECT_EQ(f[1].mate_cigar, "100M");
+  EXPECT_EQ(f[0].mapq, 60);
+  EXPECT_EQ(f[1].mapq, 40);  // 0 raised by the pair, by at most 40
+  EXPECT_EQ(mates[1].mapq, 40);
+  EXPECT_EQ(f[0].mate_mapq, 40);
+}
+
 }  // namespace
 }  // namespace wtmap::aligner

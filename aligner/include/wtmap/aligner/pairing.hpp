@@ -2,7 +2,7 @@
 // of hits and its MAPQ, and the SAM fields that tie two mates together (FLAG bits, RNEXT/PNEXT,
 // TLEN, MC, MQ). Independent of how each mate was aligned: a mate is a list of hits (MateHit), the
 // best first, each with a score and its reference span, so the k-mismatch mode (mate_hits below)
-// and the gapped mode feed the same pairing and the same SAM fields.
+// and the gapped mode (pair_gapped_mates) feed the same pairing and the same SAM fields.
 //
 // Sources: bwa mem's bwamem_pair.c (mem_pestat: the insert-size distribution from quartiles;
 // mem_pair: the pair score, both mates' scores plus the log-likelihood of the insert size;
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "wtmap/aligner/alignment.hpp"
+#include "wtmap/aligner/gapped/gapped_alignment.hpp"
 #include "wtmap/core/status.hpp"
 
 namespace wtmap::aligner {
@@ -137,6 +138,23 @@ struct PairTotals {
   void add(const MateFields& first, const MateFields& second);
 };
 
+// Pairs two mates of any alignment type: `hits` are each mate's (best first, then its
+// alternatives in order: hit i > 0 is alternative i - 1), `mapq` their single-end MAPQs;
+// promote(mate, j) makes alternative j the primary (bwa mem reports the hits that pair), and
+// written(mate, m, mapq) says how mate m (0 or 1) is written. `out` gets both mates' SAM fields.
+template <class Alignment, class Promote, class Written>
+void pair_mates(Alignment (&mates)[2], const std::vector<MateHit> (&hits)[2], const int (&mapq)[2],
+                const InsertSizeModel& model, const PairScoring& scoring, Promote&& promote, Written&& written,
+                MateFields (&out)[2]) {
+  const PairChoice choice = choose_pair(hits, mapq, model, scoring);
+  WrittenMate as_written[2];
+  for (int m = 0; m < 2; ++m) {
+    if (choice.hit[m] > 0) promote(mates[m], choice.hit[m] - 1);
+    as_written[m] = written(mates[m], m, choice.mapq[m]);
+  }
+  mate_fields(as_written, choice.proper, out);
+}
+
 // ---- the k-mismatch mode --------------------------------------------------------------------
 
 // A mapped k-mismatch alignment's hits: its primary, then its alternatives (XA), scored with
@@ -152,5 +170,16 @@ void pair_mismatch_mates(ReadAlignment (&mates)[2], const std::size_t (&lengths)
 // orientation within kMaxSampledInsert; else -1.
 std::int64_t sampled_insert_size(const ReadAlignment (&mates)[2], const std::size_t (&lengths)[2],
                                  unsigned max_mismatches);
+
+// ---- the gapped mode ------------------------------------------------------------------------
+
+// A gapped alignment's hits (its primary, then its XA alternatives), scored by their AS.
+std::vector<MateHit> mate_hits(const gapped::GappedReadAlignment& a);
+// Pairs two gapped mates (their mapq fields the single-end MAPQs) as pair_mismatch_mates pairs
+// k-mismatch ones; `scoring` takes -A and -U from the gapped run's options.
+void pair_gapped_mates(gapped::GappedReadAlignment (&mates)[2], const InsertSizeModel& model,
+                       const PairScoring& scoring, MateFields (&out)[2]);
+// A BAM-encoded CIGAR as SAM text ("*" when empty).
+std::string cigar_text(const std::vector<std::uint32_t>& cigar);
 
 }  // namespace wtmap::aligner
