@@ -215,6 +215,36 @@ void pair_mismatch_mates(ReadAlignment (&mates)[2], const std::size_t (&lengths)
   pair_mates(mates, hits, mapq, model, scoring, promote, written, out);
 }
 
+RescueWindow rescue_window(const MateHit& anchor, std::size_t mate_length, const InsertSizeModel& model,
+                           std::uint64_t contig_length) {
+  RescueWindow w;
+  w.contig = anchor.contig;
+  w.reverse = !anchor.reverse;
+  if (!model.known) return w;
+  const auto length = static_cast<std::int64_t>(mate_length);
+  const auto contig = static_cast<std::int64_t>(contig_length);
+  std::int64_t begin = 0, end = 0;
+  if (!anchor.reverse) {  // the mate's end (its 5' end) lies in anchor.position + [low, high]
+    const auto from = static_cast<std::int64_t>(anchor.position);
+    begin = from + model.low - length;
+    end = from + model.high;
+  } else {  // the mate's start lies in anchor.end - [high, low]
+    const auto to = static_cast<std::int64_t>(anchor.end);
+    begin = to - model.high;
+    end = to - model.low + length;
+  }
+  begin = std::clamp<std::int64_t>(begin, 0, contig);
+  end = std::clamp<std::int64_t>(end, begin, contig);
+  w.begin = static_cast<std::uint64_t>(begin);
+  w.end = static_cast<std::uint64_t>(end);
+  return w;
+}
+
+MateHit rescued_hit(const RescueWindow& window, std::int64_t target_begin, std::int64_t target_end, int score) {
+  return MateHit{window.contig, window.begin + static_cast<std::uint64_t>(target_begin),
+                 window.begin + static_cast<std::uint64_t>(target_end), window.reverse, score};
+}
+
 std::string cigar_text(const std::vector<std::uint32_t>& cigar) {
   if (cigar.empty()) return "*";
   std::string text;

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "wtmap/aligner/gapped/gapped_batch.hpp"
 #include "wtmap/aligner/pairing.hpp"
 
 namespace wtmap::aligner {
@@ -329,6 +331,62 @@ TEST(PairGappedMates, AlternativeByTheMateBecomesPrimary) {
   EXPECT_EQ(f[1].mapq, 40);  // 0 raised by the pair, by at most 40
   EXPECT_EQ(mates[1].mapq, 40);
   EXPECT_EQ(f[0].mate_mapq, 40);
+}
+
+TEST(RescueWindow, WhereAProperMateLies) {
+  const InsertSizeModel m = model_300_30();  // [180, 420]
+  RescueWindow w = rescue_window(hit(1000, false), 100, m, 5000);
+  EXPECT_EQ(w.begin, 1080u);  // a mate ending 180 after the anchor's start begins at 1080
+  EXPECT_EQ(w.end, 1420u);
+  EXPECT_TRUE(w.reverse);
+  w = rescue_window(hit(1200, true), 100, m, 5000);  // anchor [1200, 1300)
+  EXPECT_EQ(w.begin, 880u);
+  EXPECT_EQ(w.end, 1220u);
+  EXPECT_FALSE(w.reverse);
+  w = rescue_window(hit(100, true), 100, m, 5000);  // cut at the contig's start
+  EXPECT_EQ(w.begin, 0u);
+  EXPECT_EQ(w.end, 120u);
+  w = rescue_window(hit(4800, false), 100, m, 5000);  // and at its end
+  EXPECT_EQ(w.begin, 4880u);
+  EXPECT_EQ(w.end, 5000u);
+  w = rescue_window(hit(4950, false), 100, m, 5000);  // wholly past it
+  EXPECT_EQ(w.begin, w.end);
+  w = rescue_window(hit(1000, false), 100, InsertSizeModel{}, 5000);  // no model
+  EXPECT_EQ(w.begin, w.end);
+}
+
+std::vector<std::uint8_t> codes_of(const std::string& bases) {
+  std::vector<std::uint8_t> codes;
+  for (const char c : bases) codes.push_back(static_cast<std::uint8_t>(std::string("ACGT").find(c)));
+  return codes;
+}
+
+// A mate with a 2-base deletion, found by a local alignment of it in its anchor's window on the
+// CPU backend: [1198, 1300) on the reverse strand, its 100 bases matched less the gap's 6 + 2 * 1.
+TEST(RescueWindow, LocalAlignmentInTheWindowFindsTheMate) {
+  std::mt19937 rng(7);
+  std::string reference;
+  for (int i = 0; i < 5000; ++i) reference += "ACGT"[rng() % 4];
+  const MateHit anchor = hit(1000, false);
+  const std::string mate_forward = reference.substr(1198, 50) + reference.substr(1250, 50);  // as the window reads it
+  const RescueWindow w = rescue_window(anchor, mate_forward.size(), model_300_30(), reference.size());
+  ASSERT_TRUE(w.reverse);
+  const std::vector<std::uint8_t> query = codes_of(mate_forward);
+  const std::vector<std::uint8_t> target = codes_of(reference.substr(w.begin, w.end - w.begin));
+  gapped::Scoring scoring;
+  scoring.band = static_cast<std::int32_t>(target.size());
+  gapped::GappedAligner aligner(Backend::cpu);
+  const gapped::CodeArrays codes{query.data(), query.size(), target.data(), target.size()};
+  const gapped::LocalTask task{0, 0, static_cast<std::uint32_t>(query.size()), static_cast<std::uint32_t>(target.size())};
+  gapped::LocalResult found;
+  ASSERT_TRUE(aligner.align_local(scoring, codes, &task, &found, 1).ok());
+  const MateHit mate = rescued_hit(w, found.target_begin, found.target_end, found.score);
+  EXPECT_EQ(mate.contig, anchor.contig);
+  EXPECT_EQ(mate.position, 1198u);
+  EXPECT_EQ(mate.end, 1300u);
+  EXPECT_TRUE(mate.reverse);
+  EXPECT_EQ(mate.score, 100 - (6 + 2 * 1));
+  EXPECT_EQ(fr_insert_size(anchor, mate), 300);
 }
 
 }  // namespace

@@ -171,6 +171,26 @@ void pair_mismatch_mates(ReadAlignment (&mates)[2], const std::size_t (&lengths)
 std::int64_t sampled_insert_size(const ReadAlignment (&mates)[2], const std::size_t (&lengths)[2],
                                  unsigned max_mismatches);
 
+// ---- mate rescue (bwa mem's mem_matesw), for the gapped mode --------------------------------
+// Not run by the k-mismatch mode: its search finds every hit with at most k mismatches, so a
+// window could hold only alignments it cannot write (more mismatches, or gaps).
+
+// Where the mate of `anchor` lies if the two are a proper FR pair: [begin, end) of the anchor's
+// contig (of `contig_length` bases), the mate on the other strand (reverse: the mate's reverse
+// complement aligns there). Empty (begin == end) without a model or off the contig.
+struct RescueWindow {
+  std::uint32_t contig = 0;
+  std::uint64_t begin = 0, end = 0;
+  bool reverse = false;
+};
+RescueWindow rescue_window(const MateHit& anchor, std::size_t mate_length, const InsertSizeModel& model,
+                           std::uint64_t contig_length);
+
+// The hit a local alignment of the mate (as the window's strand reads it) in the window makes:
+// offsets of `target_begin`, `target_end` in the window, its score. Search it unbanded
+// (gapped::Scoring::band at least the window's length), as bwa mem's ksw_align2 does.
+MateHit rescued_hit(const RescueWindow& window, std::int64_t target_begin, std::int64_t target_end, int score);
+
 // ---- the gapped mode ------------------------------------------------------------------------
 
 // A gapped alignment's hits (its primary, then its XA alternatives), scored by their AS.
