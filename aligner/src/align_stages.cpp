@@ -126,14 +126,20 @@ void MismatchSearchEngine::release() {
 
 Status PairedSamWriterSink::write(const ReadBatch& batch) {
   if (settled_) return write_paired(batch);
-  for (std::size_t i = 0; i + 1 < batch.size() && samples_.size() < sample_pairs_; i += 2) {
+  auto sampled_enough = [&] { return samples_.size() >= sample_pairs_ || pairs_seen_ >= window_pairs_; };
+  for (std::size_t i = 0; i + 1 < batch.size() && !sampled_enough(); i += 2) {
+    ++pairs_seen_;
     const ReadAlignment mates[2] = {batch.alignments[i], batch.alignments[i + 1]};
     const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
     const std::int64_t size = sampled_insert_size(mates, lengths, max_mismatches_);
     if (size > 0) samples_.push_back(size);
   }
-  waiting_.push_back(batch);
-  return samples_.size() >= sample_pairs_ ? settle() : Status{};
+  if (!sampled_enough()) {
+    waiting_.push_back(batch);
+    return {};
+  }
+  WTMAP_TRY(settle());  // the batches before this one
+  return write_paired(batch);
 }
 
 Status PairedSamWriterSink::settle() {

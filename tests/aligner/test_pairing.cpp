@@ -1,7 +1,8 @@
 // pairing.hpp against closed forms: mate names, the insert-size estimate (quartiles, mean, std,
 // bounds worked out by hand for uniform and constant samples), -I, FR insert sizes, bwa mem's
 // pair choice and MAPQ (pair scores and margins computed here from the formula), and the SAM mate
-// fields of every case samtools fixmate distinguishes.
+// fields of every case samtools fixmate distinguishes; the gapped mode's pairing and mate rescue's
+// window; and which pairs PairedSamWriterSink estimates the model from, for any batching.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "fm_support.hpp"
+#include "wtmap/aligner/align_stages.hpp"
 #include "wtmap/aligner/gapped/gapped_batch.hpp"
 #include "wtmap/aligner/pairing.hpp"
 
@@ -387,6 +390,90 @@ TEST(RescueWindow, LocalAlignmentInTheWindowFindsTheMate) {
   EXPECT_TRUE(mate.reverse);
   EXPECT_EQ(mate.score, 100 - (6 + 2 * 1));
   EXPECT_EQ(fr_insert_size(anchor, mate), 300);
+}
+
+// ---- PairedSamWriterSink: which pairs the estimate takes ----------------------------------
+
+// Pair i of `inserts` (0: mate 2 unmapped): mate 1 forward at 1000 i, mate 2 reverse ending
+// `insert` after it; 100 bases each, unique and exact (MAPQ 37).
+std::vector<ReadBatch> pair_batches(const std::vector<std::int64_t>& inserts, std::size_t pairs_per_batch) {
+  std::vector<ReadBatch> batches;
+  for (std::size_t i = 0; i < inserts.size(); ++i) {
+    if (i % pairs_per_batch == 0) batches.emplace_back();
+    ReadBatch& b = batches.back();
+    for (int m = 0; m < 2; ++m) {
+      SeqRecord& r = b.next_record();
+      r.name = "pair" + std::to_string(i);
+      r.sequence = std::string(100, "ACGT"[m]);
+      r.quality = std::string(100, 'I');
+      b.keep_record();
+      ReadAlignment a;
+      a.mapped = m == 0 || inserts[i] > 0;
+      a.best_count = 1;
+      a.primary.position = m == 0 ? 1000 * i : 1000 * i + inserts[i] - 100;
+      a.primary.reverse = m == 1;
+      b.alignments.push_back(a);
+    }
+  }
+  return batches;
+}
+
+struct SinkRun {
+  InsertSizeModel model;
+  PairTotals totals;
+  std::string sam;
+};
+
+SinkRun run_sink(const std::vector<ReadBatch>& batches, std::uint64_t sample_pairs, std::uint64_t window_pairs) {
+  const fmtest::TempDir dir;
+  SamOptions options;
+  options.path = dir.file("pairs.sam");
+  auto writer = SamWriter::open(options, {{"c", 1000000}});
+  EXPECT_TRUE(writer.ok());
+  PairedSamWriterSink sink(*writer, 4, InsertSizeModel{}, PairScoring{}, sample_pairs, window_pairs);
+  EXPECT_TRUE(sink.prepare(16).ok());
+  for (const ReadBatch& b : batches) EXPECT_TRUE(sink.write(b).ok());
+  EXPECT_TRUE(sink.finish().ok());
+  return {sink.model(), sink.totals(), fmtest::read_file(options.path)};
+}
+
+// Pairs 0..24 lack a mate, 25..59 are confident: a window of 20 pairs sees no confident pair (no
+// model, nothing proper); a window of 100 takes pairs 25..34.
+TEST(PairedSink, EstimateTakesTheConfidentPairsOfTheWindow) {
+  std::vector<std::int64_t> inserts(60, 0);
+  std::vector<std::int64_t> first_ten;
+  for (std::size_t i = 25; i < 60; ++i) inserts[i] = 250 + static_cast<std::int64_t>(i * 7 % 100);
+  for (std::size_t i = 25; i < 35; ++i) first_ten.push_back(inserts[i]);
+  const SinkRun narrow = run_sink(pair_batches(inserts, 8), 10, 20);
+  EXPECT_FALSE(narrow.model.known);
+  EXPECT_EQ(narrow.model.pairs, 0u);
+  EXPECT_EQ(narrow.totals.pairs, 60u);
+  EXPECT_EQ(narrow.totals.proper, 0u);
+  EXPECT_EQ(narrow.totals.singletons, 25u);
+  const SinkRun wide = run_sink(pair_batches(inserts, 8), 10, 100);
+  const InsertSizeModel expected = estimate_insert_size(first_ten);
+  ASSERT_TRUE(wide.model.known);
+  EXPECT_EQ(wide.model.pairs, 10u);
+  EXPECT_EQ(wide.model.mean, expected.mean);
+  EXPECT_EQ(wide.model.low, expected.low);
+  EXPECT_EQ(wide.model.high, expected.high);
+  std::uint64_t proper = 0;
+  for (const std::int64_t insert : inserts) proper += insert >= expected.low && insert <= expected.high && insert > 0;
+  EXPECT_EQ(wide.totals.proper, proper);
+}
+
+TEST(PairedSink, SameModelAndRecordsForAnyBatching) {
+  std::vector<std::int64_t> inserts;
+  for (std::int64_t i = 0; i < 60; ++i) inserts.push_back(i % 9 == 4 ? 0 : 200 + (i * 37) % 200);
+  const SinkRun whole = run_sink(pair_batches(inserts, 60), 10, 40);
+  ASSERT_TRUE(whole.model.known);
+  for (const std::size_t per_batch : {1, 7, 13}) {
+    const SinkRun split = run_sink(pair_batches(inserts, per_batch), 10, 40);
+    EXPECT_EQ(split.model.mean, whole.model.mean) << per_batch;
+    EXPECT_EQ(split.model.low, whole.model.low) << per_batch;
+    EXPECT_EQ(split.model.high, whole.model.high) << per_batch;
+    EXPECT_EQ(split.sam, whole.sam) << per_batch;
+  }
 }
 
 }  // namespace

@@ -120,15 +120,17 @@ class SamWriterSink : public AlignmentSink {
 
 // Pairs written by a SamWriter: a batch of PairedReadSource's pairs, aligned mate by mate, is
 // paired (pair_mismatch_mates) and written with the pair fields. The insert-size model comes
-// from the first kInsertSamplePairs confident pairs in input order (or is given): until they were
-// seen, batches wait here (copied), so the model and every record are the same for any --batch.
+// from the first `sample_pairs` confident pairs among the first `window_pairs` pairs in input
+// order (or is given): batches wait here (copied) until those were seen, so the model and every
+// record are the same for any --batch. Space: at most window_pairs pairs waiting.
 class PairedSamWriterSink : public AlignmentSink {
  public:
   // `given`: -I's model, or none (known false) to estimate one.
   PairedSamWriterSink(SamWriter& writer, unsigned max_mismatches, const InsertSizeModel& given,
-                      PairScoring scoring = {}, std::uint64_t sample_pairs = kInsertSamplePairs)
+                      PairScoring scoring = {}, std::uint64_t sample_pairs = kInsertSamplePairs,
+                      std::uint64_t window_pairs = kInsertWindowPairs)
       : writer_(writer), max_mismatches_(max_mismatches), model_(given), scoring_(scoring),
-        sample_pairs_(sample_pairs), settled_(given.known) {}
+        sample_pairs_(sample_pairs), window_pairs_(window_pairs), settled_(given.known) {}
   Status prepare(std::size_t batch_size) override { return writer_.reserve(batch_size); }
   Status write(const ReadBatch& batch) override;
   Status finish() override;
@@ -144,7 +146,7 @@ class PairedSamWriterSink : public AlignmentSink {
   unsigned max_mismatches_;
   InsertSizeModel model_;
   PairScoring scoring_;
-  std::uint64_t sample_pairs_;
+  std::uint64_t sample_pairs_, window_pairs_, pairs_seen_ = 0;
   bool settled_;
   std::vector<std::int64_t> samples_;
   std::vector<ReadBatch> waiting_;  // batches before the model settled

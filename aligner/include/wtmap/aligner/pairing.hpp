@@ -44,9 +44,11 @@ struct InsertSizeModel {
 constexpr std::uint64_t kMinInsertPairs = 10;
 // Insert sizes above this are never sampled (bwa mem's max_ins).
 constexpr std::int64_t kMaxSampledInsert = 10000;
-// Pairs sampled for the estimate: the first this many confident ones in input order, so that
-// the model and every record depend on the input only, not on --batch or the device.
+// Pairs sampled for the estimate: the first this many confident ones in input order, among the
+// first kInsertWindowPairs pairs (which bounds what waits for the estimate), so that the model and
+// every record depend on the input only, not on --batch or the device.
 constexpr std::uint64_t kInsertSamplePairs = 10000;
+constexpr std::uint64_t kInsertWindowPairs = 100000;
 // A mate whose single-end MAPQ is at least this is confident enough to sample.
 constexpr int kConfidentMapq = 20;
 
