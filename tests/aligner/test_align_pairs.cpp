@@ -251,7 +251,7 @@ TEST_F(AlignPairs, GivenInsertSizeSetsTheBounds) {
   }
 }
 
-TEST_F(AlignPairs, InterleavedInputAndAnyBatchGiveTheSameRecords) {
+TEST_F(AlignPairs, InterleavedGzipAnyBatchAndThreadsGiveTheSameRecords) {
   const std::string reference = dir_->file("reference.sam");
   align(two_files(), reference);
   const std::string expected = records_of(reference);
@@ -263,6 +263,13 @@ TEST_F(AlignPairs, InterleavedInputAndAnyBatchGiveTheSameRecords) {
     align(std::string("--batch ") + batch + " " + two_files(), out);
     EXPECT_EQ(records_of(out), expected) << "--batch " << batch;
   }
+  align("-t 1 " + two_files(), out);  // (align() passes -t 2 before)
+  EXPECT_EQ(records_of(out), expected) << "-t 1";
+  const std::string gz1 = dir_->file("r1.fq.gz"), gz2 = dir_->file("r2.fq.gz");
+  fmtest::write_gzip(gz1, fmtest::read_file(dir_->file("r1.fq")));
+  fmtest::write_gzip(gz2, fmtest::read_file(dir_->file("r2.fq")));
+  align(shell_quote(gz1) + " " + shell_quote(gz2), out);
+  EXPECT_EQ(records_of(out), expected) << "gzip";
 }
 
 TEST_F(AlignPairs, SameRecordsOnCpuAndGpu) {
