@@ -112,15 +112,19 @@ PairChoice choose_pair(const std::vector<MateHit> (&hits)[2], const int (&mapq)[
   choice.mapq[1] = mapq[1];
   if (!model.known || hits[0].empty() || hits[1].empty()) return choice;
   constexpr long long kNone = std::numeric_limits<long long>::min();
+  // The score of the pair of hits i and j, kNone unless FR within the bounds.
+  auto pair_score = [&](std::size_t i, std::size_t j) {
+    const std::int64_t size = fr_insert_size(hits[0][i], hits[1][j]);
+    if (size < model.low || size > model.high) return kNone;  // also -1: not FR
+    const double sigmas = model.std > 0 ? (static_cast<double>(size) - model.mean) / model.std
+                                        : (static_cast<double>(size) == model.mean ? 0.0 : HUGE_VAL);
+    const double raw = hits[0][i].score + hits[1][j].score + insert_log_likelihood(sigmas, scoring.match);
+    return std::max<long long>(0, static_cast<long long>(std::floor(raw + .499)));
+  };
   long long best = kNone, second = kNone;
   for (std::size_t i = 0; i < hits[0].size(); ++i) {
     for (std::size_t j = 0; j < hits[1].size(); ++j) {
-      const std::int64_t size = fr_insert_size(hits[0][i], hits[1][j]);
-      if (size < model.low || size > model.high) continue;  // also -1: not FR
-      const double sigmas = model.std > 0 ? (static_cast<double>(size) - model.mean) / model.std
-                                          : (static_cast<double>(size) == model.mean ? 0.0 : HUGE_VAL);
-      const double raw = hits[0][i].score + hits[1][j].score + insert_log_likelihood(sigmas, scoring.match);
-      const long long score = std::max<long long>(0, static_cast<long long>(std::floor(raw + .499)));
+      const long long score = pair_score(i, j);
       if (score > best) {
         second = best;
         best = score;
@@ -137,7 +141,17 @@ PairChoice choose_pair(const std::vector<MateHit> (&hits)[2], const int (&mapq)[
     return choice;
   }
   choice.proper = true;
-  const int pair_mapq = std::min(60, raw_mapq(best - std::max(second, unpaired), scoring.match));
+  // The other pairs within near_second of the second best: each lowers the pair's MAPQ.
+  unsigned near_second = 0;
+  for (std::size_t i = 0; i < hits[0].size(); ++i) {
+    for (std::size_t j = 0; j < hits[1].size(); ++j) {
+      const long long score = pair_score(i, j);
+      near_second += score != kNone && !(i == choice.hit[0] && j == choice.hit[1]) && second - score <= scoring.near_second;
+    }
+  }
+  int pair_mapq = raw_mapq(best - std::max(second, unpaired), scoring.match);
+  if (near_second > 0) pair_mapq -= static_cast<int>(4.343 * std::log(near_second + 1.0) + .499);
+  pair_mapq = std::clamp(pair_mapq, 0, 60);
   for (int m = 0; m < 2; ++m) {
     // A hit worse than the mate's best is no unique single-end hit (bwa mem recomputes its MAPQ
     // against the best, which then outscores it).

@@ -156,6 +156,23 @@ TEST(ChoosePair, TwoCopiesInTheWindowGiveNoPairMapq) {
   EXPECT_EQ(c.mapq[1], 0);
 }
 
+// Mate 2 exact at insert 300 (pair score 200) or with one mismatch at 310 (95 + the likelihood
+// of a third of a std: 195): MAPQ 6.02 * (200 - 195) less 4.343 ln 2 for the one pair near the
+// second, 30 - 3.
+TEST(ChoosePair, ASecondPairLowersThePairMapq) {
+  const PairScoring scoring;
+  const std::vector<MateHit> hits[2] = {{hit(1000, false)}, {hit(1200, true), hit(1210, true, ungapped_score(100, 1, scoring))}};
+  ASSERT_EQ(pair_score(100, 95, 310, 300, 30), 195);
+  const int mapq[2] = {37, 23};
+  const PairChoice c = choose_pair(hits, mapq, model_300_30(), scoring);
+  ASSERT_TRUE(c.proper);
+  EXPECT_EQ(c.hit[1], 0u);
+  const int pair_mapq = static_cast<int>(6.02 * 5 + .499) - static_cast<int>(4.343 * std::log(2.0) + .499);
+  ASSERT_EQ(pair_mapq, 27);
+  EXPECT_EQ(c.mapq[0], 37);
+  EXPECT_EQ(c.mapq[1], 27);
+}
+
 TEST(ChoosePair, DiscordantPairsStayUnpaired) {
   const int mapq[2] = {37, 25};
   const std::vector<MateHit> too_far[2] = {{hit(100, false)}, {hit(8000, true)}};

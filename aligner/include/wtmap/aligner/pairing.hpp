@@ -74,6 +74,9 @@ std::int64_t fr_insert_size(const MateHit& a, const MateHit& b);
 struct PairScoring {
   int match = 1, mismatch = 4;  // -A, -B
   int unpaired = 17;            // -U: what a pair not proper costs against the best single hits
+  // Pairs scoring within this of the second best pair count as its equals (bwa mem's n_sub):
+  // max(A + B, O + E) with bwa mem's defaults, the cost of one difference.
+  int near_second = 7;
 };
 
 // The score of an ungapped hit of `length` bases with `mismatches` substitutions.
@@ -91,8 +94,9 @@ struct PairChoice {
 // insert size within the model's bounds, the best by score1 + score2 + A * log4(P(insert)) (the
 // normal tail probability of the insert size) is proper when it beats the mates' best hits
 // unpaired (best1 + best2 - U); its MAPQ, 6.02 * (best pair - max(second pair, unpaired)) / A
-// capped at 60, raises each mate's single-end MAPQ q to at most q + 40. Ties keep the earlier
-// hits, so the choice depends on the hits' order only. `hits` non-empty, best first.
+// less 4.343 ln(n + 1) for the n other pairs within near_second of the second, in [0, 60],
+// raises each mate's single-end MAPQ q to at most q + 40. Ties keep the earlier hits (bwa mem
+// draws among them), so the choice depends on the hits' order only. `hits` best first.
 PairChoice choose_pair(const std::vector<MateHit> (&hits)[2], const int (&mapq)[2], const InsertSizeModel& model,
                        const PairScoring& scoring);
 
