@@ -259,7 +259,15 @@ MateHit rescued_hit(const RescueWindow& window, std::int64_t target_begin, std::
                  window.begin + static_cast<std::uint64_t>(target_end), window.reverse, score};
 }
 
-std::string cigar_text(const std::vector<std::uint32_t>& cigar) {
+std::int64_t sampled_insert_size(const gapped::GappedReadAlignment (&mates)[2]) {
+  for (const gapped::GappedReadAlignment& a : mates) {
+    if (!a.mapped || 5.0 * a.sub_score > 4.0 * a.primary.score) return -1;  // sub > 0.8 score
+  }
+  const std::int64_t size = fr_insert_size(mate_hits(mates[0])[0], mate_hits(mates[1])[0]);
+  return size > kMaxSampledInsert ? -1 : size;
+}
+
+std::string mate_cigar_text(const std::vector<std::uint32_t>& cigar) {
   if (cigar.empty()) return "*";
   std::string text;
   for (const std::uint32_t op : cigar) {
@@ -287,7 +295,7 @@ void pair_gapped_mates(gapped::GappedReadAlignment (&mates)[2], const InsertSize
   };
   auto written = [](const gapped::GappedReadAlignment& a, int, int mapq_after) {
     return WrittenMate{a.mapped, a.primary.contig, a.primary.position, a.primary.reference_end, a.primary.reverse,
-                       mapq_after, cigar_text(a.primary.cigar)};
+                       mapq_after, mate_cigar_text(a.primary.cigar)};
   };
   pair_mates(mates, hits, mapq, model, scoring, promote, written, out);
   // The pair's MAPQ is the mate's MAPQ from now on.

@@ -309,9 +309,9 @@ TEST(PairTotals, CountsFromTheFields) {
   EXPECT_EQ(totals.singletons, 1u);
 }
 
-TEST(CigarText, BamOpsToSam) {
-  EXPECT_EQ(cigar_text({}), "*");
-  EXPECT_EQ(cigar_text({5u << 4 | 4, 48u << 4 | 0, 2u << 4 | 1, 45u << 4 | 0, 3u << 4 | 2}), "5S48M2I45M3D");
+TEST(MateCigarText, BamOpsToSam) {
+  EXPECT_EQ(mate_cigar_text({}), "*");
+  EXPECT_EQ(mate_cigar_text({5u << 4 | 4, 48u << 4 | 0, 2u << 4 | 1, 45u << 4 | 0, 3u << 4 | 2}), "5S48M2I45M3D");
 }
 
 gapped::GappedHit gapped_hit(std::uint32_t contig, std::uint64_t position, bool reverse, std::int32_t score,
@@ -351,6 +351,25 @@ TEST(PairGappedMates, AlternativeByTheMateBecomesPrimary) {
   EXPECT_EQ(f[1].mapq, 40);  // 0 raised by the pair, by at most 40
   EXPECT_EQ(mates[1].mapq, 40);
   EXPECT_EQ(f[0].mate_mapq, 40);
+}
+
+TEST(SampledInsertSize, GappedMatesUniqueEnoughAndFr) {
+  gapped::GappedReadAlignment mates[2];
+  mates[0].mapped = mates[1].mapped = true;
+  mates[0].primary = gapped_hit(0, 1000, false, 100, {100u << 4}, 100);
+  mates[1].primary = gapped_hit(0, 1198, true, 90, {50u << 4, 2u << 4 | 2, 50u << 4}, 102);
+  EXPECT_EQ(sampled_insert_size(mates), 300);
+  mates[1].sub_score = 72;  // exactly 0.8 of 90: still unique enough
+  EXPECT_EQ(sampled_insert_size(mates), 300);
+  mates[1].sub_score = 73;
+  EXPECT_EQ(sampled_insert_size(mates), -1);
+  mates[1].sub_score = 0;
+  mates[1].primary.reverse = false;  // FF
+  EXPECT_EQ(sampled_insert_size(mates), -1);
+  mates[1].primary = gapped_hit(0, 20000, true, 90, {100u << 4}, 100);  // beyond 10000
+  EXPECT_EQ(sampled_insert_size(mates), -1);
+  mates[1].mapped = false;
+  EXPECT_EQ(sampled_insert_size(mates), -1);
 }
 
 TEST(RescueWindow, WhereAProperMateLies) {

@@ -205,7 +205,11 @@ std::vector<MateHit> mate_hits(const gapped::GappedReadAlignment& a);
 // k-mismatch ones; `scoring` takes -A and -U from the gapped run's options.
 void pair_gapped_mates(gapped::GappedReadAlignment (&mates)[2], const InsertSizeModel& model,
                        const PairScoring& scoring, MateFields (&out)[2]);
-// A BAM-encoded CIGAR as SAM text ("*" when empty).
-std::string cigar_text(const std::vector<std::uint32_t>& cigar);
+// The insert size a gapped pair contributes to the estimate (bwa mem's mem_pestat): both mates
+// mapped, each with no other alignment of its part scoring over 0.8 of its own (sub_score), in FR
+// orientation within kMaxSampledInsert; else -1.
+std::int64_t sampled_insert_size(const gapped::GappedReadAlignment (&mates)[2]);
+// A BAM-encoded CIGAR as SAM text ("*" when empty), as MC gives the mate's.
+std::string mate_cigar_text(const std::vector<std::uint32_t>& cigar);
 
 }  // namespace wtmap::aligner
