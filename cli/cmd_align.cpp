@@ -172,9 +172,11 @@ void log_pair_summary(const Log& log, const aligner::PairedSamWriterSink& sink) 
   }
   const aligner::PairTotals& t = sink.totals();
   log.info("%llu pairs; %llu properly paired (%.2f%%), %llu with both mates mapped (%llu on different contigs), "
-           "%llu singletons", static_cast<unsigned long long>(t.pairs), static_cast<unsigned long long>(t.proper),
-           percent(t.proper, t.pairs), static_cast<unsigned long long>(t.both_mapped),
-           static_cast<unsigned long long>(t.different_contigs), static_cast<unsigned long long>(t.singletons));
+           "%llu singletons; %llu mates with MAPQ > 0 after pairing (%.2f%%)", static_cast<unsigned long long>(t.pairs),
+           static_cast<unsigned long long>(t.proper), percent(t.proper, t.pairs),
+           static_cast<unsigned long long>(t.both_mapped), static_cast<unsigned long long>(t.different_contigs),
+           static_cast<unsigned long long>(t.singletons), static_cast<unsigned long long>(t.mates_mapq_positive),
+           percent(t.mates_mapq_positive, 2 * t.pairs));
 }
 
 // The run's summary: reads, mapped, MAPQ > 0, speed, and the reads not fully searched.

@@ -199,6 +199,7 @@ void PairTotals::add(const MateFields& first, const MateFields& second) {
   both_mapped += mapped[0] && mapped[1];
   singletons += mapped[0] != mapped[1];
   different_contigs += mapped[0] && mapped[1] && first.mate_contig != second.mate_contig;
+  mates_mapq_positive += (mapped[0] && first.mapq > 0) + (mapped[1] && second.mapq > 0);
 }
 
 std::vector<MateHit> mate_hits(const ReadAlignment& a, std::size_t length, const PairScoring& scoring) {

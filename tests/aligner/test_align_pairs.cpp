@@ -211,6 +211,12 @@ TEST_F(AlignPairs, PairFieldsMatchThePlantedPairs) {
   EXPECT_NE(run.err.find(std::to_string(pairs_.size()) + " pairs; " + std::to_string(proper) + " properly paired"),
             std::string::npos) << run.err;
   EXPECT_NE(run.err.find("1 singletons"), std::string::npos) << run.err;
+  std::size_t positive = 0;  // every mapped mate: all are unique, or rescued by their mate
+  for (const SamRecord& r : sam.records) positive += (r.flag & 0x4) == 0 && r.mapq > 0;
+  std::size_t mapped = 0;
+  for (const PlantedPair& p : pairs_) mapped += p.truth[0].mapped + p.truth[1].mapped;
+  EXPECT_EQ(positive, mapped);
+  EXPECT_NE(run.err.find(std::to_string(positive) + " mates with MAPQ > 0 after pairing"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("insert size (FR, from " + std::to_string(sampled) + " pairs)"), std::string::npos) << run.err;
 }
 

@@ -307,6 +307,7 @@ TEST(PairTotals, CountsFromTheFields) {
   EXPECT_EQ(totals.both_mapped, 2u);
   EXPECT_EQ(totals.different_contigs, 1u);
   EXPECT_EQ(totals.singletons, 1u);
+  EXPECT_EQ(totals.mates_mapq_positive, 5u);  // every mapped mate (MAPQ 37)
 }
 
 TEST(MateCigarText, BamOpsToSam) {

@@ -141,6 +141,7 @@ void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2
 // samtools flagstat counts them: a singleton is a pair with one mate mapped.
 struct PairTotals {
   std::uint64_t pairs = 0, proper = 0, both_mapped = 0, singletons = 0, different_contigs = 0;
+  std::uint64_t mates_mapq_positive = 0;  // mapped mates with MAPQ > 0 after pairing
   void add(const MateFields& first, const MateFields& second);
 };
 
