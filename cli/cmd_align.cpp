@@ -2,8 +2,9 @@
 // k-mismatch backward search (-k), on the GPU or the CPU.
 #include <cstdio>
 #include <cerrno>
-#include <optional>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -37,6 +38,8 @@ Result<fmindex::FmIndex> with_search_table(Result<fmindex::FmIndex> index) {
 
 constexpr const char* kUsage =
     "Usage: wtmap align -x <prefix> [options] <reads.fq[.gz] | reads.fa[.gz] | ->\n"
+    "       wtmap align -x <prefix> -k INT [options] <r1.fq[.gz]> <r2.fq[.gz]>   (pairs)\n"
+    "       wtmap align -x <prefix> -k INT [options] -p <interleaved.fq[.gz]>    (pairs)\n"
     "\n"
     "Aligns single-end DNA reads on both strands and writes SAM (default, stdout) or BAM.\n"
     "Two modes:\n"
@@ -64,6 +67,10 @@ constexpr const char* kUsage =
     "                    stages, 2 made ahead\n"
     "  --device S        auto, gpu or cpu [auto]\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"
+    "  -p                the one read file holds pairs, mate 1 then mate 2 (bwa mem -p)\n"
+    "  -I FLOAT,FLOAT[,INT[,INT]]  pairs' insert size: mean, std, max, min [estimated from\n"
+    "                    the first 10000 pairs of confident unique mates among the first 10^5\n"
+    "                    pairs; max, min: mean +- 4 std]\n"
     "  -v                at the end, print the busy seconds of each pipeline stage; twice\n"
     "                    (-v -v), also each batch's reads and when each stage began and\n"
     "                    ended it\n"
@@ -98,6 +105,13 @@ constexpr const char* kUsage =
     "\n"
     "Reads outside a mode's lengths, and k-mismatch reads the work cap stopped, are kept\n"
     "(unmapped, or MAPQ 0) and counted in the summary on stderr.\n"
+    "\n"
+    "Pairs (mates named alike but for /1 and /2, which names lose), for now in the k-mismatch\n"
+    "mode only: each mate is aligned as a read, then the two are paired as bwa mem pairs them:\n"
+    "a hit's score is its length minus 5 per mismatch (bwa mem's -A 1 -B 4), a pair's the two\n"
+    "scores plus log4 of the likelihood of its insert size, and a pair in FR orientation within\n"
+    "the insert-size bounds is proper if it beats the two best hits unpaired minus 17 (-U);\n"
+    "pairing raises the mates' MAPQ.\n"
     "\n"
     "Memory on the device (--device): the index (wtmap index --help); in the k-mismatch mode\n"
     "also a table of the SA intervals of all k-mers, 16 * 4^k bytes, for the smallest k with\n"
@@ -174,6 +188,30 @@ void log_stage_times(const Log& log, const aligner::AlignPipeline& pipeline, con
   log.info("output closed %.3f-%.3f", log.seconds_at(close.begin), log.seconds_at(close.end));
 }
 
+// A paired run's summary, the insert size as bwa mem prints it.
+void log_pair_summary(const Log& log, const aligner::PairedSamWriterSink& sink) {
+  const aligner::InsertSizeModel& m = sink.model();
+  if (m.given) {
+    log.info("insert size (FR, given by -I): mean %.2f, std %.2f; proper pairs within [%lld, %lld]", m.mean, m.std,
+             static_cast<long long>(m.low), static_cast<long long>(m.high));
+  } else if (m.known) {
+    log.info("insert size (FR, from %llu pairs): quartiles (%lld, %lld, %lld); mean %.2f, std %.2f; proper pairs "
+             "within [%lld, %lld]", static_cast<unsigned long long>(m.pairs), static_cast<long long>(m.q25),
+             static_cast<long long>(m.q50), static_cast<long long>(m.q75), m.mean, m.std,
+             static_cast<long long>(m.low), static_cast<long long>(m.high));
+  } else {
+    log.info("insert size: not estimated, %llu confident pairs (fewer than %llu); no pair is proper (-I gives one)",
+             static_cast<unsigned long long>(m.pairs), static_cast<unsigned long long>(aligner::kMinInsertPairs));
+  }
+  const aligner::PairTotals& t = sink.totals();
+  log.info("%llu pairs; %llu properly paired (%.2f%%), %llu with both mates mapped (%llu on different contigs), "
+           "%llu singletons; %llu mates with MAPQ > 0 after pairing (%.2f%%)", static_cast<unsigned long long>(t.pairs),
+           static_cast<unsigned long long>(t.proper), percent(t.proper, t.pairs),
+           static_cast<unsigned long long>(t.both_mapped), static_cast<unsigned long long>(t.different_contigs),
+           static_cast<unsigned long long>(t.singletons), static_cast<unsigned long long>(t.mates_mapq_positive),
+           percent(t.mates_mapq_positive, 2 * t.pairs));
+}
+
 // The run's summary: reads, mapped, MAPQ > 0, speed, and the reads not fully searched.
 void log_summary(const Log& log, const aligner::AlignTotals& totals, const aligner::gapped::GappedOptions* gapped) {
   const double seconds = log.seconds();
@@ -201,7 +239,9 @@ void log_summary(const Log& log, const aligner::AlignTotals& totals, const align
 // What `wtmap align`'s command line asks for.
 struct AlignCommand {
   CommonOptions common;
-  std::string prefix, input;
+  std::string prefix, input, second_input;  // second_input: mate 2's file
+  std::string insert_size;                   // -I as given
+  bool interleaved = false;                  // -p
   aligner::SamOptions sam;
   aligner::AlignOptions exhaustive;   // the k-mismatch mode's
   aligner::gapped::GappedOptions gapped;
@@ -212,6 +252,7 @@ struct AlignCommand {
   // selects the k-mismatch mode; one that needs it (-N, --max-work); one of the gapped mode.
   std::string exhaustive_option, exhaustive_only_option, gapped_option;
   bool is_gapped() const { return exhaustive_option.empty(); }
+  bool is_paired() const { return interleaved || !second_input.empty(); }
 };
 
 // An integer option value in [low, high].
@@ -302,8 +343,8 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
     const std::string a = argv[i];
     if (ends_options(a, operands_only)) continue;
     if (!is_option_word(a, operands_only)) {
-      if (!c.input.empty()) return usage_error("align", "more than one read file given (paired-end is not supported)", kUsage);
-      c.input = a;
+      if (!c.second_input.empty()) return usage_error("align", "more than two read files given", kUsage);
+      (c.input.empty() ? c.input : c.second_input) = a;
       continue;
     }
     const bool has_value = i + 1 < argc;
@@ -353,6 +394,10 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
       if (!parse_count(argv[++i], c.batch_size) || c.batch_size == 0 || c.batch_size > kMostBatchReads) {
         return usage_error("align", "--batch needs an integer in 1.." + std::to_string(kMostBatchReads), kUsage);
       }
+    } else if (a == "-p") {
+      c.interleaved = true;
+    } else if (a == "-I" && has_value) {
+      c.insert_size = argv[++i];
     } else if (a == "--io-only") {
       c.io_only = true;
     } else if (a == "-v") {
@@ -365,6 +410,10 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
     std::fputs(kUsage, stderr);
     return 1;
   }
+  if (c.interleaved && !c.second_input.empty()) return usage_error("align", "-p takes one read file, not two", kUsage);
+  if (c.is_paired() && c.is_gapped()) {
+    return usage_error("align", "pairs are aligned in the k-mismatch mode for now: add -k INT (gapped pairs come next)", kUsage);
+  }
   // A mode's options in the other mode would be silently ignored: refused instead.
   if (!c.exhaustive_option.empty() && !c.gapped_option.empty()) {
     return usage_error("align", c.gapped_option + " is an option of the gapped mode; " + c.exhaustive_option +
@@ -375,6 +424,15 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
                                     "lists alternative hits up to -h", kUsage);
   }
   return -1;
+}
+
+// The reads: single, two files of mates, or one interleaved file (-p).
+std::unique_ptr<aligner::ReadSource> make_read_source(aligner::SeqReader& reader, const std::string& path,
+                                                      std::optional<aligner::SeqReader>& second,
+                                                      const std::string& second_path, bool interleaved) {
+  if (second) return std::make_unique<aligner::PairedReadSource>(reader, path, *second, second_path);
+  if (interleaved) return std::make_unique<aligner::PairedReadSource>(reader, path);
+  return std::make_unique<aligner::SeqReaderSource>(reader);
 }
 
 }  // namespace
@@ -390,9 +448,16 @@ int align_main(int argc, char** argv) {
   c.exhaustive.max_alternatives = static_cast<unsigned>(c.alternatives);
   sam.max_mismatches = static_cast<unsigned>(c.mismatches);
   sam.threads = c.common.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : static_cast<unsigned>(c.common.threads);
+  aligner::InsertSizeModel insert_size;
+  if (!c.insert_size.empty()) {
+    auto given = aligner::parse_insert_size(c.insert_size);
+    if (!given.ok()) return usage_error("align", given.status().message(), kUsage);
+    insert_size = *given;
+  }
 
   // The output's place is checked before any work; the reads and the index are never overwritten.
   sam.inputs = {c.input, index_path(c.prefix)};
+  if (!c.second_input.empty()) sam.inputs.push_back(c.second_input);
   if (sam.path != "-") {
     if (const Status place = io::check_output_path(sam.path, sam.inputs); !place.ok()) return fail("align", place);
   }
@@ -402,7 +467,13 @@ int align_main(int argc, char** argv) {
   // and joins the reader on every way out of this function.
   auto reader = aligner::SeqReader::open(c.input, sam.threads);
   if (!reader.ok()) return fail("align", reader.status());
-  aligner::SeqReaderSource source(*reader);
+  std::optional<aligner::SeqReader> second_reader;
+  if (!c.second_input.empty()) {
+    auto opened = aligner::SeqReader::open(c.second_input, sam.threads);
+    if (!opened.ok()) return fail("align", opened.status());
+    second_reader.emplace(std::move(*opened));
+  }
+  std::unique_ptr<aligner::ReadSource> source = make_read_source(*reader, c.input, second_reader, c.second_input, c.interleaved);
   aligner::PipelineOptions pipeline_options;
   pipeline_options.batch_size = c.batch_size;
   pipeline_options.max_mismatches = static_cast<unsigned>(c.mismatches);
@@ -415,7 +486,7 @@ int align_main(int argc, char** argv) {
     next_report += 1000000;
   };
   aligner::AlignPipeline pipeline(std::move(pipeline_options));
-  pipeline.start_reading(source);
+  pipeline.start_reading(*source);
   auto backend = c.common.apply(log);
   if (!backend.ok()) return fail("align", backend.status());
   // The k-mismatch engine's pinned batches warm up while the index loads; the gapped mode needs
@@ -477,11 +548,15 @@ int align_main(int argc, char** argv) {
       gapped_engine.release();
     }
   } teardown{pipeline, mismatch_engine, gapped_engine};
-  aligner::SamWriterSink sink(*writer);
+  aligner::SamWriterSink single_sink(*writer);
+  std::optional<aligner::PairedSamWriterSink> pair_sink;
+  if (c.is_paired()) pair_sink.emplace(*writer, static_cast<unsigned>(c.mismatches), insert_size);
+  aligner::AlignmentSink& sink = pair_sink ? static_cast<aligner::AlignmentSink&>(*pair_sink) : single_sink;
   const Status run = pipeline.run(engine, sink, release_gpu_and_indexes);
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
   log_stage_times(log, pipeline, *reader, *writer, start_seconds, c.verbosity);
   log_summary(log, pipeline.totals(), gapped && !c.io_only ? &c.gapped : nullptr);
+  if (pair_sink) log_pair_summary(log, *pair_sink);
   pipeline.wait_for_release();
   leave_finished_run();
 }

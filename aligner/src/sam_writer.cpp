@@ -114,6 +114,25 @@ Result<std::uint64_t> gapped_query_length(const std::vector<std::uint32_t>& ciga
   return length;
 }
 
+// A mate's pair fields over the record format() made of it.
+Status add_mate_fields(const MateFields& f, bam1_t* b) {
+  b->core.flag |= f.flag;
+  b->core.mtid = f.mate_contig;
+  b->core.mpos = f.mate_position;
+  b->core.isize = f.tlen;
+  if ((b->core.flag & BAM_FUNMAP) == 0) b->core.qual = static_cast<std::uint8_t>(std::clamp(f.mapq, 0, 254));
+  if (f.contig >= 0) {  // unmapped, placed at its mate: sorts beside it
+    b->core.tid = f.contig;
+    b->core.pos = f.position;
+    b->core.bin = static_cast<std::uint16_t>(hts_reg2bin(f.position, f.position + 1, 14, 5));
+  }
+  // MQ, then MC: the order samtools fixmate writes them in.
+  const bool ok = (!f.has_mate_mapq || bam_aux_update_int(b, "MQ", std::clamp(f.mate_mapq, 0, 254)) == 0) &&
+                  (!f.has_mate_cigar || bam_aux_update_str(b, "MC", -1, f.mate_cigar.c_str()) == 0);
+  if (!ok) return {StatusCode::out_of_memory, "cannot add MC and MQ to a record"};
+  return {};
+}
+
 }  // namespace
 
 std::string md_tag(const Placement& p, std::size_t length) {
@@ -404,6 +423,23 @@ Status SamWriter::write(const std::vector<SeqRecord>& reads, const std::vector<g
   return impl.format_and_write(
       reads.size(), [&first](std::size_t i) { return first[i]; },
       [&](std::size_t i, bam1_t* const* records) { return impl.format_gapped(reads[i], alignments[i], records); });
+}
+
+Status SamWriter::write_pairs(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments,
+                              const std::vector<MateFields>& mates) {
+  if (mates.size() != reads.size() || alignments.size() != reads.size()) {
+    return invalid_argument("SamWriter::write_pairs: " + std::to_string(reads.size()) + " reads, " +
+                            std::to_string(alignments.size()) + " alignments, " + std::to_string(mates.size()) +
+                            " pair fields");
+  }
+  Impl& impl = *impl_;
+  WTMAP_TRY(reserve(reads.size()));
+  return impl.format_and_write(
+      reads.size(), [](std::size_t i) { return i; },
+      [&](std::size_t i, bam1_t* const* records) {
+        WTMAP_TRY(impl.format(reads[i], alignments[i], records[0]));
+        return add_mate_fields(mates[i], records[0]);
+      });
 }
 
 Status SamWriter::reserve(std::size_t reads) {

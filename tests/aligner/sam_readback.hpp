@@ -21,6 +21,11 @@ struct SamRecord {
   std::string cigar, seq, qual;
   std::optional<std::int64_t> nm, x0, x1, as, xs;
   std::optional<std::string> md, xa, rg, sa;
+  // Pairs: RNEXT (as a target id), PNEXT (0-based), TLEN, MC and MQ.
+  int mate_tid = -1;
+  std::int64_t mate_pos = -1, tlen = 0;
+  std::optional<std::string> mc;
+  std::optional<std::int64_t> mq;
 };
 
 struct SamContents {
@@ -75,6 +80,11 @@ inline SamContents read_alignments(const std::string& path) {
     r.as = int_tag(b.get(), "AS");
     r.xs = int_tag(b.get(), "XS");
     r.sa = string_tag(b.get(), "SA");
+    r.mate_tid = b->core.mtid;
+    r.mate_pos = b->core.mpos;
+    r.tlen = b->core.isize;
+    r.mc = string_tag(b.get(), "MC");
+    r.mq = int_tag(b.get(), "MQ");
     s.records.push_back(std::move(r));
   }
   if (got < -1) throw std::runtime_error("sam_read1 failed in " + path + " after " + std::to_string(s.records.size()) + " records");

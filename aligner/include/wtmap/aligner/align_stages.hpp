@@ -16,6 +16,7 @@
 #include "wtmap/aligner/batch_aligner.hpp"
 #include "wtmap/aligner/bounded_queue.hpp"
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
+#include "wtmap/aligner/pairing.hpp"
 #include "wtmap/aligner/sam_writer.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 
@@ -29,6 +30,29 @@ class SeqReaderSource : public ReadSource {
 
  private:
   SeqReader& reader_;
+};
+
+// Mates read in lockstep (pairing.hpp): from two readers (r1.fq r2.fq), or from one interleaved
+// one (-p: mate 1, mate 2, mate 1, ...). A batch holds whole pairs, mate 1 at an even index and
+// its mate after it, names stripped of "/1" and "/2"; up to `most` reads, at least one pair. A
+// mate missing at the end of either input, or mates whose names differ, stops the run naming
+// both inputs, the pair's record number and the two names.
+class PairedReadSource : public ReadSource {
+ public:
+  PairedReadSource(SeqReader& first, std::string first_path, SeqReader& second, std::string second_path)
+      : readers_{&first, &second}, paths_{std::move(first_path), std::move(second_path)} {}
+  // Interleaved: both mates from one reader.
+  PairedReadSource(SeqReader& interleaved, std::string path)
+      : readers_{&interleaved, &interleaved}, paths_{path, std::move(path)} {}
+  Result<bool> fill(ReadBatch& batch, std::size_t most) override;
+
+ private:
+  bool interleaved() const { return readers_[0] == readers_[1]; }
+  Status mismatch(std::uint64_t pair, const SeqRecord* first, const SeqRecord* second) const;
+
+  SeqReader* readers_[2];
+  std::string paths_[2];
+  std::uint64_t pairs_ = 0;
 };
 
 // The search stage's SearchedBatch buffers (some 250 bytes per read on a GPU index, 500 on a CPU
@@ -122,6 +146,43 @@ class SamWriterSink : public AlignmentSink {
 
  private:
   SamWriter& writer_;
+};
+
+// Pairs written by a SamWriter: a batch of PairedReadSource's pairs, aligned mate by mate, is
+// paired (pair_mismatch_mates) and written with the pair fields. The insert-size model comes
+// from the first `sample_pairs` confident pairs among the first `window_pairs` pairs in input
+// order (or is given): batches wait here (copied) until those were seen, so the model and every
+// record are the same for any --batch. Space: at most window_pairs pairs waiting.
+class PairedSamWriterSink : public AlignmentSink {
+ public:
+  // `given`: -I's model, or none (known false) to estimate one.
+  PairedSamWriterSink(SamWriter& writer, unsigned max_mismatches, const InsertSizeModel& given,
+                      PairScoring scoring = {}, std::uint64_t sample_pairs = kInsertSamplePairs,
+                      std::uint64_t window_pairs = kInsertWindowPairs)
+      : writer_(writer), max_mismatches_(max_mismatches), model_(given), scoring_(scoring),
+        sample_pairs_(sample_pairs), window_pairs_(window_pairs), settled_(given.known) {}
+  Status prepare(std::size_t batch_size) override { return writer_.reserve(batch_size); }
+  Status write(const ReadBatch& batch) override;
+  Status finish() override;
+
+  const InsertSizeModel& model() const { return model_; }  // after finish()
+  const PairTotals& totals() const { return totals_; }
+
+ private:
+  Status write_paired(const ReadBatch& batch);
+  Status settle();
+
+  SamWriter& writer_;
+  unsigned max_mismatches_;
+  InsertSizeModel model_;
+  PairScoring scoring_;
+  std::uint64_t sample_pairs_, window_pairs_, pairs_seen_ = 0;
+  bool settled_;
+  std::vector<std::int64_t> samples_;
+  std::vector<ReadBatch> waiting_;  // batches before the model settled
+  std::vector<ReadAlignment> paired_;  // a batch's alignments as paired
+  std::vector<MateFields> fields_;
+  PairTotals totals_;
 };
 
 }  // namespace wtmap::aligner

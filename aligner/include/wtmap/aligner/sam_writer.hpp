@@ -9,6 +9,7 @@
 
 #include "wtmap/aligner/alignment.hpp"
 #include "wtmap/aligner/gapped/gapped_alignment.hpp"
+#include "wtmap/aligner/pairing.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/core/status.hpp"
 #include "wtmap/fmindex/reference.hpp"
@@ -51,6 +52,10 @@ class SamWriter {
   // soft_clip_supplementary, MAPQ at most the primary's, no XS or XA), in read order. A hit whose
   // contig is unknown or whose CIGAR does not span the read is refused.
   Status write(const std::vector<SeqRecord>& reads, const std::vector<gapped::GappedReadAlignment>& alignments);
+  // Writes pairs as write() writes reads, each record with its read's pair fields (pairing.hpp):
+  // FLAG bits, RNEXT/PNEXT/TLEN, the MAPQ after pairing, MC and MQ; `mates` has one per read.
+  Status write_pairs(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments,
+                     const std::vector<MateFields>& mates);
   // Flushes, closes and renames the temporary file to the requested name.
   Status finish();
 

@@ -1,0 +1,216 @@
+// wtmap aligner: paired-end reads -- mate names, the insert-size model, bwa mem's choice of a pair
+// of hits and its MAPQ, and the SAM fields that tie two mates together (FLAG bits, RNEXT/PNEXT,
+// TLEN, MC, MQ). Independent of how each mate was aligned: a mate is a list of hits (MateHit), the
+// best first, each with a score and its reference span, so the k-mismatch mode (mate_hits below)
+// and the gapped mode (pair_gapped_mates) feed the same pairing and the same SAM fields.
+//
+// Sources: bwa mem's bwamem_pair.c (mem_pestat: the insert-size distribution from quartiles;
+// mem_pair: the pair score, both mates' scores plus the log-likelihood of the insert size;
+// mem_sam_pe: unpaired penalty -U, MAPQ from the pair score margin) and samtools fixmate
+// (bam_mate.c: TLEN as the distance between the mates' 5' ends, mate fields of an unmapped mate),
+// written anew here. Space: O(hits) per pair; time O(hits1 * hits2) per pair, with at most
+// 1 + kMaxAlternatives hits a mate in the k-mismatch mode.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wtmap/aligner/alignment.hpp"
+#include "wtmap/aligner/gapped/gapped_alignment.hpp"
+#include "wtmap/core/status.hpp"
+
+namespace wtmap::aligner {
+
+// A read name without its mate suffix "/1" or "/2" (the reader has cut it at the first blank):
+// mates are matched by it, and SAM wants it (samtools fixmate pairs records by QNAME).
+std::string_view mate_name(std::string_view name);
+void strip_mate_suffix(std::string& name);
+
+// The insert sizes a proper pair may have, orientation FR (forward mate leftmost, reverse mate
+// rightmost): estimated from the leading confident pairs (estimate_insert_size) or given (-I).
+struct InsertSizeModel {
+  bool known = false;  // false: too few pairs to estimate one; then no pair is proper
+  bool given = false;  // from -I
+  std::uint64_t pairs = 0;  // pairs estimated from
+  std::int64_t q25 = 0, q50 = 0, q75 = 0;  // quartiles (estimated only)
+  double mean = 0, std = 0;
+  std::int64_t low = 0, high = 0;  // a proper pair's insert size lies in [low, high]
+};
+
+// bwa mem's constants: fewer than 10 pairs estimate nothing; mean and std from the sizes within
+// 2 interquartile ranges of the quartiles; proper pairs within 3 of them, widened to 4 std.
+constexpr std::uint64_t kMinInsertPairs = 10;
+// Insert sizes above this are never sampled (bwa mem's max_ins).
+constexpr std::int64_t kMaxSampledInsert = 10000;
+// Pairs sampled for the estimate: the first this many confident ones in input order, among the
+// first kInsertWindowPairs pairs (which bounds what waits for the estimate), so that the model and
+// every record depend on the input only, not on --batch or the device.
+constexpr std::uint64_t kInsertSamplePairs = 10000;
+constexpr std::uint64_t kInsertWindowPairs = 100000;
+// A mate whose single-end MAPQ is at least this is confident enough to sample.
+constexpr int kConfidentMapq = 20;
+
+InsertSizeModel estimate_insert_size(std::vector<std::int64_t> sizes);
+// -I mean,std[,max[,min]]: max and min default to mean +- 4 std (min at least 1).
+Result<InsertSizeModel> parse_insert_size(const std::string& option);
+
+// One hit of a mate: where it lies and how good it is (the higher the score, the better).
+struct MateHit {
+  std::uint32_t contig = 0;
+  std::uint64_t position = 0, end = 0;  // 0-based [position, end) on the reference
+  bool reverse = false;
+  int score = 0;
+};
+
+// The insert size of two hits in FR orientation -- the forward one's 5' end (its position) left of
+// the reverse one's 5' end (its end), on one contig: the reverse one's end minus the forward
+// one's position; else -1 (another orientation, or different contigs).
+std::int64_t fr_insert_size(const MateHit& a, const MateHit& b);
+
+// bwa mem's scoring, for the k-mismatch mode's score of a hit: length * A - (A + B) * mismatches
+// (each base matched scores A, a mismatch -B instead).
+struct PairScoring {
+  int match = 1, mismatch = 4;  // -A, -B
+  int unpaired = 17;            // -U: what a pair not proper costs against the best single hits
+  // Pairs scoring within this of the second best pair count as its equals (bwa mem's n_sub):
+  // max(A + B, O + E) with bwa mem's defaults, the cost of one difference.
+  int near_second = 7;
+};
+
+// The score of an ungapped hit of `length` bases with `mismatches` substitutions.
+int ungapped_score(std::size_t length, unsigned mismatches, const PairScoring& scoring);
+
+// What pairing decided: which hit of each mate to report (an index into its hits; 0 when not
+// proper), whether the pair is proper, and each mate's MAPQ after pairing.
+struct PairChoice {
+  bool proper = false;
+  std::size_t hit[2] = {0, 0};
+  int mapq[2] = {0, 0};
+};
+
+// bwa mem's mem_sam_pe for two mapped mates: among the pairs of hits in FR orientation with an
+// insert size within the model's bounds, the best by score1 + score2 + A * log4(P(insert)) (the
+// normal tail probability of the insert size) is proper when it beats the mates' best hits
+// unpaired (best1 + best2 - U); its MAPQ, 6.02 * (best pair - max(second pair, unpaired)) / A
+// less 4.343 ln(n + 1) for the n other pairs within near_second of the second, in [0, 60],
+// raises each mate's single-end MAPQ q to at most q + 40. Ties keep the earlier hits (bwa mem
+// draws among them), so the choice depends on the hits' order only. `hits` best first.
+PairChoice choose_pair(const std::vector<MateHit> (&hits)[2], const int (&mapq)[2], const InsertSizeModel& model,
+                       const PairScoring& scoring);
+
+// A mate as written: what its mate's SAM fields are taken from.
+struct WrittenMate {
+  bool mapped = false;
+  std::uint32_t contig = 0;
+  std::uint64_t position = 0, end = 0;
+  bool reverse = false;
+  int mapq = 0;
+  std::string cigar;  // its CIGAR, as MC gives it
+};
+
+// SAM's FLAG bits of pairs (the SAM specification, 1.4).
+constexpr std::uint16_t kSamPaired = 0x1, kSamProperPair = 0x2, kSamMateUnmapped = 0x8, kSamMateReverse = 0x20,
+                        kSamFirstMate = 0x40, kSamSecondMate = 0x80;
+
+// The paired fields of one mate's SAM record.
+struct MateFields {
+  std::uint16_t flag = 0;   // 0x1 0x2 0x8 0x20 0x40 0x80, OR-ed into the record's own
+  std::int32_t mate_contig = -1;
+  std::int64_t mate_position = -1;
+  std::int64_t tlen = 0;
+  int mapq = 0;             // this mate's MAPQ after pairing
+  // An unmapped mate of a mapped one is placed at its mate's contig and position (SAM's advice,
+  // and samtools fixmate's), so that the two sort together.
+  std::int32_t contig = -1;
+  std::int64_t position = -1;
+  // MQ when the mate is mapped; MC when either is (samtools fixmate's rule: "*" for an unmapped
+  // mate of a mapped read).
+  bool has_mate_mapq = false, has_mate_cigar = false;
+  int mate_mapq = 0;
+  std::string mate_cigar;
+};
+
+// Both mates' fields, as samtools fixmate recomputes them: TLEN the distance between the 5' ends
+// (a reverse mate's is its end) when both are mapped on one contig, positive for the mate whose
+// 5' end is leftmost; 0x2 only with `proper`.
+void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2]);
+
+// What pairing counted (the summary of `wtmap align` on pairs), from the pairs' fields as
+// samtools flagstat counts them: a singleton is a pair with one mate mapped.
+struct PairTotals {
+  std::uint64_t pairs = 0, proper = 0, both_mapped = 0, singletons = 0, different_contigs = 0;
+  std::uint64_t mates_mapq_positive = 0;  // mapped mates with MAPQ > 0 after pairing
+  void add(const MateFields& first, const MateFields& second);
+};
+
+// Pairs two mates of any alignment type: `hits` are each mate's (best first, then its
+// alternatives in order: hit i > 0 is alternative i - 1), `mapq` their single-end MAPQs;
+// promote(mate, j) makes alternative j the primary (bwa mem reports the hits that pair), and
+// written(mate, m, mapq) says how mate m (0 or 1) is written. `out` gets both mates' SAM fields.
+template <class Alignment, class Promote, class Written>
+void pair_mates(Alignment (&mates)[2], const std::vector<MateHit> (&hits)[2], const int (&mapq)[2],
+                const InsertSizeModel& model, const PairScoring& scoring, Promote&& promote, Written&& written,
+                MateFields (&out)[2]) {
+  const PairChoice choice = choose_pair(hits, mapq, model, scoring);
+  WrittenMate as_written[2];
+  for (int m = 0; m < 2; ++m) {
+    if (choice.hit[m] > 0) promote(mates[m], choice.hit[m] - 1);
+    as_written[m] = written(mates[m], m, choice.mapq[m]);
+  }
+  mate_fields(as_written, choice.proper, out);
+}
+
+// ---- the k-mismatch mode --------------------------------------------------------------------
+
+// A mapped k-mismatch alignment's hits: its primary, then its alternatives (XA), scored with
+// ungapped_score.
+std::vector<MateHit> mate_hits(const ReadAlignment& a, std::size_t length, const PairScoring& scoring);
+
+// Pairs two k-mismatch mates: the chosen hits become their primaries (the one it replaces among
+// the alternatives), and `out` gets their SAM fields. Either mate may be unmapped.
+void pair_mismatch_mates(ReadAlignment (&mates)[2], const std::size_t (&lengths)[2], unsigned max_mismatches,
+                         const InsertSizeModel& model, const PairScoring& scoring, MateFields (&out)[2]);
+
+// The insert size a pair contributes to the estimate: both mates mapped once, confidently, in FR
+// orientation within kMaxSampledInsert; else -1.
+std::int64_t sampled_insert_size(const ReadAlignment (&mates)[2], const std::size_t (&lengths)[2],
+                                 unsigned max_mismatches);
+
+// ---- mate rescue (bwa mem's mem_matesw), for the gapped mode --------------------------------
+// Not run by the k-mismatch mode: its search finds every hit with at most k mismatches, so a
+// window could hold only alignments it cannot write (more mismatches, or gaps).
+
+// Where the mate of `anchor` lies if the two are a proper FR pair: [begin, end) of the anchor's
+// contig (of `contig_length` bases), the mate on the other strand (reverse: the mate's reverse
+// complement aligns there). Empty (begin == end) without a model or off the contig.
+struct RescueWindow {
+  std::uint32_t contig = 0;
+  std::uint64_t begin = 0, end = 0;
+  bool reverse = false;
+};
+RescueWindow rescue_window(const MateHit& anchor, std::size_t mate_length, const InsertSizeModel& model,
+                           std::uint64_t contig_length);
+
+// The hit a local alignment of the mate (as the window's strand reads it) in the window makes:
+// offsets of `target_begin`, `target_end` in the window, its score. Search it unbanded
+// (gapped::Scoring::band at least the window's length), as bwa mem's ksw_align2 does.
+MateHit rescued_hit(const RescueWindow& window, std::int64_t target_begin, std::int64_t target_end, int score);
+
+// ---- the gapped mode ------------------------------------------------------------------------
+
+// A gapped alignment's hits (its primary, then its XA alternatives), scored by their AS.
+std::vector<MateHit> mate_hits(const gapped::GappedReadAlignment& a);
+// Pairs two gapped mates (their mapq fields the single-end MAPQs) as pair_mismatch_mates pairs
+// k-mismatch ones; `scoring` takes -A and -U from the gapped run's options.
+void pair_gapped_mates(gapped::GappedReadAlignment (&mates)[2], const InsertSizeModel& model,
+                       const PairScoring& scoring, MateFields (&out)[2]);
+// The insert size a gapped pair contributes to the estimate (bwa mem's mem_pestat): both mates
+// mapped, each with no other alignment of its part scoring over 0.8 of its own (sub_score), in FR
+// orientation within kMaxSampledInsert; else -1.
+std::int64_t sampled_insert_size(const gapped::GappedReadAlignment (&mates)[2]);
+// A BAM-encoded CIGAR as SAM text ("*" when empty), as MC gives the mate's.
+std::string mate_cigar_text(const std::vector<std::uint32_t>& cigar);
+
+}  // namespace wtmap::aligner

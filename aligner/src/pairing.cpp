@@ -1,0 +1,317 @@
+#include "wtmap/aligner/pairing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <utility>
+
+namespace wtmap::aligner {
+namespace {
+
+std::int64_t round_half_up(double x) { return static_cast<std::int64_t>(std::floor(x + 0.5)); }
+
+// A * log4 of the two-sided normal tail probability of an insert size `sigmas` standard deviations
+// from the mean (bwa mem's .721 * log(2 * erfc(|ns| / sqrt 2)) * a, .721 = 1 / ln 4): 0 at the
+// mean of a two-sided tail of 1, ever more negative away from it.
+double insert_log_likelihood(double sigmas, int match) {
+  const double tail = 2.0 * std::erfc(std::fabs(sigmas) * M_SQRT1_2);
+  if (tail <= 0) return -1e9;  // beyond double's range: no pair score survives it
+  return 0.721 * std::log(tail) * match;
+}
+
+// bwa mem's raw_mapq: the phred scale of a score margin, 6.02 per unit of A.
+int raw_mapq(long long margin, int match) { return static_cast<int>(6.02 * static_cast<double>(margin) / match + .499); }
+
+}  // namespace
+
+std::string_view mate_name(std::string_view name) {
+  if (name.size() >= 2 && name[name.size() - 2] == '/' && (name.back() == '1' || name.back() == '2')) {
+    name.remove_suffix(2);
+  }
+  return name;
+}
+
+void strip_mate_suffix(std::string& name) { name.resize(mate_name(name).size()); }
+
+InsertSizeModel estimate_insert_size(std::vector<std::int64_t> sizes) {
+  InsertSizeModel m;
+  m.pairs = sizes.size();
+  if (sizes.size() < kMinInsertPairs) return m;
+  std::sort(sizes.begin(), sizes.end());
+  const double n = static_cast<double>(sizes.size());
+  auto quantile = [&](double q) { return sizes[static_cast<std::size_t>(q * n + .499)]; };
+  m.q25 = quantile(.25);
+  m.q50 = quantile(.50);
+  m.q75 = quantile(.75);
+  const double iqr = static_cast<double>(m.q75 - m.q25);
+  // Mean and std of the sizes within 2 interquartile ranges of the quartiles (outliers out).
+  const std::int64_t lo = std::max<std::int64_t>(1, round_half_up(m.q25 - 2.0 * iqr));
+  const std::int64_t hi = round_half_up(m.q75 + 2.0 * iqr);
+  double sum = 0, count = 0;
+  for (const std::int64_t s : sizes) {
+    if (s >= lo && s <= hi) sum += static_cast<double>(s), ++count;
+  }
+  m.mean = sum / count;  // count >= 1: the median lies within the bounds
+  double squares = 0;
+  for (const std::int64_t s : sizes) {
+    if (s >= lo && s <= hi) squares += (s - m.mean) * (s - m.mean);
+  }
+  m.std = std::sqrt(squares / count);
+  // Proper pairs: within 3 interquartile ranges of the quartiles, and at least 4 std of the mean.
+  m.low = std::min(round_half_up(m.q25 - 3.0 * iqr), round_half_up(m.mean - 4.0 * m.std));
+  m.high = std::max(round_half_up(m.q75 + 3.0 * iqr), round_half_up(m.mean + 4.0 * m.std));
+  m.low = std::max<std::int64_t>(m.low, 1);
+  m.known = true;
+  return m;
+}
+
+Result<InsertSizeModel> parse_insert_size(const std::string& option) {
+  const Status bad = invalid_argument("-I needs mean,std[,max[,min]] with mean > 0, std >= 0 and min <= max, not '" +
+                                      option + "'");
+  std::vector<double> values;
+  std::istringstream in(option);
+  for (std::string field; std::getline(in, field, ',');) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(field, &used);
+    } catch (const std::exception&) {
+      return bad;
+    }
+    if (used != field.size() || !std::isfinite(v)) return bad;
+    values.push_back(v);
+  }
+  if (values.size() < 2 || values.size() > 4 || values[0] <= 0 || values[1] < 0) return bad;
+  InsertSizeModel m;
+  m.known = m.given = true;
+  m.mean = values[0];
+  m.std = values[1];
+  m.high = values.size() > 2 ? round_half_up(values[2]) : round_half_up(m.mean + 4.0 * m.std);
+  m.low = std::max<std::int64_t>(1, values.size() > 3 ? round_half_up(values[3]) : round_half_up(m.mean - 4.0 * m.std));
+  if (m.low > m.high) return bad;
+  return m;
+}
+
+std::int64_t fr_insert_size(const MateHit& a, const MateHit& b) {
+  if (a.contig != b.contig || a.reverse == b.reverse) return -1;
+  const MateHit& forward = a.reverse ? b : a;
+  const MateHit& backward = a.reverse ? a : b;
+  if (backward.end <= forward.position) return -1;  // the reverse mate's 5' end left of the other's
+  return static_cast<std::int64_t>(backward.end - forward.position);
+}
+
+int ungapped_score(std::size_t length, unsigned mismatches, const PairScoring& scoring) {
+  return static_cast<int>(length) * scoring.match - static_cast<int>(mismatches) * (scoring.match + scoring.mismatch);
+}
+
+PairChoice choose_pair(const std::vector<MateHit> (&hits)[2], const int (&mapq)[2], const InsertSizeModel& model,
+                       const PairScoring& scoring) {
+  PairChoice choice;
+  choice.mapq[0] = mapq[0];
+  choice.mapq[1] = mapq[1];
+  if (!model.known || hits[0].empty() || hits[1].empty()) return choice;
+  constexpr long long kNone = std::numeric_limits<long long>::min();
+  // The score of the pair of hits i and j, kNone unless FR within the bounds.
+  auto pair_score = [&](std::size_t i, std::size_t j) {
+    const std::int64_t size = fr_insert_size(hits[0][i], hits[1][j]);
+    if (size < model.low || size > model.high) return kNone;  // also -1: not FR
+    const double sigmas = model.std > 0 ? (static_cast<double>(size) - model.mean) / model.std
+                                        : (static_cast<double>(size) == model.mean ? 0.0 : HUGE_VAL);
+    const double raw = hits[0][i].score + hits[1][j].score + insert_log_likelihood(sigmas, scoring.match);
+    return std::max<long long>(0, static_cast<long long>(std::floor(raw + .499)));
+  };
+  long long best = kNone, second = kNone;
+  for (std::size_t i = 0; i < hits[0].size(); ++i) {
+    for (std::size_t j = 0; j < hits[1].size(); ++j) {
+      const long long score = pair_score(i, j);
+      if (score > best) {
+        second = best;
+        best = score;
+        choice.hit[0] = i;
+        choice.hit[1] = j;
+      } else if (score > second) {
+        second = score;
+      }
+    }
+  }
+  const long long unpaired = static_cast<long long>(hits[0][0].score) + hits[1][0].score - scoring.unpaired;
+  if (best == kNone || best <= unpaired) {
+    choice.hit[0] = choice.hit[1] = 0;
+    return choice;
+  }
+  choice.proper = true;
+  // The other pairs within near_second of the second best: each lowers the pair's MAPQ.
+  unsigned near_second = 0;
+  for (std::size_t i = 0; i < hits[0].size(); ++i) {
+    for (std::size_t j = 0; j < hits[1].size(); ++j) {
+      const long long score = pair_score(i, j);
+      near_second += score != kNone && !(i == choice.hit[0] && j == choice.hit[1]) && second - score <= scoring.near_second;
+    }
+  }
+  int pair_mapq = raw_mapq(best - std::max(second, unpaired), scoring.match);
+  if (near_second > 0) pair_mapq -= static_cast<int>(4.343 * std::log(near_second + 1.0) + .499);
+  pair_mapq = std::clamp(pair_mapq, 0, 60);
+  for (int m = 0; m < 2; ++m) {
+    // A hit worse than the mate's best is no unique single-end hit (bwa mem recomputes its MAPQ
+    // against the best, which then outscores it).
+    const int single = hits[m][choice.hit[m]].score < hits[m][0].score ? 0 : mapq[m];
+    choice.mapq[m] = single > pair_mapq ? single : std::min(pair_mapq, single + 40);
+  }
+  return choice;
+}
+
+void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2]) {
+  auto five_prime = [](const WrittenMate& m) { return static_cast<std::int64_t>(m.reverse ? m.end : m.position); };
+  for (int i = 0; i < 2; ++i) {
+    const WrittenMate& self = mates[i];
+    const WrittenMate& mate = mates[1 - i];
+    MateFields f;
+    f.flag = static_cast<std::uint16_t>(kSamPaired | (i == 0 ? kSamFirstMate : kSamSecondMate));
+    if (proper) f.flag |= kSamProperPair;
+    if (!mate.mapped) f.flag |= kSamMateUnmapped;
+    if (mate.mapped && mate.reverse) f.flag |= kSamMateReverse;
+    f.mapq = self.mapq;
+    // An unmapped mate stands at its mapped mate's place, and both name that place as the mate's.
+    const WrittenMate* placed = mate.mapped ? &mate : self.mapped ? &self : nullptr;
+    if (placed != nullptr) {
+      f.mate_contig = static_cast<std::int32_t>(placed->contig);
+      f.mate_position = static_cast<std::int64_t>(placed->position);
+    }
+    if (!self.mapped && mate.mapped) {
+      f.contig = static_cast<std::int32_t>(mate.contig);
+      f.position = static_cast<std::int64_t>(mate.position);
+    }
+    if (self.mapped && mate.mapped && self.contig == mate.contig) f.tlen = five_prime(mate) - five_prime(self);
+    f.has_mate_mapq = mate.mapped;
+    f.mate_mapq = mate.mapq;
+    f.has_mate_cigar = mate.mapped || self.mapped;
+    f.mate_cigar = mate.mapped ? mate.cigar : "*";
+    out[i] = std::move(f);
+  }
+}
+
+void PairTotals::add(const MateFields& first, const MateFields& second) {
+  // Each mate's 0x8 says whether the other is unmapped; mate_contig is the other's contig.
+  const bool mapped[2] = {(second.flag & kSamMateUnmapped) == 0, (first.flag & kSamMateUnmapped) == 0};
+  ++pairs;
+  proper += (first.flag & kSamProperPair) != 0;
+  both_mapped += mapped[0] && mapped[1];
+  singletons += mapped[0] != mapped[1];
+  different_contigs += mapped[0] && mapped[1] && first.mate_contig != second.mate_contig;
+  mates_mapq_positive += (mapped[0] && first.mapq > 0) + (mapped[1] && second.mapq > 0);
+}
+
+std::vector<MateHit> mate_hits(const ReadAlignment& a, std::size_t length, const PairScoring& scoring) {
+  std::vector<MateHit> hits;
+  if (!a.mapped) return hits;
+  auto hit = [&](const Placement& p) {
+    return MateHit{p.contig, p.position, p.position + length, p.reverse, ungapped_score(length, p.edits.count(), scoring)};
+  };
+  hits.push_back(hit(a.primary));
+  for (const Placement& p : a.alternatives) hits.push_back(hit(p));
+  return hits;
+}
+
+void pair_mismatch_mates(ReadAlignment (&mates)[2], const std::size_t (&lengths)[2], unsigned max_mismatches,
+                         const InsertSizeModel& model, const PairScoring& scoring, MateFields (&out)[2]) {
+  const std::vector<MateHit> hits[2] = {mate_hits(mates[0], lengths[0], scoring), mate_hits(mates[1], lengths[1], scoring)};
+  const int mapq[2] = {mates[0].mapped ? mapping_quality(mates[0], max_mismatches) : 0,
+                       mates[1].mapped ? mapping_quality(mates[1], max_mismatches) : 0};
+  auto promote = [](ReadAlignment& a, std::size_t alternative) {
+    std::swap(a.primary, a.alternatives[alternative]);
+    a.mismatches = static_cast<std::uint8_t>(a.primary.edits.count());
+  };
+  auto written = [&lengths](const ReadAlignment& a, int m, int mapq_after) {
+    const std::size_t length = lengths[m];
+    return WrittenMate{a.mapped, a.primary.contig, a.primary.position, a.primary.position + length,
+                       a.primary.reverse, mapq_after, std::to_string(length) + "M"};
+  };
+  pair_mates(mates, hits, mapq, model, scoring, promote, written, out);
+}
+
+RescueWindow rescue_window(const MateHit& anchor, std::size_t mate_length, const InsertSizeModel& model,
+                           std::uint64_t contig_length) {
+  RescueWindow w;
+  w.contig = anchor.contig;
+  w.reverse = !anchor.reverse;
+  if (!model.known) return w;
+  const auto length = static_cast<std::int64_t>(mate_length);
+  const auto contig = static_cast<std::int64_t>(contig_length);
+  std::int64_t begin = 0, end = 0;
+  if (!anchor.reverse) {  // the mate's end (its 5' end) lies in anchor.position + [low, high]
+    const auto from = static_cast<std::int64_t>(anchor.position);
+    begin = from + model.low - length;
+    end = from + model.high;
+  } else {  // the mate's start lies in anchor.end - [high, low]
+    const auto to = static_cast<std::int64_t>(anchor.end);
+    begin = to - model.high;
+    end = to - model.low + length;
+  }
+  begin = std::clamp<std::int64_t>(begin, 0, contig);
+  end = std::clamp<std::int64_t>(end, begin, contig);
+  w.begin = static_cast<std::uint64_t>(begin);
+  w.end = static_cast<std::uint64_t>(end);
+  return w;
+}
+
+MateHit rescued_hit(const RescueWindow& window, std::int64_t target_begin, std::int64_t target_end, int score) {
+  return MateHit{window.contig, window.begin + static_cast<std::uint64_t>(target_begin),
+                 window.begin + static_cast<std::uint64_t>(target_end), window.reverse, score};
+}
+
+std::int64_t sampled_insert_size(const gapped::GappedReadAlignment (&mates)[2]) {
+  for (const gapped::GappedReadAlignment& a : mates) {
+    if (!a.mapped || 5.0 * a.sub_score > 4.0 * a.primary.score) return -1;  // sub > 0.8 score
+  }
+  const std::int64_t size = fr_insert_size(mate_hits(mates[0])[0], mate_hits(mates[1])[0]);
+  return size > kMaxSampledInsert ? -1 : size;
+}
+
+std::string mate_cigar_text(const std::vector<std::uint32_t>& cigar) {
+  if (cigar.empty()) return "*";
+  std::string text;
+  for (const std::uint32_t op : cigar) {
+    text += std::to_string(op >> 4);
+    text += "MIDNSHP=X"[std::min<std::uint32_t>(op & 0xF, 8)];
+  }
+  return text;
+}
+
+std::vector<MateHit> mate_hits(const gapped::GappedReadAlignment& a) {
+  std::vector<MateHit> hits;
+  if (!a.mapped) return hits;
+  auto hit = [](const gapped::GappedHit& h) { return MateHit{h.contig, h.position, h.reference_end, h.reverse, h.score}; };
+  hits.push_back(hit(a.primary));
+  for (const gapped::GappedHit& h : a.alternatives) hits.push_back(hit(h));
+  return hits;
+}
+
+void pair_gapped_mates(gapped::GappedReadAlignment (&mates)[2], const InsertSizeModel& model,
+                       const PairScoring& scoring, MateFields (&out)[2]) {
+  const std::vector<MateHit> hits[2] = {mate_hits(mates[0]), mate_hits(mates[1])};
+  const int mapq[2] = {mates[0].mapped ? mates[0].mapq : 0, mates[1].mapped ? mates[1].mapq : 0};
+  auto promote = [](gapped::GappedReadAlignment& a, std::size_t alternative) {
+    std::swap(a.primary, a.alternatives[alternative]);
+  };
+  auto written = [](const gapped::GappedReadAlignment& a, int, int mapq_after) {
+    return WrittenMate{a.mapped, a.primary.contig, a.primary.position, a.primary.reference_end, a.primary.reverse,
+                       mapq_after, mate_cigar_text(a.primary.cigar)};
+  };
+  pair_mates(mates, hits, mapq, model, scoring, promote, written, out);
+  // The pair's MAPQ is the mate's MAPQ from now on.
+  mates[0].mapq = static_cast<std::uint8_t>(out[0].mapq);
+  mates[1].mapq = static_cast<std::uint8_t>(out[1].mapq);
+}
+
+std::int64_t sampled_insert_size(const ReadAlignment (&mates)[2], const std::size_t (&lengths)[2],
+                                 unsigned max_mismatches) {
+  for (const ReadAlignment& a : mates) {
+    if (!a.mapped || a.best_count != 1 || mapping_quality(a, max_mismatches) < kConfidentMapq) return -1;
+  }
+  const PairScoring unused;
+  const std::int64_t size = fr_insert_size(mate_hits(mates[0], lengths[0], unused)[0], mate_hits(mates[1], lengths[1], unused)[0]);
+  return size > kMaxSampledInsert ? -1 : size;
+}
+
+}  // namespace wtmap::aligner

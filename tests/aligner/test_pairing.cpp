@@ -1,0 +1,517 @@
+// pairing.hpp against closed forms: mate names, the insert-size estimate (quartiles, mean, std,
+// bounds worked out by hand for uniform and constant samples), -I, FR insert sizes, bwa mem's
+// pair choice and MAPQ (pair scores and margins computed here from the formula), and the SAM mate
+// fields of every case samtools fixmate distinguishes; the gapped mode's pairing and mate rescue's
+// window; and which pairs PairedSamWriterSink estimates the model from, for any batching.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fm_support.hpp"
+#include "wtmap/aligner/align_stages.hpp"
+#include "wtmap/aligner/gapped/gapped_batch.hpp"
+#include "wtmap/aligner/pairing.hpp"
+
+namespace wtmap::aligner {
+namespace {
+
+TEST(MateName, StripsOnlyATrailingSlashOneOrTwo) {
+  EXPECT_EQ(mate_name("read7/1"), "read7");
+  EXPECT_EQ(mate_name("read7/2"), "read7");
+  EXPECT_EQ(mate_name("read7/3"), "read7/3");
+  EXPECT_EQ(mate_name("read7/12"), "read7/12");
+  EXPECT_EQ(mate_name("read7"), "read7");
+  EXPECT_EQ(mate_name("/1"), "");
+  EXPECT_EQ(mate_name("1"), "1");
+  std::string name = "a/b/2";
+  strip_mate_suffix(name);
+  EXPECT_EQ(name, "a/b");
+}
+
+// 100 sizes 201..300: quartiles at indexes 25, 50, 75 (226, 251, 276), all within 2 IQR, so the
+// mean is 250.5 and the std sqrt((100^2 - 1) / 12); proper bounds the wider of 3 IQR (76, 426)
+// and mean +- 4 std (135, 366).
+TEST(EstimateInsertSize, UniformSizesGiveTheClosedForm) {
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t s = 300; s >= 201; --s) sizes.push_back(s);  // unsorted on purpose
+  const InsertSizeModel m = estimate_insert_size(sizes);
+  ASSERT_TRUE(m.known);
+  EXPECT_FALSE(m.given);
+  EXPECT_EQ(m.pairs, 100u);
+  EXPECT_EQ(m.q25, 226);
+  EXPECT_EQ(m.q50, 251);
+  EXPECT_EQ(m.q75, 276);
+  EXPECT_DOUBLE_EQ(m.mean, 250.5);
+  EXPECT_NEAR(m.std, std::sqrt(9999.0 / 12.0), 1e-9);
+  EXPECT_EQ(m.low, 76);
+  EXPECT_EQ(m.high, 426);
+}
+
+// An outlier is left out of mean and std; with no spread the bounds close on the one size.
+TEST(EstimateInsertSize, OutliersLeaveMeanAndStd) {
+  std::vector<std::int64_t> sizes(100, 300);
+  sizes.push_back(9000);
+  const InsertSizeModel m = estimate_insert_size(sizes);
+  ASSERT_TRUE(m.known);
+  EXPECT_DOUBLE_EQ(m.mean, 300.0);
+  EXPECT_DOUBLE_EQ(m.std, 0.0);
+  EXPECT_EQ(m.low, 300);
+  EXPECT_EQ(m.high, 300);
+}
+
+TEST(EstimateInsertSize, TooFewPairsEstimateNothing) {
+  const InsertSizeModel m = estimate_insert_size(std::vector<std::int64_t>(kMinInsertPairs - 1, 300));
+  EXPECT_FALSE(m.known);
+  EXPECT_EQ(m.pairs, kMinInsertPairs - 1);
+  EXPECT_TRUE(estimate_insert_size(std::vector<std::int64_t>(kMinInsertPairs, 300)).known);
+}
+
+TEST(ParseInsertSize, DefaultsAndBounds) {
+  auto m = parse_insert_size("300,30");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(m->known && m->given);
+  EXPECT_EQ(m->low, 180);
+  EXPECT_EQ(m->high, 420);
+  m = parse_insert_size("300,30,500");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->low, 180);
+  EXPECT_EQ(m->high, 500);
+  m = parse_insert_size("300,30,500,100");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->low, 100);
+  m = parse_insert_size("10,30");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->low, 1);  // never below 1
+  for (const char* bad : {"300", "300,x", "0,1", "300,-1", "300,30,100,200", "1,2,3,4,5", "300,,", "", "3e400,1"}) {
+    const auto r = parse_insert_size(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("-I needs mean,std"), std::string::npos);
+  }
+}
+
+MateHit hit(std::uint64_t position, bool reverse, int score = 100, std::uint32_t contig = 0, std::uint64_t length = 100) {
+  return MateHit{contig, position, position + length, reverse, score};
+}
+
+TEST(FrInsertSize, FromTheForwardStartToTheReverseEnd) {
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(300, true)), 300);
+  EXPECT_EQ(fr_insert_size(hit(300, true), hit(100, false)), 300);
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(150, true)), 150);   // overlapping mates
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(0, true)), -1);      // reverse ends at the forward start
+  EXPECT_EQ(fr_insert_size(hit(300, false), hit(100, true)), -1);    // RF
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(300, false)), -1);   // FF
+  EXPECT_EQ(fr_insert_size(hit(100, true), hit(300, true)), -1);     // RR
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(300, true, 100, 1)), -1);  // different contigs
+}
+
+InsertSizeModel given(const std::string& option) {
+  auto m = parse_insert_size(option);
+  EXPECT_TRUE(m.ok()) << option;
+  return m.ok() ? *m : InsertSizeModel{};
+}
+InsertSizeModel model_300_30() { return given("300,30"); }
+
+// The pair score as bwa mem's mem_pair computes it, written out here.
+long long pair_score(int s1, int s2, double size, double mean, double std) {
+  const double ns = (size - mean) / std;
+  return static_cast<long long>(std::floor(s1 + s2 + 0.721 * std::log(2.0 * std::erfc(std::fabs(ns) / std::sqrt(2.0))) + .499));
+}
+
+TEST(ChoosePair, UniqueMatesAtTheMeanArePairedWithMapq60) {
+  const std::vector<MateHit> hits[2] = {{hit(100, false)}, {hit(300, true)}};
+  const int mapq[2] = {37, 37};
+  const PairChoice c = choose_pair(hits, mapq, model_300_30(), PairScoring{});
+  EXPECT_TRUE(c.proper);
+  EXPECT_EQ(c.hit[0], 0u);
+  EXPECT_EQ(c.hit[1], 0u);
+  // margin over unpaired (200 - 17) is 17: 6.02 * 17 > 60, capped; 37 + 40 > 60.
+  ASSERT_EQ(pair_score(100, 100, 300, 300, 30), 200);
+  EXPECT_EQ(c.mapq[0], 60);
+  EXPECT_EQ(c.mapq[1], 60);
+}
+
+TEST(ChoosePair, RepetitiveMateTakesTheCopyNearItsMateAndGainsMapq) {
+  // Mate 2's best hit is far away; its equal alternative lies 300 from mate 1.
+  const std::vector<MateHit> hits[2] = {{hit(100, false)}, {hit(50000, true), hit(300, true)}};
+  const int mapq[2] = {37, 0};
+  const PairChoice c = choose_pair(hits, mapq, model_300_30(), PairScoring{});
+  EXPECT_TRUE(c.proper);
+  EXPECT_EQ(c.hit[1], 1u);
+  EXPECT_EQ(c.mapq[0], 60);
+  EXPECT_EQ(c.mapq[1], 40);  // 0 + 40 below the pair's 60
+}
+
+TEST(ChoosePair, TwoCopiesInTheWindowGiveNoPairMapq) {
+  const std::vector<MateHit> hits[2] = {{hit(100, false)}, {hit(300, true), hit(310, true)}};
+  const int mapq[2] = {37, 0};
+  // Insert sizes 300 and 310, as far from the mean 305: equal pair scores.
+  ASSERT_EQ(pair_score(100, 100, 300, 305, 30), pair_score(100, 100, 310, 305, 30));
+  const PairChoice c = choose_pair(hits, mapq, given("305,30"), PairScoring{});
+  EXPECT_TRUE(c.proper);
+  EXPECT_EQ(c.hit[1], 0u);  // the tie keeps the earlier hit
+  EXPECT_EQ(c.mapq[0], 37);
+  EXPECT_EQ(c.mapq[1], 0);
+}
+
+// Mate 2 exact at insert 300 (pair score 200) or with one mismatch at 310 (95 + the likelihood
+// of a third of a std: 195): MAPQ 6.02 * (200 - 195) less 4.343 ln 2 for the one pair near the
+// second, 30 - 3.
+TEST(ChoosePair, ASecondPairLowersThePairMapq) {
+  const PairScoring scoring;
+  const std::vector<MateHit> hits[2] = {{hit(1000, false)}, {hit(1200, true), hit(1210, true, ungapped_score(100, 1, scoring))}};
+  ASSERT_EQ(pair_score(100, 95, 310, 300, 30), 195);
+  const int mapq[2] = {37, 23};
+  const PairChoice c = choose_pair(hits, mapq, model_300_30(), scoring);
+  ASSERT_TRUE(c.proper);
+  EXPECT_EQ(c.hit[1], 0u);
+  const int pair_mapq = static_cast<int>(6.02 * 5 + .499) - static_cast<int>(4.343 * std::log(2.0) + .499);
+  ASSERT_EQ(pair_mapq, 27);
+  EXPECT_EQ(c.mapq[0], 37);
+  EXPECT_EQ(c.mapq[1], 27);
+}
+
+TEST(ChoosePair, DiscordantPairsStayUnpaired) {
+  const int mapq[2] = {37, 25};
+  const std::vector<MateHit> too_far[2] = {{hit(100, false)}, {hit(8000, true)}};
+  const std::vector<MateHit> rf[2] = {{hit(300, false)}, {hit(100, true)}};
+  const std::vector<MateHit> ff[2] = {{hit(100, false)}, {hit(300, false)}};
+  const std::vector<MateHit> contigs[2] = {{hit(100, false)}, {hit(300, true, 100, 1)}};
+  for (const auto* hits : {&too_far, &rf, &ff, &contigs}) {
+    const PairChoice c = choose_pair(*hits, mapq, model_300_30(), PairScoring{});
+    EXPECT_FALSE(c.proper);
+    EXPECT_EQ(c.mapq[0], 37);
+    EXPECT_EQ(c.mapq[1], 25);
+  }
+  const std::vector<MateHit> fine[2] = {{hit(100, false)}, {hit(300, true)}};
+  EXPECT_FALSE(choose_pair(fine, mapq, InsertSizeModel{}, PairScoring{}).proper);  // no model
+}
+
+// Mate 2's best hit (score 100) is far; an alternative with m mismatches (score 100 - 5 m) lies at
+// the mean. Paired beats unpaired (183) only when 200 - 5 m > 183: m = 3 pairs, m = 4 does not.
+TEST(ChoosePair, UnpairedPenaltyDecides) {
+  const int mapq[2] = {37, 37};
+  const PairScoring scoring;
+  const std::vector<MateHit> four[2] = {{hit(100, false)}, {hit(50000, true), hit(300, true, ungapped_score(100, 4, scoring))}};
+  EXPECT_FALSE(choose_pair(four, mapq, model_300_30(), scoring).proper);
+  const std::vector<MateHit> three[2] = {{hit(100, false)}, {hit(50000, true), hit(300, true, ungapped_score(100, 3, scoring))}};
+  const PairChoice c = choose_pair(three, mapq, model_300_30(), scoring);
+  ASSERT_TRUE(c.proper);
+  EXPECT_EQ(c.hit[1], 1u);
+  const int pair_mapq = static_cast<int>(6.02 * (185 - 183) + .499);  // 12
+  EXPECT_EQ(c.mapq[0], 37);         // above the pair's
+  EXPECT_EQ(c.mapq[1], pair_mapq);  // its hit is not its best: single-end 0, raised to the pair's
+}
+
+TEST(UngappedScore, IsBwaMemsMatchAndMismatch) {
+  EXPECT_EQ(ungapped_score(100, 0, PairScoring{}), 100);
+  EXPECT_EQ(ungapped_score(100, 2, PairScoring{}), 90);
+  EXPECT_EQ(ungapped_score(150, 1, PairScoring{2, 8, 17}), 290);
+}
+
+WrittenMate written(bool mapped, std::uint32_t contig, std::uint64_t position, bool reverse, int mapq) {
+  return WrittenMate{mapped, contig, position, position + 100, reverse, mapq, mapped ? "100M" : ""};
+}
+
+TEST(MateFields, ProperFrPair) {
+  const WrittenMate mates[2] = {written(true, 2, 100, false, 60), written(true, 2, 300, true, 40)};
+  MateFields f[2];
+  mate_fields(mates, true, f);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x2 | 0x20 | 0x40);
+  EXPECT_EQ(f[1].flag, 0x1 | 0x2 | 0x80);
+  EXPECT_EQ(f[0].mate_contig, 2);
+  EXPECT_EQ(f[0].mate_position, 300);
+  EXPECT_EQ(f[1].mate_position, 100);
+  EXPECT_EQ(f[0].tlen, 300);   // 5' ends 100 and 400
+  EXPECT_EQ(f[1].tlen, -300);
+  EXPECT_EQ(f[0].mapq, 60);
+  EXPECT_EQ(f[0].mate_mapq, 40);
+  EXPECT_EQ(f[1].mate_mapq, 60);
+  EXPECT_TRUE(f[0].has_mate_mapq && f[0].has_mate_cigar);
+  EXPECT_EQ(f[0].mate_cigar, "100M");
+  EXPECT_EQ(f[0].contig, -1);  // mapped: keeps its own place
+}
+
+TEST(MateFields, RfPairTlenIsBetweenFivePrimeEnds) {
+  // Mate 1 reverse at [100, 200) (5' end 200), mate 2 forward at 300: TLEN 100 and -100.
+  const WrittenMate mates[2] = {written(true, 0, 100, true, 37), written(true, 0, 300, false, 37)};
+  MateFields f[2];
+  mate_fields(mates, false, f);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x40);
+  EXPECT_EQ(f[1].flag, 0x1 | 0x20 | 0x80);
+  EXPECT_EQ(f[0].tlen, 100);
+  EXPECT_EQ(f[1].tlen, -100);
+}
+
+TEST(MateFields, DifferentContigsHaveNoTlen) {
+  const WrittenMate mates[2] = {written(true, 0, 100, false, 37), written(true, 1, 300, true, 37)};
+  MateFields f[2];
+  mate_fields(mates, false, f);
+  EXPECT_EQ(f[0].tlen, 0);
+  EXPECT_EQ(f[1].tlen, 0);
+  EXPECT_EQ(f[0].mate_contig, 1);
+  EXPECT_EQ(f[1].mate_contig, 0);
+}
+
+TEST(MateFields, UnmappedMateStandsAtItsMate) {
+  const WrittenMate mates[2] = {written(true, 3, 500, true, 37), written(false, 0, 0, false, 0)};
+  MateFields f[2];
+  mate_fields(mates, false, f);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x8 | 0x40);
+  EXPECT_EQ(f[1].flag, 0x1 | 0x20 | 0x80);
+  EXPECT_EQ(f[0].mate_contig, 3);
+  EXPECT_EQ(f[0].mate_position, 500);  // the unmapped mate's place: its own
+  EXPECT_EQ(f[1].contig, 3);
+  EXPECT_EQ(f[1].position, 500);
+  EXPECT_EQ(f[1].mate_position, 500);
+  EXPECT_EQ(f[0].tlen, 0);
+  EXPECT_EQ(f[1].tlen, 0);
+  EXPECT_FALSE(f[0].has_mate_mapq);
+  EXPECT_TRUE(f[0].has_mate_cigar);
+  EXPECT_EQ(f[0].mate_cigar, "*");
+  EXPECT_TRUE(f[1].has_mate_mapq);
+  EXPECT_EQ(f[1].mate_mapq, 37);
+  EXPECT_EQ(f[1].mate_cigar, "100M");
+}
+
+TEST(MateFields, BothUnmapped) {
+  const WrittenMate mates[2] = {written(false, 0, 0, false, 0), written(false, 0, 0, false, 0)};
+  MateFields f[2];
+  mate_fields(mates, false, f);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x8 | 0x40);
+  EXPECT_EQ(f[1].flag, 0x1 | 0x8 | 0x80);
+  for (const MateFields& m : f) {
+    EXPECT_EQ(m.mate_contig, -1);
+    EXPECT_EQ(m.mate_position, -1);
+    EXPECT_EQ(m.contig, -1);
+    EXPECT_FALSE(m.has_mate_mapq || m.has_mate_cigar);
+  }
+}
+
+// flagstat's view of pairs: proper, both mapped (and on different contigs), singletons.
+TEST(PairTotals, CountsFromTheFields) {
+  const WrittenMate on0 = written(true, 0, 100, false, 37), on0r = written(true, 0, 300, true, 37);
+  const WrittenMate on1 = written(true, 1, 300, true, 37), none = written(false, 0, 0, false, 0);
+  const WrittenMate pairs[4][2] = {{on0, on0r}, {on0, on1}, {none, on0r}, {none, none}};
+  const bool proper[4] = {true, false, false, false};
+  PairTotals totals;
+  for (int p = 0; p < 4; ++p) {
+    MateFields f[2];
+    mate_fields(pairs[p], proper[p], f);
+    totals.add(f[0], f[1]);
+  }
+  EXPECT_EQ(totals.pairs, 4u);
+  EXPECT_EQ(totals.proper, 1u);
+  EXPECT_EQ(totals.both_mapped, 2u);
+  EXPECT_EQ(totals.different_contigs, 1u);
+  EXPECT_EQ(totals.singletons, 1u);
+  EXPECT_EQ(totals.mates_mapq_positive, 5u);  // every mapped mate (MAPQ 37)
+}
+
+TEST(MateCigarText, BamOpsToSam) {
+  EXPECT_EQ(mate_cigar_text({}), "*");
+  EXPECT_EQ(mate_cigar_text({5u << 4 | 4, 48u << 4 | 0, 2u << 4 | 1, 45u << 4 | 0, 3u << 4 | 2}), "5S48M2I45M3D");
+}
+
+gapped::GappedHit gapped_hit(std::uint32_t contig, std::uint64_t position, bool reverse, std::int32_t score,
+                             std::vector<std::uint32_t> cigar, std::uint64_t reference_length) {
+  gapped::GappedHit h;
+  h.contig = contig;
+  h.position = position;
+  h.reference_end = position + reference_length;
+  h.reverse = reverse;
+  h.score = score;
+  h.cigar = std::move(cigar);
+  return h;
+}
+
+// The gapped mode through the same pairing: mate 2's best hit is far away, an alternative with a
+// 2-base deletion (reference span 102) lies by mate 1 and scores as well: it becomes the primary,
+// TLEN runs to its reference end, and mate 1's MC is its CIGAR.
+TEST(PairGappedMates, AlternativeByTheMateBecomesPrimary) {
+  gapped::GappedReadAlignment mates[2];
+  mates[0].mapped = mates[1].mapped = true;
+  mates[0].primary = gapped_hit(0, 1000, false, 100, {100u << 4}, 100);
+  mates[0].mapq = 60;
+  const std::vector<std::uint32_t> deletion = {50u << 4, 2u << 4 | 2, 50u << 4};
+  mates[1].primary = gapped_hit(0, 90000, true, 89, deletion, 102);
+  mates[1].alternatives = {gapped_hit(0, 1198, true, 89, deletion, 102)};
+  mates[1].mapq = 0;
+  MateFields f[2];
+  pair_gapped_mates(mates, model_300_30(), PairScoring{}, f);
+  EXPECT_EQ(mates[1].primary.position, 1198u);
+  EXPECT_EQ(mates[1].alternatives[0].position, 90000u);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x2 | 0x20 | 0x40);
+  EXPECT_EQ(f[0].tlen, 1300 - 1000);  // mate 2's 5' end: its reference end
+  EXPECT_EQ(f[1].tlen, -300);
+  EXPECT_EQ(f[0].mate_cigar, "50M2D50M");
+  EXPECT_EQ(f[1].mate_cigar, "100M");
+  EXPECT_EQ(f[0].mapq, 60);
+  EXPECT_EQ(f[1].mapq, 40);  // 0 raised by the pair, by at most 40
+  EXPECT_EQ(mates[1].mapq, 40);
+  EXPECT_EQ(f[0].mate_mapq, 40);
+}
+
+TEST(SampledInsertSize, GappedMatesUniqueEnoughAndFr) {
+  gapped::GappedReadAlignment mates[2];
+  mates[0].mapped = mates[1].mapped = true;
+  mates[0].primary = gapped_hit(0, 1000, false, 100, {100u << 4}, 100);
+  mates[1].primary = gapped_hit(0, 1198, true, 90, {50u << 4, 2u << 4 | 2, 50u << 4}, 102);
+  EXPECT_EQ(sampled_insert_size(mates), 300);
+  mates[1].sub_score = 72;  // exactly 0.8 of 90: still unique enough
+  EXPECT_EQ(sampled_insert_size(mates), 300);
+  mates[1].sub_score = 73;
+  EXPECT_EQ(sampled_insert_size(mates), -1);
+  mates[1].sub_score = 0;
+  mates[1].primary.reverse = false;  // FF
+  EXPECT_EQ(sampled_insert_size(mates), -1);
+  mates[1].primary = gapped_hit(0, 20000, true, 90, {100u << 4}, 100);  // beyond 10000
+  EXPECT_EQ(sampled_insert_size(mates), -1);
+  mates[1].mapped = false;
+  EXPECT_EQ(sampled_insert_size(mates), -1);
+}
+
+TEST(RescueWindow, WhereAProperMateLies) {
+  const InsertSizeModel m = model_300_30();  // [180, 420]
+  RescueWindow w = rescue_window(hit(1000, false), 100, m, 5000);
+  EXPECT_EQ(w.begin, 1080u);  // a mate ending 180 after the anchor's start begins at 1080
+  EXPECT_EQ(w.end, 1420u);
+  EXPECT_TRUE(w.reverse);
+  w = rescue_window(hit(1200, true), 100, m, 5000);  // anchor [1200, 1300)
+  EXPECT_EQ(w.begin, 880u);
+  EXPECT_EQ(w.end, 1220u);
+  EXPECT_FALSE(w.reverse);
+  w = rescue_window(hit(100, true), 100, m, 5000);  // cut at the contig's start
+  EXPECT_EQ(w.begin, 0u);
+  EXPECT_EQ(w.end, 120u);
+  w = rescue_window(hit(4800, false), 100, m, 5000);  // and at its end
+  EXPECT_EQ(w.begin, 4880u);
+  EXPECT_EQ(w.end, 5000u);
+  w = rescue_window(hit(4950, false), 100, m, 5000);  // wholly past it
+  EXPECT_EQ(w.begin, w.end);
+  w = rescue_window(hit(1000, false), 100, InsertSizeModel{}, 5000);  // no model
+  EXPECT_EQ(w.begin, w.end);
+}
+
+std::vector<std::uint8_t> codes_of(const std::string& bases) {
+  std::vector<std::uint8_t> codes;
+  for (const char c : bases) codes.push_back(static_cast<std::uint8_t>(std::string("ACGT").find(c)));
+  return codes;
+}
+
+// A mate with a 2-base deletion, found by a local alignment of it in its anchor's window on the
+// CPU backend: [1198, 1300) on the reverse strand, its 100 bases matched less the gap's 6 + 2 * 1.
+TEST(RescueWindow, LocalAlignmentInTheWindowFindsTheMate) {
+  std::mt19937 rng(7);
+  std::string reference;
+  for (int i = 0; i < 5000; ++i) reference += "ACGT"[rng() % 4];
+  const MateHit anchor = hit(1000, false);
+  const std::string mate_forward = reference.substr(1198, 50) + reference.substr(1250, 50);  // as the window reads it
+  const RescueWindow w = rescue_window(anchor, mate_forward.size(), model_300_30(), reference.size());
+  ASSERT_TRUE(w.reverse);
+  const std::vector<std::uint8_t> query = codes_of(mate_forward);
+  const std::vector<std::uint8_t> target = codes_of(reference.substr(w.begin, w.end - w.begin));
+  gapped::Scoring scoring;
+  scoring.band = static_cast<std::int32_t>(target.size());
+  gapped::GappedAligner aligner(Backend::cpu);
+  const gapped::CodeArrays codes{query.data(), query.size(), target.data(), target.size()};
+  const gapped::LocalTask task{0, 0, static_cast<std::uint32_t>(query.size()), static_cast<std::uint32_t>(target.size())};
+  gapped::LocalResult found;
+  ASSERT_TRUE(aligner.align_local(scoring, codes, &task, &found, 1).ok());
+  const MateHit mate = rescued_hit(w, found.target_begin, found.target_end, found.score);
+  EXPECT_EQ(mate.contig, anchor.contig);
+  EXPECT_EQ(mate.position, 1198u);
+  EXPECT_EQ(mate.end, 1300u);
+  EXPECT_TRUE(mate.reverse);
+  EXPECT_EQ(mate.score, 100 - (6 + 2 * 1));
+  EXPECT_EQ(fr_insert_size(anchor, mate), 300);
+}
+
+// ---- PairedSamWriterSink: which pairs the estimate takes ----------------------------------
+
+// Pair i of `inserts` (0: mate 2 unmapped): mate 1 forward at 1000 i, mate 2 reverse ending
+// `insert` after it; 100 bases each, unique and exact (MAPQ 37).
+std::vector<ReadBatch> pair_batches(const std::vector<std::int64_t>& inserts, std::size_t pairs_per_batch) {
+  std::vector<ReadBatch> batches;
+  for (std::size_t i = 0; i < inserts.size(); ++i) {
+    if (i % pairs_per_batch == 0) batches.emplace_back();
+    ReadBatch& b = batches.back();
+    for (int m = 0; m < 2; ++m) {
+      SeqRecord& r = b.next_record();
+      r.name = "pair" + std::to_string(i);
+      r.sequence = std::string(100, "ACGT"[m]);
+      r.quality = std::string(100, 'I');
+      b.keep_record();
+      ReadAlignment a;
+      a.mapped = m == 0 || inserts[i] > 0;
+      a.best_count = 1;
+      a.primary.position = m == 0 ? 1000 * i : 1000 * i + inserts[i] - 100;
+      a.primary.reverse = m == 1;
+      b.alignments.push_back(a);
+    }
+  }
+  return batches;
+}
+
+struct SinkRun {
+  InsertSizeModel model;
+  PairTotals totals;
+  std::string sam;
+};
+
+SinkRun run_sink(const std::vector<ReadBatch>& batches, std::uint64_t sample_pairs, std::uint64_t window_pairs) {
+  const fmtest::TempDir dir;
+  SamOptions options;
+  options.path = dir.file("pairs.sam");
+  auto writer = SamWriter::open(options, {{"c", 1000000}});
+  EXPECT_TRUE(writer.ok());
+  PairedSamWriterSink sink(*writer, 4, InsertSizeModel{}, PairScoring{}, sample_pairs, window_pairs);
+  EXPECT_TRUE(sink.prepare(16).ok());
+  for (const ReadBatch& b : batches) EXPECT_TRUE(sink.write(b).ok());
+  EXPECT_TRUE(sink.finish().ok());
+  return {sink.model(), sink.totals(), fmtest::read_file(options.path)};
+}
+
+// Pairs 0..24 lack a mate, 25..59 are confident: a window of 20 pairs sees no confident pair (no
+// model, nothing proper); a window of 100 takes pairs 25..34.
+TEST(PairedSink, EstimateTakesTheConfidentPairsOfTheWindow) {
+  std::vector<std::int64_t> inserts(60, 0);
+  std::vector<std::int64_t> first_ten;
+  for (std::size_t i = 25; i < 60; ++i) inserts[i] = 250 + static_cast<std::int64_t>(i * 7 % 100);
+  for (std::size_t i = 25; i < 35; ++i) first_ten.push_back(inserts[i]);
+  const SinkRun narrow = run_sink(pair_batches(inserts, 8), 10, 20);
+  EXPECT_FALSE(narrow.model.known);
+  EXPECT_EQ(narrow.model.pairs, 0u);
+  EXPECT_EQ(narrow.totals.pairs, 60u);
+  EXPECT_EQ(narrow.totals.proper, 0u);
+  EXPECT_EQ(narrow.totals.singletons, 25u);
+  const SinkRun wide = run_sink(pair_batches(inserts, 8), 10, 100);
+  const InsertSizeModel expected = estimate_insert_size(first_ten);
+  ASSERT_TRUE(wide.model.known);
+  EXPECT_EQ(wide.model.pairs, 10u);
+  EXPECT_EQ(wide.model.mean, expected.mean);
+  EXPECT_EQ(wide.model.low, expected.low);
+  EXPECT_EQ(wide.model.high, expected.high);
+  std::uint64_t proper = 0;
+  for (const std::int64_t insert : inserts) proper += insert >= expected.low && insert <= expected.high && insert > 0;
+  EXPECT_EQ(wide.totals.proper, proper);
+}
+
+TEST(PairedSink, SameModelAndRecordsForAnyBatching) {
+  std::vector<std::int64_t> inserts;
+  for (std::int64_t i = 0; i < 60; ++i) inserts.push_back(i % 9 == 4 ? 0 : 200 + (i * 37) % 200);
+  const SinkRun whole = run_sink(pair_batches(inserts, 60), 10, 40);
+  ASSERT_TRUE(whole.model.known);
+  for (const std::size_t per_batch : {1, 7, 13}) {
+    const SinkRun split = run_sink(pair_batches(inserts, per_batch), 10, 40);
+    EXPECT_EQ(split.model.mean, whole.model.mean) << per_batch;
+    EXPECT_EQ(split.model.low, whole.model.low) << per_batch;
+    EXPECT_EQ(split.model.high, whole.model.high) << per_batch;
+    EXPECT_EQ(split.sam, whole.sam) << per_batch;
+  }
+}
+
+}  // namespace
+}  // namespace wtmap::aligner
