@@ -14,18 +14,32 @@ namespace {
 
 constexpr char kVersion[] = "0.1.0";
 
-// "\t" escapes of -R to real tabs.
-std::string unescape_tabs(const std::string& s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == 't') {
-      out += '\t';
+// The -R line as it goes into the header: its "\t" escapes made tabs, checked, and its ID. As
+// bwa, a literal tab is refused (a typo for "\t" that would split no field), and so is every other
+// byte a SAM header value cannot hold (SAM v1 section 1.3: [ -~]): a newline would inject header
+// lines, and the ID goes into every record's RG:Z tag.
+Status read_group_line(const std::string& escaped, std::string& line, std::string& id) {
+  auto refuse = [&escaped](const std::string& why) {
+    return invalid_argument("-R must look like '@RG\\tID:name\\t...'" + (why.empty() ? "" : " " + why) + ", got '" + escaped + "'");
+  };
+  line.clear();
+  for (std::size_t i = 0; i < escaped.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(escaped[i]);
+    if (byte == '\t') return refuse("with \\t for a tab, not a literal tab");
+    if (byte < ' ' || byte > '~') return refuse("in printable ASCII (byte " + std::to_string(byte) + " is not)");
+    if (escaped[i] == '\\' && i + 1 < escaped.size() && escaped[i + 1] == 't') {
+      line += '\t';
       ++i;
     } else {
-      out += s[i];
+      line += escaped[i];
     }
   }
-  return out;
+  const auto at = line.find("\tID:");
+  if (line.rfind("@RG\t", 0) != 0 || at == std::string::npos) return refuse("");
+  const auto end = line.find('\t', at + 4);
+  id = line.substr(at + 4, end == std::string::npos ? std::string::npos : end - at - 4);
+  if (id.empty()) return refuse("with a non-empty ID");
+  return {};
 }
 
 char sam_base(char c) {
@@ -186,13 +200,8 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
     impl->contig_names.push_back(c.name);
   }
   if (!options.read_group.empty()) {
-    const std::string rg = unescape_tabs(options.read_group);
-    const auto id = rg.find("\tID:");
-    if (rg.rfind("@RG\t", 0) != 0 || id == std::string::npos) {
-      return invalid_argument("-R must look like '@RG\\tID:name\\t...', got '" + options.read_group + "'");
-    }
-    const auto end = rg.find('\t', id + 4);
-    impl->read_group_id = rg.substr(id + 4, end == std::string::npos ? std::string::npos : end - id - 4);
+    std::string rg;
+    WTMAP_TRY(read_group_line(options.read_group, rg, impl->read_group_id));
     ok = ok && sam_hdr_add_lines(h, rg.c_str(), rg.size()) == 0;
   }
   ok = ok && sam_hdr_add_pg(h, "wtmap", "VN", kVersion, "CL", options.command_line.c_str(), nullptr) == 0;
