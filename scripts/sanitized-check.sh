@@ -14,6 +14,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=cl
 cmake --build "$build" -j"$(nproc)"
 # protect_shadow_gap=0: the CUDA driver maps memory where ASan's shadow gap would be (GPU hosts).
 export ASAN_OPTIONS=protect_shadow_gap=0 LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp
-ctest --test-dir "$build" --output-on-failure -LE fuzz
-# One core per harness: they run side by side.
+# The suites side by side (each test makes its own temporary folder); then the harnesses, one
+# core each.
+ctest --test-dir "$build" --output-on-failure -LE fuzz -j"$(nproc)"
 ctest --test-dir "$build" --output-on-failure -L fuzz -j"$(nproc)"
