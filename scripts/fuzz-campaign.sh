@@ -14,10 +14,12 @@ export ASAN_OPTIONS=protect_shadow_gap=0 LSAN_OPTIONS=suppressions=$source_dir/t
 for h in "${harnesses[@]}"; do
   dir=$out/$h
   mkdir -p "$dir/corpus" "$dir/artifacts"
+  dict=()
+  [ ! -f "$source_dir/tests/fuzz/$h.dict" ] || dict=(-dict="$source_dir/tests/fuzz/$h.dict")
   start=$(date +%s)
   (cd "$dir" && nice -n 19 "$build/tests/fuzz/$h" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
      -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2560 -max_len=65536 -artifact_prefix="$dir/artifacts/" \
-     corpus "$source_dir/tests/fuzz/corpus/$h" >log 2>&1) || true
+     "${dict[@]}" "$dir/corpus" "$source_dir/tests/fuzz/corpus/$h" >log 2>&1) || true
   last=$(grep -E '^#[0-9]+: cov:' "$dir/log" | tail -1)
   echo "$h: $(( $(date +%s) - start )) s; $last; corpus $(ls "$dir/corpus" | wc -l) files," \
        "$(du -sb "$dir/corpus" | cut -f1) bytes; artifacts: $(ls "$dir/artifacts" | wc -l)"
