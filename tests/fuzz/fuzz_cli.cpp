@@ -1,9 +1,9 @@
 // libFuzzer harness: the command line of `wtmap index`, `count` and `align` -- option parsing and
 // validation and whatever runs after it -- in a scratch folder holding a small reference, its
 // index, reads and patterns. The input's first byte picks the command; the rest, split at NUL
-// bytes, are its arguments (tests/fuzz/fuzz_cli.dict lists the options). Arguments holding '/'
-// are skipped so that every path stays in the scratch folder, which is emptied of what a run
-// wrote after each input. A command must return 0 or 1 without a crash, a hang, a sanitizer
+// bytes, are its arguments (tests/fuzz/fuzz_cli.dict lists the options). An input with an
+// argument holding '/' is not run, so that every path stays in the scratch folder, which is
+// emptied of what a run wrote after each input. A command must return 0 or 1 without a crash, a hang, a sanitizer
 // report or an allocation past libFuzzer's limit.
 //
 // The commands are reached through their entry functions, as main() calls them, so the harness
