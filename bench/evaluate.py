@@ -63,8 +63,8 @@ def expected_ok(ok, hit, nm, x0, xa, truth, tmm, tol):
         return sum(c == truth[0] and r == truth[1] and abs(q - truth[2]) <= tol for c, r, q in hits) / len(hits)
     # XA absent or incomplete: the truth is one of the best hits exactly when its mismatch count equals
     # theirs, and then it is the only correct one (a brute-force search of the genome confirmed this on
-    # the E. coli ART reads for every tie read but 2 of 18,062: bench/RESULTS.md, "The correct
-    # fraction without tie-break luck"), so p = 1/X0, else 0. Indel reads (tmm -1) and records
+    # the E. coli ART reads for every tie read but 2 of 18,062: bench/history/RESULTS-2026-11-26.md,
+    # "The correct fraction without tie-break luck"), so p = 1/X0, else 0. Indel reads (tmm -1) and records
     # without NM are unknown: their actual outcome.
     if tmm < 0 or nm is None:
         return float(ok)

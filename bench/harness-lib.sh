@@ -25,7 +25,7 @@ START_S=$SECONDS
 find_prog() {
   local p d
   if p="$(command -v "$1" 2>/dev/null)"; then echo "$p"; return; fi
-  for d in build-fmb/bench build-bench/bench build-dna/bench build/bench build-fmb/aligner build/aligner; do
+  for d in build-fmb/bench build-bench/bench build-dna/bench build/bench build-fmb/cli build/cli build-fmb/aligner build/aligner; do
     if [[ -x "$d/$1" ]]; then echo "$PWD/$d/$1"; return; fi
   done
   echo "harness: $1 not found on PATH (source .device/env.sh / .baselines/env.sh) or in build*/" >&2

@@ -31,8 +31,8 @@ GENOMES="${WTMAP_BENCH_GENOMES:-ecoli,synth}"
 LENS="${WTMAP_BENCH_READ_LENS:-100,150}"
 K="${WTMAP_BENCH_K:-4}"
 # Runs of wtmap align and of the I/O floor, alternated; the report takes each one's median. One
-# host's runs of the same command spread by 0.1-0.2 s (bench/RESULTS.md), as much as the 70 %
-# target's margin.
+# host's runs of the same command spread by 0.1-0.2 s (bench/history/RESULTS-2026-11-26.md), as
+# much as the 70 % target's margin.
 REPEAT="${WTMAP_BENCH_REPEAT:-$([[ "$QUICK" == 1 ]] && echo 2 || echo 5)}"
 SKIP=",${WTMAP_BENCH_SKIP:-},"                 # any of bwa_aln,bwa_mem,bowtie2,search
 OVERLAP="${WTMAP_BENCH_OVERLAP:-0}"            # 1: wtmap's and bowtie2's timed runs beside bwa index
@@ -114,7 +114,7 @@ timed_wtmap_bowtie2() {
     echo "wtmap's and bowtie2's timed runs started beside bwa index (single-threaded; WTMAP_BENCH_OVERLAP=1)" > "$D/beside.txt"
   fi
   # Search only, $REPEAT runs (the report takes the median: one run spread 0.107-0.163 s between
-  # calls on the same reads, bench/RESULTS.md): search.json, search@2.json, ...
+  # calls on the same reads, bench/history/RESULTS-2026-11-26.md): search.json, search@2.json, ...
   local r suffix resident e2e floor
   if ok search && [[ -n "$SEARCH" ]]; then
     for ((r = 1; r <= REPEAT; r++)); do

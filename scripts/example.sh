@@ -3,7 +3,7 @@
 # and print the first records. Runs on the GPU when one is usable, else on the CPU (with a note).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-wtmap=${WTMAP:-build/aligner/wtmap}
+wtmap=${WTMAP:-build/cli/wtmap}
 out=${1:-build/example}
 mkdir -p "$(dirname "$out")"
 "$wtmap" index examples/ecoli536-100k.fa.gz -p "$out"

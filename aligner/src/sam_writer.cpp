@@ -5,41 +5,52 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cctype>
 #include <cstdio>
+#include <optional>
 
 #include "wtmap/core/detail/parallel.hpp"
+#include "wtmap/io/output_file.hpp"
 
 namespace wtmap::aligner {
 namespace {
 
 constexpr char kVersion[] = "0.1.0";
 
-// The -R line as it goes into the header: its "\t" escapes made tabs, checked, and its ID. As
-// bwa, a literal tab is refused (a typo for "\t" that would split no field), and so is every other
-// byte a SAM header value cannot hold (SAM v1 section 1.3: [ -~]): a newline would inject header
-// lines, and the ID goes into every record's RG:Z tag.
-Status read_group_line(const std::string& escaped, std::string& line, std::string& id) {
-  auto refuse = [&escaped](const std::string& why) {
-    return invalid_argument("-R must look like '@RG\\tID:name\\t...'" + (why.empty() ? "" : " " + why) + ", got '" + escaped + "'");
-  };
-  line.clear();
-  for (std::size_t i = 0; i < escaped.size(); ++i) {
-    const auto byte = static_cast<unsigned char>(escaped[i]);
-    if (byte == '\t') return refuse("with \\t for a tab, not a literal tab");
-    if (byte < ' ' || byte > '~') return refuse("in printable ASCII (byte " + std::to_string(byte) + " is not)");
-    if (escaped[i] == '\\' && i + 1 < escaped.size() && escaped[i + 1] == 't') {
-      line += '\t';
+// "\t" escapes of -R to real tabs.
+std::string unescape_tabs(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == 't') {
+      out += '\t';
       ++i;
     } else {
-      line += escaped[i];
+      out += s[i];
     }
   }
-  const auto at = line.find("\tID:");
-  if (line.rfind("@RG\t", 0) != 0 || at == std::string::npos) return refuse("");
-  const auto end = line.find('\t', at + 4);
-  id = line.substr(at + 4, end == std::string::npos ? std::string::npos : end - at - 4);
-  if (id.empty()) return refuse("with a non-empty ID");
-  return {};
+  return out;
+}
+
+// The @RG header line of -R (tabs written as \t): one line of tab-separated TAG:value fields
+// beginning with ID. bwa mem's rules: a literal tab is refused (a shell that passed one was not
+// asked to), and so is a line break, which would slip further header lines in; and any other byte
+// a SAM header value cannot hold (SAM v1 section 1.3: [ -~]), the ID going into every RG:Z tag too.
+Result<std::string> read_group_line(const std::string& option) {
+  if (option.empty()) return std::string();
+  for (const char c : option) {
+    if (c == '\t') return invalid_argument("-R holds a literal tab; write tabs as \\t");
+    if (c == '\n' || c == '\r') return invalid_argument("-R holds a line break; it must be one header line");
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < ' ' || byte > '~') {
+      return invalid_argument("-R holds byte " + std::to_string(byte) + "; a SAM header holds printable ASCII only");
+    }
+  }
+  const std::string rg = unescape_tabs(option);
+  const auto id = rg.find("\tID:");
+  if (rg.rfind("@RG\t", 0) != 0 || id == std::string::npos || id + 4 == rg.size() || rg[id + 4] == '\t') {
+    return invalid_argument("-R must look like '@RG\\tID:name\\t...', got '" + option + "'");
+  }
+  return rg;
 }
 
 char sam_base(char c) {
@@ -89,12 +100,11 @@ std::string md_tag(const Placement& p, std::size_t length) {
 
 struct SamWriter::Impl {
   SamOptions options;
-  std::string temporary;  // empty for stdout
+  std::optional<io::OutputFile> output;  // none for stdout
   samFile* file = nullptr;
   sam_hdr_t* header = nullptr;
   std::string read_group_id;
   std::vector<std::string> contig_names;
-  bool finished = false;
   // One record per read of the largest batch so far, reused batch after batch: a batch formats
   // into them on all threads, and no record is allocated or freed per read.
   std::vector<bam1_t*> records;
@@ -104,8 +114,7 @@ struct SamWriter::Impl {
     for (bam1_t* b : records) bam_destroy1(b);
     if (header != nullptr) sam_hdr_destroy(header);
     if (file != nullptr) sam_close(file);
-    if (!finished && !temporary.empty()) std::remove(temporary.c_str());
-  }
+  }  // then `output` removes its temporary unless finish() committed it
 
   // One BAM record for a read and its alignment.
   Status format(const SeqRecord& read, const ReadAlignment& a, bam1_t* b) const {
@@ -174,17 +183,22 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
   std::string format = options.format;
   if (format.empty()) {
     const auto dot = options.path.rfind('.');
-    const std::string ext = dot == std::string::npos ? "" : options.path.substr(dot + 1);
+    std::string ext = dot == std::string::npos ? "" : options.path.substr(dot + 1);
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     format = ext == "bam" ? "bam" : "sam";
     if (ext == "cram") return invalid_argument(options.path + ": CRAM output is not supported; use .sam or .bam");
   }
   if (format != "sam" && format != "bam") return invalid_argument("--output-fmt must be SAM or BAM, not '" + format + "'");
+  Result<std::string> read_group = read_group_line(options.read_group);
+  if (!read_group.ok()) return read_group.status();
   std::string mode = format == "bam" ? "wb" : "w";
   if (format == "bam" && options.compression_level >= 0) mode += std::to_string(std::min(options.compression_level, 9));
-  std::string target = options.path;
+  std::string target = "-";
   if (options.path != "-") {
-    impl->temporary = options.path + ".tmp." + std::to_string(getpid());
-    target = impl->temporary;
+    Result<io::OutputFile> output = io::OutputFile::create(options.path, options.inputs);
+    if (!output.ok()) return output.status();
+    impl->output.emplace(std::move(*output));
+    target = impl->output->write_path();
   }
   impl->file = sam_open(target.c_str(), mode.c_str());
   if (impl->file == nullptr) return Status{StatusCode::io_error, (options.path == "-" ? std::string("stdout") : options.path) + ": cannot open for writing"};
@@ -199,9 +213,11 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
     ok = ok && sam_hdr_add_line(h, "SQ", "SN", c.name.c_str(), "LN", length.c_str(), nullptr) == 0;
     impl->contig_names.push_back(c.name);
   }
-  if (!options.read_group.empty()) {
-    std::string rg;
-    WTMAP_TRY(read_group_line(options.read_group, rg, impl->read_group_id));
+  if (!read_group->empty()) {
+    const std::string& rg = *read_group;
+    const auto id = rg.find("\tID:");
+    const auto end = rg.find('\t', id + 4);
+    impl->read_group_id = rg.substr(id + 4, end == std::string::npos ? std::string::npos : end - id - 4);
     ok = ok && sam_hdr_add_lines(h, rg.c_str(), rg.size()) == 0;
   }
   ok = ok && sam_hdr_add_pg(h, "wtmap", "VN", kVersion, "CL", options.command_line.c_str(), nullptr) == 0;
@@ -261,10 +277,7 @@ Status SamWriter::finish() {
   impl.times.close += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   impl.file = nullptr;
   if (rc < 0) return {StatusCode::io_error, impl.options.path + ": closing the output failed"};
-  if (!impl.temporary.empty() && std::rename(impl.temporary.c_str(), impl.options.path.c_str()) != 0) {
-    return {StatusCode::io_error, "cannot rename " + impl.temporary + " to " + impl.options.path};
-  }
-  impl.finished = true;
+  if (impl.output) WTMAP_TRY(impl.output->commit());
   return {};
 }
 

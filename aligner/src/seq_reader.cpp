@@ -4,6 +4,7 @@
 #include <htslib/hfile.h>
 #include <htslib/hts.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -14,8 +15,11 @@
 #include <thread>
 #include <vector>
 
-#include "bounded_queue.hpp"
 #include "igzip_input.hpp"
+#include "wtmap/aligner/bounded_queue.hpp"
+#include "wtmap/io/bgzf_input.hpp"
+#include "wtmap/io/input_file.hpp"
+#include "wtmap/fmindex/reference.hpp"
 
 namespace wtmap::aligner {
 
@@ -94,6 +98,7 @@ struct SeqReader::Impl {
     if (n < 0) {
       return Status{StatusCode::io_error, path + (bgzf_compression(file) == bgzf ? ": corrupt BGZF data" : ": read error")};
     }
+    if (n == 0) WTMAP_TRY(io::check_bgzf_ended(file, path));
     return static_cast<std::size_t>(n);
   }
 
@@ -151,6 +156,7 @@ Result<SeqReader> SeqReader::open(const std::string& path, unsigned threads, Seq
   auto impl = std::make_unique<Impl>();
   impl->path = path == "-" ? "<stdin>" : path;
   impl->allowed = bytes;
+  WTMAP_TRY(io::check_input_path(path));
   hFILE* input = path == "-" ? hdopen(0, "r") : hopen(path.c_str(), "r");
   if (input == nullptr) return Status{StatusCode::io_error, path + ": cannot open for reading"};
   htsFormat format{};
@@ -168,6 +174,7 @@ Result<SeqReader> SeqReader::open(const std::string& path, unsigned threads, Seq
     hclose_abruptly(input);
     return Status{StatusCode::io_error, impl->path + ": cannot open for reading"};
   }
+  WTMAP_TRY(io::check_bgzf_marker(impl->file, impl->path));
   // BGZF blocks inflate independently, so htslib can spread them over a thread pool (it declines
   // for plain gzip, whose one stream has to inflate in order).
   if (threads > 1 && bgzf_compression(impl->file) == bgzf && bgzf_mt(impl->file, static_cast<int>(threads), 256) != 0) {
@@ -246,7 +253,14 @@ Result<bool> SeqReader::next(SeqRecord& record) {
   got = in.read_line();
   if (!got.ok()) return got.status();
   if (!*got) return fail("truncated record (no '+' line)");
-  if (in.line.size() == 0 || in.line[0] != '+') return fail("missing the '+' separator line");
+  if (in.line.size() == 0 || in.line[0] != '+') {
+    // Nucleotide codes only: a quality line of letters ("IIII") that lost its '+' is no sequence.
+    const bool more_bases = !in.line.empty() && std::all_of(in.line.begin(), in.line.end(),
+                                                            [](char c) { return fmindex::nucleotide_code(c) >= 0; });
+    return fail(more_bases ? "the sequence goes on over a second line: multi-line FASTQ is not supported (write "
+                             "one line per sequence, e.g. seqtk seq -l 0)"
+                           : "missing the '+' separator line");
+  }
   got = in.read_line();
   if (!got.ok()) return got.status();
   if (!*got) return fail("truncated record (no quality line)");

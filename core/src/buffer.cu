@@ -19,7 +19,7 @@ namespace {
 // pages (Linux transparent huge pages, whose mode is `madvise` on the GPU hosts): an index's
 // queries are random reads over tens of MB to GB, and with 4 KiB pages nearly each one also
 // misses the TLB. The CPU backend searched 2 * 10^5 reads on a 268 MB index in 1.51-1.57 s
-// instead of 1.55-1.91 s (16 threads; bench/RESULTS.md).
+// instead of 1.55-1.91 s (16 threads; bench/history/RESULTS-2026-11-26.md).
 void* host_allocate(std::size_t size) {
   constexpr std::size_t kHuge = std::size_t{2} << 20;
   if (size < kHuge) return std::aligned_alloc(128, (size + 127) / 128 * 128);
@@ -69,7 +69,8 @@ Result<Buffer> Buffer::allocate(Backend backend, std::size_t size, const char* w
   b.data_ = static_cast<std::byte*>(p);
   // The fill runs on the legacy default stream, which the non-blocking streams of the batch API
   // do not wait for: data copied into a fresh buffer on one of them could be zeroed after the
-  // copy (a whole batch of reads on an H100 under load, bench/RESULTS.md). So it is waited for.
+  // copy (a whole batch of reads on an H100 under load, bench/history/RESULTS-2026-11-26.md). So it is
+  // waited for.
   WTMAP_CUDA_TRY(cudaMemsetAsync(p, 0, size, cudaStreamLegacy));
   WTMAP_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
   return std::move(b);

@@ -455,7 +455,7 @@ Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build(const Symbol* text, std::uint64_t n
   device_codes = Buffer();
   device_alt = Buffer();
 
-  // 5. Per-node tables (thesis 5.2: precomputed ranks at node starts).
+  // 5. Per-node tables (thesis 5.2.1: precomputed ranks at node starts).
   tree.bind_view(layout, n, sigma, extract, level_counts);
   auto* tables = reinterpret_cast<std::uint64_t*>(tree.storage_.data() + layout.node_offset);
   if (backend == Backend::cpu) {

@@ -9,6 +9,7 @@
 
 #include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/fmindex/fm_index_base.hpp"
+#include "wtmap/io/output_file.hpp"
 
 namespace wtmap::fmindex::file {
 namespace {
@@ -110,10 +111,12 @@ Result<std::vector<std::uint64_t>> read_u64_array(std::istream& payload, std::ui
 }
 
 Status write_index_file(const std::string& path, const std::vector<Section>& sections) {
-  const std::string temporary = path + ".tmp." + std::to_string(getpid());
+  // A temporary beside the file, renamed over it when complete (io/output_file.hpp).
+  Result<io::OutputFile> file = io::OutputFile::create(path);
+  if (!file.ok()) return file.status();
   {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) return {StatusCode::io_error, temporary + ": cannot open for writing"};
+    std::ofstream out(file->write_path(), std::ios::binary | std::ios::trunc);
+    if (!out) return {StatusCode::io_error, path + ": cannot open for writing"};
     for (const Section& s : sections) {
       const std::uint64_t size = s.payload.size();
       const std::uint32_t crc = parallel_crc(s.payload.data(), s.payload.size());
@@ -122,17 +125,10 @@ Status write_index_file(const std::string& path, const std::vector<Section>& sec
       out.write(s.payload.data(), static_cast<std::streamsize>(s.payload.size()));
       out.write(reinterpret_cast<const char*>(&crc), 4);
     }
-    out.flush();
-    if (!out) {
-      std::remove(temporary.c_str());
-      return {StatusCode::io_error, temporary + ": write failed (disk full?)"};
-    }
+    out.close();
+    if (!out) return {StatusCode::io_error, path + ": write failed (disk full?)"};
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    return {StatusCode::io_error, "cannot rename " + temporary + " to " + path};
-  }
-  return {};
+  return file->commit();
 }
 
 std::string header_payload(const IndexHeader& h) {

@@ -1,5 +1,7 @@
 #include "wtmap/fmindex/reference.hpp"
 #include "wtmap/fmindex/symbol_reference.hpp"
+#include "wtmap/io/bgzf_input.hpp"
+#include "wtmap/io/input_file.hpp"
 
 #include <htslib/bgzf.h>
 #include <htslib/kstring.h>
@@ -9,6 +11,7 @@
 #include <memory>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <unordered_set>
 
 namespace wtmap::fmindex {
@@ -55,6 +58,22 @@ std::string shown_byte(unsigned char byte) {
   return shown;
 }
 
+// A name with every unprintable byte as \xNN, for messages.
+std::string shown_name(const std::string& name) {
+  std::string shown;
+  for (const char c : name) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 32 && byte < 127) {
+      shown += c;
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+      shown += hex;
+    }
+  }
+  return shown;
+}
+
 // The FASTA parsing every alphabet shares: headers (names up to the first blank, unique, not
 // empty), sequence lines with a CRLF's '\r' dropped and blank lines skipped, records without
 // sequence, sequence before the first header, gzip errors and empty input. Each sequence line
@@ -64,8 +83,10 @@ std::string shown_byte(unsigned char byte) {
 // `unit` names what a record holds ("bases", "symbols") in the error for a record without any.
 template <class Sink>
 Status parse_fasta(const std::string& path, const char* unit, std::vector<Contig>& contigs, Sink&& sink) {
+  WTMAP_TRY(io::check_input_path(path));
   std::unique_ptr<BGZF, BgzfCloser> in(path == "-" ? bgzf_dopen(0, "r") : bgzf_open(path.c_str(), "r"));
   if (!in) return Status{StatusCode::io_error, path + ": cannot open for reading"};
+  WTMAP_TRY(io::check_bgzf_marker(in.get(), path));
   std::unordered_set<std::string> names;
   kstring_t line = {0, 0, nullptr};
   struct LineGuard {
@@ -95,6 +116,10 @@ Status parse_fasta(const std::string& path, const char* unit, std::vector<Contig
       while (end < len && line.s[end] != ' ' && line.s[end] != '\t') ++end;
       std::string name(line.s + 1, end - 1);
       if (name.empty()) return invalid_argument(where("header without a contig name"));
+      if (!is_valid_contig_name(name)) {
+        return invalid_argument(where("contig name '" + shown_name(name) + "' cannot be written in SAM (it must match "
+                                      "[0-9A-Za-z!#$%&+./:;?@^_|~-][0-9A-Za-z!#$%&*+./:;=?@^_|~-]*); rename the record"));
+      }
       if (!names.insert(name).second) return invalid_argument(where("duplicate contig name '" + name + "'"));
       if (contigs.size() >= UINT32_MAX) return invalid_argument(where("too many contigs"));
       contigs.push_back({std::move(name), 0});
@@ -107,12 +132,26 @@ Status parse_fasta(const std::string& path, const char* unit, std::vector<Contig
     contigs.back().length += len;
   }
   if (r < -1) return Status{StatusCode::io_error, path + ": read error after line " + std::to_string(line_no) + " (corrupt gzip?)"};
+  WTMAP_TRY(io::check_bgzf_ended(in.get(), path));
   WTMAP_TRY(close_contig());
   if (contigs.empty()) return invalid_argument(path + ": no FASTA records (empty input?)");
   return {};
 }
 
 }  // namespace
+
+bool is_valid_contig_name(std::string_view name) {
+  auto allowed = [](unsigned char c, bool first) {
+    if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')) return true;
+    if (c == '*' || c == '=') return !first;
+    return std::strchr("!#$%&+./:;?@^_|~-", c) != nullptr && c != '\0';
+  };
+  if (name.empty() || !allowed(static_cast<unsigned char>(name[0]), true)) return false;
+  for (std::size_t i = 1; i < name.size(); ++i) {
+    if (!allowed(static_cast<unsigned char>(name[i]), false)) return false;
+  }
+  return true;
+}
 
 Result<Reference> read_fasta(const std::string& path) {
   Reference ref;

@@ -3,11 +3,13 @@
 // backends (X0, X1, the reported placement, its NM and MD, XA's alternatives); for k = 0..4,
 // reads of 36, 100 and 150 bases, on random, repetitive and near-duplicate references, with and
 // without the index's k-mer table (which the search uses to skip steps). BatchAligner's letters
-// (lower case, U, IUPAC), its reserved buffers and its batches in flight against align() alone.
+// (lower case, U, IUPAC), its reserved buffers and its batches in flight against align() alone,
+// and MismatchSearchEngine (align_stages.hpp) in AlignPipeline against align() alone.
 // Then mapping_quality against bwa's closed form and md_tag against hand-written tags.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cctype>
 #include <cstdint>
@@ -21,6 +23,8 @@
 
 #include "align_oracle.hpp"
 #include "fm_queries.hpp"
+#include "wtmap/aligner/align_pipeline.hpp"
+#include "wtmap/aligner/align_stages.hpp"
 #include "wtmap/aligner/batch_aligner.hpp"
 #include "wtmap/aligner/mismatch_search.hpp"
 #include "wtmap/aligner/sam_writer.hpp"
@@ -751,6 +755,63 @@ TEST_P(BatchAlignerOn, BatchesInFlightFinishInAnyOrder) {
   std::vector<ReadAlignment> got;
   ASSERT_TRUE(batch.finish(parts[0], searched[0], got).ok());
   expect_same_alignments(got, expected[0], parts[0]);
+}
+
+// MismatchSearchEngine, the pipeline's real engine: batches of 7 reads through AlignPipeline,
+// each batch's SearchedBatch held by the engine between search() and finish() (on a GPU index two
+// launch slots in flight), with and without its pool made ahead, give the alignments that one
+// align() of all the reads gives; the release runs once, after the last batch.
+TEST_P(BatchAlignerOn, PipelineEngineGivesAlignsResults) {
+  WTMAP_FM_SKIP_WITHOUT(GetParam());
+  const auto contigs = make_reference(Shape::repeat_family);
+  const auto index = index_of(contigs, GetParam());
+  std::vector<aligner::SeqRecord> records;
+  for (const std::string& r : planted_reads(contigs, 100, 2, 11)) records.push_back({"r" + std::to_string(records.size()), r, ""});
+  ASSERT_GT(records.size(), 3u * 7);
+  std::vector<ReadAlignment> expected;
+  aligner::BatchAligner alone(index, aligner::AlignOptions{});
+  ASSERT_TRUE(alone.align(records, expected).ok());
+
+  struct VectorSource : aligner::ReadSource {
+    explicit VectorSource(const std::vector<aligner::SeqRecord>& r) : records(r) {}
+    Result<bool> fill(aligner::ReadBatch& batch, std::size_t most) override {
+      for (std::size_t r = 0; r < most && next < records.size(); ++r, ++next) {
+        batch.next_record() = records[next];
+        batch.keep_record();
+      }
+      return next < records.size();
+    }
+    const std::vector<aligner::SeqRecord>& records;
+    std::size_t next = 0;
+  };
+  struct CollectingSink : aligner::AlignmentSink {
+    Status prepare(std::size_t) override { return {}; }
+    Status write(const aligner::ReadBatch& batch) override {
+      got.insert(got.end(), batch.alignments.begin(), batch.alignments.end());
+      return {};
+    }
+    Status finish() override { return {}; }
+    std::vector<ReadAlignment> got;
+  };
+  for (const bool warm_up : {false, true}) {
+    SCOPED_TRACE(warm_up ? "pool made ahead" : "pool made on demand");
+    VectorSource source(records);
+    CollectingSink sink;
+    aligner::MismatchSearchEngine engine(7, GetParam(), warm_up);
+    engine.start(index, aligner::AlignOptions{});
+    aligner::PipelineOptions options;
+    options.batch_size = 7;
+    aligner::AlignPipeline pipeline(options);
+    pipeline.start_reading(source);
+    std::atomic<int> releases{0};
+    ASSERT_TRUE(pipeline.run(&engine, sink, [&] {
+      engine.release();
+      ++releases;
+    }).ok());
+    pipeline.wait_for_release();
+    EXPECT_EQ(releases.load(), 1);
+    expect_same_alignments(sink.got, expected, records);
+  }
 }
 
 // ---- mapping_quality and md_tag ---------------------------------------------------------------------

@@ -129,12 +129,12 @@ TEST_P(SamWriterReserve, RecordsReadBackAsWritten) {
 TEST(SamWriterReadGroup, RefusesLinesSamCannotHold) {
   const fmtest::TempDir dir;
   const std::vector<std::pair<std::string, std::string>> refused = {
-      {"@RG\\tID:a\n@CO\\tinjected", "byte 10"},
-      {"@RG\\tID:a\r", "byte 13"},
+      {"@RG\\tID:a\n@CO\\tinjected", "line break"},
+      {"@RG\\tID:a\r", "line break"},
       {"@RG\tID:a", "literal tab"},
       {"@RG\\tID:a\x01" "b", "byte 1"},
       {"@RG\\tID:a\xc3\xa9", "byte 195"},
-      {"@RG\\tID:\\tSM:s", "non-empty ID"},
+      {"@RG\\tID:\\tSM:s", "-R must look like"},
       {"@RG\\tSM:s", "-R must look like"},
       {"RG\\tID:a", "-R must look like"}};
   for (const auto& [line, why] : refused) {

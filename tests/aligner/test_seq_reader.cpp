@@ -185,6 +185,36 @@ TEST(SeqReader, TruncatedRecordNamesFileAndRecordNumber) {
   EXPECT_NE(second.status().message().find(path + ": record 2"), std::string::npos) << second.status().message();
 }
 
+TEST(SeqReader, MultiLineFastqIsNamedAsUnsupported) {
+  fmtest::TempDir dir;
+  const std::string wrapped = dir.file("wrapped.fq"), broken = dir.file("broken.fq");
+  fmtest::write_file(wrapped, "@a\nACGT\nACGT\n+\nIIIIIIII\n");
+  fmtest::write_file(broken, "@a\nACGT\n=\nIIII\n");
+  auto reader = SeqReader::open(wrapped);
+  ASSERT_TRUE(reader.ok());
+  SeqRecord r;
+  auto got = reader->next(r);
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find(wrapped + ": record 1: "), std::string::npos) << got.status().message();
+  EXPECT_NE(got.status().message().find("multi-line FASTQ is not supported"), std::string::npos) << got.status().message();
+  reader = SeqReader::open(broken);
+  ASSERT_TRUE(reader.ok());
+  got = reader->next(r);
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("missing the '+' separator line"), std::string::npos) << got.status().message();
+}
+
+TEST(SeqReader, ADirectoryIsNamedAsOne) {
+  fmtest::TempDir dir;
+  auto reader = SeqReader::open(dir.path().string());
+  ASSERT_FALSE(reader.ok());
+  EXPECT_EQ(reader.status().code(), StatusCode::invalid_argument);
+  EXPECT_NE(reader.status().message().find("is a directory"), std::string::npos) << reader.status().message();
+  reader = SeqReader::open(dir.file("missing.fq"));
+  ASSERT_FALSE(reader.ok());
+  EXPECT_NE(reader.status().message().find("No such file"), std::string::npos) << reader.status().message();
+}
+
 // ---- plain gzip (ISA-L's inflate, igzip_input.hpp) -------------------------------------------
 
 // The bytes of a one-member gzip file holding `text`.

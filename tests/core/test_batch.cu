@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support.hpp"
@@ -196,6 +199,41 @@ TEST(BatchCpu, RunBatchMatchesTheFormulaAndNamesABadQuery) {
   std::size_t first_bad = 0;
   while (in[first_bad] < 1000) ++first_bad;
   EXPECT_TRUE(RejectsQuery(detail::run_batch_cpu(SquareOp{1000}, in.data(), out.data(), kQueries, "square"), first_bad));
+}
+
+// Records the CPU threads that answer its queries (host only: run_batch_cpu never instantiates the
+// kernel); no policy of its own. SpreadOp names 16 queries a thread.
+struct ThreadIds {
+  std::mutex mutex;
+  std::set<std::thread::id> ids;
+};
+struct ThreadRecordingOp {
+  using In = std::uint64_t;
+  using Out = std::uint64_t;
+  ThreadIds* seen;
+  bool valid(In) const { return true; }
+  Out operator()(In x) const {
+    std::lock_guard<std::mutex> lock(seen->mutex);
+    seen->ids.insert(std::this_thread::get_id());
+    return x;
+  }
+  std::string why_invalid(In) const { return {}; }
+};
+struct SpreadOp : ThreadRecordingOp {
+  static constexpr std::uint64_t kCpuMinPerThread = 16;
+};
+
+// 64 queries on 4 CPU threads: the default policy keeps them on one thread (fewer than 2^14 per
+// thread), an operation naming 16 per thread spreads them over all 4.
+TEST(BatchCpu, AnOperationSetsHowFewQueriesAThreadTakes) {
+  set_cpu_threads(4);
+  std::vector<std::uint64_t> in(64, 1), out(64);
+  ThreadIds by_default, spread;
+  ASSERT_TRUE(IsOk(detail::run_batch_cpu(ThreadRecordingOp{&by_default}, in.data(), out.data(), 64, "ids")));
+  ASSERT_TRUE(IsOk(detail::run_batch_cpu(SpreadOp{{&spread}}, in.data(), out.data(), 64, "ids")));
+  set_cpu_threads(0);
+  EXPECT_EQ(by_default.ids.size(), 1u);
+  EXPECT_EQ(spread.ids.size(), 4u);
 }
 
 }  // namespace

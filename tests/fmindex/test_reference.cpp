@@ -201,6 +201,29 @@ TEST_P(ReadFasta, NonNucleotideBytes) {
   expect_error(">a\nAC\x01G\n", 2, {"'a'", "0x01"});
 }
 
+TEST_P(ReadFasta, ContigNamesSamCannotHoldAreRefused) {
+  // '*' means "no reference" in SAM, ',' splits XA and SA lists, and bytes below 0x21 break lines.
+  expect_error(">a\nAC\n>*\nAC\n", 3, {"'*'", "SAM"});
+  expect_error(">a,b\nAC\n", 1, {"'a,b'", "SAM"});
+  expect_error(">=x\nAC\n", 1, {"'=x'"});
+  expect_error(std::string(">a\0b\nAC\n", 8), 1, {"\\x00"});
+  expect_error(">a\x01" "b\nAC\n", 1, {"\\x01"});
+  EXPECT_TRUE(read(">chr1\nAC\n>HLA-A*01:01:01:01\nAC\n>x=y|z\nAC\n").ok());
+}
+
+// The rule against SAM v1.6's regular expression for reference names, for every byte as a first
+// and as a later character.
+TEST(ContigName, SamRegularExpression) {
+  const std::regex sam_name("[0-9A-Za-z!#$%&+./:;?@^_|~-][0-9A-Za-z!#$%&*+./:;=?@^_|~-]*");
+  for (int first = 0; first < 256; ++first) {
+    for (const char* rest : {"", "a", "*", "=", ",", " "}) {
+      const std::string name = std::string(1, static_cast<char>(first)) + rest;
+      EXPECT_EQ(is_valid_contig_name(name), std::regex_match(name, sam_name)) << "byte " << first << " then '" << rest << "'";
+    }
+  }
+  EXPECT_FALSE(is_valid_contig_name(""));
+}
+
 TEST(ReadFastaFile, MissingFileIsAnIoError) {
   TempDir dir;
   const std::string path = dir.file("does-not-exist.fa");

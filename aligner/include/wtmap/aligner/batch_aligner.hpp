@@ -2,13 +2,12 @@
 // choice of the reported hit, locate of the reported and alternative hits.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "wtmap/aligner/alignment.hpp"
 #include "wtmap/aligner/hit_choice.hpp"
 #include "wtmap/aligner/mismatch_search.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
@@ -47,28 +46,6 @@ inline std::uint32_t default_thread_work_slice(std::uint64_t rows) {
   return rows >= (std::uint64_t{1} << 30) ? 2048 : 1024;
 }
 
-// One placement of a read, in reference coordinates.
-struct Placement {
-  std::uint32_t contig = 0;
-  std::uint64_t position = 0;  // 0-based leftmost
-  bool reverse = false;
-  Edits edits{};               // substitutions, in read coordinates (before any reverse complement)
-};
-
-struct ReadAlignment {
-  bool mapped = false;
-  std::uint8_t flags = 0;      // SearchFlags
-  std::uint8_t mismatches = 0; // of the reported placement (the best stratum)
-  std::uint64_t best_count = 0;    // X0
-  std::uint64_t second_count = 0;  // X1
-  Placement primary;
-  std::vector<Placement> alternatives;  // XA
-};
-
-// bwa aln's mapping quality (bwa_approx_mapQ): 37 unique, 25 unique with all k mismatches used,
-// 23 - 4.343 ln(X1) with suboptimal hits, 0 for repeats.
-int mapping_quality(const ReadAlignment& a, unsigned max_mismatches);
-
 // A batch between the two halves of its alignment: BatchAligner::search fills it, finish turns it
 // into alignments. The buffers are reused when the object is. A pipeline keeps one per batch in
 // flight, so that the GPU searches batch i + 1 while the CPU threads finish batch i.
@@ -100,6 +77,13 @@ struct SearchedBatch {
   void reserve(std::size_t reads, std::size_t bases, Backend backend);
 };
 
+class MismatchBackend;  // (internal)
+
+// Aligns batches of reads: encodes them, searches them on the index's backend (a CPU or a GPU
+// MismatchBackend, the same steps and results), chooses and locates each read's reported hit and
+// places it. Space: per batch in flight a SearchedBatch (some 250 bytes a read on a GPU index, 500
+// on a CPU one); on a GPU, two launch slots of device scratch (the codes, choices and the group
+// searches' stacks). Time: the search of mismatch_search.hpp per read.
 class BatchAligner {
  public:
   // The index must outlive the aligner.
@@ -149,29 +133,16 @@ class BatchAligner {
   const AlignOptions& options() const { return options_; }
 
  private:
-  const fmindex::FmIndex& index_;
-  // Waits for the batch in launch slot `slot` and copies its results into it; with `only`, just
-  // if that is the batch there (else it was collected already).
-  Status collect(unsigned slot, const SearchedBatch* only);
-  // The CPU backend's group search of the reads the slice cut short (batch.long_reads).
-  void search_long_reads_on_cpu(SearchedBatch& batch) const;
-  // finish()'s parts: on a CPU index, the hit choice and locate, into batch.choices and others;
-  // the placement of every read from them (and the counts of search nodes).
-  void choose_on_host(SearchedBatch& batch);
+  // finish()'s placement of every read from its choice (and the counts of search nodes).
   void place_chosen(const SearchedBatch& batch, std::vector<ReadAlignment>& out);
 
+  const fmindex::FmIndex& index_;
   AlignOptions options_;
-  // GPU: two launch slots, each with its workspace (buffers, streams, the codes on the device)
-  // and the batch it holds until collected.
-  static constexpr unsigned kLaunchSlots = 2;
-  std::unique_ptr<wtmap::detail::QueryWorkspace> workspaces_[kLaunchSlots];
-  SearchedBatch* launched_[kLaunchSlots] = {nullptr, nullptr};
-  bool collecting_[kLaunchSlots] = {false, false};
-  unsigned next_slot_ = 0;           // search()'s only
-  std::mutex launch_mutex_;          // launched_, collecting_, seconds_.search
-  std::condition_variable collected_;
   SearchedBatch own_;  // align()'s
   StageSeconds seconds_;
+  // The index's backend: CPU loops or GPU kernels (mismatch_backend.cuh). Declared last, so
+  // destroyed first: a GPU backend waits for its kernels, which write into own_.
+  std::unique_ptr<MismatchBackend> backend_;
 };
 
 }  // namespace wtmap::aligner

@@ -1,19 +1,22 @@
-// wtmap aligner: SAM/BAM output through htslib, written to a temporary name and renamed when
-// complete, so a failed run never leaves a half-written file under the requested name.
+// wtmap aligner: SAM/BAM output through htslib, written to a temporary beside the output and
+// renamed over it when complete (io/output_file.hpp), so a failed or interrupted run never leaves
+// a half-written file under the requested name nor destroys the file it was to replace.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "wtmap/aligner/batch_aligner.hpp"
+#include "wtmap/aligner/alignment.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/core/status.hpp"
+#include "wtmap/fmindex/reference.hpp"
 
 namespace wtmap::aligner {
 
 struct SamOptions {
-  std::string path = "-";         // "-": SAM on stdout
+  std::string path = "-";         // "-": SAM on stdout; else written as io/output_file.hpp says
+  std::vector<std::string> inputs;  // the run's input files: refused as the output
   std::string format;             // "sam" or "bam"; empty: from the path's extension, else SAM
   std::string read_group;         // -R line with \t escapes, e.g. "@RG\tID:x\tSM:y"
   std::string command_line;       // for @PG CL

@@ -53,7 +53,7 @@ WTMAP_HD unsigned ceil_log2(std::uint64_t x) {
 }
 
 // Largest power of two strictly below x, for x >= 2: the size of the left child of a
-// wavelet-tree node covering x symbols (thesis Alg. 4 / "prevPowTwo").
+// wavelet-tree node covering x symbols (thesis Alg. 3 / "prevPowTwo").
 WTMAP_HD std::uint64_t split_size(std::uint64_t x) {
   return std::uint64_t{1} << (63 - count_leading_zeros64(x - 1));
 }

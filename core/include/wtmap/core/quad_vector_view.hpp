@@ -60,7 +60,8 @@ WTMAP_HD std::uint64_t match_mask(std::uint64_t word, unsigned c) {
 // The four symbols' counts at once, by bit planes (symbol c has low bit c & 1, high bit c >> 1):
 // `low` counts the 1s and 3s, `high` the 2s and 3s, `both` the 3s. Three popcounts a word for
 // all four symbols, where a match mask per symbol takes three with twice the logic around them:
-// rank_all on the GPU ran at 20.8 G/s instead of 14.4 G/s (H100, 2^32 symbols; bench/RESULTS.md).
+// rank_all on the GPU ran at 20.8 G/s instead of 14.4 G/s (H100, 2^32 symbols;
+// bench/history/RESULTS-2026-11-26.md, "DNA rank").
 struct PlaneCounts {
   unsigned low = 0, high = 0, both = 0;
 
@@ -136,7 +137,7 @@ WTMAP_HD BlockRegisters load_block(const QuadBlock& block, unsigned last_word) {
 struct QuadVectorView {
   const QuadBlock* blocks = nullptr;
   const std::uint64_t* supers = nullptr;   // 4 counts per superblock
-  const std::uint64_t* samples = nullptr;  // per symbol, every 4096th occurrence; null while building
+  const std::uint64_t* samples = nullptr;  // per symbol, every 8,192nd occurrence; null while building
   std::uint64_t size = 0;
   std::uint64_t totals[4] = {0, 0, 0, 0};
 
@@ -177,10 +178,10 @@ struct QuadVectorView {
   WTMAP_HD void rank_all(std::uint64_t i, std::uint64_t out[4]) const {
     const std::uint64_t b = i / L::kSymbolsPerBlock;
     const unsigned j = static_cast<unsigned>(i % L::kSymbolsPerBlock);
-    // One load per word here, not quad::load_block: the aligner's search kernel, whose time
-    // follows how many warps its registers let an SM run rather than its loads, went from 115 to
-    // 126 registers with the wide loads and its GPU stage 14 % longer, while rank_all ran at
-    // 21-22 G/s either way (bench/RESULTS.md).
+    // One load per word here, not quad::load_block: the wide loads gave rank_all nothing, and
+    // the aligner's search kernel, whose time follows how many warps its registers let an SM
+    // run rather than its loads, took more registers with them and its GPU stage 14 % longer
+    // (bench/history/RESULTS-2026-11-26.md, "DNA rank").
     const QuadBlock& block = blocks[b];
     const std::uint64_t* super = supers + (b / L::kBlocksPerSuper) * 4;
     const unsigned last = j / 32;
@@ -228,8 +229,8 @@ struct QuadVectorView {
   // rank_all(i) and rank_all(j) together. On the CPU, one block read when both fall in it (see
   // rank_pair). On the GPU, two rank_all calls whatever the blocks: there the shared block's
   // second read hits L1, while a branch between the two paths splits the warps of the aligner's
-  // search, whose threads hold intervals of all widths (ncu: 8.9 -> 11.4 threads active per
-  // instruction, and its search stage 15 % shorter; bench/RESULTS.md).
+  // search, whose threads hold intervals of all widths (its search stage 15 % shorter;
+  // bench/history/RESULTS-2026-11-26.md).
   WTMAP_HD void rank_all_pair(std::uint64_t i, std::uint64_t j, std::uint64_t out_i[4], std::uint64_t out_j[4]) const {
 #if defined(__CUDA_ARCH__)
     rank_all(i, out_i);

@@ -80,7 +80,7 @@ struct RankSelectView {
     return r.base + r.relative[b % L::kBlocksPerRecord];
   }
 
-  // rank1 together with the bit at i (when i < n): the fused access+rank of the thesis (4.3.1).
+  // rank1 together with the bit at i (when i < n): the fused access+rank of the thesis (5.2.1).
   struct RankAndBit {
     std::uint64_t rank1;
     bool bit;

@@ -2,7 +2,7 @@
 // (Arity 2, the thesis' tree) or quad-vector levels (Arity 4, one level per two bits).
 //
 // Space, complexity and the algorithms: see wavelet_tree_view.hpp (thesis sec. 5) and
-// quad_wavelet_tree_view.hpp. Construction (thesis Alg. 8): map the text to a minimal alphabet,
+// quad_wavelet_tree_view.hpp. Construction (thesis Alg. 4): map the text to a minimal alphabet,
 // encode it (reduced codes, binary trees only) while counting the histogram, then per level a
 // stable sort by the code's leading bits (CUB radix sort on the GPU, a stable partition on the
 // CPU), packing of the level's bits or digits and its rank/select support. O(n log sigma) work;

@@ -5,7 +5,7 @@
 // histogram): symbols are first mapped to a minimal alphabet [0, sigma). Level l concatenates
 // the bit vectors of all nodes of depth l, each node starting at the number of text symbols
 // smaller than its first symbol. For sigma not a power of two the tree uses the "reduced" codes
-// of thesis Algorithm 4: a node covering m symbols splits into a left child of the largest power
+// of thesis Algorithm 3: a node covering m symbols splits into a left child of the largest power
 // of two p < m symbols and a right child of m - p, so no node has a single child; leaves of
 // short codes are the largest symbols, which fall off the end of deeper levels.
 //

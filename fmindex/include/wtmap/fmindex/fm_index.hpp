@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,25 +25,6 @@
 #include "wtmap/fmindex/reference.hpp"
 
 namespace wtmap::fmindex {
-
-// The k-mer table's length chosen by the index's size (KmerIntervalTable::default_length).
-constexpr std::uint32_t kKmerLengthBySize = ~std::uint32_t{0};
-// The SA sample rate chosen by the index's size (default_sample_rate).
-constexpr std::uint32_t kSampleRateBySize = ~std::uint32_t{0};
-
-// What FmIndex::load reads. search_only leaves out the sampled suffix array, the last sections
-// and 57 % of a DNA index file (3.1 of 5.4 bits per symbol; their checksums unread too):
-// search() works, locate() and save() fail (can_locate() is false). For a copy that only counts
-// or searches.
-enum class IndexParts { all, search_only };
-
-struct FmIndexOptions {
-  // SA sample every s text positions (-s); kSampleRateBySize: default_sample_rate (8 to 32).
-  std::uint32_t sample_rate = kSampleRateBySize;
-  std::uint32_t kmer_length = kKmerLengthBySize;  // k-mer table in memory (0: none); not in the file
-  Backend backend = Backend::gpu;
-  std::function<void(const std::string&)> progress;  // optional: one line per build stage
-};
 
 extern template class FmIndexBase<FmIndexView>;
 

@@ -1,6 +1,7 @@
 // wtmap fmindex: what the DNA index (FmIndex, fm_index.hpp) and the general one (GeneralFmIndex,
-// general_fm_index.hpp) share on the host -- the contig and fragment tables, the sampled suffix
-// array, and batched backward search and locate on the CPU or the GPU through the index's view.
+// general_fm_index.hpp) share on the host -- the build options, the contig and fragment tables, the
+// sampled suffix array, and batched backward search and locate on the CPU or the GPU through the
+// index's view.
 //
 // A View has rows, backward_search(codes, length) and locate(row) as __host__ __device__
 // functions; FmIndexBase<View> runs them over a batch with core's batch machinery (one generic
@@ -8,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +38,26 @@ constexpr std::uint32_t kDnaIndexVersionWithoutText = 1;
 constexpr std::uint32_t kGeneralIndexVersion = 2;
 constexpr std::uint32_t kDnaIndexVersion = 3;
 constexpr std::uint32_t kIndexFormatVersion = 3;  // the newest this build reads
+
+// The k-mer table's length chosen by the index's size (KmerIntervalTable::default_length).
+constexpr std::uint32_t kKmerLengthBySize = ~std::uint32_t{0};
+// The SA sample rate chosen by the index's size (default_sample_rate).
+constexpr std::uint32_t kSampleRateBySize = ~std::uint32_t{0};
+
+// What FmIndex::load reads. search_only leaves out the sampled suffix array, the last sections
+// and 57 % of a DNA index file (3.1 of 5.4 bits per symbol; their checksums unread too):
+// search() works, locate() and save() fail (can_locate() is false). For a copy that only counts
+// or searches.
+enum class IndexParts { all, search_only };
+
+// How FmIndex::build and GeneralFmIndex::build make an index.
+struct FmIndexOptions {
+  // SA sample every s text positions (-s); kSampleRateBySize: default_sample_rate (8 to 32).
+  std::uint32_t sample_rate = kSampleRateBySize;
+  std::uint32_t kmer_length = kKmerLengthBySize;  // k-mer table in memory (0: none); not in the file
+  Backend backend = Backend::gpu;
+  std::function<void(const std::string&)> progress;  // optional: one line per build stage
+};
 
 // The alphabet of the index file at `path`, from its header section alone (checked like any
 // section): which of FmIndex (dna) and GeneralFmIndex (protein, byte) loads it.

@@ -18,7 +18,6 @@
 #include "wtmap/core/status.hpp"
 #include "wtmap/core/wavelet_tree.hpp"
 #include "wtmap/fmindex/alphabet.hpp"
-#include "wtmap/fmindex/fm_index.hpp"
 #include "wtmap/fmindex/fm_index_base.hpp"
 #include "wtmap/fmindex/general_fm_index_view.hpp"
 #include "wtmap/fmindex/symbol_reference.hpp"

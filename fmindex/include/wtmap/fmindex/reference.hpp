@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wtmap/core/config.hpp"
@@ -44,9 +45,15 @@ struct Reference {
 };
 
 // Reads FASTA or gzip-compressed FASTA (`-` for standard input). Errors name the file, the
-// contig and the line: an empty input, duplicate or empty contig names, a contig without
+// contig and the line: an empty input, duplicate, empty or invalid (is_valid_contig_name) contig
+// names, a contig without
 // bases, sequence before the first header, and bytes that are no IUPAC nucleotide code.
 Result<Reference> read_fasta(const std::string& path);
+
+// Whether `name` may name a reference sequence in SAM (SAM v1.6, 1.2.1: [0-9A-Za-z!#$%&+./:;?@^_|~-]
+// then [0-9A-Za-z!#$%&*+./:;=?@^_|~-]*): no '*' alone (it means "none"), no ',' (XA and SA lists
+// split on it), no control or NUL byte. Contig names are checked when read and when an index loads.
+bool is_valid_contig_name(std::string_view name);
 
 // Base code of a nucleotide letter: 0..3 for A/C/G/T/U (either case), 4 for other IUPAC
 // codes, -1 for anything else.

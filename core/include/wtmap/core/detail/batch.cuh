@@ -21,7 +21,7 @@
 // slowest query of their warp is done.
 // The CPU backend calls it from a parallel loop, the GPU backend from one generic kernel; the
 // host-memory GPU path cuts the batch in chunks whose copy-in, kernel and copy-out overlap on two
-// streams (thesis 4.3.1), staging pageable memory through reusable pinned buffers.
+// streams (thesis 5.2.1), staging pageable memory through reusable pinned buffers.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -68,9 +68,9 @@ class QueryWorkspace {
   int slots = 0;                                                 // slots allocated: 1 or 2
 
   // Which sides of a batch pass through the pinned staging buffers: those in pageable memory.
-  // Pinned queries or results are copied directly, and their staging buffer is not made: the
-  // aligner's pinned results once had two unused 31 MB staging buffers page-locked on its first
-  // batches' path, which started its search some 30 ms later (bench/RESULTS.md).
+  // Pinned queries or results are copied directly, and their staging buffer is not made:
+  // page-locking a buffer that is never used delays the first batches (two of 31 MB started the
+  // aligner's search some 30 ms later; bench/history/RESULTS-2026-11-26.md).
   struct Staging {
     bool in, out;
   };
@@ -120,6 +120,15 @@ struct min_blocks_of : std::integral_constant<unsigned, 1> {};
 template <class Op>
 struct min_blocks_of<Op, std::void_t<decltype(Op::kMinBlocksPerSm)>>
     : std::integral_constant<unsigned, Op::kMinBlocksPerSm> {};
+
+// Queries each CPU thread takes at least (a policy): Op::kCpuMinPerThread where the operation names
+// it (queries of much work, such as an alignment's DP, spread over the threads from fewer), else
+// parallel_for_ranges' default.
+template <class Op, class = void>
+struct cpu_min_per_thread_of : std::integral_constant<std::uint64_t, std::uint64_t{1} << 14> {};
+template <class Op>
+struct cpu_min_per_thread_of<Op, std::void_t<decltype(Op::kCpuMinPerThread)>>
+    : std::integral_constant<std::uint64_t, Op::kCpuMinPerThread> {};
 
 template <class Op>
 __global__ void __launch_bounds__(block_threads_of<Op>::value, min_blocks_of<Op>::value)
@@ -178,7 +187,7 @@ void run_query_cpu(const Op& op, const typename Op::In& q, typename Op::Out& out
   }
 }
 
-// A persistent grid: as many blocks as can be resident at once (thesis 4.3.1).
+// A persistent grid: as many blocks as can be resident at once (thesis 5.2.1).
 template <class Op>
 int persistent_grid_size() {
   static const int blocks = [] {
@@ -219,7 +228,7 @@ Status run_batch_cpu(const Op& op, const typename Op::In* in, typename Op::Out* 
         }
       }
     }
-  });
+  }, cpu_min_per_thread_of<Op>::value);
   const std::uint64_t bad = first_invalid.load();
   if (bad != std::numeric_limits<std::uint64_t>::max()) return invalid_query_status(op, what, bad, in[bad]);
   return {};

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <new>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -23,7 +25,8 @@ inline unsigned cpu_threads() {
 }
 
 // Calls body(begin, end) on disjoint ranges covering [0, n), one range per thread.
-// Small inputs run on the calling thread.
+// Small inputs run on the calling thread, and so do the ranges of threads the system will not
+// create.
 template <class Body>
 void parallel_for_ranges(std::uint64_t n, Body body, std::uint64_t min_per_thread = 1 << 14) {
   const std::uint64_t threads = std::min<std::uint64_t>(cpu_threads(), std::max<std::uint64_t>(1, n / min_per_thread));
@@ -32,10 +35,17 @@ void parallel_for_ranges(std::uint64_t n, Body body, std::uint64_t min_per_threa
     return;
   }
   std::vector<std::thread> pool;
-  pool.reserve(threads);
-  for (std::uint64_t t = 0; t < threads; ++t) {
-    pool.emplace_back([=] { body(n * t / threads, n * (t + 1) / threads); });
+  std::uint64_t started = 0;
+  try {
+    pool.reserve(threads);
+    for (; started < threads; ++started) {
+      pool.emplace_back([=] { body(n * started / threads, n * (started + 1) / threads); });
+    }
+  } catch (const std::system_error&) {  // the system refused a thread (ulimit -u, ulimit -v)
+  } catch (const std::bad_alloc&) {
   }
+  // The ranges no thread took run here: slower, but the work is done and nothing aborts.
+  for (std::uint64_t t = started; t < threads; ++t) body(n * t / threads, n * (t + 1) / threads);
   for (auto& th : pool) th.join();
 }
 

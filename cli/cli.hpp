@@ -4,14 +4,16 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <new>
 #include <string>
-#include <vector>
 
+#include "wtmap/aligner/stage_clock.hpp"
 #include "wtmap/core/config.hpp"
 #include "wtmap/core/status.hpp"
 
 namespace wtmap::cli {
+
+using aligner::guarded;
+using aligner::StageClock;
 
 // Messages on stderr prefixed like bwa's: "[wtmap index] ...".
 class Log {
@@ -34,57 +36,14 @@ class Log {
   std::chrono::steady_clock::time_point start_;
 };
 
-// Busy seconds of one pipeline stage, added up by the thread that runs it (`wtmap align -v`), and
-// when each of its calls began and ended (`-v -v`: when each batch went through the stage).
-class StageClock {
- public:
-  using TimePoint = std::chrono::steady_clock::time_point;
-  struct Span {
-    TimePoint begin, end;
-  };
-
-  template <class Body>
-  auto time(Body&& body) {
-    struct Add {
-      StageClock& clock;
-      TimePoint start;
-      ~Add() {
-        const TimePoint now = std::chrono::steady_clock::now();
-        clock.seconds_ += std::chrono::duration<double>(now - start).count();
-        try {
-          clock.spans_.push_back({start, now});
-        } catch (const std::bad_alloc&) {  // the timeline is a diagnostic: a gap in it is no error
-        }
-      }
-    } add{*this, std::chrono::steady_clock::now()};
-    return body();
-  }
-  double seconds() const { return seconds_; }
-  const std::vector<Span>& spans() const { return spans_; }
-
- private:
-  double seconds_ = 0;
-  std::vector<Span> spans_;
-};
-
 int fail(const char* command, const Status& s);
-
-// Runs body() (returning Status) and turns a std::bad_alloc it throws (a container that cannot
-// grow) into a Status: pipeline threads report it like any other error instead of taking
-// the process down with std::terminate.
-template <class Body>
-Status guarded(Body&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return {StatusCode::out_of_memory, "out of host memory"};
-  }
-}
 
 int usage_error(const char* command, const std::string& message, const char* usage);
 
 // The options every command takes: -t INT, --device auto|gpu|cpu, -h/--help.
 struct CommonOptions {
+  // -t's bound: far above any host's cores, far below where a thread count would wrap.
+  static constexpr std::uint64_t kMostThreads = 4096;
   std::string device = "auto";
   std::uint64_t threads = 0;  // 0: all cores
 

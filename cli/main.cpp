@@ -5,6 +5,7 @@
 #include <new>
 
 #include "cli.hpp"
+#include "wtmap/io/output_file.hpp"
 
 namespace {
 
@@ -35,6 +36,7 @@ int run(int argc, char** argv) {
 // Errors travel as Status (the pipeline threads turn std::bad_alloc into one, cli::guarded);
 // what still throws ends the run here with a message instead of an abort.
 int main(int argc, char** argv) {
+  wtmap::io::install_signal_cleanup();  // an interrupted run leaves no temporary behind
   try {
     return run(argc, argv);
   } catch (const std::bad_alloc&) {

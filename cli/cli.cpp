@@ -20,7 +20,7 @@ CommonOptions::Outcome CommonOptions::handle(int argc, char** argv, int& i) {
   const bool has_value = i + 1 < argc;
   if (a == "-h" || a == "--help") return Outcome::help;
   if (a == "-t" && has_value) {
-    return parse_count(argv[++i], threads) && threads > 0 ? Outcome::consumed : Outcome::bad_threads;
+    return parse_count(argv[++i], threads) && threads > 0 && threads <= kMostThreads ? Outcome::consumed : Outcome::bad_threads;
   }
   if (a == "--device" && has_value) {
     device = argv[++i];
@@ -34,7 +34,7 @@ int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& 
   switch (common.handle(argc, argv, i)) {
     case CommonOptions::Outcome::consumed: return -1;
     case CommonOptions::Outcome::help: std::fputs(usage, stdout); return 0;
-    case CommonOptions::Outcome::bad_threads: return usage_error(command, "-t needs a positive integer", usage);
+    case CommonOptions::Outcome::bad_threads: return usage_error(command, "-t needs an integer in 1.." + std::to_string(CommonOptions::kMostThreads), usage);
     case CommonOptions::Outcome::not_common: break;
   }
   const std::string a = argv[i];

@@ -1,4 +1,5 @@
-// wtmap aligner (internal): a bounded blocking queue between pipeline stages; close() ends it.
+// wtmap aligner: a bounded blocking queue between pipeline stages; close() ends it.
+// Space: at most `capacity` items; push and pop O(1) under one mutex.
 #pragma once
 
 #include <condition_variable>

@@ -7,9 +7,9 @@
 #include <tuple>
 #include <vector>
 
-#include "batch_reader.hpp"
-#include "bounded_queue.hpp"
 #include "cli.hpp"
+#include "wtmap/aligner/batch_reader.hpp"
+#include "wtmap/aligner/bounded_queue.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
@@ -141,7 +141,7 @@ int count_with(const Index& index, const CodeTable& code_of, aligner::SequenceBy
   // reader thread (parsing) -> this thread (search, locate, output), one batch ahead.
   aligner::BoundedQueue<Batch> to_search(2);
   Status read_status;
-  std::thread read_thread = start_batch_reader<Batch>(*reader, batch_size, to_search, read_status, nullptr, [&code_of] {
+  std::thread read_thread = aligner::start_batch_reader<Batch>(*reader, batch_size, to_search, read_status, nullptr, [&code_of] {
     Batch batch;
     batch.code_of = &code_of;
     return batch;
@@ -160,6 +160,8 @@ int count_with(const Index& index, const CodeTable& code_of, aligner::SequenceBy
   // A bad record stops the run where it is; the lines before it are already written.
   if (!read_status.ok()) return fail("count", read_status);
   if (!search_status.ok()) return fail("count", search_status);
+  // stdio holds the last lines until here: a full disk or a closed pipe shows only now.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) return fail("count", {StatusCode::io_error, "writing to stdout failed"});
   const double seconds = log.seconds();
   log.info("%llu patterns, %llu matches, %.1f s (%.0f patterns/s)", static_cast<unsigned long long>(patterns),
            static_cast<unsigned long long>(hits), seconds, seconds > 0 ? static_cast<double>(patterns) / seconds : 0.0);

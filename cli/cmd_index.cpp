@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli.hpp"
+#include "wtmap/io/output_file.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
 #include "wtmap/fmindex/general_fm_index.hpp"
 
@@ -82,6 +83,8 @@ int index_main(int argc, char** argv) {
     return 1;
   }
   if (prefix.empty()) prefix = fasta == "-" ? "stdin" : fasta;
+  // Where the index goes is checked now, not after an hour of building.
+  if (const Status place = io::check_output_path(index_path(prefix), {fasta}); !place.ok()) return fail("index", place);
   const Log log("index");
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("index", backend.status());

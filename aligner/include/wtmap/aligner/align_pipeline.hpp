@@ -1,0 +1,166 @@
+// wtmap aligner: the align pipeline -- reads parsed into batches, searched, finished and written,
+// each stage on a thread of its own so that the four overlap:
+//
+//   reader thread --(6)--> search (run()'s thread) --(1)--> finish thread --(2)--> writer thread
+//        ^                                                                             |
+//        +------------------------ written batches, recycled --------------------------+
+//
+// (bounded queues, their capacities in brackets). The stages are interfaces -- ReadSource,
+// SearchEngine, AlignmentSink -- so that the pipeline is the same for every engine and a test can
+// drive it with fakes; align_stages.hpp has the real ones (SeqReader, BatchAligner, SamWriter).
+// Room for what comes next: a gapped search is another SearchEngine behind the same stages; paired
+// reads are a ReadSource that fills a batch from two readers in lockstep (a `mates` vector beside
+// `reads`), an engine that pairs and a sink that writes pairs.
+//
+// Space: at most kMostBatches batches exist at once (a batch of 10^5 reads of 150 bases holds some
+// 1 KB per read with its alignments); threads: 3 plus run()'s, plus the warming threads and the
+// release thread. Batches pass every stage in read order, so the output keeps the input's order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "wtmap/aligner/alignment.hpp"
+#include "wtmap/aligner/seq_reader.hpp"
+#include "wtmap/aligner/stage_clock.hpp"
+#include "wtmap/core/status.hpp"
+
+namespace wtmap::aligner {
+
+// The bases per read that buffers made before any read was seen are sized for: reads up to
+// 150 bp, as ART and Illumina write them.
+constexpr std::size_t kFirstReadLength = 152;
+
+// Reads and, once finished, their alignments. A written batch goes back to the reader and its
+// records are read into again: no allocation per read, and no fresh pages to fault in per batch.
+struct ReadBatch {
+  std::vector<SeqRecord> reads;
+  std::vector<ReadAlignment> alignments;  // one per read, from SearchEngine::finish
+  std::size_t filled = 0;                 // records of `reads` read into this time
+
+  // A record to read into: it may still hold a recycled record's strings (their memory reused).
+  SeqRecord& next_record() {
+    if (filled == reads.size()) reads.emplace_back();
+    return reads[filled];
+  }
+  void keep_record() { ++filled; }
+  void end_filling() { reads.resize(filled); }  // a recycled batch may have held more
+  std::size_t size() const { return filled; }
+};
+
+// The reader stage: runs on the reader thread.
+class ReadSource {
+ public:
+  virtual ~ReadSource() = default;
+  // Adds up to `most` records to `batch` (next_record, then keep_record for each one kept); false
+  // once the input has ended. The batch comes empty (filled = 0).
+  virtual Result<bool> fill(ReadBatch& batch, std::size_t most) = 0;
+};
+
+// The search engine, in two halves. search() runs on run()'s thread and may return once the
+// batch's work is launched (a GPU); finish() runs on the finish thread and fills
+// batch.alignments, one per read. Each batch is searched, then finished; both halves see the
+// batches in read order, one at a time, and finish(i) may run beside search(i + 1). The engine
+// keeps what passes between the two halves itself (the batches arrive at finish() in the order
+// they left search()).
+class SearchEngine {
+ public:
+  virtual ~SearchEngine() = default;
+  virtual Status search(const ReadBatch& batch) = 0;
+  virtual Status finish(ReadBatch& batch) = 0;
+  // The finish stage has stopped (the last batch finished, an error, or a cancel): a search()
+  // waiting for something that finish() hands back must wait no longer.
+  virtual void finish_stopped() {}
+};
+
+// The writer stage: runs on the writer thread.
+class AlignmentSink {
+ public:
+  virtual ~AlignmentSink() = default;
+  // Called once before the first batch arrives (while it is searched): room for `batch_size` reads.
+  virtual Status prepare(std::size_t batch_size) = 0;
+  virtual Status write(const ReadBatch& batch) = 0;
+  // After the last batch was written, on run()'s thread (timed with the write stage: the close).
+  virtual Status finish() = 0;
+};
+
+// What a run counted: the summary of `wtmap align` (MAPQ > 0 with options.max_mismatches).
+struct AlignTotals {
+  std::uint64_t reads = 0, mapped = 0, unique = 0, capped = 0, too_short = 0, too_long = 0;
+  std::vector<std::size_t> batch_reads;  // each batch's reads, in order (-v -v)
+
+  void add(const ReadBatch& batch, unsigned max_mismatches);
+};
+
+// Each stage's busy time, and when it began and ended each batch (`wtmap align -v -v`): batch i
+// is the i-th span of each stage (the reader's last span may find no reads; the write clock's
+// last span is the sink's finish()).
+struct StageClocks {
+  StageClock read, search, finish, write;
+};
+
+struct PipelineOptions {
+  std::size_t batch_size = 100000;  // reads per batch
+  unsigned max_mismatches = 4;      // for the totals' MAPQ
+  // Threads that make new batches, their strings allocated, before the reader needs them (0: the
+  // reader makes its own): making a batch of 10^5 reads takes some 25 ms, twice the time to fill
+  // it, and a run fills its first batches new while the index loads.
+  unsigned warming_threads = 0;
+  // Called on the writer thread after each batch is written, with the totals so far.
+  std::function<void(const AlignTotals&)> on_written;
+};
+
+// What run() returns after cancel() (core's StatusCode has no code of its own for it yet).
+Status cancelled_status();
+
+// Runs the stages over one input: start_reading(), then run(). Not copyable; the destructor
+// cancels what still runs and joins every thread.
+class AlignPipeline {
+ public:
+  // Queue capacities. Six batches read ahead keep the reader busy while a large index loads
+  // (1.5-2 s for a 1 Gbp genome) without holding the whole input.
+  static constexpr std::size_t kReadAhead = 6, kToFinish = 1, kToWrite = 2;
+  // The most batches in the stages at once: the queues' 9 and one in each of the 4 stages.
+  static constexpr std::size_t kMostInStages = kReadAhead + kToFinish + kToWrite + 4;
+  // The most batches ever made: those, and 2 that a warming thread may be making when the reader
+  // makes one itself.
+  static constexpr std::size_t kMostBatches = kMostInStages + 2;
+
+  explicit AlignPipeline(PipelineOptions options);
+  ~AlignPipeline();
+  AlignPipeline(const AlignPipeline&) = delete;
+  AlignPipeline& operator=(const AlignPipeline&) = delete;
+
+  // Starts the reader thread (once), so that reading overlaps with what comes before run(): the
+  // CUDA start-up and the index load. `source` must outlive the pipeline.
+  void start_reading(ReadSource& source);
+
+  // Runs the search stage on this thread until every batch is written, then the sink's finish()
+  // (once, after start_reading).
+  // `engine` null: read and write only, every read unmapped (--io-only). `release`, if given,
+  // runs on a thread of its own once the last batch is finished and nothing calls the engine
+  // again -- to free the GPU and the index while the writer writes the last batch; join it with
+  // wait_for_release() before destroying what it frees. Returns the first error in stage order
+  // (reader, search, finish, writer), else cancelled_status() after cancel(), else the finish()'s.
+  Status run(SearchEngine* engine, AlignmentSink& sink, std::function<void()> release = {});
+
+  // Asks the run to stop: every stage stops after the call it is in (a source blocked reading
+  // its input, after that read), and run() returns cancelled_status(). From any thread.
+  void cancel();
+  bool cancelled() const;
+  // Joins the thread that `release` runs on, if it was started.
+  void wait_for_release();
+
+  const AlignTotals& totals() const;  // after run()
+  const StageClocks& clocks() const;  // after run()
+  std::size_t batches_made() const;   // ReadBatch objects made so far (at most kMostBatches)
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace wtmap::aligner

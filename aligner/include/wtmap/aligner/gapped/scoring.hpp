@@ -1,0 +1,60 @@
+// wtmap aligner (gapped): the scoring of bwa mem's local alignment -- match, mismatch, affine gaps
+// for deletions and insertions apart, clipping penalties, band and z-drop -- with bwa mem's option
+// names and defaults (bwa mem's usage text; Li 2013, arXiv:1303.3997).
+//
+// A gap of length k costs open + k * extend (bwa's convention: a 1-base deletion costs O + E = 7).
+// Codes are 0..3 for A, C, G, T and 4 for any ambiguous base (N). An N in the read or the reference
+// scores as a mismatch (-B), as issue 25 asks so that a read across a reference N is not favoured;
+// bwa mem scores it -1 (its matrix's ambiguity entry).
+#pragma once
+
+#include <cstdint>
+
+#include "wtmap/core/config.hpp"
+
+namespace wtmap::aligner::gapped {
+
+struct Scoring {
+  std::int32_t match = 1;       // -A
+  std::int32_t mismatch = 4;    // -B (a penalty: subtracted)
+  std::int32_t open_del = 6;    // -O, first value
+  std::int32_t extend_del = 1;  // -E, first value
+  std::int32_t open_ins = 6;    // -O, second value
+  std::int32_t extend_ins = 1;  // -E, second value
+  std::int32_t clip5 = 5;       // -L, first value: a 5' soft clip costs this much
+  std::int32_t clip3 = 5;       // -L, second value
+  std::int32_t band = 100;      // -w: the largest |target offset - query offset| of a cell
+  std::int32_t zdrop = 100;     // -d; <= 0 turns z-drop off
+
+  // The score of aligning read code a with reference code b.
+  WTMAP_HD std::int32_t substitution(std::uint8_t a, std::uint8_t b) const {
+    return a == b && a < 4 ? match : -mismatch;
+  }
+  // Penalties are non-negative and a match scores > 0 (the DP's "dead cell" convention needs it).
+  bool valid() const {
+    return match > 0 && mismatch >= 0 && open_del >= 0 && extend_del >= 0 && open_ins >= 0 && extend_ins >= 0 &&
+           clip5 >= 0 && clip3 >= 0 && band >= 0;
+  }
+};
+
+// Read a code sequence forwards or backwards without copying it: a left extension runs on the
+// read and reference before the seed, reversed (bwa mem reverses them into new arrays).
+struct ForwardCodes {
+  const std::uint8_t* codes;
+  WTMAP_HD std::uint8_t operator[](std::uint32_t i) const { return codes[i]; }
+};
+// Any code sequence (a pointer, ForwardCodes, ...) read backwards over its first `length` codes.
+template <class Codes>
+struct Reversed {
+  Codes codes;
+  std::uint32_t length;
+  WTMAP_HD std::uint8_t operator[](std::uint32_t i) const { return codes[length - 1 - i]; }
+};
+using ReverseCodes = Reversed<const std::uint8_t*>;
+
+// A cell score no alignment reaches (room to subtract any penalty without overflow).
+constexpr std::int32_t kUnreachable = INT32_MIN / 2;
+
+WTMAP_HD std::int32_t max2(std::int32_t a, std::int32_t b) { return a > b ? a : b; }
+
+}  // namespace wtmap::aligner::gapped

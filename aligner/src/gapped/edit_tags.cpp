@@ -1,0 +1,57 @@
+// NM and MD from codes and a CIGAR (see edit_tags.hpp).
+#include "wtmap/aligner/gapped/edit_tags.hpp"
+
+namespace wtmap::aligner::gapped {
+
+namespace {
+constexpr char kBaseLetters[] = "ACGTN";
+char letter(std::uint8_t code) { return kBaseLetters[code < 4 ? code : 4]; }
+}  // namespace
+
+Result<EditTags> edit_tags(const std::uint8_t* query, std::uint64_t query_length, const std::uint8_t* ref,
+                           std::uint64_t ref_length, const std::uint32_t* cigar, std::uint32_t n_cigar) {
+  EditTags tags;
+  std::uint64_t q = 0, r = 0, run = 0;  // run: matching bases since the last MD item
+  for (std::uint32_t k = 0; k < n_cigar; ++k) {
+    const std::uint32_t op = cigar[k] & 0xF, len = cigar[k] >> 4;
+    switch (op) {
+      case 0:
+      case 7:
+      case 8:  // M, =, X
+        if (q + len > query_length || r + len > ref_length) return invalid_argument("CIGAR runs past the sequences");
+        for (std::uint32_t i = 0; i < len; ++i, ++q, ++r) {
+          if (query[q] == ref[r] && query[q] < 4) {
+            ++run;
+            continue;
+          }
+          ++tags.nm;
+          tags.md += std::to_string(run);
+          tags.md += letter(ref[r]);
+          run = 0;
+        }
+        break;
+      case 1:  // I
+        if (q + len > query_length) return invalid_argument("CIGAR runs past the query");
+        q += len;
+        tags.nm += len;
+        break;
+      case 2:  // D
+        if (r + len > ref_length) return invalid_argument("CIGAR runs past the reference");
+        tags.md += std::to_string(run);
+        tags.md += '^';
+        for (std::uint32_t i = 0; i < len; ++i) tags.md += letter(ref[r++]);
+        tags.nm += len;
+        run = 0;
+        break;
+      case 4:
+      case 5:  // S, H: not aligned (query starts after a leading clip)
+        break;
+      default:
+        return invalid_argument("CIGAR operation " + std::to_string(op) + " has no place in a read's alignment");
+    }
+  }
+  tags.md += std::to_string(run);
+  return tags;
+}
+
+}  // namespace wtmap::aligner::gapped

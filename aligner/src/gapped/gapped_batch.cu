@@ -1,0 +1,254 @@
+// Batches of gapped extensions and global alignments on either backend (see gapped_batch.hpp).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "wtmap/aligner/gapped/gapped_batch.hpp"
+#include "wtmap/core/buffer.hpp"
+#include "wtmap/core/detail/batch.cuh"
+
+namespace wtmap::aligner::gapped {
+
+namespace {
+
+WTMAP_HD bool inside(std::uint64_t offset, std::uint32_t length, std::uint64_t size) {
+  return offset <= size && length <= size - offset;
+}
+
+// The code arrays as the backend's queries read them (device copies for the GPU).
+struct CodesView {
+  const std::uint8_t* query;
+  std::uint64_t query_size;
+  const std::uint8_t* target;
+  std::uint64_t target_size;
+  template <class Task>
+  WTMAP_HD bool holds(const Task& t) const {
+    return inside(t.query_offset, t.query_length, query_size) && inside(t.target_offset, t.target_length, target_size);
+  }
+};
+
+template <class Task>
+std::string describe_ranges(const Task& t) {
+  return "query [" + std::to_string(t.query_offset) + ", +" + std::to_string(t.query_length) + "), target [" +
+         std::to_string(t.target_offset) + ", +" + std::to_string(t.target_length) + ")";
+}
+
+// A task with the offset of its DP scratch in the launch's scratch buffer.
+template <class Task>
+struct Job {
+  Task task;
+  std::uint64_t scratch_offset;
+};
+
+// What every operation reads: the codes, the launch's scratch, the scoring.
+struct GappedOpData {
+  CodesView codes;
+  std::byte* scratch;
+  Scoring scoring;
+  // An alignment is some 10^4 DP cells: a few dozen per CPU thread repay starting it.
+  static constexpr std::uint64_t kCpuMinPerThread = 32;
+};
+
+struct ExtendOp : GappedOpData {
+  using In = Job<ExtendTask>;
+  using Out = ExtendResult;
+
+  WTMAP_HD bool valid(const In& j) const { return codes.holds(j.task) && j.task.h0 > 0; }
+  WTMAP_HD Out operator()(const In& j) const {
+    const ExtendTask& t = j.task;
+    const std::uint8_t* q = codes.query + t.query_offset;
+    const std::uint8_t* r = codes.target + t.target_offset;
+    const DpRows<kGroup> s{reinterpret_cast<std::int32_t*>(scratch + j.scratch_offset)};
+    if (t.leftwards) {
+      return extend(ReverseCodes{q, t.query_length}, t.query_length, ReverseCodes{r, t.target_length}, t.target_length,
+                    scoring, t.h0, s);
+    }
+    return extend(ForwardCodes{q}, t.query_length, ForwardCodes{r}, t.target_length, scoring, t.h0, s);
+  }
+  std::string why_invalid(const In& j) const {
+    return describe_ranges(j.task) + ", h0 " + std::to_string(j.task.h0) + " (ranges inside the codes, h0 > 0)";
+  }
+  // A warp's tasks share interleaved DP rows (DpRows<kWarpLanes>).
+  static constexpr unsigned kGroup = kWarpLanes;
+  static std::uint64_t scratch_bytes(const ExtendTask& t) { return extend_scratch_bytes(t.query_length); }
+};
+
+struct LocalOp : GappedOpData {
+  using In = Job<LocalTask>;
+  using Out = LocalResult;
+
+  WTMAP_HD bool valid(const In& j) const { return codes.holds(j.task); }
+  WTMAP_HD Out operator()(const In& j) const {
+    const LocalTask& t = j.task;
+    const ForwardCodes q{codes.query + t.query_offset}, r{codes.target + t.target_offset};
+    const DpRows<kGroup> rows{reinterpret_cast<std::int32_t*>(scratch + j.scratch_offset)};
+    const ExtendResult end = local_align(q, t.query_length, r, t.target_length, scoring, rows);
+    Out out;
+    if (end.score <= 0) return out;
+    const ExtendResult start = local_start(q, r, end, scoring, rows);
+    out.score = end.score;
+    out.query_begin = end.qle - start.qle;
+    out.query_end = end.qle;
+    out.target_begin = end.tle - start.tle;
+    out.target_end = end.tle;
+    return out;
+  }
+  std::string why_invalid(const In& j) const { return describe_ranges(j.task) + " (ranges inside the codes)"; }
+  static constexpr unsigned kGroup = kWarpLanes;
+  static std::uint64_t scratch_bytes(const LocalTask& t) { return extend_scratch_bytes(t.query_length); }
+};
+
+struct GlobalOp : GappedOpData {
+  using In = Job<GlobalTask>;
+  using Out = GlobalResult;
+  std::uint32_t* cigar;
+  std::uint64_t cigar_size;
+
+  WTMAP_HD bool valid(const In& j) const {
+    const GlobalTask& t = j.task;
+    const std::uint64_t ops = global_max_cigar_ops(t.query_length, t.target_length);
+    return codes.holds(t) && t.cigar_offset <= cigar_size && ops <= cigar_size - t.cigar_offset;
+  }
+  WTMAP_HD Out operator()(const In& j) const {
+    const GlobalTask& t = j.task;
+    return global_align(ForwardCodes{codes.query + t.query_offset}, t.query_length,
+                        ForwardCodes{codes.target + t.target_offset}, t.target_length, scoring, t.band,
+                        scratch + j.scratch_offset, cigar + t.cigar_offset,
+                        global_max_cigar_ops(t.query_length, t.target_length));
+  }
+  std::string why_invalid(const In& j) const {
+    return describe_ranges(j.task) + ", CIGAR at " + std::to_string(j.task.cigar_offset) + " of " +
+           std::to_string(cigar_size) + " (ranges inside the codes, room for query + target length operations)";
+  }
+  static constexpr unsigned kGroup = 1;
+  static std::uint64_t scratch_bytes(const GlobalTask& t) {
+    return global_scratch_bytes(t.query_length, t.target_length, t.band);
+  }
+};
+
+// Makes `b` hold at least `bytes` on `backend` (a new, larger allocation when it does not).
+Status ensure(Buffer& b, Backend backend, std::uint64_t bytes, const char* what) {
+  if (b.size() >= bytes && b.data() != nullptr) return {};
+  Result<Buffer> fresh = Buffer::allocate(backend, std::max<std::uint64_t>(bytes, 16), what);
+  if (!fresh.ok()) return fresh.status();
+  b = std::move(fresh.value());
+  return {};
+}
+
+}  // namespace
+
+struct GappedAligner::Device {
+  detail::QueryWorkspace workspace;
+  Buffer query, target, scratch, cigar;
+};
+
+GappedAligner::GappedAligner(Backend backend, std::uint64_t scratch_budget)
+    : backend_(backend),
+      scratch_budget_(scratch_budget != 0 ? scratch_budget : (backend == Backend::gpu ? 512ull << 20 : 64ull << 20)),
+      device_(std::make_unique<Device>()) {}
+
+GappedAligner::~GappedAligner() = default;
+
+namespace {
+
+// The codes as the backend reads them: the host arrays themselves, or their copies on the GPU.
+Result<CodesView> place_codes(Backend backend, const CodeArrays& codes, Buffer& query, Buffer& target) {
+  if (backend == Backend::cpu) return CodesView{codes.query, codes.query_size, codes.target, codes.target_size};
+  WTMAP_TRY(ensure(query, backend, codes.query_size, "gapped alignment query codes"));
+  WTMAP_TRY(ensure(target, backend, codes.target_size, "gapped alignment target codes"));
+  WTMAP_TRY(query.copy_from_host(0, codes.query, codes.query_size));
+  WTMAP_TRY(target.copy_from_host(0, codes.target, codes.target_size));
+  return CodesView{reinterpret_cast<const std::uint8_t*>(query.data()), codes.query_size,
+                   reinterpret_cast<const std::uint8_t*>(target.data()), codes.target_size};
+}
+
+// The first invalid task, checked on the host so that the message names its index in the batch.
+template <class Op, class Task>
+Status check_tasks(const Op& op, const Task* tasks, std::uint64_t count, const char* what) {
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const typename Op::In job{tasks[i], 0};
+    if (!op.valid(job)) return detail::invalid_query_status(op, what, i, job);
+  }
+  return {};
+}
+
+// Runs the tasks in launches whose DP scratch fits the budget (at least one group each). Groups of
+// Op::kGroup consecutive tasks share interleaved scratch (kGroup times the widest one's bytes);
+// task k of a group is given the group's offset + 4 k.
+template <class Op, class Task>
+Status run_in_chunks(Backend backend, Op op, const Task* tasks, typename Op::Out* out, std::uint64_t count,
+                     std::uint64_t budget, Buffer& scratch, detail::QueryWorkspace& ws, const char* what) {
+  std::vector<typename Op::In> jobs;
+  for (std::uint64_t begin = 0; begin < count;) {
+    jobs.clear();
+    std::uint64_t used = 0, end = begin;
+    while (end < count) {
+      const std::uint64_t group_end = std::min<std::uint64_t>(count, end + Op::kGroup);
+      std::uint64_t widest = 0;
+      for (std::uint64_t k = end; k < group_end; ++k) widest = std::max(widest, Op::scratch_bytes(tasks[k]));
+      if (end > begin && used + widest * Op::kGroup > budget) break;
+      for (std::uint64_t k = end; k < group_end; ++k)
+        jobs.push_back({tasks[k], used + (k - end) * sizeof(std::int32_t)});
+      used += widest * Op::kGroup;
+      end = group_end;
+    }
+    // run_batch_gpu cuts a launch in pieces of (count + 3) / 4 tasks: with a multiple of 4 groups
+    // each warp's threads (consecutive tasks) stay on one group.
+    const std::uint64_t four_groups = 4 * std::uint64_t{Op::kGroup};
+    if (Op::kGroup > 1 && end < count && end - begin > four_groups) {
+      end = begin + (end - begin) / four_groups * four_groups;
+      jobs.resize(end - begin);
+    }
+    WTMAP_TRY(ensure(scratch, backend, used, "gapped alignment DP scratch"));
+    op.scratch = scratch.data();
+    WTMAP_TRY(detail::run_batch(backend, op, jobs.data(), out + begin, end - begin, ws, what));
+    begin = end;
+  }
+  return {};
+}
+
+}  // namespace
+
+template <class Op, class Task>
+Status GappedAligner::run_tasks(Op op, const CodeArrays& codes, const Task* tasks, typename Op::Out* results,
+                                std::uint64_t count, const char* what) {
+  if (!op.scoring.valid())
+    return invalid_argument(std::string(what) + ": scoring needs match > 0 and no negative penalty");
+  op.codes = {codes.query, codes.query_size, codes.target, codes.target_size};
+  WTMAP_TRY(check_tasks(op, tasks, count, what));
+  if (count == 0) return {};
+  Result<CodesView> view = place_codes(backend_, codes, device_->query, device_->target);
+  if (!view.ok()) return view.status();
+  op.codes = view.value();
+  return run_in_chunks(backend_, op, tasks, results, count, scratch_budget_, device_->scratch, device_->workspace,
+                       what);
+}
+
+Status GappedAligner::extend(const Scoring& scoring, const CodeArrays& codes, const ExtendTask* tasks,
+                             ExtendResult* results, std::uint64_t count) {
+  return run_tasks(ExtendOp{{{}, nullptr, scoring}}, codes, tasks, results, count, "gapped extension");
+}
+
+Status GappedAligner::align_local(const Scoring& scoring, const CodeArrays& codes, const LocalTask* tasks,
+                                  LocalResult* results, std::uint64_t count) {
+  return run_tasks(LocalOp{{{}, nullptr, scoring}}, codes, tasks, results, count, "local alignment");
+}
+
+Status GappedAligner::align_global(const Scoring& scoring, const CodeArrays& codes, const GlobalTask* tasks,
+                                   GlobalResult* results, std::uint64_t count, std::uint32_t* cigar,
+                                   std::uint64_t cigar_size) {
+  // The whole array is rewritten: each task's operations, zeros elsewhere (alike on both backends).
+  std::fill(cigar, cigar + cigar_size, 0u);
+  GlobalOp op{{{}, nullptr, scoring}, cigar, cigar_size};
+  const std::uint64_t bytes = cigar_size * sizeof(std::uint32_t);
+  if (backend_ == Backend::gpu && count > 0) {
+    WTMAP_TRY(ensure(device_->cigar, backend_, bytes, "global alignment CIGARs"));
+    WTMAP_TRY(device_->cigar.copy_from_host(0, cigar, bytes));
+    op.cigar = reinterpret_cast<std::uint32_t*>(device_->cigar.data());
+  }
+  WTMAP_TRY(run_tasks(op, codes, tasks, results, count, "global alignment"));
+  if (backend_ == Backend::gpu && count > 0) WTMAP_TRY(device_->cigar.copy_to_host(0, cigar, bytes));
+  return {};
+}
+
+}  // namespace wtmap::aligner::gapped

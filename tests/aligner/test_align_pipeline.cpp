@@ -1,0 +1,539 @@
+// align_pipeline.hpp: AlignPipeline driven by fake stages. Read n of the input is named n, and
+// the fake engine gives it an alignment that carries n (its position) and flags chosen by n, so
+// the fake sink checks that every read arrives once, in input order, with its own alignment; the
+// totals are checked against the same rules restated here (closed form per read). Stages run at
+// uneven speeds (random sleeps, one stage much slower); an error in each stage, early and late,
+// must become the run's Status with every thread stopped; the fakes count the batches in flight
+// and the distinct batches seen against the documented bounds; cancel() ends an endless input.
+// Every run has a deadline: a deadlock aborts the binary (a failure) instead of hanging it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wtmap/aligner/align_pipeline.hpp"
+
+namespace wtmap::altest {
+namespace {
+
+using aligner::AlignmentSink;
+using aligner::AlignPipeline;
+using aligner::AlignTotals;
+using aligner::PipelineOptions;
+using aligner::ReadAlignment;
+using aligner::ReadBatch;
+using aligner::ReadSource;
+using aligner::SearchEngine;
+
+constexpr unsigned kMismatches = 4;
+constexpr std::uint64_t kEndless = ~std::uint64_t{0};
+
+// Runs body() on a thread of its own; if it has not returned after `seconds`, the pipeline is
+// deadlocked: report it and abort, since the stuck threads cannot be joined.
+template <class Body>
+void within_deadline(double seconds, Body&& body) {
+  std::promise<void> done;
+  std::future<void> finished = done.get_future();
+  std::thread runner([&] {
+    body();
+    done.set_value();
+  });
+  if (finished.wait_for(std::chrono::duration<double>(seconds)) != std::future_status::ready) {
+    std::fprintf(stderr, "deadline of %.1f s passed: the pipeline is deadlocked\n", seconds);
+    std::abort();
+  }
+  runner.join();
+}
+
+// Sleeps a random time up to `most_us` microseconds (0: not at all).
+class Pace {
+ public:
+  Pace(unsigned most_us, std::uint64_t seed) : most_us_(most_us), rng_(seed) {}
+  void step() {
+    if (most_us_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(rng_() % (most_us_ + 1)));
+  }
+
+ private:
+  unsigned most_us_;
+  std::mt19937_64 rng_;
+};
+
+// Where a fake stage fails: at its `batch`-th call (0-based), after a pause that lets the other
+// stages fill their queues and block.
+struct Failure {
+  std::optional<std::size_t> batch;
+  bool due(std::size_t call) const { return batch && *batch == call; }
+};
+Status injected(const char* stage, std::size_t call) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return {StatusCode::io_error, std::string(stage) + " failed at batch " + std::to_string(call)};
+}
+
+// What the fakes see, shared between them: batches between the source's fill and the sink's
+// write, and the distinct batches (their read vectors' storage) the source filled.
+struct Flow {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::int64_t in_flight = 0, most_in_flight = 0;
+  std::set<const void*> batches_seen;
+
+  void filled(const ReadBatch& batch) {
+    std::lock_guard<std::mutex> lock(mutex);
+    most_in_flight = std::max(most_in_flight, ++in_flight);
+    batches_seen.insert(batch.reads.data());
+    changed.notify_all();
+  }
+  void written() {
+    std::lock_guard<std::mutex> lock(mutex);
+    --in_flight;
+  }
+  // Waits until `count` batches are in flight (false after 5 s).
+  bool wait_for_in_flight(std::int64_t count) {
+    std::unique_lock<std::mutex> lock(mutex);
+    return changed.wait_for(lock, std::chrono::seconds(5), [&] { return in_flight >= count; });
+  }
+};
+
+// The rules of read n's fake alignment, which the engine applies and the totals are checked by.
+bool mapped(std::uint64_t n) { return n % 3 != 0; }
+bool repeat(std::uint64_t n) { return n % 3 == 2; }  // two best hits: MAPQ 0
+bool capped(std::uint64_t n) { return n % 7 == 0; }  // the work cap stopped it: MAPQ 0
+bool too_short(std::uint64_t n) { return n % 11 == 0; }
+bool too_long(std::uint64_t n) { return n % 13 == 0; }
+
+class FakeSource : public ReadSource {
+ public:
+  FakeSource(Flow& flow, std::uint64_t reads, unsigned pace_us) : flow_(flow), reads_(reads), pace_(pace_us, 1) {}
+  Failure failure;
+
+  Result<bool> fill(ReadBatch& batch, std::size_t most) override {
+    const std::size_t call = calls_++;
+    if (failure.due(call)) return injected("source", call);
+    pace_.step();
+    for (std::size_t r = 0; r < most && next_ < reads_; ++r, ++next_) {
+      aligner::SeqRecord& record = batch.next_record();
+      record.name = std::to_string(next_);
+      record.sequence.assign(20 + next_ % 50, "ACGT"[next_ % 4]);
+      record.quality.assign(record.sequence.size(), 'I');
+      batch.keep_record();
+    }
+    if (batch.size() > 0) flow_.filled(batch);
+    return next_ < reads_;
+  }
+
+ private:
+  Flow& flow_;
+  std::uint64_t reads_, next_ = 0;
+  std::size_t calls_ = 0;
+  Pace pace_;
+};
+
+std::uint64_t read_number(const ReadBatch& batch, std::size_t r) { return std::stoull(batch.reads[r].name); }
+
+class FakeEngine : public SearchEngine {
+ public:
+  explicit FakeEngine(unsigned search_pace_us = 0, unsigned finish_pace_us = 0)
+      : search_pace_(search_pace_us, 2), finish_pace_(finish_pace_us, 3) {}
+  Failure search_failure, finish_failure;
+  bool wrong_count = false;  // finish() gives one alignment too few
+  std::atomic<bool> released{false}, called_after_release{false}, out_of_order{false};
+  std::atomic<std::size_t> finished{0}, stopped{0};
+
+  Status search(const ReadBatch& batch) override {
+    called_after_release = called_after_release || released;
+    const std::size_t call = searched_++;
+    if (search_failure.due(call)) return injected("search", call);
+    search_pace_.step();
+    std::lock_guard<std::mutex> lock(mutex_);
+    in_flight_.push_back(read_number(batch, 0));  // what finish() must see next
+    return {};
+  }
+  Status finish(ReadBatch& batch) override {
+    called_after_release = called_after_release || released;
+    const std::size_t call = finished;
+    if (finish_failure.due(call)) return injected("finish", call);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (in_flight_.empty() || in_flight_.front() != read_number(batch, 0)) out_of_order = true;
+      if (!in_flight_.empty()) in_flight_.pop_front();
+    }
+    finish_pace_.step();
+    batch.alignments.assign(batch.reads.size() - (wrong_count ? 1 : 0), ReadAlignment{});
+    for (std::size_t r = 0; r < batch.alignments.size(); ++r) {
+      const std::uint64_t n = read_number(batch, r);
+      ReadAlignment& a = batch.alignments[r];
+      a.mapped = mapped(n);
+      a.best_count = a.mapped ? (repeat(n) ? 2 : 1) : 0;
+      a.primary.position = n;  // which read this alignment belongs to
+      a.flags = static_cast<std::uint8_t>((capped(n) ? aligner::kWorkCapped : 0) | (too_short(n) ? aligner::kTooShort : 0) |
+                                          (too_long(n) ? aligner::kTooLong : 0));
+    }
+    ++finished;
+    return {};
+  }
+  void finish_stopped() override { ++stopped; }
+
+ private:
+  Pace search_pace_, finish_pace_;
+  std::size_t searched_ = 0;
+  std::mutex mutex_;
+  std::deque<std::uint64_t> in_flight_;
+};
+
+class FakeSink : public AlignmentSink {
+ public:
+  FakeSink(Flow& flow, unsigned pace_us) : flow_(flow), pace_(pace_us, 4) {}
+  Failure write_failure;
+  bool fail_finish = false;
+  std::function<void(std::size_t)> on_write;  // before each write, with its call number
+  std::atomic<bool> out_of_order{false}, written_unmapped_only{true};
+  std::atomic<std::uint64_t> reads_written{0};
+  std::atomic<std::size_t> prepared{0}, finished{0};
+
+  Status prepare(std::size_t) override {
+    ++prepared;
+    return {};
+  }
+  Status write(const ReadBatch& batch) override {
+    const std::size_t call = calls_++;
+    if (on_write) on_write(call);
+    if (write_failure.due(call)) return injected("sink", call);
+    pace_.step();
+    if (batch.alignments.size() != batch.reads.size()) out_of_order = true;
+    for (std::size_t r = 0; r < batch.reads.size() && r < batch.alignments.size(); ++r) {
+      const ReadAlignment& a = batch.alignments[r];
+      if (read_number(batch, r) != reads_written || (a.mapped && a.primary.position != reads_written)) out_of_order = true;
+      if (a.mapped) written_unmapped_only = false;
+      ++reads_written;
+    }
+    flow_.written();
+    return {};
+  }
+  Status finish() override {
+    ++finished;
+    if (fail_finish) return {StatusCode::io_error, "sink failed at its close"};
+    return {};
+  }
+
+ private:
+  Flow& flow_;
+  Pace pace_;
+  std::size_t calls_ = 0;
+};
+
+// A source, engine and sink over `reads` reads, and a pipeline to run them.
+struct Fakes {
+  Fakes(std::uint64_t reads, unsigned read_us = 0, unsigned search_us = 0, unsigned finish_us = 0, unsigned write_us = 0)
+      : source(flow, reads, read_us), engine(search_us, finish_us), sink(flow, write_us) {}
+
+  // Runs a pipeline over them (no engine: --io-only) within the deadline; the run's Status.
+  Status run(PipelineOptions options, bool with_engine = true, std::function<void()> release = {}) {
+    Status status;
+    within_deadline(30, [&] {
+      AlignPipeline pipeline(std::move(options));
+      pipeline.start_reading(source);
+      status = pipeline.run(with_engine ? &engine : nullptr, sink, release);
+      pipeline.wait_for_release();
+      totals = pipeline.totals();
+      batches_made = pipeline.batches_made();
+      spans = {pipeline.clocks().read.spans().size(), pipeline.clocks().search.spans().size(),
+               pipeline.clocks().finish.spans().size(), pipeline.clocks().write.spans().size()};
+    });
+    return status;
+  }
+
+  Flow flow;
+  FakeSource source;
+  FakeEngine engine;
+  FakeSink sink;
+  AlignTotals totals;
+  std::size_t batches_made = 0;
+  std::vector<std::size_t> spans;  // of the read, search, finish and write clocks
+};
+
+PipelineOptions options_of(std::size_t batch_size, unsigned warming_threads = 0) {
+  PipelineOptions options;
+  options.batch_size = batch_size;
+  options.max_mismatches = kMismatches;
+  options.warming_threads = warming_threads;
+  return options;
+}
+
+std::uint64_t batches_of(std::uint64_t reads, std::uint64_t batch_size) { return (reads + batch_size - 1) / batch_size; }
+
+// The totals of reads [0, n) by the rules above: MAPQ > 0 is a mapped read with one best hit
+// whose search was not cut short.
+AlignTotals expected_totals(std::uint64_t n, std::uint64_t batch_size) {
+  AlignTotals t;
+  for (std::uint64_t r = 0; r < n; ++r) {
+    ++t.reads;
+    t.mapped += mapped(r);
+    t.unique += mapped(r) && !repeat(r) && !capped(r);
+    t.capped += capped(r);
+    t.too_short += too_short(r);
+    t.too_long += too_long(r);
+  }
+  for (std::uint64_t b = 0; b < batches_of(n, batch_size); ++b) t.batch_reads.push_back(std::min(batch_size, n - b * batch_size));
+  return t;
+}
+
+void expect_totals(const AlignTotals& got, const AlignTotals& want) {
+  EXPECT_EQ(got.reads, want.reads);
+  EXPECT_EQ(got.mapped, want.mapped);
+  EXPECT_EQ(got.unique, want.unique);
+  EXPECT_EQ(got.capped, want.capped);
+  EXPECT_EQ(got.too_short, want.too_short);
+  EXPECT_EQ(got.too_long, want.too_long);
+  EXPECT_EQ(got.batch_reads, want.batch_reads);
+}
+
+// Stage speeds: each stage's most microseconds per call.
+struct Speeds {
+  const char* name;
+  unsigned read, search, finish, write;
+};
+
+class PipelineSpeeds : public ::testing::TestWithParam<Speeds> {};
+
+TEST_P(PipelineSpeeds, KeepsOrderAndCountsEveryRead) {
+  const Speeds s = GetParam();
+  constexpr std::uint64_t kReads = 4000, kBatch = 37;  // 109 batches, the last one of 4 reads
+  for (unsigned warming : {0u, 2u}) {
+    SCOPED_TRACE(warming);
+    Fakes fakes(kReads, s.read, s.search, s.finish, s.write);
+    std::vector<std::uint64_t> progress;
+    PipelineOptions options = options_of(kBatch, warming);
+    options.on_written = [&](const AlignTotals& t) { progress.push_back(t.reads); };
+    ASSERT_TRUE(fakes.run(std::move(options)).ok());
+    EXPECT_FALSE(fakes.sink.out_of_order.load());
+    EXPECT_FALSE(fakes.engine.out_of_order.load());
+    EXPECT_EQ(fakes.sink.reads_written.load(), kReads);
+    EXPECT_EQ(fakes.sink.prepared.load(), 1u);
+    EXPECT_EQ(fakes.sink.finished.load(), 1u);
+    expect_totals(fakes.totals, expected_totals(kReads, kBatch));
+    // on_written after every batch, with the reads written so far.
+    ASSERT_EQ(progress.size(), batches_of(kReads, kBatch));
+    for (std::size_t b = 0; b < progress.size(); ++b) EXPECT_EQ(progress[b], std::min(kReads, (b + 1) * kBatch));
+    // One span per batch in each stage (the reader's last call filled the last, partial batch and
+    // met the end), and the writer's close.
+    EXPECT_EQ(fakes.spans, (std::vector<std::size_t>{109, 109, 109, 110}));
+    EXPECT_LE(fakes.flow.most_in_flight, static_cast<std::int64_t>(AlignPipeline::kMostInStages));
+    EXPECT_LE(fakes.batches_made, AlignPipeline::kMostBatches);
+    EXPECT_LE(fakes.flow.batches_seen.size(), AlignPipeline::kMostBatches);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AlignPipeline, PipelineSpeeds,
+                         ::testing::Values(Speeds{"even", 200, 200, 200, 200}, Speeds{"slow_reader", 2000, 100, 100, 100},
+                                           Speeds{"slow_search", 100, 2000, 100, 100},
+                                           Speeds{"slow_finish", 100, 100, 2000, 100},
+                                           Speeds{"slow_writer", 100, 100, 100, 2000}, Speeds{"full_speed", 0, 0, 0, 0}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(AlignPipeline, InputOfWholeBatchesAndEmptyInput) {
+  for (std::uint64_t reads : {0, 1, 37, 370}) {
+    SCOPED_TRACE(reads);
+    Fakes fakes(reads);
+    ASSERT_TRUE(fakes.run(options_of(37)).ok());
+    EXPECT_FALSE(fakes.sink.out_of_order.load());
+    EXPECT_EQ(fakes.sink.reads_written.load(), reads);
+    EXPECT_EQ(fakes.sink.finished.load(), 1u);
+    expect_totals(fakes.totals, expected_totals(reads, 37));
+  }
+}
+
+// --io-only: no engine; every read is written unmapped, and the search and finish clocks stay empty.
+TEST(AlignPipeline, WithoutAnEngineEveryReadIsUnmapped) {
+  Fakes fakes(1000, 50, 0, 0, 50);
+  ASSERT_TRUE(fakes.run(options_of(64), /*with_engine=*/false).ok());
+  EXPECT_FALSE(fakes.sink.out_of_order.load());
+  EXPECT_TRUE(fakes.sink.written_unmapped_only.load());
+  EXPECT_EQ(fakes.sink.reads_written.load(), 1000u);
+  EXPECT_EQ(fakes.totals.reads, 1000u);
+  EXPECT_EQ(fakes.totals.mapped + fakes.totals.unique + fakes.totals.capped + fakes.totals.too_short + fakes.totals.too_long, 0u);
+  EXPECT_EQ(fakes.spans[1], 0u);
+  EXPECT_EQ(fakes.spans[2], 0u);
+  EXPECT_EQ(fakes.engine.finished.load(), 0u);
+}
+
+enum class Stage { source, search, finish, sink };
+
+struct FailureCase {
+  const char* name;
+  Stage stage;
+  std::size_t batch;
+};
+
+class PipelineFailure : public ::testing::TestWithParam<FailureCase> {};
+
+// The stage's error is the run's, with its message; the stages before and after it stop (the
+// deadline catches a deadlock); nothing is released and the output is not finished.
+TEST_P(PipelineFailure, ErrorBecomesTheRunsStatus) {
+  const FailureCase c = GetParam();
+  Fakes fakes(kEndless, 0, 100, 100, 100);  // endless: only the error can end the run
+  switch (c.stage) {
+    case Stage::source: fakes.source.failure.batch = c.batch; break;
+    case Stage::search: fakes.engine.search_failure.batch = c.batch; break;
+    case Stage::finish: fakes.engine.finish_failure.batch = c.batch; break;
+    case Stage::sink: fakes.sink.write_failure.batch = c.batch; break;
+  }
+  std::atomic<int> releases{0};
+  const Status status = fakes.run(options_of(50, 2), true, [&] { ++releases; });
+  const char* stage = c.stage == Stage::source ? "source" : c.stage == Stage::search ? "search" : c.stage == Stage::finish ? "finish" : "sink";
+  EXPECT_EQ(status.code(), StatusCode::io_error);
+  EXPECT_EQ(status.message(), std::string(stage) + " failed at batch " + std::to_string(c.batch));
+  EXPECT_EQ(fakes.sink.finished.load(), 0u);
+  EXPECT_EQ(releases.load(), 0);
+  EXPECT_FALSE(fakes.sink.out_of_order.load());
+  EXPECT_EQ(fakes.engine.stopped.load(), 1u);  // the engine heard that the finish stage ended
+  // Batches before the failing one went through every stage before it.
+  EXPECT_GE(fakes.sink.reads_written.load(), c.stage == Stage::sink ? c.batch * 50 : 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AlignPipeline, PipelineFailure,
+    ::testing::Values(FailureCase{"source_first", Stage::source, 0}, FailureCase{"source_later", Stage::source, 30},
+                      FailureCase{"search_first", Stage::search, 0}, FailureCase{"search_later", Stage::search, 30},
+                      FailureCase{"finish_first", Stage::finish, 0}, FailureCase{"finish_later", Stage::finish, 30},
+                      FailureCase{"sink_first", Stage::sink, 0}, FailureCase{"sink_later", Stage::sink, 30}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(AlignPipeline, SinkCloseErrorIsTheRunsStatus) {
+  Fakes fakes(500);
+  fakes.sink.fail_finish = true;
+  std::atomic<int> releases{0};
+  const Status status = fakes.run(options_of(50), true, [&] { ++releases; });
+  EXPECT_EQ(status.code(), StatusCode::io_error);
+  EXPECT_EQ(status.message(), "sink failed at its close");
+  EXPECT_EQ(fakes.sink.reads_written.load(), 500u);
+  EXPECT_EQ(releases.load(), 1);  // the search was complete: the GPU went back before the close
+}
+
+TEST(AlignPipeline, EngineThatLosesAlignmentsIsAnError) {
+  Fakes fakes(500);
+  fakes.engine.wrong_count = true;
+  const Status status = fakes.run(options_of(50));
+  EXPECT_EQ(status.code(), StatusCode::invalid_argument);
+  EXPECT_EQ(fakes.sink.reads_written.load(), 0u);
+}
+
+// The release runs once, after the last batch was finished, and the engine is not called after.
+TEST(AlignPipeline, ReleasesOnceAfterTheLastFinish) {
+  Fakes fakes(2000, 0, 0, 0, 500);
+  std::atomic<int> releases{0};
+  std::atomic<std::size_t> finished_at_release{0};
+  const Status status = fakes.run(options_of(40), true, [&] {
+    finished_at_release = fakes.engine.finished.load();
+    fakes.engine.released = true;
+    ++releases;
+  });
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(releases.load(), 1);
+  EXPECT_EQ(finished_at_release.load(), 50u);
+  EXPECT_FALSE(fakes.engine.called_after_release.load());
+  EXPECT_EQ(fakes.sink.reads_written.load(), 2000u);
+}
+
+// The documented bound is reached and never passed: a writer that holds its first batch until
+// every stage and queue is full sees exactly kMostInStages batches in flight; the batches the
+// source ever filled (recycled ones again) are at most kMostBatches.
+TEST(AlignPipeline, BatchesInFlightStayWithinTheBound) {
+  for (unsigned warming : {0u, 2u}) {
+    SCOPED_TRACE(warming);
+    Fakes fakes(200 * 25, 0, 0, 0, 0);
+    bool reached = false;
+    fakes.sink.on_write = [&](std::size_t call) {
+      if (call == 0) reached = fakes.flow.wait_for_in_flight(AlignPipeline::kMostInStages);
+    };
+    ASSERT_TRUE(fakes.run(options_of(25, warming)).ok());
+    EXPECT_TRUE(reached);
+    EXPECT_EQ(fakes.flow.most_in_flight, static_cast<std::int64_t>(AlignPipeline::kMostInStages));
+    EXPECT_LE(fakes.flow.batches_seen.size(), AlignPipeline::kMostBatches);
+    EXPECT_LE(fakes.batches_made, AlignPipeline::kMostBatches);
+    EXPECT_EQ(fakes.sink.reads_written.load(), 200u * 25);
+  }
+}
+
+// cancel() from another thread (as a SIGINT handler's thread would) ends an endless run promptly:
+// the run's Status says so, the output is not finished and nothing is released.
+TEST(AlignPipeline, CancelEndsAnEndlessRunPromptly) {
+  for (unsigned write_us : {0u, 3000u}) {
+    SCOPED_TRACE(write_us);
+    Flow flow;
+    FakeSource source(flow, kEndless, 100);
+    FakeEngine engine(100, 100);
+    FakeSink sink(flow, write_us);
+    std::atomic<int> releases{0};
+    within_deadline(10, [&] {
+      AlignPipeline pipeline(options_of(20, 2));
+      pipeline.start_reading(source);
+      std::thread canceller([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        pipeline.cancel();
+      });
+      const auto start = std::chrono::steady_clock::now();
+      const Status status = pipeline.run(&engine, sink, [&] { ++releases; });
+      canceller.join();
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      EXPECT_TRUE(pipeline.cancelled());
+      EXPECT_EQ(status.code(), aligner::cancelled_status().code());
+      EXPECT_EQ(status.message(), aligner::cancelled_status().message());
+      EXPECT_LT(seconds, 1.0);
+    });
+    EXPECT_GT(sink.reads_written.load(), 0u);
+    EXPECT_EQ(sink.finished.load(), 0u);
+    EXPECT_EQ(releases.load(), 0);
+    EXPECT_FALSE(sink.out_of_order.load());
+  }
+}
+
+TEST(AlignPipeline, CancelBeforeRunReturnsAtOnce) {
+  Flow flow;
+  FakeSource source(flow, kEndless, 0);
+  FakeEngine engine;
+  FakeSink sink(flow, 0);
+  within_deadline(10, [&] {
+    AlignPipeline pipeline(options_of(20));
+    pipeline.start_reading(source);
+    pipeline.cancel();
+    EXPECT_EQ(pipeline.run(&engine, sink).message(), aligner::cancelled_status().message());
+  });
+  EXPECT_EQ(sink.finished.load(), 0u);
+}
+
+// A run given up before run() (the index failed to load): the destructor stops the reader.
+TEST(AlignPipeline, DestroyedBeforeRunStopsTheReader) {
+  Flow flow;
+  FakeSource source(flow, kEndless, 0);
+  within_deadline(10, [&] {
+    AlignPipeline pipeline(options_of(20, 2));
+    pipeline.start_reading(source);
+    EXPECT_TRUE(flow.wait_for_in_flight(AlignPipeline::kReadAhead));
+  });
+  EXPECT_LE(flow.most_in_flight, static_cast<std::int64_t>(AlignPipeline::kReadAhead + 1));
+}
+
+TEST(AlignPipeline, RunWithoutStartReadingIsAnError) {
+  Flow flow;
+  FakeEngine engine;
+  FakeSink sink(flow, 0);
+  AlignPipeline pipeline(options_of(20));
+  EXPECT_EQ(pipeline.run(&engine, sink).code(), StatusCode::invalid_argument);
+}
+
+}  // namespace
+}  // namespace wtmap::altest

@@ -1,0 +1,71 @@
+// core/detail/parallel.hpp: parallel_for_ranges covers [0, n) exactly once, also when the system
+// refuses to create its threads (a child process under a small address-space limit, which holds
+// for root too), where it once ended the process in std::terminate.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "wtmap/core/config.hpp"
+#include "wtmap/core/detail/parallel.hpp"
+
+namespace wtmap::detail {
+namespace {
+
+// How often each index of [0, n) was visited.
+std::vector<int> visits(std::uint64_t n) {
+  std::vector<std::atomic<int>> seen(n);
+  parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) seen[i].fetch_add(1);
+  }, 1);
+  return std::vector<int>(seen.begin(), seen.end());
+}
+
+TEST(ParallelForRanges, EveryIndexOnceForAnyThreadCount) {
+  for (const unsigned threads : {1u, 2u, 3u, 8u, 64u}) {
+    set_cpu_threads(threads);
+    for (const std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{1000}}) {
+      EXPECT_EQ(visits(n), std::vector<int>(n, 1)) << threads << " threads, n = " << n;
+    }
+  }
+  set_cpu_threads(0);
+}
+
+// The process's virtual size in bytes (/proc/self/statm, first field, in pages).
+std::uint64_t virtual_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t pages = 0;
+  statm >> pages;
+  return pages * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// In a fresh process (a "threadsafe" death test re-executes this binary), so that glibc holds no
+// cached thread stack to reuse: room for the vectors, none for a thread's 8 MiB stack.
+void run_under_a_limit_that_refuses_threads() {
+  set_cpu_threads(1);
+  const std::vector<int> warm = visits(100);  // pages in what the loop needs, on this thread only
+  const rlim_t limit = virtual_bytes() + (std::uint64_t{4} << 20);
+  const struct rlimit rl = {limit, limit};
+  if (setrlimit(RLIMIT_AS, &rl) != 0) std::_Exit(2);
+  try {
+    std::thread t([] {});
+    t.join();
+    std::_Exit(3);  // the limit did not bite: the test would prove nothing
+  } catch (const std::system_error&) {
+  }
+  set_cpu_threads(8);
+  std::_Exit(visits(10000) == std::vector<int>(10000, 1) && warm.size() == 100 ? 0 : 1);
+}
+
+TEST(ParallelForRanges, ThreadsTheSystemRefusesRunOnTheCallingThread) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(run_under_a_limit_that_refuses_threads(), ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace wtmap::detail
