@@ -1,10 +1,11 @@
 // libFuzzer harness: the reference FASTA readers (fmindex/src/reference.cpp) -- read_fasta for DNA
 // and read_symbol_fasta for protein and byte references -- on FASTA stored plain, as gzip and as
 // BGZF. The contigs, fragments and forward text are checked against a reference parse written
-// from the documented rules (reference.hpp, symbol_reference.hpp), and so is whether the input
-// is rejected.
+// from the documented rules (reference.hpp, symbol_reference.hpp; contig names as SAM allows
+// them), and so is whether the input is rejected.
 #include <cstddef>
 #include <cstdint>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -85,7 +86,9 @@ Parsed reference_parse(std::string_view text, Alphabet alphabet) {
       if (!p.contigs.empty() && p.contigs.back().length == 0) return fail();
       const std::size_t blank = line.find_first_of(" \t", 1);
       std::string name(line.substr(1, blank == std::string_view::npos ? std::string_view::npos : blank - 1));
-      if (name.empty() || !names.insert(name).second) return fail();
+      // SAM v1.6 section 1.2.1's reference names (is_valid_contig_name's rule).
+      static const std::regex sam_name("[0-9A-Za-z!#$%&+./:;?@^_|~-][0-9A-Za-z!#$%&*+./:;=?@^_|~-]*");
+      if (!std::regex_match(name, sam_name) || !names.insert(name).second) return fail();
       p.contigs.push_back({name, 0});
       in_fragment = false;
       continue;
