@@ -33,12 +33,17 @@ std::string unescape_tabs(const std::string& s) {
 
 // The @RG header line of -R (tabs written as \t): one line of tab-separated TAG:value fields
 // beginning with ID. bwa mem's rules: a literal tab is refused (a shell that passed one was not
-// asked to), and so is a line break, which would slip further header lines in.
+// asked to), and so is a line break, which would slip further header lines in; and any other byte
+// a SAM header value cannot hold (SAM v1 section 1.3: [ -~]), the ID going into every RG:Z tag too.
 Result<std::string> read_group_line(const std::string& option) {
   if (option.empty()) return std::string();
   for (const char c : option) {
     if (c == '\t') return invalid_argument("-R holds a literal tab; write tabs as \\t");
     if (c == '\n' || c == '\r') return invalid_argument("-R holds a line break; it must be one header line");
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < ' ' || byte > '~') {
+      return invalid_argument("-R holds byte " + std::to_string(byte) + "; a SAM header holds printable ASCII only");
+    }
   }
   const std::string rg = unescape_tabs(option);
   const auto id = rg.find("\tID:");

@@ -107,9 +107,10 @@ struct SeqReader::Impl {
     spill.clear();
     while (true) {
       if (position == current.bytes.size()) {
-        if (at_end) {  // a last line without '\n' counts
+        if (at_end) {  // a last line without '\n' counts, its CRLF's '\r' dropped below
+          if (spill.empty()) return false;
           line = spill;
-          return !spill.empty();
+          break;
         }
         const auto start = std::chrono::steady_clock::now();
         std::optional<Chunk> next = chunks.pop();

@@ -106,8 +106,9 @@ Status parse_fasta(const std::string& path, const char* unit, std::vector<Contig
   int r = 0;
   while ((r = bgzf_getline(in.get(), '\n', &line)) >= 0) {
     ++line_no;
-    std::size_t len = line.l;
-    if (len > 0 && line.s[len - 1] == '\r') --len;
+    // bgzf_getline has already dropped the '\r' of a CRLF (htslib does for a '\n' delimiter);
+    // dropping one more would swallow a stray '\r' that must be rejected as a sequence byte.
+    const std::size_t len = line.l;
     if (len == 0) continue;
     if (line.s[0] == '>') {
       WTMAP_TRY(close_contig());

@@ -123,5 +123,45 @@ TEST_P(SamWriterReserve, RecordsReadBackAsWritten) {
   EXPECT_EQ(back.records.size(), r);
 }
 
+// -R lines SAM cannot hold are refused before anything is written: a newline would inject header
+// lines (issue 23), a literal tab is refused as bwa does, other control bytes and an empty ID make
+// an invalid header or RG tag. The message names the rule.
+TEST(SamWriterReadGroup, RefusesLinesSamCannotHold) {
+  const fmtest::TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"@RG\\tID:a\n@CO\\tinjected", "line break"},
+      {"@RG\\tID:a\r", "line break"},
+      {"@RG\tID:a", "literal tab"},
+      {"@RG\\tID:a\x01" "b", "byte 1"},
+      {"@RG\\tID:a\xc3\xa9", "byte 195"},
+      {"@RG\\tID:\\tSM:s", "-R must look like"},
+      {"@RG\\tSM:s", "-R must look like"},
+      {"RG\\tID:a", "-R must look like"}};
+  for (const auto& [line, why] : refused) {
+    aligner::SamOptions options;
+    options.path = dir.file("out.sam");
+    options.read_group = line;
+    auto writer = aligner::SamWriter::open(options, {{"chr1", 100}});
+    ASSERT_FALSE(writer.ok()) << "accepted -R " << line;
+    EXPECT_NE(writer.status().message().find(why), std::string::npos) << writer.status().message();
+    EXPECT_TRUE(dir.entries().empty()) << "a file is left behind after refusing " << line;
+  }
+}
+
+TEST(SamWriterReadGroup, TheLineAndItsIdReadBack) {
+  const fmtest::TempDir dir;
+  aligner::SamOptions options;
+  options.path = dir.file("out.sam");
+  options.read_group = "@RG\\tSM:s 1\\tID:g~1\\tPL:ILLUMINA";
+  auto writer = aligner::SamWriter::open(options, {{"chr1", 100}});
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  ASSERT_TRUE(writer->write({make_read("r", 12, 0, true)}, {ReadAlignment{}}).ok());
+  ASSERT_TRUE(writer->finish().ok());
+  const SamContents back = read_alignments(options.path);
+  EXPECT_NE(back.header.find("\n@RG\tSM:s 1\tID:g~1\tPL:ILLUMINA\n"), std::string::npos) << back.header;
+  ASSERT_EQ(back.records.size(), 1u);
+  EXPECT_EQ(back.records[0].rg, "g~1");
+}
+
 }  // namespace
 }  // namespace wtmap::altest

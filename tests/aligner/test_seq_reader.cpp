@@ -164,6 +164,22 @@ TEST(SeqReader, LastLineWithoutLineEndIsRead) {
   EXPECT_EQ(got[1].quality, "II");
 }
 
+// A CRLF file whose last line has no line end: the '\r' goes as on every other line (found by
+// tests/fuzz/fuzz_seq_reader: it stayed, and the last record failed or kept it).
+TEST(SeqReader, LastCrlfLineWithoutLineEndLosesItsCarriageReturn) {
+  fmtest::TempDir dir;
+  fmtest::write_file(dir.file("r.fq"), "@a\r\nACGT\r\n+\r\nIIII\r");
+  fmtest::write_file(dir.file("r.fa"), ">a\r\nAC\r\nGT\r");
+  for (const char* name : {"r.fq", "r.fa"}) {
+    const std::vector<SeqRecord> got = read_all(dir.file(name));
+    ASSERT_EQ(got.size(), 1u) << name;
+    EXPECT_EQ(got[0].sequence, "ACGT") << name;
+    EXPECT_EQ(got[0].quality, name == std::string("r.fq") ? "IIII" : "") << name;
+  }
+  fmtest::write_file(dir.file("cr.fq"), "\r");
+  EXPECT_TRUE(read_all(dir.file("cr.fq")).empty());
+}
+
 TEST(SeqReader, EmptyInputHasNoRecords) {
   fmtest::TempDir dir;
   fmtest::write_file(dir.file("empty.fq"), "");

@@ -192,6 +192,10 @@ TEST_P(ReadFasta, ContigWithoutBases) {
 
 TEST_P(ReadFasta, NonNucleotideBytes) {
   expect_error(">a\nAC\nA1G\n", 3, {"'a'", "'1'"});
+  // A CRLF's '\r' ends the line; a second one before it is a byte of the sequence (found by
+  // tests/fuzz/fuzz_reference: both used to be dropped).
+  expect_error(">a\nAC\r\r\nGT\n", 2, {"'a'", "0x0d", "column 3"});
+  expect_error(">a\nAC\nGT\r\r", 3, {"'a'", "0x0d", "column 3"});
   expect_error(">a\nAC\n>b\nACGT#\n", 4, {"'b'", "'#'"});
   expect_error(">a\nAC G\n", 2, {"'a'"});
   expect_error(">a\nAC\x01G\n", 2, {"'a'", "0x01"});

@@ -123,6 +123,8 @@ TEST_P(ReadSymbolFasta, BytesOutsideTheProteinAlphabet) {
 
 TEST_P(ReadSymbolFasta, CarriageReturnInsideAByteLine) {
   expect_error(">a\nxy\n>b\nx\ry\n", Alphabet::byte, 4, {"'b'", "0x0d", "column 2"});
+  // The '\r' before a CRLF is inside the line (found by tests/fuzz/fuzz_reference).
+  expect_error(">a\nxy\r\r\n", Alphabet::byte, 2, {"'a'", "0x0d", "column 3"});
 }
 
 TEST_P(ReadSymbolFasta, FastaErrorsAsForDna) {
