@@ -54,7 +54,8 @@ Result<std::uint64_t> section_header(std::istream& in, const char (&tag)[5], con
   in.seekg(0, std::ios::end);
   const auto end = in.tellg();
   in.seekg(here);
-  if (size + 4 > static_cast<std::uint64_t>(end - here)) {
+  const auto left = static_cast<std::uint64_t>(end - here);
+  if (left < 4 || size > left - 4) {  // not size + 4 > left: a size near 2^64 would wrap past the check
     return corrupt_data(path + ": truncated index file (the " + std::string(tag) + " section is cut short)");
   }
   return size;

@@ -56,7 +56,7 @@ class PayloadReader {
     WTMAP_TRY(get(n));
     if (n > max_items || n * sizeof(T) > s_.size() - pos_) return corrupt_data(what_ + " section has an impossible length");
     v.resize(n);
-    std::memcpy(v.data(), s_.data() + pos_, n * sizeof(T));
+    if (n > 0) std::memcpy(v.data(), s_.data() + pos_, n * sizeof(T));  // an empty vector's data() may be null
     pos_ += n * sizeof(T);
     return {};
   }

@@ -420,6 +420,24 @@ struct CyclingIndex {
   std::uint64_t lf(std::uint64_t r) const { return leaves ? r + 600 : (r + 1) % rows; }
 };
 
+// The index files the fuzz_index_loader campaign crashed or hung the loader with
+// (tests/fuzz/crashes, docs/fuzzing.md): each must now be refused as corrupt, whichever loader
+// its alphabet byte names.
+TEST(FuzzFindings, EveryReproducerIsRefusedAsCorrupt) {
+  const fs::path crashes = fs::path(WTMAP_SOURCE_DIR) / "tests" / "fuzz" / "crashes";
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(crashes)) {
+    if (entry.path().extension() != ".wtmap") continue;
+    ++files;
+    const std::string path = entry.path().string();
+    SCOPED_TRACE(path);
+    Status loaded = FmIndex::load(path, Backend::cpu).status();
+    if (loaded.code() == StatusCode::invalid_argument) loaded = GeneralFmIndex::load(path, Backend::cpu).status();
+    EXPECT_EQ(loaded.code(), StatusCode::corrupt_data) << loaded.message();
+  }
+  EXPECT_GE(files, 6);
+}
+
 TEST(SampledSuffixArrayWalk, IsBoundedBySampleRateAndRows) {
   const std::uint64_t n = 1000;
   std::vector<std::uint32_t> words((n + 31) / 32, 0);
