@@ -6,6 +6,8 @@
 #include <sstream>
 #include <utility>
 
+#include "wtmap/aligner/gapped/edit_tags.hpp"
+
 namespace wtmap::aligner {
 namespace {
 
@@ -268,16 +270,6 @@ std::int64_t sampled_insert_size(const gapped::GappedReadAlignment (&mates)[2]) 
   return size > kMaxSampledInsert ? -1 : size;
 }
 
-std::string mate_cigar_text(const std::vector<std::uint32_t>& cigar) {
-  if (cigar.empty()) return "*";
-  std::string text;
-  for (const std::uint32_t op : cigar) {
-    text += std::to_string(op >> 4);
-    text += "MIDNSHP=X"[std::min<std::uint32_t>(op & 0xF, 8)];
-  }
-  return text;
-}
-
 std::vector<MateHit> mate_hits(const gapped::GappedReadAlignment& a) {
   std::vector<MateHit> hits;
   if (!a.mapped) return hits;
@@ -296,7 +288,7 @@ void pair_gapped_mates(gapped::GappedReadAlignment (&mates)[2], const InsertSize
   };
   auto written = [](const gapped::GappedReadAlignment& a, int, int mapq_after) {
     return WrittenMate{a.mapped, a.primary.contig, a.primary.position, a.primary.reference_end, a.primary.reverse,
-                       mapq_after, mate_cigar_text(a.primary.cigar)};
+                       mapq_after, gapped::cigar_text(a.primary.cigar)};
   };
   pair_mates(mates, hits, mapq, model, scoring, promote, written, out);
   // The pair's MAPQ is the mate's MAPQ from now on.

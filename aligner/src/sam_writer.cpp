@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "wtmap/core/detail/parallel.hpp"
+#include "wtmap/aligner/gapped/edit_tags.hpp"
 #include "wtmap/io/output_file.hpp"
 
 namespace wtmap::aligner {
@@ -91,16 +92,6 @@ SamBases sam_bases(const SeqRecord& read, bool reverse) {
     std::reverse(out.seq.begin(), out.seq.end());
     for (char& c : out.seq) c = complement(c);
     std::reverse(out.qual.begin(), out.qual.end());
-  }
-  return out;
-}
-
-// "10S80M2D10M": a CIGAR as SAM writes it.
-std::string cigar_text(const std::vector<std::uint32_t>& cigar) {
-  std::string out;
-  for (const std::uint32_t op : cigar) {
-    out += std::to_string(bam_cigar_oplen(op));
-    out += bam_cigar_opchr(op);
   }
   return out;
 }
@@ -270,7 +261,7 @@ struct SamWriter::Impl {
       if (other == which) continue;
       const gapped::GappedHit& h = line_hit(a, other);
       sa += contig_names[h.contig] + "," + std::to_string(h.position + 1) + (h.reverse ? ",-," : ",+,") +
-            cigar_text(h.cigar) + "," + std::to_string(line_mapq(a, other)) + "," + std::to_string(h.edit_distance) + ";";
+            gapped::cigar_text(h.cigar) + "," + std::to_string(line_mapq(a, other)) + "," + std::to_string(h.edit_distance) + ";";
     }
     return sa;
   }
@@ -280,7 +271,7 @@ struct SamWriter::Impl {
     std::string xa;
     for (const gapped::GappedHit& h : alternatives) {
       xa += contig_names[h.contig] + (h.reverse ? ",-" : ",+") + std::to_string(h.position + 1) + "," +
-            cigar_text(h.cigar) + "," + std::to_string(h.edit_distance) + ";";
+            gapped::cigar_text(h.cigar) + "," + std::to_string(h.edit_distance) + ";";
     }
     return xa;
   }

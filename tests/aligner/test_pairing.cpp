@@ -12,6 +12,7 @@
 
 #include "fm_support.hpp"
 #include "wtmap/aligner/align_stages.hpp"
+#include "wtmap/aligner/gapped/edit_tags.hpp"
 #include "wtmap/aligner/gapped/gapped_batch.hpp"
 #include "wtmap/aligner/pairing.hpp"
 
@@ -310,9 +311,9 @@ TEST(PairTotals, CountsFromTheFields) {
   EXPECT_EQ(totals.mates_mapq_positive, 5u);  // every mapped mate (MAPQ 37)
 }
 
-TEST(MateCigarText, BamOpsToSam) {
-  EXPECT_EQ(mate_cigar_text({}), "*");
-  EXPECT_EQ(mate_cigar_text({5u << 4 | 4, 48u << 4 | 0, 2u << 4 | 1, 45u << 4 | 0, 3u << 4 | 2}), "5S48M2I45M3D");
+TEST(CigarText, BamOpsToSamAndEmptyToStar) {
+  EXPECT_EQ(gapped::cigar_text({}), "*");
+  EXPECT_EQ(gapped::cigar_text({5u << 4 | 4, 48u << 4 | 0, 2u << 4 | 1, 45u << 4 | 0, 3u << 4 | 2}), "5S48M2I45M3D");
 }
 
 gapped::GappedHit gapped_hit(std::uint32_t contig, std::uint64_t position, bool reverse, std::int32_t score,

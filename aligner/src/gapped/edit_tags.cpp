@@ -1,5 +1,7 @@
-// NM and MD from codes and a CIGAR (see edit_tags.hpp).
+// A CIGAR's text, and NM and MD from codes and a CIGAR (see edit_tags.hpp).
 #include "wtmap/aligner/gapped/edit_tags.hpp"
+
+#include <algorithm>
 
 namespace wtmap::aligner::gapped {
 
@@ -7,6 +9,16 @@ namespace {
 constexpr char kBaseLetters[] = "ACGTN";
 char letter(std::uint8_t code) { return kBaseLetters[code < 4 ? code : 4]; }
 }  // namespace
+
+std::string cigar_text(const std::vector<std::uint32_t>& cigar) {
+  if (cigar.empty()) return "*";
+  std::string text;
+  for (const std::uint32_t op : cigar) {
+    text += std::to_string(op >> 4);
+    text += "MIDNSHP=X"[std::min<std::uint32_t>(op & 0xF, 8)];  // BAM's operation codes 0..8
+  }
+  return text;
+}
 
 Result<EditTags> edit_tags(const std::uint8_t* query, std::uint64_t query_length, const std::uint8_t* ref,
                            std::uint64_t ref_length, const std::uint32_t* cigar, std::uint32_t n_cigar) {

@@ -210,7 +210,5 @@ void pair_gapped_mates(gapped::GappedReadAlignment (&mates)[2], const InsertSize
 // mapped, each with no other alignment of its part scoring over 0.8 of its own (sub_score), in FR
 // orientation within kMaxSampledInsert; else -1.
 std::int64_t sampled_insert_size(const gapped::GappedReadAlignment (&mates)[2]);
-// A BAM-encoded CIGAR as SAM text ("*" when empty), as MC gives the mate's.
-std::string mate_cigar_text(const std::vector<std::uint32_t>& cigar);
 
 }  // namespace wtmap::aligner

@@ -1,5 +1,5 @@
-// wtmap aligner (gapped): the SAM NM and MD tags of an alignment, from the read's and the
-// reference's codes and the CIGAR (SAM specification 1.6, optional fields; samtools calmd's rules:
+// wtmap aligner (gapped): the SAM text of a CIGAR, and the NM and MD tags of an alignment, from
+// the read's and the reference's codes and the CIGAR (SAM specification 1.6, optional fields; samtools calmd's rules:
 // an N on either side counts as a mismatch).
 //
 // Space: the MD string. Time: O(CIGAR length + aligned bases).
@@ -7,10 +7,15 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "wtmap/core/status.hpp"
 
 namespace wtmap::aligner::gapped {
+
+// A BAM-encoded CIGAR (length << 4 | op) as SAM writes it, "10S80M2D10M"; "*" when it is empty
+// (SAM's "unavailable"), as in the MC tag of an unmapped mate.
+std::string cigar_text(const std::vector<std::uint32_t>& cigar);
 
 struct EditTags {
   std::uint32_t nm = 0;  // mismatches + inserted bases + deleted bases
