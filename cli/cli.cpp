@@ -37,9 +37,7 @@ int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& 
     case CommonOptions::Outcome::bad_threads: return usage_error(command, "-t needs an integer in 1.." + std::to_string(CommonOptions::kMostThreads), usage);
     case CommonOptions::Outcome::not_common: break;
   }
-  const std::string a = argv[i];
-  if (!a.empty() && a[0] == '-' && a != "-") return usage_error(command, "unknown or incomplete option '" + a + "'", usage);
-  return -1;
+  return usage_error(command, std::string("unknown or incomplete option '") + argv[i] + "'", usage);
 }
 
 Result<Backend> CommonOptions::apply(const Log& log) const {

@@ -54,8 +54,9 @@ struct CommonOptions {
   Result<Backend> apply(const Log& log) const;
 };
 
-// Handles a common option or an unknown one for `command`; returns -1 to go on parsing, else
-// the exit status (0 after --help, 1 after a usage error).
+// Handles argv[i], an option word (is_option_word) that is none of `command`'s own: a common
+// option, or an unknown one; returns -1 to go on parsing, else the exit status (0 after --help, 1
+// after a usage error).
 int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& i, const char* command,
                              const char* usage);
 
