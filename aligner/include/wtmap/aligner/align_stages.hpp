@@ -117,13 +117,13 @@ class MismatchSearchEngine : public SearchEngine {
 // finish() waits for the oldest batch and hands its alignments over, swapping vectors so that the
 // alignments' allocations (CIGARs, MD strings) are reused batch after batch. A batch's host steps
 // (chaining, region choice, NM/MD) thus run beside another's device steps, and the result of a
-// batch does not depend on which thread mapped it. The pipeline holds at most three batches
-// between search() and finish() (align_pipeline.hpp), so more than kMostMappers threads would idle.
+// batch does not depend on which thread mapped it. The pipeline holds at most kMostMappers batches
+// between search() and finish() (AlignPipeline::kToFinish + 2), so more threads would idle.
 // Space: per mapping thread a GappedMapper (its device buffers); the codes and results of the
 // batches between search() and finish().
 class GappedSearchEngine : public SearchEngine {
  public:
-  static constexpr unsigned kMostMappers = 3;
+  static constexpr unsigned kMostMappers = AlignPipeline::kToFinish + 2;
   GappedSearchEngine() = default;
   ~GappedSearchEngine() override;
   GappedSearchEngine(const GappedSearchEngine&) = delete;
