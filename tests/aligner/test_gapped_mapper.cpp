@@ -680,10 +680,10 @@ TEST_P(GappedMapperTest, BatchSizesAndThreadCountsGiveTheSameBytes) {
   }
 }
 
-// The pipeline's engine maps up to three batches at once on mapping threads (mappers made by
+// The pipeline's engine maps several batches at once on mapping threads (mappers made by
 // another(), sharing the reference): each batch's alignments equal one GappedMapper's, whichever
-// thread mapped it, with the pipeline's pattern of calls (search runs up to 3 batches ahead of
-// finish); release() with batches still queued returns.
+// thread mapped it, with the pipeline's pattern of calls (search runs up to kMostMappers batches
+// ahead of finish); release() with batches still queued returns.
 TEST_P(GappedMapperTest, SearchEngineWithSeveralMappersGivesEachBatchsBytes) {
   GappedMapper m = mapper();
   const std::vector<SeqRecord> reads = records(varied_reads(*reference_, 4));
@@ -704,7 +704,7 @@ TEST_P(GappedMapperTest, SearchEngineWithSeveralMappersGivesEachBatchsBytes) {
     std::size_t finished = 0;
     for (std::size_t searched = 0; searched < batches.size(); ++searched) {
       ASSERT_TRUE(engine.search(batches[searched]).ok());
-      if (searched - finished + 1 < 3) continue;
+      if (searched - finished + 1 < aligner::GappedSearchEngine::kMostMappers) continue;
       ASSERT_TRUE(engine.finish(batches[finished]).ok());
       got.insert(got.end(), batches[finished].gapped_alignments.begin(), batches[finished].gapped_alignments.end());
       ++finished;
