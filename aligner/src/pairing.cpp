@@ -103,6 +103,15 @@ std::int64_t fr_insert_size(const MateHit& a, const MateHit& b) {
   return static_cast<std::int64_t>(backward.end - forward.position);
 }
 
+PairScoring gapped_pair_scoring(const gapped::Scoring& s, int unpaired) {
+  PairScoring p;
+  p.match = s.match;
+  p.mismatch = s.mismatch;
+  p.unpaired = unpaired;
+  p.near_second = std::max({s.match + s.mismatch, s.open_del + s.extend_del, s.open_ins + s.extend_ins});
+  return p;
+}
+
 int ungapped_score(std::size_t length, unsigned mismatches, const PairScoring& scoring) {
   return static_cast<int>(length) * scoring.match - static_cast<int>(mismatches) * (scoring.match + scoring.mismatch);
 }

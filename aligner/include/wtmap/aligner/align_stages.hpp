@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -122,6 +123,10 @@ class GappedSearchEngine : public SearchEngine {
 
   Status search(const ReadBatch& batch) override;
   Status finish(ReadBatch& batch) override;
+  // GappedMapper::rescue_mates on pairs that were mapped here: from the writer stage, while the
+  // search stage maps later batches (the rescue has DP buffers of its own).
+  Status rescue_mates(const std::vector<SeqRecord>& reads, std::vector<gapped::GappedReadAlignment>& alignments,
+                      const InsertSizeModel& model, std::int32_t unpaired);
   // Frees the mapper (its device memory); the engine is unusable after.
   void release();
 
@@ -148,19 +153,26 @@ class SamWriterSink : public AlignmentSink {
   SamWriter& writer_;
 };
 
-// Pairs written by a SamWriter: a batch of PairedReadSource's pairs, aligned mate by mate, is
-// paired (pair_mismatch_mates) and written with the pair fields. The insert-size model comes
-// from the first `sample_pairs` confident pairs among the first `window_pairs` pairs in input
-// order (or is given): batches wait here (copied) until those were seen, so the model and every
-// record are the same for any --batch. Space: at most window_pairs pairs waiting.
+// Pairs written by a SamWriter: a batch of PairedReadSource's pairs, aligned mate by mate in
+// either mode, is paired (pair_mismatch_mates, or mate rescue then pair_gapped_mates) and written
+// with the pair fields. The insert-size model comes from the first `sample_pairs` confident pairs
+// among the first `window_pairs` pairs in input order (or is given): batches wait here (copied)
+// until those were seen, so the model and every record are the same for any --batch. Space: at
+// most window_pairs pairs waiting.
 class PairedSamWriterSink : public AlignmentSink {
  public:
+  // Mate rescue of a batch of gapped pairs with the settled model (GappedMapper::rescue_mates).
+  using Rescue = std::function<Status(const std::vector<SeqRecord>&, std::vector<gapped::GappedReadAlignment>&,
+                                      const InsertSizeModel&)>;
+
   // `given`: -I's model, or none (known false) to estimate one.
   PairedSamWriterSink(SamWriter& writer, unsigned max_mismatches, const InsertSizeModel& given,
                       PairScoring scoring = {}, std::uint64_t sample_pairs = kInsertSamplePairs,
                       std::uint64_t window_pairs = kInsertWindowPairs)
       : writer_(writer), max_mismatches_(max_mismatches), model_(given), scoring_(scoring),
         sample_pairs_(sample_pairs), window_pairs_(window_pairs), settled_(given.known) {}
+  // Gapped batches are rescued with this before they are paired (none: no rescue).
+  void set_rescue(Rescue rescue) { rescue_ = std::move(rescue); }
   Status prepare(std::size_t batch_size) override { return writer_.reserve(batch_size); }
   Status write(const ReadBatch& batch) override;
   Status finish() override;
@@ -171,6 +183,9 @@ class PairedSamWriterSink : public AlignmentSink {
  private:
   Status write_paired(const ReadBatch& batch);
   Status settle();
+  // Pairs the batch's alignments (copied into `paired`) two by two with pair(mates, p, fields).
+  template <class Alignment, class Pair>
+  void pair_all(std::vector<Alignment>& paired, Pair pair);
 
   SamWriter& writer_;
   unsigned max_mismatches_;
@@ -178,9 +193,11 @@ class PairedSamWriterSink : public AlignmentSink {
   PairScoring scoring_;
   std::uint64_t sample_pairs_, window_pairs_, pairs_seen_ = 0;
   bool settled_;
+  Rescue rescue_;
   std::vector<std::int64_t> samples_;
   std::vector<ReadBatch> waiting_;  // batches before the model settled
   std::vector<ReadAlignment> paired_;  // a batch's alignments as paired
+  std::vector<gapped::GappedReadAlignment> gapped_paired_;
   std::vector<MateFields> fields_;
   PairTotals totals_;
 };

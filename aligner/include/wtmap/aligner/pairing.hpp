@@ -19,6 +19,7 @@
 
 #include "wtmap/aligner/alignment.hpp"
 #include "wtmap/aligner/gapped/gapped_alignment.hpp"
+#include "wtmap/aligner/gapped/scoring.hpp"
 #include "wtmap/core/status.hpp"
 
 namespace wtmap::aligner {
@@ -78,6 +79,10 @@ struct PairScoring {
   // max(A + B, O + E) with bwa mem's defaults, the cost of one difference.
   int near_second = 7;
 };
+
+// A gapped run's: its -A and -B, `unpaired` (-U), and near_second bwa mem's max(A + B, O + E) over
+// both gap kinds (mem_pair's tmp).
+PairScoring gapped_pair_scoring(const gapped::Scoring& scoring, int unpaired);
 
 // The score of an ungapped hit of `length` bases with `mismatches` substitutions.
 int ungapped_score(std::size_t length, unsigned mismatches, const PairScoring& scoring);

@@ -12,6 +12,7 @@
 
 #include "wtmap/aligner/gapped/gapped_alignment.hpp"
 #include "wtmap/aligner/gapped/scoring.hpp"
+#include "wtmap/aligner/pairing.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/core/status.hpp"
 
@@ -44,6 +45,20 @@ class GappedMapper {
   // One alignment per read (letters as SeqRecord::sequence holds them; anything but A/C/G/T/U is N),
   // the same bytes on either backend, for any batch size or thread count. mapq is filled.
   Status map(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments);
+
+  // Mate rescue (bwa mem's mem_matesw) over pairs -- reads 2p and 2p + 1 are mates, `alignments`
+  // as map() gave them: for each hit of a mate scoring within `unpaired` (-U) of its best, where
+  // the other mate has no hit the model pairs with it, the other mate (on the strand a proper
+  // pair needs) is aligned locally, unbanded, in the window the model allows (rescue_window). A
+  // local alignment scoring at least --min-seed (bwa's bar) and -T (so that every hit written
+  // passes -T), and overlapping none of the mate's hits, becomes one of its hits: CIGAR, NM, MD
+  // as map() makes them; the primary if the mate had none or it scores more (mate_rescue.hpp).
+  // All windows of a call run as one batch of local alignments on the backend (LocalOp), their
+  // CIGARs as one batch of global alignments. Nothing without a known model. The result depends
+  // on each pair and the model only. May run while map() runs on another thread (each has its
+  // own DP buffers), not beside another rescue_mates().
+  Status rescue_mates(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments,
+                      const InsertSizeModel& model, std::int32_t unpaired);
 
   const GappedOptions& options() const;
 
