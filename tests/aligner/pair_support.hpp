@@ -9,7 +9,10 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <optional>
+#include <random>
+#include <utility>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,6 +21,7 @@
 #include "cli_support.hpp"
 #include "fm_support.hpp"
 #include "sam_readback.hpp"
+#include "wtmap/core/config.hpp"
 
 namespace wtmap::altest {
 
@@ -153,5 +157,135 @@ inline void check_fixmate_and_flagstat(const fmtest::TempDir& dir, const std::st
   EXPECT_NE(text.find(std::to_string(2 * other_contig) + " + 0 with mate mapped to a different chr\n"),
             std::string::npos) << text;
 }
+
+// The pairs both suites plant, on a reference of two random contigs (c1 of 30000 bases, [5000,
+// 5100) copied at 20000; c2 of 8000): 40 proper pairs of inserts 260..340 away from the repeat,
+// the repeat's (mate 2 on either copy), pairs at both contig ends, one too far apart (8000), one
+// in RF orientation, one on two contigs, one with a random (unmapped) mate, one of two random
+// mates. A suite adds its own pairs after these.
+class PlantedPairSuite : public ::testing::Test {
+ protected:
+  // Builds the reference and its index ("ref"), plants the pairs, then `extra`'s, writes r1.fq,
+  // r2.fq and il.fq; align() passes `mode` (the mode's options).
+  static void build(const std::string& mode, void (*extra)()) {
+    dir_ = std::make_unique<fmtest::TempDir>();
+    mode_ = mode;
+    std::mt19937 rng(26);
+    contigs_ = {{"c1", random_bases(rng, 30000)}, {"c2", random_bases(rng, 8000)}};
+    contigs_[0].sequence.replace(20000, kMateLength, contigs_[0].sequence.substr(5000, kMateLength));  // a repeat
+    fmtest::write_file(dir_->file("ref.fa"), fmtest::fasta_text(contigs_));
+    const auto built = fmtest::run_wtmap(*dir_, "index -p " + fmtest::shell_quote(dir_->file("ref")) + " " +
+                                                     fmtest::shell_quote(dir_->file("ref.fa")));
+    ASSERT_EQ(built.exit_code, 0) << fmtest::describe(built);
+    plant_pairs(rng);
+    if (extra != nullptr) extra();
+    write_pair_reads(pairs_, dir_->file("r1.fq"), dir_->file("r2.fq"), dir_->file("il.fq"));
+  }
+  static void TearDownTestSuite() { dir_.reset(); }
+
+  static PlantedPair fragment(const std::string& name, std::int32_t contig, std::int64_t position, std::int64_t insert,
+                              bool first_forward) {
+    return altest::fragment(contigs_, name, contig, position, insert, first_forward);
+  }
+
+  static void plant_pairs(std::mt19937& rng) {
+    for (int i = 0; i < 40; ++i) {  // away from the repeat's copies
+      const std::int64_t insert = 260 + rng() % 81;
+      PlantedPair p = fragment("pair" + std::to_string(i), 0, 6000 + rng() % 12000, insert, rng() % 2 == 0);
+      p.proper = p.sampled = true;
+      pairs_.push_back(p);
+    }
+    const std::string& c1 = contigs_[0].sequence;
+    PlantedPair repeat = fragment("repeat", 0, 4800, 300, true);  // mate 2 on [5000, 5100), copied at 20000
+    repeat.proper = true;
+    PlantedPair start = fragment("contig_start", 0, 0, 300, true);
+    PlantedPair end = fragment("contig_end", 1, 8000 - 300, 300, false);
+    start.proper = end.proper = start.sampled = end.sampled = true;
+    PlantedPair far = fragment("too_far", 0, 7000, 8000, true);
+    far.sampled = true;  // FR within 10000: sampled, then an outlier of the quartiles
+    PlantedPair rf = fragment("reverse_forward", 0, 9000, 300, true);
+    // Mate 1 reverse at 9000, mate 2 forward at 9200: each 5' end points away from the other.
+    rf.sequence[0] = fmtest::revcomp(c1.substr(9000, kMateLength));
+    rf.truth[0] = {true, 0, 9000, true};
+    rf.sequence[1] = c1.substr(9200, kMateLength);
+    rf.truth[1] = {true, 0, 9200, false};
+    PlantedPair contigs = fragment("two_contigs", 0, 10000, 300, true);
+    contigs.sequence[1] = fmtest::revcomp(contigs_[1].sequence.substr(1000, kMateLength));
+    contigs.truth[1] = {true, 1, 1000, true};
+    PlantedPair lone = fragment("mate_unmapped", 0, 11000, 300, true);
+    lone.sequence[1] = random_bases(rng, kMateLength);
+    lone.truth[1] = MateTruth{};
+    PlantedPair none;
+    none.name = "both_unmapped";
+    none.sequence[0] = random_bases(rng, kMateLength);
+    none.sequence[1] = random_bases(rng, kMateLength);
+    for (const PlantedPair& p : {repeat, start, end, far, rf, contigs, lone, none}) pairs_.push_back(p);
+  }
+
+  // `wtmap align -x ref <mode> -t 2 -o <output> <args>`; the run must succeed.
+  static fmtest::RunResult align(const std::string& args, const std::string& output) {
+    const auto run = fmtest::run_wtmap(*dir_, "align -x " + fmtest::shell_quote(dir_->file("ref")) + " " + mode_ +
+                                                  " -t 2 -o " + fmtest::shell_quote(output) + " " + args);
+    EXPECT_EQ(run.exit_code, 0) << fmtest::describe(run);
+    return run;
+  }
+  static std::string two_files() {
+    return fmtest::shell_quote(dir_->file("r1.fq")) + " " + fmtest::shell_quote(dir_->file("r2.fq"));
+  }
+  // The records of the two files, of the interleaved one, for --batch 1, 2, 7, 33, for -t 1 and
+  // from gzip files are the same.
+  static void expect_same_records_for_any_input_batch_and_threads() {
+    const std::string reference = dir_->file("reference.sam");
+    align(two_files(), reference);
+    const std::string expected = records_of(reference);
+    ASSERT_FALSE(expected.empty());
+    const std::string out = dir_->file("other.sam");
+    align("-p " + fmtest::shell_quote(dir_->file("il.fq")), out);
+    EXPECT_EQ(records_of(out), expected) << "interleaved";
+    for (const char* batch : {"1", "2", "7", "33"}) {
+      align(std::string("--batch ") + batch + " " + two_files(), out);
+      EXPECT_EQ(records_of(out), expected) << "--batch " << batch;
+    }
+    align("-t 1 " + two_files(), out);  // (align() passes -t 2 before)
+    EXPECT_EQ(records_of(out), expected) << "-t 1";
+    const std::string gz1 = dir_->file("r1.fq.gz"), gz2 = dir_->file("r2.fq.gz");
+    fmtest::write_gzip(gz1, fmtest::read_file(dir_->file("r1.fq")));
+    fmtest::write_gzip(gz2, fmtest::read_file(dir_->file("r2.fq")));
+    align(fmtest::shell_quote(gz1) + " " + fmtest::shell_quote(gz2), out);
+    EXPECT_EQ(records_of(out), expected) << "gzip";
+  }
+
+  // The GPU's records equal the CPU's, for the default --batch, 7 and 1 (skipped without a GPU).
+  static void expect_same_records_on_cpu_and_gpu() {
+    if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
+    const std::string cpu = dir_->file("cpu.sam"), gpu = dir_->file("gpu.sam");
+    align("--device cpu " + two_files(), cpu);
+    for (const char* batch : {"", "--batch 7 ", "--batch 1 "}) {
+      align(std::string("--device gpu ") + batch + two_files(), gpu);
+      EXPECT_EQ(records_of(gpu), records_of(cpu)) << batch;
+    }
+  }
+
+  // Mate `m` (0 or 1) of the pair named `name`: its record when its file is aligned single-end,
+  // and when the pairs are.
+  static std::pair<SamRecord, SamRecord> alone_and_paired(const std::string& name, int m) {
+    const std::size_t r = index_of(name);
+    const std::string single = dir_->file("single.sam"), paired = dir_->file("paired.sam");
+    align(fmtest::shell_quote(dir_->file(m == 0 ? "r1.fq" : "r2.fq")), single);
+    align(two_files(), paired);
+    return {read_alignments(single).records.at(r), read_alignments(paired).records.at(2 * r + m)};
+  }
+
+  static std::size_t index_of(const std::string& name) {
+    std::size_t i = 0;
+    while (i < pairs_.size() && pairs_[i].name != name) ++i;
+    return i;
+  }
+
+  static inline std::unique_ptr<fmtest::TempDir> dir_;
+  static inline std::string mode_;
+  static inline std::vector<TestContig> contigs_;
+  static inline std::vector<PlantedPair> pairs_;
+};
 
 }  // namespace wtmap::altest

@@ -34,33 +34,12 @@ using fmtest::TempDir;
 constexpr std::size_t kRescueSubstitutions[] = {10, 25, 40, 55, 70, 85};
 constexpr std::int64_t kRescuedScore = 70;
 
-class AlignGappedPairs : public ::testing::Test {
+// The common pairs (pair_support.hpp) and two of the gapped mode's own.
+class AlignGappedPairs : public PlantedPairSuite {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = std::make_unique<TempDir>();
-    std::mt19937 rng(2626);
-    contigs_ = {{"c1", random_bases(rng, 30000)}, {"c2", random_bases(rng, 8000)}};
-    contigs_[0].sequence.replace(20000, kMateLength, contigs_[0].sequence.substr(5000, kMateLength));  // a repeat
-    fmtest::write_file(dir_->file("ref.fa"), fmtest::fasta_text(contigs_));
-    const auto built = fmtest::run_wtmap(*dir_, "index -p " + shell_quote(dir_->file("ref")) + " " + shell_quote(dir_->file("ref.fa")));
-    ASSERT_EQ(built.exit_code, 0) << fmtest::describe(built);
-    plant_pairs(rng);
-    write_pair_reads(pairs_, dir_->file("r1.fq"), dir_->file("r2.fq"), dir_->file("il.fq"));
-  }
-  static void TearDownTestSuite() { dir_.reset(); }
+  static void SetUpTestSuite() { build("", plant_gapped_pairs); }
 
-  static PlantedPair fragment(const std::string& name, std::int32_t contig, std::int64_t position, std::int64_t insert,
-                              bool first_forward) {
-    return altest::fragment(contigs_, name, contig, position, insert, first_forward);
-  }
-
-  static void plant_pairs(std::mt19937& rng) {
-    for (int i = 0; i < 40; ++i) {  // away from the repeat's copies
-      const std::int64_t insert = 260 + rng() % 81;
-      PlantedPair p = fragment("pair" + std::to_string(i), 0, 6000 + rng() % 12000, insert, rng() % 2 == 0);
-      p.proper = p.sampled = true;
-      pairs_.push_back(p);
-    }
+  static void plant_gapped_pairs() {
     const std::string& c1 = contigs_[0].sequence;
     // Mate 2 lacks 3 reference bases in its middle: 103 reference bases, 5' end still at 14300.
     PlantedPair deletion = fragment("deletion", 0, 14000, 300, true);
@@ -68,55 +47,15 @@ class AlignGappedPairs : public ::testing::Test {
     deletion.sequence[1] = revcomp(span.substr(0, 50) + span.substr(53));
     deletion.truth[1] = {true, 0, 14197, true, 103};
     deletion.proper = deletion.sampled = true;
-    PlantedPair repeat = fragment("repeat", 0, 4800, 300, true);  // mate 2 on [5000, 5100), copied at 20000
-    repeat.proper = true;
     PlantedPair rescued = fragment("rescued", 0, 25000, 300, true);  // mate 2 reverse on [25200, 25300)
     for (const std::size_t at : kRescueSubstitutions) {
       char& base = rescued.sequence[1][at];
       base = "CGTA"[std::string("ACGT").find(base)];
     }
     rescued.proper = true;
-    PlantedPair start = fragment("contig_start", 0, 0, 300, true);
-    PlantedPair end = fragment("contig_end", 1, 8000 - 300, 300, false);
-    start.proper = end.proper = start.sampled = end.sampled = true;
-    PlantedPair far = fragment("too_far", 0, 7000, 8000, true);
-    far.sampled = true;  // FR within 10000: sampled, then an outlier of the quartiles
-    PlantedPair rf = fragment("reverse_forward", 0, 9000, 300, true);
-    // Mate 1 reverse at 9000, mate 2 forward at 9200: each 5' end points away from the other.
-    rf.sequence[0] = revcomp(c1.substr(9000, kMateLength));
-    rf.truth[0] = {true, 0, 9000, true};
-    rf.sequence[1] = c1.substr(9200, kMateLength);
-    rf.truth[1] = {true, 0, 9200, false};
-    PlantedPair contigs = fragment("two_contigs", 0, 10000, 300, true);
-    contigs.sequence[1] = revcomp(contigs_[1].sequence.substr(1000, kMateLength));
-    contigs.truth[1] = {true, 1, 1000, true};
-    PlantedPair lone = fragment("mate_unmapped", 0, 11000, 300, true);
-    lone.sequence[1] = random_bases(rng, kMateLength);
-    lone.truth[1] = MateTruth{};
-    PlantedPair none;
-    none.name = "both_unmapped";
-    none.sequence[0] = random_bases(rng, kMateLength);
-    none.sequence[1] = random_bases(rng, kMateLength);
-    for (const PlantedPair& p : {deletion, repeat, rescued, start, end, far, rf, contigs, lone, none}) pairs_.push_back(p);
+    pairs_.push_back(deletion);
+    pairs_.push_back(rescued);
   }
-
-  // `wtmap align -x ref <args> -o <output>` in the gapped mode (the default); the run must succeed.
-  static fmtest::RunResult align(const std::string& args, const std::string& output) {
-    const auto run = fmtest::run_wtmap(*dir_, "align -x " + shell_quote(dir_->file("ref")) + " -t 2 -o " +
-                                                  shell_quote(output) + " " + args);
-    EXPECT_EQ(run.exit_code, 0) << fmtest::describe(run);
-    return run;
-  }
-  static std::string two_files() { return shell_quote(dir_->file("r1.fq")) + " " + shell_quote(dir_->file("r2.fq")); }
-  static std::size_t index_of(const std::string& name) {
-    std::size_t i = 0;
-    while (pairs_[i].name != name) ++i;
-    return i;
-  }
-
-  static inline std::unique_ptr<TempDir> dir_;
-  static inline std::vector<TestContig> contigs_;
-  static inline std::vector<PlantedPair> pairs_;
 };
 
 TEST_F(AlignGappedPairs, PairFieldsMatchThePlantedPairs) {
@@ -166,16 +105,9 @@ TEST_F(AlignGappedPairs, MateWithADeletionIsPairedWithItsCigar) {
 // The repeat's mate 2 has two exact copies: alone it has MAPQ 0; paired, it takes the copy 300
 // bases from its unique mate and a MAPQ of its own (bwa mem: up to its single-end MAPQ + 40).
 TEST_F(AlignGappedPairs, RepetitiveMateIsPlacedAndRaisedByItsUniqueMate) {
-  const std::size_t r = index_of("repeat");
-  const std::string single = dir_->file("single.sam");
-  align(shell_quote(dir_->file("r2.fq")), single);
-  const SamRecord alone = read_alignments(single).records[r];
-  EXPECT_EQ(alone.name, "repeat");
+  const auto [alone, mate2] = alone_and_paired("repeat", 1);
   EXPECT_EQ(alone.mapq, 0);
   EXPECT_EQ(alone.xs, 100);  // the other copy
-  const std::string paired = dir_->file("paired.sam");
-  align(two_files(), paired);
-  const SamRecord mate2 = read_alignments(paired).records[2 * r + 1];
   EXPECT_EQ(mate2.pos, 5000);
   EXPECT_EQ(mate2.flag & 0x2, 0x2);
   EXPECT_EQ(mate2.mapq, 40);
@@ -185,13 +117,8 @@ TEST_F(AlignGappedPairs, RepetitiveMateIsPlacedAndRaisedByItsUniqueMate) {
 // its mate's hit allows finds it where it was planted, scoring what a full unbanded
 // Smith-Waterman of it against its reference surroundings scores, 70.
 TEST_F(AlignGappedPairs, MateWithoutSeedsIsRescuedInItsWindow) {
-  const std::size_t r = index_of("rescued");
-  const std::string single = dir_->file("single_rescue.sam");
-  align(shell_quote(dir_->file("r2.fq")), single);
-  EXPECT_EQ(read_alignments(single).records[r].flag & 0x4, 0x4) << "seeds found the mate: the test plants it wrong";
-  const std::string paired = dir_->file("rescued.sam");
-  align(two_files(), paired);
-  const SamRecord mate2 = read_alignments(paired).records[2 * r + 1];
+  const auto [alone, mate2] = alone_and_paired("rescued", 1);
+  EXPECT_EQ(alone.flag & 0x4, 0x4) << "seeds found the mate: the test plants it wrong";
   EXPECT_EQ(mate2.flag, 0x1 | 0x2 | 0x10 | 0x80);
   EXPECT_EQ(mate2.pos, 25200);
   EXPECT_EQ(mate2.cigar, "100M");
@@ -199,7 +126,7 @@ TEST_F(AlignGappedPairs, MateWithoutSeedsIsRescuedInItsWindow) {
   EXPECT_GT(mate2.mapq, 0);
   // The oracle: the mate (as the forward strand reads it) against 400 bases around its place.
   const std::string around = contigs_[0].sequence.substr(25000, 400);
-  const test::GotohMatrices g = test::gotoh(fmtest::pattern_codes(revcomp(pairs_[r].sequence[1])),
+  const test::GotohMatrices g = test::gotoh(fmtest::pattern_codes(revcomp(pairs_[index_of("rescued")].sequence[1])),
                                             fmtest::pattern_codes(around), test::Scoring{}, test::OracleMode::local, 0,
                                             test::unbanded());
   EXPECT_EQ(test::local_answer(g).score, kRescuedScore);
@@ -217,33 +144,9 @@ TEST_F(AlignGappedPairs, NoUnpairedPenaltyPairsNothing) {
   EXPECT_NE(run.err.find(std::to_string(pairs_.size()) + " pairs; 0 properly paired"), std::string::npos) << run.err;
 }
 
-TEST_F(AlignGappedPairs, InterleavedAnyBatchAndThreadsGiveTheSameRecords) {
-  const std::string reference = dir_->file("reference.sam");
-  align(two_files(), reference);
-  const std::string expected = records_of(reference);
-  ASSERT_FALSE(expected.empty());
-  const std::string out = dir_->file("other.sam");
-  align("-p " + shell_quote(dir_->file("il.fq")), out);
-  EXPECT_EQ(records_of(out), expected) << "interleaved";
-  for (const char* batch : {"1", "2", "7", "33"}) {
-    align(std::string("--batch ") + batch + " " + two_files(), out);
-    EXPECT_EQ(records_of(out), expected) << "--batch " << batch;
-  }
-  align("-t 1 " + two_files(), out);  // (align() passes -t 2 before)
-  EXPECT_EQ(records_of(out), expected) << "-t 1";
-}
+TEST_F(AlignGappedPairs, InterleavedGzipAnyBatchAndThreadsGiveTheSameRecords) { expect_same_records_for_any_input_batch_and_threads(); }
 
-TEST_F(AlignGappedPairs, SameRecordsOnCpuAndGpu) {
-  if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
-  const std::string cpu = dir_->file("cpu.sam"), gpu = dir_->file("gpu.sam");
-  align("--device cpu " + two_files(), cpu);
-  align("--device gpu " + two_files(), gpu);
-  EXPECT_EQ(records_of(gpu), records_of(cpu));
-  align("--device gpu --batch 7 " + two_files(), gpu);
-  EXPECT_EQ(records_of(gpu), records_of(cpu));
-  align("--device gpu --batch 1 " + two_files(), gpu);
-  EXPECT_EQ(records_of(gpu), records_of(cpu));
-}
+TEST_F(AlignGappedPairs, SameRecordsOnCpuAndGpu) { expect_same_records_on_cpu_and_gpu(); }
 
 TEST_F(AlignGappedPairs, SamtoolsFixmateChangesNothingAndFlagstatAgrees) {
   const std::string out = dir_->file("fix_in.sam");

@@ -35,76 +35,13 @@ using fmtest::TempDir;
 
 constexpr std::size_t kLength = kMateLength;
 
-class AlignPairs : public ::testing::Test {
+class AlignPairs : public PlantedPairSuite {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = std::make_unique<TempDir>();
-    std::mt19937 rng(26);
-    contigs_ = {{"c1", random_bases(rng, 30000)}, {"c2", random_bases(rng, 8000)}};
-    contigs_[0].sequence.replace(20000, kLength, contigs_[0].sequence.substr(5000, kLength));  // a repeat
-    fmtest::write_file(dir_->file("ref.fa"), fmtest::fasta_text(contigs_));
-    const auto built = fmtest::run_wtmap(*dir_, "index -p " + shell_quote(dir_->file("ref")) + " " + shell_quote(dir_->file("ref.fa")));
-    ASSERT_EQ(built.exit_code, 0) << fmtest::describe(built);
-    plant_pairs(rng);
-    write_reads(pairs_, dir_->file("r1.fq"), dir_->file("r2.fq"), dir_->file("il.fq"));
-  }
-  static void TearDownTestSuite() { dir_.reset(); }
-
-  static PlantedPair fragment(const std::string& name, std::int32_t contig, std::int64_t position, std::int64_t insert,
-                              bool first_forward) {
-    return altest::fragment(contigs_, name, contig, position, insert, first_forward);
-  }
-
-  static void plant_pairs(std::mt19937& rng) {
-    for (int i = 0; i < 40; ++i) {  // away from the repeat's copies
-      const std::int64_t insert = 260 + rng() % 81;
-      PlantedPair p = fragment("pair" + std::to_string(i), 0, 6000 + rng() % 12000, insert, rng() % 2 == 0);
-      p.proper = p.sampled = true;
-      pairs_.push_back(p);
-    }
-    PlantedPair repeat = fragment("repeat", 0, 4800, 300, true);  // mate 2 on [5000, 5100), copied at 20000
-    repeat.proper = true;
-    PlantedPair start = fragment("contig_start", 0, 0, 300, true);
-    PlantedPair end = fragment("contig_end", 1, 8000 - 300, 300, false);
-    start.proper = end.proper = start.sampled = end.sampled = true;
-    PlantedPair far = fragment("too_far", 0, 7000, 8000, true);
-    far.sampled = true;  // FR within 10000: sampled, then an outlier of the quartiles
-    PlantedPair rf = fragment("reverse_forward", 0, 9000, 300, true);
-    // Mate 1 reverse at 9000, mate 2 forward at 9200: each 5' end points away from the other.
-    rf.sequence[0] = revcomp(contigs_[0].sequence.substr(9000, kLength));
-    rf.truth[0] = {true, 0, 9000, true};
-    rf.sequence[1] = contigs_[0].sequence.substr(9200, kLength);
-    rf.truth[1] = {true, 0, 9200, false};
-    PlantedPair contigs = fragment("two_contigs", 0, 10000, 300, true);
-    contigs.sequence[1] = revcomp(contigs_[1].sequence.substr(1000, kLength));
-    contigs.truth[1] = {true, 1, 1000, true};
-    PlantedPair lone = fragment("mate_unmapped", 0, 11000, 300, true);
-    lone.sequence[1] = random_bases(rng, kLength);
-    lone.truth[1] = MateTruth{};
-    PlantedPair none;
-    none.name = "both_unmapped";
-    none.sequence[0] = random_bases(rng, kLength);
-    none.sequence[1] = random_bases(rng, kLength);
-    for (const PlantedPair& p : {repeat, start, end, far, rf, contigs, lone, none}) pairs_.push_back(p);
-  }
-
+  static void SetUpTestSuite() { build("-k 4", nullptr); }
   static void write_reads(const std::vector<PlantedPair>& pairs, const std::string& r1, const std::string& r2,
                           const std::string& interleaved) {
     write_pair_reads(pairs, r1, r2, interleaved);
   }
-
-  // `wtmap align -x ref <args> -o <output>`; the run must succeed.
-  static fmtest::RunResult align(const std::string& args, const std::string& output) {
-    const auto run = fmtest::run_wtmap(*dir_, "align -x " + shell_quote(dir_->file("ref")) + " -k 4 -t 2 -o " +
-                                                  shell_quote(output) + " " + args);
-    EXPECT_EQ(run.exit_code, 0) << fmtest::describe(run);
-    return run;
-  }
-  static std::string two_files() { return shell_quote(dir_->file("r1.fq")) + " " + shell_quote(dir_->file("r2.fq")); }
-
-  static inline std::unique_ptr<TempDir> dir_;
-  static inline std::vector<TestContig> contigs_;
-  static inline std::vector<PlantedPair> pairs_;
 };
 
 // Every pair field of mate `m` of `p` (pair_support.hpp): MC "100M" for every mapped mate, a
@@ -141,17 +78,10 @@ TEST_F(AlignPairs, PairFieldsMatchThePlantedPairs) {
 // The repeat's mate 2 has two exact copies: alone it has MAPQ 0 and either copy; paired, it takes
 // the copy 300 bases from its unique mate and a MAPQ of its own.
 TEST_F(AlignPairs, RepetitiveMateIsPlacedAndRaisedByItsUniqueMate) {
-  std::size_t r = 0;
-  while (pairs_[r].name != "repeat") ++r;
-  const std::string single = dir_->file("single.sam");
-  align(shell_quote(dir_->file("r2.fq")), single);
-  const SamRecord alone = read_alignments(single).records[r];
+  const auto [alone, mate2] = alone_and_paired("repeat", 1);
   EXPECT_EQ(alone.name, "repeat");  // single-end names lose "/2" too
   EXPECT_EQ(alone.mapq, 0);
   EXPECT_EQ(alone.x0, 2);
-  const std::string paired = dir_->file("paired.sam");
-  align(two_files(), paired);
-  const SamRecord mate2 = read_alignments(paired).records[2 * r + 1];
   EXPECT_EQ(mate2.pos, 5000);
   EXPECT_EQ(mate2.flag & 0x2, 0x2);
   EXPECT_GE(mate2.mapq, 20);
@@ -175,36 +105,9 @@ TEST_F(AlignPairs, GivenInsertSizeSetsTheBounds) {
   }
 }
 
-TEST_F(AlignPairs, InterleavedGzipAnyBatchAndThreadsGiveTheSameRecords) {
-  const std::string reference = dir_->file("reference.sam");
-  align(two_files(), reference);
-  const std::string expected = records_of(reference);
-  ASSERT_FALSE(expected.empty());
-  const std::string out = dir_->file("other.sam");
-  align("-p " + shell_quote(dir_->file("il.fq")), out);
-  EXPECT_EQ(records_of(out), expected) << "interleaved";
-  for (const char* batch : {"1", "2", "7", "33"}) {
-    align(std::string("--batch ") + batch + " " + two_files(), out);
-    EXPECT_EQ(records_of(out), expected) << "--batch " << batch;
-  }
-  align("-t 1 " + two_files(), out);  // (align() passes -t 2 before)
-  EXPECT_EQ(records_of(out), expected) << "-t 1";
-  const std::string gz1 = dir_->file("r1.fq.gz"), gz2 = dir_->file("r2.fq.gz");
-  fmtest::write_gzip(gz1, fmtest::read_file(dir_->file("r1.fq")));
-  fmtest::write_gzip(gz2, fmtest::read_file(dir_->file("r2.fq")));
-  align(shell_quote(gz1) + " " + shell_quote(gz2), out);
-  EXPECT_EQ(records_of(out), expected) << "gzip";
-}
+TEST_F(AlignPairs, InterleavedGzipAnyBatchAndThreadsGiveTheSameRecords) { expect_same_records_for_any_input_batch_and_threads(); }
 
-TEST_F(AlignPairs, SameRecordsOnCpuAndGpu) {
-  if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
-  const std::string cpu = dir_->file("cpu.sam"), gpu = dir_->file("gpu.sam");
-  align("--device cpu " + two_files(), cpu);
-  align("--device gpu " + two_files(), gpu);
-  EXPECT_EQ(records_of(gpu), records_of(cpu));
-  align("--device gpu --batch 7 " + two_files(), gpu);
-  EXPECT_EQ(records_of(gpu), records_of(cpu));
-}
+TEST_F(AlignPairs, SameRecordsOnCpuAndGpu) { expect_same_records_on_cpu_and_gpu(); }
 
 TEST_F(AlignPairs, SamtoolsFixmateChangesNothingAndFlagstatAgrees) {
   const std::string out = dir_->file("fix_in.sam");
