@@ -46,7 +46,8 @@ bool overlaps_a_hit(const GappedReadAlignment& a, std::uint32_t contig, bool rev
   auto overlaps = [&](const GappedHit& h) {
     return h.contig == contig && h.reverse == reverse && h.position < reference_end && position < h.reference_end;
   };
-  return overlaps(a.primary) || std::any_of(a.alternatives.begin(), a.alternatives.end(), overlaps);
+  return overlaps(a.primary) || std::any_of(a.alternatives.begin(), a.alternatives.end(), overlaps) ||
+         std::any_of(a.supplementary.begin(), a.supplementary.end(), overlaps);
 }
 
 void add_rescued_hits(GappedReadAlignment& a, std::vector<GappedHit>& hits, std::int32_t seed_coverage,

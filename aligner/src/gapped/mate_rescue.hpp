@@ -34,8 +34,9 @@ std::vector<RescueJob> plan_rescues(const std::vector<SeqRecord>& reads, const s
 // The window in strand coordinates (those of MapperReference::base on the window's strand): [lo, hi).
 void strand_span(const RescueWindow& window, std::uint64_t contig_length, std::int64_t& lo, std::int64_t& hi);
 
-// Whether a found alignment on strand span [lo, hi) overlaps a hit of `a` on the same contig and
-// strand (then it is one the mapper or an earlier window already found).
+// Whether a found alignment on forward span [position, reference_end) overlaps a hit of `a` --
+// primary, alternative or supplementary -- on the same contig and strand (then it is one the
+// mapper already found).
 bool overlaps_a_hit(const GappedReadAlignment& a, std::uint32_t contig, bool reverse, std::uint64_t position,
                     std::uint64_t reference_end);
 

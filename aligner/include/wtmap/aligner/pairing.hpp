@@ -208,7 +208,8 @@ MateHit rescued_hit(const RescueWindow& window, std::int64_t target_begin, std::
 // A gapped alignment's hits (its primary, then its XA alternatives), scored by their AS.
 std::vector<MateHit> mate_hits(const gapped::GappedReadAlignment& a);
 // Pairs two gapped mates (their mapq fields the single-end MAPQs) as pair_mismatch_mates pairs
-// k-mismatch ones; `scoring` takes -A and -U from the gapped run's options.
+// k-mismatch ones; `scoring` from gapped_pair_scoring. A mate with supplementary hits offers only
+// its primary (its alternatives are never promoted).
 void pair_gapped_mates(gapped::GappedReadAlignment (&mates)[2], const InsertSizeModel& model,
                        const PairScoring& scoring, MateFields (&out)[2]);
 // The insert size a gapped pair contributes to the estimate (bwa mem's mem_pestat): both mates
