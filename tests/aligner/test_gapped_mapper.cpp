@@ -697,24 +697,28 @@ TEST_P(GappedMapperTest, CpuAndGpuGiveTheSameBytes) {
 constexpr std::size_t kMateLength = 120;
 
 // Pairs on contig 0, fragments [1000 + 1500 k, + insert) clear of its single Ns, its long N run and
-// its N-broken repeat copy: mate 1 the fragment's first kMateLength bases, exact (unique); mate 2
-// the reverse strand of its last ones, rescuable (k even: a substitution every 15 bases, so no
-// 19-base seed; k odd: also a 2-base deletion) or, every fourth pair, exact (it pairs already).
-// Then a pair of random mates.
+// its N-broken repeat copy, one mate the fragment's first kMateLength bases (forward), the other
+// the reverse strand of its last ones. The anchor (mate 1) is exact and unique: the forward mate
+// for k < 8, the reverse one after. Mate 2 is rescuable (k even: a substitution every 15 bases,
+// so no 19-base seed; k odd: also a 2-base deletion) or, every fourth pair, exact (it pairs
+// already). Then a pair of random mates.
 std::vector<SeqRecord> rescue_pairs(const TestReference& ref, std::vector<bool>& rescuable) {
   const std::string& c = ref.contigs[0];
   std::vector<SeqRecord> reads;
   rescuable.clear();
   for (std::size_t k : {0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12}) {
-    const std::size_t begin = 1000 + 1500 * k, insert = 260 + (k * 7) % 80;
-    const bool exact = k % 4 == 3;
-    std::string segment = c.substr(begin + insert - kMateLength - (k % 2 ? 2 : 0), kMateLength + (k % 2 ? 2 : 0));
+    const std::size_t begin = 1000 + 1500 * k, insert = 260 + (k * 7) % 80, deleted = k % 2 ? 2 : 0;
+    const bool exact = k % 4 == 3, anchor_reverse = k >= 8;
+    const std::size_t mate_begin = anchor_reverse ? begin : begin + insert - kMateLength - deleted;
+    std::string mate = c.substr(mate_begin, kMateLength + deleted);
     if (!exact) {
-      if (k % 2) segment.erase(60, 2);
-      for (std::size_t at = 8; at < kMateLength; at += 15) segment[at] = segment[at] == 'A' ? 'C' : 'A';
+      if (deleted) mate.erase(60, deleted);
+      for (std::size_t at = 8; at < kMateLength; at += 15) mate[at] = mate[at] == 'A' ? 'C' : 'A';
     }
-    reads.push_back({"m1", c.substr(begin, kMateLength), ""});
-    reads.push_back({"m2", reverse_complement(segment), ""});
+    const std::string anchor = anchor_reverse ? reverse_complement(c.substr(begin + insert - kMateLength, kMateLength))
+                                              : c.substr(begin, kMateLength);
+    reads.push_back({"m1", anchor, ""});
+    reads.push_back({"m2", anchor_reverse ? mate : reverse_complement(mate), ""});
     rescuable.push_back(!exact);
   }
   std::mt19937_64 rng(26);
@@ -741,8 +745,9 @@ std::vector<GappedReadAlignment> rescue_in_slices(GappedMapper& m, const std::ve
 }
 
 // A rescued mate scores what a full unbanded Smith-Waterman of it against the window its mate
-// allows scores (the window worked out here: [P + 220 - 120, P + 380) for mate 1 at P), on the
-// reverse strand where it was planted, its CIGAR rescoring to that, NM and MD recomputed; mates
+// allows scores (worked out here: a proper FR pair's insert lies in [220, 380], so the window is
+// [P + 220 - 120, P + 380) for a forward mate 1 at P, [E - 380, E - 220 + 120) for a reverse one
+// ending at E), on the other strand, its CIGAR rescoring to that, NM and MD recomputed; mates
 // that paired already and random ones are left as map() gave them.
 TEST_P(GappedMapperTest, RescueFindsSeedlessMatesAsTheFullSmithWatermanScoresThem) {
   GappedMapper m = mapper();
@@ -763,13 +768,16 @@ TEST_P(GappedMapperTest, RescueFindsSeedlessMatesAsTheFullSmithWatermanScoresThe
     }
     ASSERT_FALSE(single[2 * p + 1].mapped) << what << ": seeds found the mate, the test plants it wrong";
     ASSERT_TRUE(anchor.mapped && mate.mapped) << what;
-    const std::size_t window = anchor.primary.position + 220 - kMateLength;
+    const bool anchor_reverse = anchor.primary.reverse;
+    const std::size_t window = anchor_reverse ? anchor.primary.reference_end - 380
+                                              : anchor.primary.position + 220 - kMateLength;
     const std::string target = c.substr(window, 380 - 220 + kMateLength);
-    const std::string forward = reverse_complement(reads[2 * p + 1].sequence);
+    const std::string& read = reads[2 * p + 1].sequence;
+    const std::string forward = anchor_reverse ? read : reverse_complement(read);
     const std::int64_t best = local_answer(gotoh(codes(forward), codes(target), sc, OracleMode::local, 0, unbanded())).score;
     const GappedHit& h = mate.primary;
     EXPECT_EQ(h.score, best) << what;
-    EXPECT_TRUE(h.reverse) << what;
+    EXPECT_EQ(h.reverse, !anchor_reverse) << what;
     EXPECT_GE(h.position, window) << what;
     EXPECT_LE(h.reference_end, window + target.size()) << what;
     expect_edit_tags(h, forward, c, what);

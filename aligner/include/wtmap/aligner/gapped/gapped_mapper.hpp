@@ -3,7 +3,9 @@
 // both-strand index (fmindex/smem.hpp), their occurrences located, chained on the diagonal,
 // extended with banded affine-gap alignment and z-drop (extend.hpp), the regions deduplicated and
 // marked primary or secondary, the primary's CIGAR from a banded global alignment (global.hpp),
-// NM and MD from the reference (edit_tags.hpp). Options and defaults are bwa mem's.
+// NM and MD from the reference (edit_tags.hpp). For pairs, mate rescue (bwa mem's mem_matesw):
+// a mate aligned locally in the window an insert-size model allows (rescue_mates). Options and
+// defaults are bwa mem's.
 #pragma once
 
 #include <cstdint>
