@@ -575,6 +575,10 @@ int align_main(int argc, char** argv) {
   const Status run = pipeline.run(engine, sink, rescuing ? std::function<void()>{} : std::function<void()>{release_gpu_and_indexes});
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
   log_stage_times(log, pipeline, *reader, *writer, start_seconds, c.verbosity);
+  if (pair_sink && c.verbosity >= 1) {
+    log.info("pairs, busy seconds of the write stage: mate rescue %.2f, pairing %.2f", pair_sink->rescue_seconds(),
+             pair_sink->pairing_seconds());
+  }
   aligner::AlignTotals totals = pipeline.totals();
   if (pair_sink) {  // the mates as written: after rescue and pairing
     const aligner::PairTotals& t = pair_sink->totals();

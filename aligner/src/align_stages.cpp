@@ -242,16 +242,22 @@ Status PairedSamWriterSink::write_paired(const ReadBatch& batch) {
   }
   if (gapped) {
     gapped_paired_.assign(batch.gapped_alignments.begin(), batch.gapped_alignments.end());
-    if (rescue_ && model_.known) WTMAP_TRY(rescue_(batch.reads, gapped_paired_, model_));
-    pair_all(gapped_paired_, [&](gapped::GappedReadAlignment (&mates)[2], std::size_t, MateFields (&fields)[2]) {
-      pair_gapped_mates(mates, model_, scoring_, fields);
+    if (rescue_ && model_.known) {
+      WTMAP_TRY(rescue_clock_.time([&] { return rescue_(batch.reads, gapped_paired_, model_); }));
+    }
+    pairing_clock_.time([&] {
+      pair_all(gapped_paired_, [&](gapped::GappedReadAlignment (&mates)[2], std::size_t, MateFields (&fields)[2]) {
+        pair_gapped_mates(mates, model_, scoring_, fields);
+      });
     });
     return writer_.write_pairs(batch.reads, gapped_paired_, fields_);
   }
   paired_.assign(batch.alignments.begin(), batch.alignments.end());
-  pair_all(paired_, [&](ReadAlignment (&mates)[2], std::size_t i, MateFields (&fields)[2]) {
-    const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
-    pair_mismatch_mates(mates, lengths, max_mismatches_, model_, scoring_, fields);
+  pairing_clock_.time([&] {
+    pair_all(paired_, [&](ReadAlignment (&mates)[2], std::size_t i, MateFields (&fields)[2]) {
+      const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
+      pair_mismatch_mates(mates, lengths, max_mismatches_, model_, scoring_, fields);
+    });
   });
   return writer_.write_pairs(batch.reads, paired_, fields_);
 }

@@ -266,6 +266,17 @@ class PlantedPairSuite : public ::testing::Test {
     }
   }
 
+  // -U 0: a pair scores at most its mates' best scores (the log-likelihood of an insert size is
+  // at most log4(2) / 2 < .5, rounded away), so it never beats them unpaired: none is proper.
+  static void expect_no_proper_pair_without_unpaired_penalty() {
+    const std::string out = dir_->file("no_pairs.sam");
+    const auto run = align("-U 0 " + two_files(), out);
+    const SamContents sam = read_alignments(out);
+    ASSERT_EQ(sam.records.size(), 2 * pairs_.size());
+    for (const SamRecord& rec : sam.records) EXPECT_EQ(rec.flag & 0x2, 0) << rec.name;
+    EXPECT_NE(run.err.find(std::to_string(pairs_.size()) + " pairs; 0 properly paired"), std::string::npos) << run.err;
+  }
+
   // Mate `m` (0 or 1) of the pair named `name`: its record when its file is aligned single-end,
   // and when the pairs are.
   static std::pair<SamRecord, SamRecord> alone_and_paired(const std::string& name, int m) {

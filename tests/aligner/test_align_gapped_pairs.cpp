@@ -133,16 +133,7 @@ TEST_F(AlignGappedPairs, MateWithoutSeedsIsRescuedInItsWindow) {
   EXPECT_EQ(mate2.as, kRescuedScore);
 }
 
-TEST_F(AlignGappedPairs, NoUnpairedPenaltyPairsNothing) {
-  // -U 0: a pair scores at most its mates' best scores (the log-likelihood of an insert size is
-  // at most log4(2) / 2 < .5, rounded away), so it never beats them unpaired: none is proper.
-  const std::string out = dir_->file("no_pairs.sam");
-  const auto run = align("-U 0 " + two_files(), out);
-  const SamContents sam = read_alignments(out);
-  ASSERT_EQ(sam.records.size(), 2 * pairs_.size());
-  for (const SamRecord& rec : sam.records) EXPECT_EQ(rec.flag & 0x2, 0) << rec.name;
-  EXPECT_NE(run.err.find(std::to_string(pairs_.size()) + " pairs; 0 properly paired"), std::string::npos) << run.err;
-}
+TEST_F(AlignGappedPairs, NoUnpairedPenaltyPairsNothing) { expect_no_proper_pair_without_unpaired_penalty(); }
 
 TEST_F(AlignGappedPairs, InterleavedGzipAnyBatchAndThreadsGiveTheSameRecords) { expect_same_records_for_any_input_batch_and_threads(); }
 

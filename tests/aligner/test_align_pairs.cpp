@@ -105,6 +105,8 @@ TEST_F(AlignPairs, GivenInsertSizeSetsTheBounds) {
   }
 }
 
+TEST_F(AlignPairs, NoUnpairedPenaltyPairsNothing) { expect_no_proper_pair_without_unpaired_penalty(); }
+
 TEST_F(AlignPairs, InterleavedGzipAnyBatchAndThreadsGiveTheSameRecords) { expect_same_records_for_any_input_batch_and_threads(); }
 
 TEST_F(AlignPairs, SameRecordsOnCpuAndGpu) { expect_same_records_on_cpu_and_gpu(); }

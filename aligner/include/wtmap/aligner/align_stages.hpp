@@ -20,6 +20,7 @@
 #include "wtmap/aligner/pairing.hpp"
 #include "wtmap/aligner/sam_writer.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
+#include "wtmap/aligner/stage_clock.hpp"
 
 namespace wtmap::aligner {
 
@@ -179,6 +180,9 @@ class PairedSamWriterSink : public AlignmentSink {
 
   const InsertSizeModel& model() const { return model_; }  // after finish()
   const PairTotals& totals() const { return totals_; }
+  // The writer stage's time in mate rescue and pairing (`wtmap align -v`), part of its busy time.
+  double rescue_seconds() const { return rescue_clock_.seconds(); }
+  double pairing_seconds() const { return pairing_clock_.seconds(); }
 
  private:
   Status write_paired(const ReadBatch& batch);
@@ -200,6 +204,7 @@ class PairedSamWriterSink : public AlignmentSink {
   std::vector<gapped::GappedReadAlignment> gapped_paired_;
   std::vector<MateFields> fields_;
   PairTotals totals_;
+  StageClock rescue_clock_, pairing_clock_;
 };
 
 }  // namespace wtmap::aligner
