@@ -791,6 +791,31 @@ TEST_P(GappedMapperTest, RescueGivesTheSameBytesForAnySliceOfPairs) {
   for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(unknown[i]), describe(single[i])) << i;
 }
 
+// A given model with a huge max (-I 300,20,25000: proper inserts in [220, 25000]) makes windows of
+// up to 25000 - 220 + 120 bases, cut at the contig's ends; those longer than 20000 are not searched.
+TEST_P(GappedMapperTest, RescueSkipsWindowsLongerThanTwiceBwasMaxIns) {
+  GappedMapper m = mapper();
+  std::vector<bool> rescuable;
+  const std::vector<SeqRecord> reads = rescue_pairs(*reference_, rescuable);
+  std::vector<GappedReadAlignment> out = map_all(m, reads, reads.size());
+  ASSERT_TRUE(m.rescue_mates(reads, out, aligner::parse_insert_size("300,20,25000").value(), 17).ok());
+  const auto contig = static_cast<std::int64_t>(reference_->contigs[0].size());
+  std::size_t searched = 0, skipped = 0;
+  for (std::size_t p = 0; p < rescuable.size(); ++p) {
+    if (!rescuable[p]) continue;
+    const GappedHit& anchor = out[2 * p].primary;
+    const auto lo = anchor.reverse ? std::max<std::int64_t>(0, static_cast<std::int64_t>(anchor.reference_end) - 25000)
+                                   : static_cast<std::int64_t>(anchor.position + 220 - kMateLength);
+    const auto hi = anchor.reverse ? static_cast<std::int64_t>(anchor.reference_end - 220 + kMateLength)
+                                   : std::min<std::int64_t>(contig, static_cast<std::int64_t>(anchor.position) + 25000);
+    const bool short_enough = hi - lo <= 20000;
+    EXPECT_EQ(out[2 * p + 1].mapped, short_enough) << p << ": window of " << hi - lo;
+    (short_enough ? searched : skipped) += 1;
+  }
+  EXPECT_GT(searched, 0u);
+  EXPECT_GT(skipped, 0u);
+}
+
 // map() and rescue_mates() give the same bytes on the other backend.
 TEST_P(GappedMapperTest, CpuAndGpuGiveTheSameBytes) {
   if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";

@@ -28,7 +28,7 @@ std::vector<RescueJob> plan_rescues(const std::vector<SeqRecord>& reads, const s
         });
         if (paired) continue;
         const RescueWindow w = rescue_window(anchor, length, model, reference.contig_length(anchor.contig));
-        if (w.end > w.begin) jobs.push_back({other, w});
+        if (w.end > w.begin && w.end - w.begin <= kMaxRescueWindow) jobs.push_back({other, w});
       }
     }
   }

@@ -16,6 +16,9 @@ namespace wtmap::aligner::gapped {
 
 // bwa mem's max_matesw: the most hits of a mate whose windows are searched for the other.
 constexpr std::size_t kMaxRescueAnchors = 50;
+// Windows longer than this are not searched: only a given model (-I) with a huge max makes them,
+// and each would cost O(read x window) DP and its bytes of codes. Twice bwa mem's max_ins.
+constexpr std::uint64_t kMaxRescueWindow = 2 * kMaxSampledInsert;
 
 // One window to search: mate `read` (its index in the batch) in `window` (rescue_window).
 struct RescueJob {
@@ -24,8 +27,9 @@ struct RescueJob {
 };
 
 // For each pair (reads 2p and 2p + 1) and each mate, its hits scoring within `unpaired` of its
-// best (the first kMaxRescueAnchors): the other mate's window, unless it is empty, the other mate
-// is outside the mapper's lengths, or it already has a hit the model pairs with this one. In
+// best (the first kMaxRescueAnchors): the other mate's window, unless it is empty or longer than
+// kMaxRescueWindow, the other mate is outside the mapper's lengths, or it already has a hit the
+// model pairs with this one. In
 // pair order, mate 1's anchors first, each mate's in hit order.
 std::vector<RescueJob> plan_rescues(const std::vector<SeqRecord>& reads, const std::vector<GappedReadAlignment>& alignments,
                                     const InsertSizeModel& model, std::int32_t unpaired, const MapperReference& reference,
