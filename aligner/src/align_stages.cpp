@@ -188,6 +188,13 @@ Status GappedSearchEngine::finish(ReadBatch& batch) {
   return {};
 }
 
+Status GappedSearchEngine::rescue_mates(const std::vector<SeqRecord>& reads,
+                                        std::vector<gapped::GappedReadAlignment>& alignments,
+                                        const InsertSizeModel& model, std::int32_t unpaired) {
+  if (mappers_.empty()) return invalid_argument("GappedSearchEngine::rescue_mates before start() or after release()");
+  return mappers_.front()->rescue_mates(reads, alignments, model, unpaired);
+}
+
 void GappedSearchEngine::release() {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -211,11 +218,18 @@ void MismatchSearchEngine::release() {
 Status PairedSamWriterSink::write(const ReadBatch& batch) {
   if (settled_) return write_paired(batch);
   auto sampled_enough = [&] { return samples_.size() >= sample_pairs_ || pairs_seen_ >= window_pairs_; };
+  const bool gapped = !batch.gapped_alignments.empty();
   for (std::size_t i = 0; i + 1 < batch.size() && !sampled_enough(); i += 2) {
     ++pairs_seen_;
-    const ReadAlignment mates[2] = {batch.alignments[i], batch.alignments[i + 1]};
-    const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
-    const std::int64_t size = sampled_insert_size(mates, lengths, max_mismatches_);
+    std::int64_t size = -1;
+    if (gapped) {
+      const gapped::GappedReadAlignment mates[2] = {batch.gapped_alignments[i], batch.gapped_alignments[i + 1]};
+      size = sampled_insert_size(mates);
+    } else {
+      const ReadAlignment mates[2] = {batch.alignments[i], batch.alignments[i + 1]};
+      const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
+      size = sampled_insert_size(mates, lengths, max_mismatches_);
+    }
     if (size > 0) samples_.push_back(size);
   }
   if (!sampled_enough()) {
@@ -239,27 +253,50 @@ Status PairedSamWriterSink::finish() {
   return writer_.finish();
 }
 
-Status PairedSamWriterSink::write_paired(const ReadBatch& batch) {
-  if (batch.size() % 2 != 0 || batch.alignments.size() != batch.size()) {
-    return invalid_argument("a batch of pairs holds " + std::to_string(batch.size()) + " reads");
-  }
-  paired_.assign(batch.alignments.begin(), batch.alignments.end());
-  fields_.resize(batch.size());
+template <class Alignment, class Pair>
+void PairedSamWriterSink::pair_all(std::vector<Alignment>& paired, Pair pair) {
+  fields_.resize(paired.size());
   // Pairs are independent once the model is set: on all threads, as SamWriter formats.
-  wtmap::detail::parallel_for_ranges(batch.size() / 2, [&](std::uint64_t begin, std::uint64_t end) {
+  wtmap::detail::parallel_for_ranges(paired.size() / 2, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t p = begin; p < end; ++p) {
       const std::size_t i = 2 * p;
-      ReadAlignment mates[2] = {std::move(paired_[i]), std::move(paired_[i + 1])};
-      const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
+      Alignment mates[2] = {std::move(paired[i]), std::move(paired[i + 1])};
       MateFields fields[2];
-      pair_mismatch_mates(mates, lengths, max_mismatches_, model_, scoring_, fields);
+      pair(mates, i, fields);
       for (int m = 0; m < 2; ++m) {
-        paired_[i + m] = std::move(mates[m]);
+        paired[i + m] = std::move(mates[m]);
         fields_[i + m] = std::move(fields[m]);
       }
     }
   }, 1024);
-  for (std::size_t i = 0; i < batch.size(); i += 2) totals_.add(fields_[i], fields_[i + 1]);
+  for (std::size_t i = 0; i < paired.size(); i += 2) totals_.add(fields_[i], fields_[i + 1]);
+}
+
+Status PairedSamWriterSink::write_paired(const ReadBatch& batch) {
+  const bool gapped = !batch.gapped_alignments.empty();
+  const std::size_t given = gapped ? batch.gapped_alignments.size() : batch.alignments.size();
+  if (batch.size() % 2 != 0 || given != batch.size()) {
+    return invalid_argument("a batch of pairs holds " + std::to_string(batch.size()) + " reads");
+  }
+  if (gapped) {
+    gapped_paired_.assign(batch.gapped_alignments.begin(), batch.gapped_alignments.end());
+    if (rescue_ && model_.known) {
+      WTMAP_TRY(rescue_clock_.time([&] { return rescue_(batch.reads, gapped_paired_, model_); }));
+    }
+    pairing_clock_.time([&] {
+      pair_all(gapped_paired_, [&](gapped::GappedReadAlignment (&mates)[2], std::size_t, MateFields (&fields)[2]) {
+        pair_gapped_mates(mates, model_, scoring_, fields);
+      });
+    });
+    return writer_.write_pairs(batch.reads, gapped_paired_, fields_);
+  }
+  paired_.assign(batch.alignments.begin(), batch.alignments.end());
+  pairing_clock_.time([&] {
+    pair_all(paired_, [&](ReadAlignment (&mates)[2], std::size_t i, MateFields (&fields)[2]) {
+      const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
+      pair_mismatch_mates(mates, lengths, max_mismatches_, model_, scoring_, fields);
+    });
+  });
   return writer_.write_pairs(batch.reads, paired_, fields_);
 }
 

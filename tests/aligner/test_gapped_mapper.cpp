@@ -725,6 +725,144 @@ TEST_P(GappedMapperTest, SearchEngineWithSeveralMappersGivesEachBatchsBytes) {
   }
 }
 
+// ---- mate rescue (rescue_mates, bwa mem's mem_matesw) -------------------------------------
+
+constexpr std::size_t kMateLength = 120;
+
+// Pairs on contig 0, fragments [1000 + 1500 k, + insert) clear of its single Ns, its long N run and
+// its N-broken repeat copy, one mate the fragment's first kMateLength bases (forward), the other
+// the reverse strand of its last ones. The anchor (mate 1) is exact and unique: the forward mate
+// for k < 8, the reverse one after. Mate 2 is rescuable (k even: a substitution every 15 bases,
+// so no 19-base seed; k odd: also a 2-base deletion) or, every fourth pair, exact (it pairs
+// already). Then a pair of random mates.
+std::vector<SeqRecord> rescue_pairs(const TestReference& ref, std::vector<bool>& rescuable) {
+  const std::string& c = ref.contigs[0];
+  std::vector<SeqRecord> reads;
+  rescuable.clear();
+  for (std::size_t k : {0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12}) {
+    const std::size_t begin = 1000 + 1500 * k, insert = 260 + (k * 7) % 80, deleted = k % 2 ? 2 : 0;
+    const bool exact = k % 4 == 3, anchor_reverse = k >= 8;
+    const std::size_t mate_begin = anchor_reverse ? begin : begin + insert - kMateLength - deleted;
+    std::string mate = c.substr(mate_begin, kMateLength + deleted);
+    if (!exact) {
+      if (deleted) mate.erase(60, deleted);
+      for (std::size_t at = 8; at < kMateLength; at += 15) mate[at] = mate[at] == 'A' ? 'C' : 'A';
+    }
+    const std::string anchor = anchor_reverse ? reverse_complement(c.substr(begin + insert - kMateLength, kMateLength))
+                                              : c.substr(begin, kMateLength);
+    reads.push_back({"m1", anchor, ""});
+    reads.push_back({"m2", anchor_reverse ? mate : reverse_complement(mate), ""});
+    rescuable.push_back(!exact);
+  }
+  std::mt19937_64 rng(26);
+  reads.push_back({"r1", random_bases(rng, kMateLength), ""});
+  reads.push_back({"r2", random_bases(rng, kMateLength), ""});
+  rescuable.push_back(false);
+  return reads;
+}
+
+aligner::InsertSizeModel rescue_model() { return aligner::parse_insert_size("300,20").value(); }  // [220, 380]
+
+// rescue_mates over `pairs` pairs at a time.
+std::vector<GappedReadAlignment> rescue_in_slices(GappedMapper& m, const std::vector<SeqRecord>& reads,
+                                                  std::vector<GappedReadAlignment> alignments, std::size_t pairs) {
+  for (std::size_t i = 0; i < reads.size(); i += 2 * pairs) {
+    const std::size_t end = std::min(reads.size(), i + 2 * pairs);
+    const std::vector<SeqRecord> slice(reads.begin() + i, reads.begin() + end);
+    std::vector<GappedReadAlignment> part(alignments.begin() + i, alignments.begin() + end);
+    const Status s = m.rescue_mates(slice, part, rescue_model(), 17);
+    if (!s.ok()) throw std::runtime_error(s.message());
+    std::move(part.begin(), part.end(), alignments.begin() + i);
+  }
+  return alignments;
+}
+
+// A rescued mate scores what a full unbanded Smith-Waterman of it against the window its mate
+// allows scores (worked out here: a proper FR pair's insert lies in [220, 380], so the window is
+// [P + 220 - 120, P + 380) for a forward mate 1 at P, [E - 380, E - 220 + 120) for a reverse one
+// ending at E), on the other strand, its CIGAR rescoring to that, NM and MD recomputed; mates
+// that paired already and random ones are left as map() gave them.
+TEST_P(GappedMapperTest, RescueFindsSeedlessMatesAsTheFullSmithWatermanScoresThem) {
+  GappedMapper m = mapper();
+  std::vector<bool> rescuable;
+  const std::vector<SeqRecord> reads = rescue_pairs(*reference_, rescuable);
+  const auto single = map_all(m, reads, reads.size());
+  const auto rescued = rescue_in_slices(m, reads, single, reads.size());
+  const std::string& c = reference_->contigs[0];
+  const Scoring sc;
+  for (std::size_t p = 0; p < rescuable.size(); ++p) {
+    const GappedReadAlignment& anchor = rescued[2 * p];
+    const GappedReadAlignment& mate = rescued[2 * p + 1];
+    const std::string what = "pair " + std::to_string(p) + ": " + describe(mate);
+    EXPECT_EQ(describe(anchor), describe(single[2 * p])) << what;
+    if (!rescuable[p]) {
+      EXPECT_EQ(describe(mate), describe(single[2 * p + 1])) << what;
+      continue;
+    }
+    ASSERT_FALSE(single[2 * p + 1].mapped) << what << ": seeds found the mate, the test plants it wrong";
+    ASSERT_TRUE(anchor.mapped && mate.mapped) << what;
+    const bool anchor_reverse = anchor.primary.reverse;
+    const std::size_t window = anchor_reverse ? anchor.primary.reference_end - 380
+                                              : anchor.primary.position + 220 - kMateLength;
+    const std::string target = c.substr(window, 380 - 220 + kMateLength);
+    const std::string& read = reads[2 * p + 1].sequence;
+    const std::string forward = anchor_reverse ? read : reverse_complement(read);
+    const std::int64_t best = local_answer(gotoh(codes(forward), codes(target), sc, OracleMode::local, 0, unbanded())).score;
+    const GappedHit& h = mate.primary;
+    EXPECT_EQ(h.score, best) << what;
+    EXPECT_EQ(h.reverse, !anchor_reverse) << what;
+    EXPECT_GE(h.position, window) << what;
+    EXPECT_LE(h.reference_end, window + target.size()) << what;
+    expect_edit_tags(h, forward, c, what);
+    EXPECT_EQ(cigar_score(h, forward, c, sc), h.score) << what;
+    EXPECT_GT(mate.mapq, 0) << what;
+  }
+}
+
+TEST_P(GappedMapperTest, RescueGivesTheSameBytesForAnySliceOfPairs) {
+  GappedMapper m = mapper();
+  std::vector<bool> rescuable;
+  const std::vector<SeqRecord> reads = rescue_pairs(*reference_, rescuable);
+  const auto single = map_all(m, reads, reads.size());
+  const auto whole = rescue_in_slices(m, reads, single, reads.size());
+  for (const std::size_t pairs : {1, 3}) {
+    const auto split = rescue_in_slices(m, reads, single, pairs);
+    for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(split[i]), describe(whole[i])) << pairs << " " << i;
+  }
+  // An odd count is no batch of pairs; no model: nothing to do.
+  std::vector<GappedReadAlignment> odd(single.begin(), single.begin() + 3);
+  EXPECT_FALSE(m.rescue_mates({reads.begin(), reads.begin() + 3}, odd, rescue_model(), 17).ok());
+  std::vector<GappedReadAlignment> unknown = single;
+  ASSERT_TRUE(m.rescue_mates(reads, unknown, aligner::InsertSizeModel{}, 17).ok());
+  for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(unknown[i]), describe(single[i])) << i;
+}
+
+// A given model with a huge max (-I 300,20,25000: proper inserts in [220, 25000]) makes windows of
+// up to 25000 - 220 + 120 bases, cut at the contig's ends; those longer than 20000 are not searched.
+TEST_P(GappedMapperTest, RescueSkipsWindowsLongerThanTwiceBwasMaxIns) {
+  GappedMapper m = mapper();
+  std::vector<bool> rescuable;
+  const std::vector<SeqRecord> reads = rescue_pairs(*reference_, rescuable);
+  std::vector<GappedReadAlignment> out = map_all(m, reads, reads.size());
+  ASSERT_TRUE(m.rescue_mates(reads, out, aligner::parse_insert_size("300,20,25000").value(), 17).ok());
+  const auto contig = static_cast<std::int64_t>(reference_->contigs[0].size());
+  std::size_t searched = 0, skipped = 0;
+  for (std::size_t p = 0; p < rescuable.size(); ++p) {
+    if (!rescuable[p]) continue;
+    const GappedHit& anchor = out[2 * p].primary;
+    const auto lo = anchor.reverse ? std::max<std::int64_t>(0, static_cast<std::int64_t>(anchor.reference_end) - 25000)
+                                   : static_cast<std::int64_t>(anchor.position + 220 - kMateLength);
+    const auto hi = anchor.reverse ? static_cast<std::int64_t>(anchor.reference_end - 220 + kMateLength)
+                                   : std::min<std::int64_t>(contig, static_cast<std::int64_t>(anchor.position) + 25000);
+    const bool short_enough = hi - lo <= 20000;
+    EXPECT_EQ(out[2 * p + 1].mapped, short_enough) << p << ": window of " << hi - lo;
+    (short_enough ? searched : skipped) += 1;
+  }
+  EXPECT_GT(searched, 0u);
+  EXPECT_GT(skipped, 0u);
+}
+
+// map() and rescue_mates() give the same bytes on the other backend.
 TEST_P(GappedMapperTest, CpuAndGpuGiveTheSameBytes) {
   if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
   const Backend other = GetParam() == Backend::cpu ? Backend::gpu : Backend::cpu;
@@ -736,6 +874,12 @@ TEST_P(GappedMapperTest, CpuAndGpuGiveTheSameBytes) {
   const auto a = map_all(m, reads, 64);
   const auto b = map_all(other_mapper.value(), reads, 64);
   for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(a[i]), describe(b[i])) << i;
+  std::vector<bool> rescuable;
+  const std::vector<SeqRecord> pairs = rescue_pairs(*reference_, rescuable);
+  const auto ra = rescue_in_slices(m, pairs, map_all(m, pairs, pairs.size()), pairs.size());
+  const auto rb = rescue_in_slices(other_mapper.value(), pairs, map_all(other_mapper.value(), pairs, pairs.size()),
+                                   pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i) EXPECT_EQ(describe(ra[i]), describe(rb[i])) << "rescue " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GappedMapperTest, ::testing::Values(Backend::cpu, Backend::gpu),

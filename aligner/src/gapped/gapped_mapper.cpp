@@ -15,6 +15,7 @@
 
 #include "mapper_reference.hpp"
 #include "mapper_steps.hpp"
+#include "mate_rescue.hpp"
 #include "wtmap/aligner/gapped/edit_tags.hpp"
 #include "wtmap/aligner/gapped/gapped_batch.hpp"
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
@@ -106,29 +107,36 @@ struct ReadWork {
   std::vector<Reported> reported;  // its hits to report (choose_hits)
 };
 
+// The DP on the index's backend and what it reads: per round (or for the reported hits) the
+// codes of the reads that take part and their reference windows, all the aligner copies. map()
+// and rescue_mates() have one each, so that the two may run at once on different threads.
+struct DpWorkspace {
+  explicit DpWorkspace(Backend backend) : aligner(backend) {}
+  GappedAligner aligner;
+  std::vector<std::uint8_t> query, target;
+};
+
 }  // namespace
 
 struct GappedMapper::Impl {
   Impl(const fmindex::FmIndex& i, const GappedOptions& o, std::shared_ptr<const MapperReference> r)
       : index(&i), options(o), shared_reference(std::move(r)), reference(*shared_reference), seeder(i),
-        aligner(i.backend()) {}
+        dp(i.backend()), rescue_dp(i.backend()) {}
 
   const fmindex::FmIndex* index;
   GappedOptions options;
   std::shared_ptr<const MapperReference> shared_reference;  // with the mappers made by another()
   const MapperReference& reference;
   fmindex::SmemSeeder seeder;
-  GappedAligner aligner;  // the DP of extensions and CIGARs, on the index's backend
-  GappedStageSeconds stage;
+  DpWorkspace dp, rescue_dp;  // map()'s extensions and CIGARs; rescue_mates()' local alignments and CIGARs
+  GappedStageSeconds stage;   // map()'s
 
-  // Per batch: the seeds and their located occurrences. Per round (or for the reported hits): the
-  // codes of the reads that take part and their reference windows, all the aligner copies.
+  // Per batch: the seeds and their located occurrences.
   std::vector<std::uint8_t> codes;
   std::vector<fmindex::SeedingRead> seeding;
   std::vector<fmindex::Seed> seeds;
   std::vector<fmindex::SmemResult> seeded;
   std::vector<std::uint64_t> rows, positions;
-  std::vector<std::uint8_t> query, target;
 
   Status seed_and_locate(const std::vector<ReadCodes>& encoded, std::vector<std::uint64_t>& first_position);
   std::vector<SeedHit> seed_hits(std::size_t read, const std::vector<std::uint64_t>& first_position);
@@ -137,9 +145,11 @@ struct GappedMapper::Impl {
                            std::vector<ExtendResult>& results);
   Status extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded);
   void choose_hits(ReadWork& w, GappedReadAlignment& out) const;
-  Status align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded);
+  Status align_reported(DpWorkspace& ws, const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded);
   Status finish_hit(const Region& region, const ReadCodes& read, const std::uint32_t* ops, std::uint32_t n_ops,
                     GappedHit& hit) const;
+  Status search_windows(const std::vector<SeqRecord>& reads, const std::vector<RescueJob>& jobs,
+                        std::vector<LocalResult>& found);
 };
 
 Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded,
@@ -250,7 +260,7 @@ Status GappedMapper::Impl::extend_round(std::vector<ReadWork*>& active, const st
         std::copy(encoded[w.read].forward.begin(), encoded[w.read].forward.end(), q);
         for (std::int64_t i = w.lo; i < w.hi; ++i) *t++ = reference.base(s.contig, s.reverse, i);
       },
-      query_at, target_at, query, target);
+      query_at, target_at, dp.query, dp.target);
   std::vector<ExtendTask> left, right;
   std::vector<std::size_t> left_of(active.size(), SIZE_MAX), right_of(active.size(), SIZE_MAX);
   for (std::size_t a = 0; a < active.size(); ++a) {
@@ -264,7 +274,7 @@ Status GappedMapper::Impl::extend_round(std::vector<ReadWork*>& active, const st
                       static_cast<std::uint32_t>(s.rbeg - w.lo), s.len * sc.match, 1});
     }
   }
-  const CodeArrays arrays{query.data(), query.size(), target.data(), target.size()};
+  const CodeArrays arrays{dp.query.data(), dp.query.size(), dp.target.data(), dp.target.size()};
   std::vector<ExtendResult> left_results, right_results;
   WTMAP_TRY(extend_with_retry(arrays, left, left_results));
   for (std::size_t a = 0; a < active.size(); ++a) {
@@ -300,7 +310,7 @@ Status GappedMapper::Impl::extend_with_retry(const CodeArrays& arrays, const std
   results.assign(tasks.size(), {});
   if (tasks.empty()) return {};
   AddSeconds clock(stage.extend_dp);
-  WTMAP_TRY(aligner.extend(sc, arrays, tasks.data(), results.data(), tasks.size()));
+  WTMAP_TRY(dp.aligner.extend(sc, arrays, tasks.data(), results.data(), tasks.size()));
   std::vector<ExtendTask> again;
   std::vector<std::size_t> which;
   const std::int32_t stray = (sc.band >> 1) + (sc.band >> 2);
@@ -313,7 +323,7 @@ Status GappedMapper::Impl::extend_with_retry(const CodeArrays& arrays, const std
   Scoring wide = sc;
   wide.band = 2 * sc.band;
   std::vector<ExtendResult> second(again.size());
-  WTMAP_TRY(aligner.extend(wide, arrays, again.data(), second.data(), again.size()));
+  WTMAP_TRY(dp.aligner.extend(wide, arrays, again.data(), second.data(), again.size()));
   for (std::size_t i = 0; i < again.size(); ++i) results[which[i]] = second[i];
   return {};
 }
@@ -368,7 +378,8 @@ void GappedMapper::Impl::choose_hits(ReadWork& w, GappedReadAlignment& out) cons
 
 // The CIGARs of the reported hits: one batch of banded global alignments on the backend, each
 // in a band that holds every alignment scoring the region's own (global_band_for_score).
-Status GappedMapper::Impl::align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded) {
+Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Reported>& reported,
+                                          const std::vector<ReadCodes>& encoded) {
   const Scoring& sc = options.scoring;
   std::vector<std::uint64_t> query_at, target_at;
   lay_out_codes(
@@ -380,7 +391,7 @@ Status GappedMapper::Impl::align_reported(const std::vector<Reported>& reported,
         std::copy(codes_of_read.begin() + g.qb, codes_of_read.begin() + g.qe, q);
         for (std::int64_t i = g.rb; i < g.re; ++i) *t++ = reference.base(g.contig, g.reverse, i);
       },
-      query_at, target_at, query, target);
+      query_at, target_at, ws.query, ws.target);
   std::vector<GlobalTask> tasks(reported.size());
   std::uint64_t cigar_size = 0;
   for (std::size_t k = 0; k < reported.size(); ++k) {
@@ -391,10 +402,11 @@ Status GappedMapper::Impl::align_reported(const std::vector<Reported>& reported,
   }
   std::vector<GlobalResult> results(tasks.size());
   std::vector<std::uint32_t> cigars(std::max<std::uint64_t>(cigar_size, 1));
-  const CodeArrays arrays{query.data(), query.size(), target.data(), target.size()};
+  const CodeArrays arrays{ws.query.data(), ws.query.size(), ws.target.data(), ws.target.size()};
   if (!tasks.empty()) {
-    AddSeconds clock(stage.cigar_dp);
-    WTMAP_TRY(aligner.align_global(sc, arrays, tasks.data(), results.data(), tasks.size(), cigars.data(), cigars.size()));
+    double rescue_seconds = 0;  // rescue_mates() runs beside map(): its time is the writer's (-v)
+    AddSeconds clock(&ws == &dp ? stage.cigar_dp : rescue_seconds);
+    WTMAP_TRY(ws.aligner.align_global(sc, arrays, tasks.data(), results.data(), tasks.size(), cigars.data(), cigars.size()));
   }
   for (std::size_t k = 0; k < reported.size(); ++k) {
     if (results[k].n_cigar == 0 && tasks[k].query_length + tasks[k].target_length > 0)
@@ -516,7 +528,7 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
   clock.emplace(m.stage.cigar);
   std::vector<Reported> reported;
   for (const ReadWork& w : work) reported.insert(reported.end(), w.reported.begin(), w.reported.end());
-  WTMAP_TRY(m.align_reported(reported, encoded));
+  WTMAP_TRY(m.align_reported(m.dp, reported, encoded));
   for (const ReadWork& w : work) {
     GappedReadAlignment& a = alignments[w.read];
     if (!a.mapped) continue;
@@ -533,6 +545,99 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
       part.repeat_fraction = a.repeat_fraction;
       r.hit->mapq = mapping_quality(part, m.options);
     }
+  }
+  return {};
+}
+
+// Every job's mate aligned locally in its window: one batch on the backend, unbanded (the
+// band covers the longest window), the window read on the strand the job names.
+Status GappedMapper::Impl::search_windows(const std::vector<SeqRecord>& reads, const std::vector<RescueJob>& jobs,
+                                          std::vector<LocalResult>& found) {
+  std::vector<std::uint8_t>& query = rescue_dp.query;
+  std::vector<std::uint8_t>& target = rescue_dp.target;
+  query.clear();
+  target.clear();
+  std::vector<LocalTask> tasks;
+  Scoring sc = options.scoring;
+  sc.band = 0;
+  for (const RescueJob& j : jobs) {
+    const std::string& mate = reads[j.read].sequence;
+    std::int64_t lo = 0, hi = 0;
+    strand_span(j.window, reference.contig_length(j.window.contig), lo, hi);
+    tasks.push_back({query.size(), target.size(), static_cast<std::uint32_t>(mate.size()), static_cast<std::uint32_t>(hi - lo)});
+    for (const char c : mate) query.push_back(fmindex::search_code(c));
+    for (std::int64_t i = lo; i < hi; ++i) target.push_back(reference.base(j.window.contig, j.window.reverse, i));
+    sc.band = std::max<std::int32_t>({sc.band, static_cast<std::int32_t>(mate.size()), static_cast<std::int32_t>(hi - lo)});
+  }
+  found.assign(tasks.size(), {});
+  if (tasks.empty()) return {};
+  const CodeArrays arrays{query.data(), query.size(), target.data(), target.size()};
+  return rescue_dp.aligner.align_local(sc, arrays, tasks.data(), found.data(), tasks.size());
+}
+
+Status GappedMapper::rescue_mates(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments,
+                                  const InsertSizeModel& model, std::int32_t unpaired) {
+  Impl& m = *impl_;
+  if (alignments.size() != reads.size() || reads.size() % 2 != 0) {
+    return invalid_argument("rescue_mates: " + std::to_string(reads.size()) + " reads (pairs: an even number), " +
+                            std::to_string(alignments.size()) + " alignments");
+  }
+  const std::vector<RescueJob> jobs = plan_rescues(reads, alignments, model, unpaired, m.reference, m.options);
+  std::vector<LocalResult> found;
+  WTMAP_TRY(m.search_windows(reads, jobs, found));
+  // The alignments good enough, as regions in strand coordinates (the read as given against the
+  // window's strand), each once: one overlapping an earlier one of its mate is the same find.
+  const std::int32_t bar = std::max<std::int32_t>(static_cast<std::int32_t>(m.options.min_seed_length), m.options.min_output_score);
+  std::vector<Region> regions;
+  std::vector<std::size_t> read_of;
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    if (found[k].score < bar) continue;
+    const RescueWindow& w = jobs[k].window;
+    std::int64_t lo = 0, hi = 0;
+    const std::uint64_t contig_length = m.reference.contig_length(w.contig);
+    strand_span(w, contig_length, lo, hi);
+    Region g;
+    g.contig = w.contig;
+    g.reverse = w.reverse;
+    g.rb = lo + found[k].target_begin;
+    g.re = lo + found[k].target_end;
+    g.qb = found[k].query_begin;
+    g.qe = found[k].query_end;
+    g.score = g.true_score = found[k].score;
+    g.seed_coverage = static_cast<std::int32_t>(std::min<std::int64_t>(g.re - g.rb, g.qe - g.qb) >> 1);
+    const auto forward_begin = static_cast<std::uint64_t>(g.reverse ? static_cast<std::int64_t>(contig_length) - g.re : g.rb);
+    const auto forward_end = forward_begin + static_cast<std::uint64_t>(g.re - g.rb);
+    if (overlaps_a_hit(alignments[jobs[k].read], g.contig, g.reverse, forward_begin, forward_end)) continue;
+    bool again = false;
+    for (std::size_t r = 0; r < regions.size() && !again; ++r) {
+      const Region& o = regions[r];
+      again = read_of[r] == jobs[k].read && o.contig == g.contig && o.reverse == g.reverse && o.rb < g.re && g.rb < o.re;
+    }
+    if (again) continue;
+    regions.push_back(g);
+    read_of.push_back(jobs[k].read);
+  }
+  // Their CIGARs, NM and MD as map() makes a hit's.
+  std::vector<GappedHit> hits(regions.size());
+  std::vector<ReadCodes> encoded(regions.size());
+  std::vector<Reported> reported;
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    encoded[r] = encode_read(reads[read_of[r]].sequence);
+    reported.push_back({&regions[r], r, &hits[r]});
+  }
+  WTMAP_TRY(m.align_reported(m.rescue_dp, reported, encoded));
+  // Each mate's rescued hits, best first (ties: in the order found), into its alignment.
+  std::vector<std::size_t> order(regions.size());
+  for (std::size_t r = 0; r < order.size(); ++r) order[r] = r;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return read_of[a] != read_of[b] ? read_of[a] < read_of[b] : hits[a].score > hits[b].score;
+  });
+  for (std::size_t begin = 0; begin < order.size();) {
+    std::size_t end = begin;
+    std::vector<GappedHit> rescued;
+    while (end < order.size() && read_of[order[end]] == read_of[order[begin]]) rescued.push_back(std::move(hits[order[end++]]));
+    add_rescued_hits(alignments[read_of[order[begin]]], rescued, regions[order[begin]].seed_coverage, m.options);
+    begin = end;
   }
   return {};
 }

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "wtmap/aligner/pairing.hpp"
 #include "wtmap/aligner/sam_writer.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
+#include "wtmap/aligner/stage_clock.hpp"
 
 namespace wtmap::aligner {
 
@@ -134,6 +136,11 @@ class GappedSearchEngine : public SearchEngine {
 
   Status search(const ReadBatch& batch) override;
   Status finish(ReadBatch& batch) override;
+  // GappedMapper::rescue_mates on pairs that were mapped here: from the writer stage, while the
+  // mapping threads map later batches (the first mapper's rescue DP buffers, its own; one call at
+  // a time).
+  Status rescue_mates(const std::vector<SeqRecord>& reads, std::vector<gapped::GappedReadAlignment>& alignments,
+                      const InsertSizeModel& model, std::int32_t unpaired);
   // Stops the mapping threads (a batch being mapped is finished first, queued ones are dropped)
   // and frees the mappers (their device memory); the engine is unusable after.
   void release();
@@ -173,29 +180,42 @@ class SamWriterSink : public AlignmentSink {
   SamWriter& writer_;
 };
 
-// Pairs written by a SamWriter: a batch of PairedReadSource's pairs, aligned mate by mate, is
-// paired (pair_mismatch_mates) and written with the pair fields. The insert-size model comes
-// from the first `sample_pairs` confident pairs among the first `window_pairs` pairs in input
-// order (or is given): batches wait here (copied) until those were seen, so the model and every
-// record are the same for any --batch. Space: at most window_pairs pairs waiting.
+// Pairs written by a SamWriter: a batch of PairedReadSource's pairs, aligned mate by mate in
+// either mode, is paired (pair_mismatch_mates, or mate rescue then pair_gapped_mates) and written
+// with the pair fields. The insert-size model comes from the first `sample_pairs` confident pairs
+// among the first `window_pairs` pairs in input order (or is given): batches wait here (copied)
+// until those were seen, so the model and every record are the same for any --batch. Space: at
+// most window_pairs pairs waiting.
 class PairedSamWriterSink : public AlignmentSink {
  public:
+  // Mate rescue of a batch of gapped pairs with the settled model (GappedMapper::rescue_mates).
+  using Rescue = std::function<Status(const std::vector<SeqRecord>&, std::vector<gapped::GappedReadAlignment>&,
+                                      const InsertSizeModel&)>;
+
   // `given`: -I's model, or none (known false) to estimate one.
   PairedSamWriterSink(SamWriter& writer, unsigned max_mismatches, const InsertSizeModel& given,
                       PairScoring scoring = {}, std::uint64_t sample_pairs = kInsertSamplePairs,
                       std::uint64_t window_pairs = kInsertWindowPairs)
       : writer_(writer), max_mismatches_(max_mismatches), model_(given), scoring_(scoring),
         sample_pairs_(sample_pairs), window_pairs_(window_pairs), settled_(given.known) {}
+  // Gapped batches are rescued with this before they are paired (none: no rescue).
+  void set_rescue(Rescue rescue) { rescue_ = std::move(rescue); }
   Status prepare(std::size_t batch_size) override { return writer_.reserve(batch_size); }
   Status write(const ReadBatch& batch) override;
   Status finish() override;
 
   const InsertSizeModel& model() const { return model_; }  // after finish()
   const PairTotals& totals() const { return totals_; }
+  // The writer stage's time in mate rescue and pairing (`wtmap align -v`), part of its busy time.
+  double rescue_seconds() const { return rescue_clock_.seconds(); }
+  double pairing_seconds() const { return pairing_clock_.seconds(); }
 
  private:
   Status write_paired(const ReadBatch& batch);
   Status settle();
+  // Pairs the batch's alignments (copied into `paired`) two by two with pair(mates, p, fields).
+  template <class Alignment, class Pair>
+  void pair_all(std::vector<Alignment>& paired, Pair pair);
 
   SamWriter& writer_;
   unsigned max_mismatches_;
@@ -203,11 +223,14 @@ class PairedSamWriterSink : public AlignmentSink {
   PairScoring scoring_;
   std::uint64_t sample_pairs_, window_pairs_, pairs_seen_ = 0;
   bool settled_;
+  Rescue rescue_;
   std::vector<std::int64_t> samples_;
   std::vector<ReadBatch> waiting_;  // batches before the model settled
   std::vector<ReadAlignment> paired_;  // a batch's alignments as paired
+  std::vector<gapped::GappedReadAlignment> gapped_paired_;
   std::vector<MateFields> fields_;
   PairTotals totals_;
+  StageClock rescue_clock_, pairing_clock_;
 };
 
 }  // namespace wtmap::aligner

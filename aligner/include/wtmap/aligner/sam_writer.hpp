@@ -56,6 +56,11 @@ class SamWriter {
   // FLAG bits, RNEXT/PNEXT/TLEN, the MAPQ after pairing, MC and MQ; `mates` has one per read.
   Status write_pairs(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments,
                      const std::vector<MateFields>& mates);
+  // Gapped pairs: each read's lines as write() writes them, every line with its read's pair fields
+  // (bwa mem's mem_aln2sam gives a supplementary line its mate's fields too); a supplementary
+  // line keeps its own MAPQ (at most the primary's, which is the one after pairing).
+  Status write_pairs(const std::vector<SeqRecord>& reads, const std::vector<gapped::GappedReadAlignment>& alignments,
+                     const std::vector<MateFields>& mates);
   // Flushes, closes and renames the temporary file to the requested name.
   Status finish();
 
@@ -70,6 +75,9 @@ class SamWriter {
  private:
   struct Impl;
   explicit SamWriter(std::unique_ptr<Impl> impl);
+  // write() of gapped alignments, each read's lines with its pair fields where `mates` is given.
+  Status write_gapped(const std::vector<SeqRecord>& reads, const std::vector<gapped::GappedReadAlignment>& alignments,
+                      const std::vector<MateFields>* mates);
   std::unique_ptr<Impl> impl_;
 };
 

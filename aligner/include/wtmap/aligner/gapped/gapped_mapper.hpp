@@ -3,7 +3,9 @@
 // both-strand index (fmindex/smem.hpp), their occurrences located, chained on the diagonal,
 // extended with banded affine-gap alignment and z-drop (extend.hpp), the regions deduplicated and
 // marked primary or secondary, the primary's CIGAR from a banded global alignment (global.hpp),
-// NM and MD from the reference (edit_tags.hpp). Options and defaults are bwa mem's.
+// NM and MD from the reference (edit_tags.hpp). For pairs, mate rescue (bwa mem's mem_matesw):
+// a mate aligned locally in the window an insert-size model allows (rescue_mates). Options and
+// defaults are bwa mem's.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 
 #include "wtmap/aligner/gapped/gapped_alignment.hpp"
 #include "wtmap/aligner/gapped/scoring.hpp"
+#include "wtmap/aligner/pairing.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/core/status.hpp"
 
@@ -71,6 +74,20 @@ class GappedMapper {
   // a batch's codes once its records are gone (GappedSearchEngine's mapping threads).
   static std::vector<ReadCodes> encode(const SeqRecord* reads, std::size_t count);
   Status map(const std::vector<ReadCodes>& encoded, std::vector<GappedReadAlignment>& alignments);
+
+  // Mate rescue (bwa mem's mem_matesw) over pairs -- reads 2p and 2p + 1 are mates, `alignments`
+  // as map() gave them: for each hit of a mate scoring within `unpaired` (-U) of its best, where
+  // the other mate has no hit the model pairs with it, the other mate (on the strand a proper
+  // pair needs) is aligned locally, unbanded, in the window the model allows (rescue_window). A
+  // local alignment scoring at least --min-seed (bwa's bar) and -T (so that every hit written
+  // passes -T), and overlapping none of the mate's hits, becomes one of its hits: CIGAR, NM, MD
+  // as map() makes them; the primary if the mate had none or it scores more (mate_rescue.hpp).
+  // All windows of a call run as one batch of local alignments on the backend (LocalOp), their
+  // CIGARs as one batch of global alignments. Nothing without a known model. The result depends
+  // on each pair and the model only. May run while map() runs on another thread (each has its
+  // own DP buffers), not beside another rescue_mates().
+  Status rescue_mates(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments,
+                      const InsertSizeModel& model, std::int32_t unpaired);
 
   const GappedOptions& options() const;
   const GappedStageSeconds& stage_seconds() const;
