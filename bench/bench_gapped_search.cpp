@@ -7,8 +7,9 @@
 //
 // --batch: reads per map() call (default 100,000, wtmap align's --batch). The first batch is
 // mapped once untimed (allocations, first launches), then every batch R times over (default 3);
-// the report is the median pass with the fastest and slowest. The mapper's options are the defaults
-// of `wtmap align` (bwa mem's).
+// the report is the median pass with the fastest and slowest, and the process's CPU seconds per pass
+// (user + system, all threads; the mean of the passes). The mapper's options are the defaults of
+// `wtmap align` (bwa mem's).
 //
 // Prints reads, mapped reads, index load and read seconds, and the passes' seconds and reads/s.
 #include <algorithm>
@@ -18,6 +19,8 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
@@ -30,6 +33,14 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// User + system seconds of every thread of this process so far.
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return seconds(u.ru_utime) + seconds(u.ru_stime);
+}
 
 [[noreturn]] void die(const std::string& msg) {
   std::fprintf(stderr, "bench_gapped_search: %s\n", msg.c_str());
@@ -113,24 +124,26 @@ int main(int argc, char** argv) {
 
   std::vector<double> passes;
   std::size_t mapped = 0;
+  const double cpu_before = cpu_seconds();
   for (int r = 0; r < args.repeat; ++r) {
     t0 = Clock::now();
     mapped = map_pass(*mapper, batches, out);
     passes.push_back(since(t0));
   }
+  const double cpu_per_pass = (cpu_seconds() - cpu_before) / args.repeat;
   std::vector<double> sorted = passes;
   std::sort(sorted.begin(), sorted.end());
   const double median_s = sorted[(sorted.size() - 1) / 2];
   const double n = static_cast<double>(reads.size());
   std::printf("bench_gapped_search: %s, %zu reads in %zu batches of <= %zu, %zu mapped; index load %.2f s, read %.2f s; "
-              "map %.4f s (median of %d: %.4f-%.4f), %.4g reads/s\n",
+              "map %.4f s (median of %d: %.4f-%.4f), %.4g reads/s, CPU %.4f s a pass\n",
               args.device.c_str(), reads.size(), batches.size(), args.batch, mapped, load_s, read_s, median_s,
-              args.repeat, sorted.front(), sorted.back(), n / median_s);
+              args.repeat, sorted.front(), sorted.back(), n / median_s, cpu_per_pass);
   if (!args.json_path.empty()) {
     std::ofstream j(args.json_path);
     j << "{\"device\":\"" << args.device << "\",\"reads\":" << reads.size() << ",\"batch\":" << args.batch
       << ",\"mapped\":" << mapped << ",\"load_s\":" << load_s << ",\"read_s\":" << read_s << ",\"search_s\":" << median_s
-      << ",\"reads_per_s\":" << n / median_s << ",\"search_runs_s\":[";
+      << ",\"reads_per_s\":" << n / median_s << ",\"cpu_s\":" << cpu_per_pass << ",\"search_runs_s\":[";
     for (std::size_t i = 0; i < passes.size(); ++i) j << (i ? "," : "") << passes[i];
     j << "]}\n";
     if (!j) die(args.json_path + ": cannot write");

@@ -2,7 +2,7 @@
 # Takes a leading --quick off the script's arguments (exports WTMAP_BENCH_QUICK=1).
 # Sets: here, OUT, WORK, DEVICE, THREADS, QUICK, BUDGET, min_time; defines find_prog, step,
 # remaining, number, host_info; and for the aligner harnesses done_ok, tstep, out_of_time,
-# index_bg, index_wait, wait_for, prepare_genome (at the end).
+# index_bg, index_wait, wait_for, prepare_genome, aligner_settings (at the end).
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT="${OUT:-$PWD/bench-out}"
@@ -70,6 +70,26 @@ host_info() {
 # once an earlier call finished them, indexes built in the background across calls, and the
 # genomes both harnesses share ($WORK/genome-*: reference, indexes). They use the caller's `ok TOOL`
 # (the tool is neither skipped nor broken), BROKEN (tools whose index failed, per genome) and status.
+
+# aligner_settings READS MBP QUICK_READS QUICK_MBP: the settings both harnesses share, from the
+# environment (bench/README.md) or these defaults (a full run's, --quick's): READS (per genome and
+# length), SYNTH_MBP, GENOMES, LENS, REPEAT (runs of wtmap align and of its I/O floor, alternated,
+# whose median the report takes: one host's runs of the same command spread by 0.1-0.2 s,
+# bench/history/RESULTS-2026-11-26.md, as much as the 70 % target's margin), SKIP, ECOLI, BROKEN.
+aligner_settings() {
+  if [[ "$QUICK" == 1 ]]; then
+    READS="${WTMAP_BENCH_READS:-$3}"; SYNTH_MBP="${WTMAP_BENCH_SYNTH_MBP:-$4}"
+  else
+    READS="${WTMAP_BENCH_READS:-$1}"; SYNTH_MBP="${WTMAP_BENCH_SYNTH_MBP:-$2}"
+  fi
+  READS=$(number "$READS")
+  GENOMES="${WTMAP_BENCH_GENOMES:-ecoli,synth}"
+  LENS="${WTMAP_BENCH_READ_LENS:-100,150}"
+  REPEAT="${WTMAP_BENCH_REPEAT:-$([[ "$QUICK" == 1 ]] && echo 2 || echo 5)}"
+  SKIP=",${WTMAP_BENCH_SKIP:-},"                 # any of bwa_aln,bwa_mem,bowtie2,search
+  ECOLI="${WTMAP_ECOLI_FA:-/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz}"
+  BROKEN=","                                     # tools whose index failed, per genome
+}
 
 done_ok() { [[ -f "$TSV" ]] && awk -F'\t' -v l="$1" '$1 == l && $4 == "0" {f = 1} END {exit !f}' "$TSV"; }
 # tstep LABEL ...: a measured step, skipped when an earlier run finished it.

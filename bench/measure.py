@@ -5,10 +5,11 @@ the GPU host may lack /usr/bin/time).
   measure.py [--label L] [--tsv FILE] [--stdout FILE] [--stdin FILE] [--timeout S] -- CMD ARGS...
 
 Prints `measure: <label> wall_s=<s> max_rss_mb=<MiB> rc=<rc> cpu_s=<s>` on stderr and, with
---tsv, appends `label TAB wall_s TAB max_rss_mb TAB rc TAB cpu_s` to FILE. CPU time is user +
-system time of the command and every descendant it waited for (getrusage(RUSAGE_CHILDREN)). Peak RSS is
-getrusage(RUSAGE_CHILDREN).ru_maxrss: the largest resident set of any process of the command
-that was waited for (for `bash -c 'a | b'` the larger of a and b, not their sum).
+--tsv, appends `label TAB wall_s TAB max_rss_mb TAB rc TAB cpu_s` to FILE. CPU time is the user
+and system time of the command and of every descendant that was waited for
+(getrusage(RUSAGE_CHILDREN)). Peak RSS is getrusage(RUSAGE_CHILDREN).ru_maxrss: the largest
+resident set of any process of the command that was waited for (for `bash -c 'a | b'` the larger
+of a and b, not their sum).
 Exits with the command's exit status (124 on timeout).
 """
 import argparse

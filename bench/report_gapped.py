@@ -32,8 +32,10 @@ def load_run(d):
     def optional(name):
         p = os.path.join(d, name)
         return json.load(open(p)) if os.path.exists(p) else {}
+    left_out = os.path.join(d, "left-out.txt")  # tools skipped, not found or without an index
     return {"dir": os.path.basename(d), "meta": meta, "measure": measure, "search": optional("search.json"),
-            "roc": optional("roc.json")}
+            "roc": optional("roc.json"),
+            "left_out": open(left_out).read().strip() if os.path.exists(left_out) else ""}
 
 
 def wall(m, label):
@@ -77,9 +79,10 @@ def speed_table(run, s):
     m, n = run["measure"], run["meta"]["reads"]
     rows = []
 
-    def add(name, what, seconds, label=None):
+    def add(name, what, seconds, label=None, cpu=None):
         r = m.get(label) if label else None
-        cpu = r.get("cpu_s") if r and ok(r) else None
+        if r and ok(r):
+            cpu = r.get("cpu_s")
         if r is not None and not ok(r):
             what += f" [{r['rc']}]"
         elif r is not None and r.get("runs", 1) > 1:
@@ -92,7 +95,7 @@ def speed_table(run, s):
     what = f"GappedMapper::map, reads in host memory, --device {run['meta']['device']}"
     if len(runs) > 1:
         what += spread(len(runs), min(runs), max(runs))
-    add("search only", what, s["search"])
+    add("search only", what, s["search"], cpu=run["search"].get("cpu_s"))
     add("wtmap align", "FASTQ.gz -> BAM", s["e2e"], "align/wtmap_e2e")
     add("wtmap align", "FASTQ.gz -> SAM", s["sam"], "align/wtmap_sam")
     add("I/O floor", run["meta"]["io_floor_desc"], s["floor"], "io/floor")
@@ -167,6 +170,8 @@ def report(work, out):
         meta = run["meta"]
         print(f"== {meta['genome']} ({meta['genome_desc']}), {meta['reads']} reads x {meta['read_len']} bp "
               f"({meta['simulator']}; {meta['variants']} variants)")
+        if run["left_out"]:
+            print(f"   (not run: {run['left_out']}: skipped, not found, or its index failed; see the log)")
         print(speed_table(run, s))
         if run["roc"]:
             print()

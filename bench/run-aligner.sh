@@ -21,23 +21,9 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/harness-lib.sh"
 
-if [[ "$QUICK" == 1 ]]; then
-  READS="${WTMAP_BENCH_READS:-2e4}"; SYNTH_MBP="${WTMAP_BENCH_SYNTH_MBP:-5}"
-else
-  READS="${WTMAP_BENCH_READS:-1e6}"; SYNTH_MBP="${WTMAP_BENCH_SYNTH_MBP:-1000}"
-fi
-READS=$(number "$READS")
-GENOMES="${WTMAP_BENCH_GENOMES:-ecoli,synth}"
-LENS="${WTMAP_BENCH_READ_LENS:-100,150}"
+aligner_settings 1e6 1000 2e4 5
 K="${WTMAP_BENCH_K:-4}"
-# Runs of wtmap align and of the I/O floor, alternated; the report takes each one's median. One
-# host's runs of the same command spread by 0.1-0.2 s (bench/history/RESULTS-2026-11-26.md), as
-# much as the 70 % target's margin.
-REPEAT="${WTMAP_BENCH_REPEAT:-$([[ "$QUICK" == 1 ]] && echo 2 || echo 5)}"
-SKIP=",${WTMAP_BENCH_SKIP:-},"                 # any of bwa_aln,bwa_mem,bowtie2,search
 OVERLAP="${WTMAP_BENCH_OVERLAP:-0}"            # 1: wtmap's and bowtie2's timed runs beside bwa index
-ECOLI="${WTMAP_ECOLI_FA:-/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz}"
-BROKEN=","                                     # tools whose index failed, per genome
 ok() { [[ "$SKIP" != *",$1,"* && "$BROKEN" != *",$1,"* ]]; }
 rm -rf "$WORK/logs"; mkdir -p "$WORK/logs"
 
