@@ -17,10 +17,11 @@
 # Timed: bench_gapped_search (search only: GappedMapper::map over reads in host memory; the median
 # of up to 3 passes), wtmap align FASTQ.gz -> BAM and its I/O floor (--io-only), $WTMAP_BENCH_REPEAT
 # times each (default 5, 2 with --quick), alternated, reported as medians; wtmap align -> SAM
-# (which roc.py reads); bwa mem, bowtie2-align-s, bwa aln + samse, once each. Indexes are built first (bwa's and bowtie2's
-# in the background, beside wtmap's and the reads) and not timed; no timed run shares the host
-# with an index build. Finished steps are not redone: when the time budget ($WTMAP_BENCH_BUDGET_S,
-# default 530 s) runs out, run the script again on the same machine and it continues.
+# (which roc.py reads); bwa mem, bowtie2-align-s, bwa aln + samse, once each. Indexes are built
+# first (bwa's and bowtie2's in the background, beside wtmap's and the reads) and not timed; no
+# timed run shares the host with an index build. Finished steps are not redone: when the time
+# budget ($WTMAP_BENCH_BUDGET_S, default 530 s) runs out, run the script again on the same machine
+# and it continues.
 # Results in $OUT: gapped.txt (tables and targets), gapped.json, gapped.tsv, gapped-section.md
 # (for bench/RESULTS.md), gapped-roc.png (where python3 has matplotlib; else the command to draw
 # it elsewhere), gapped-logs.tar.gz.
