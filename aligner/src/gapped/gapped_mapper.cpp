@@ -9,6 +9,8 @@
 // seed), chains and regions, and per round one reference window per extending read -- bounded by
 // the batch size times the read length (plus max_occurrences x seeds for the occurrences).
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <tuple>
 
 #include "mapper_reference.hpp"
@@ -75,6 +77,19 @@ float repeat_fraction(const fmindex::Seed* seeds, std::uint32_t count, std::uint
   return length == 0 ? 0.f : static_cast<float>(covered) / static_cast<float>(length);
 }
 
+// Adds the seconds of its scope to a GappedStageSeconds field.
+class AddSeconds {
+ public:
+  explicit AddSeconds(double& seconds) : seconds_(seconds), start_(std::chrono::steady_clock::now()) {}
+  AddSeconds(const AddSeconds&) = delete;
+  AddSeconds& operator=(const AddSeconds&) = delete;
+  ~AddSeconds() { seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  double& seconds_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 // A hit to report: a region of a read and where its GappedHit goes.
 struct Reported {
   const Region* region;
@@ -108,6 +123,7 @@ struct GappedMapper::Impl {
   MapperReference reference;
   fmindex::SmemSeeder seeder;
   GappedAligner aligner;  // the DP of extensions and CIGARs, on the index's backend
+  GappedStageSeconds stage;
 
   // Per batch: the seeds and their located occurrences. Per round (or for the reported hits): the
   // codes of the reads that take part and their reference windows, all the aligner copies.
@@ -151,8 +167,12 @@ Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded
   seeded.assign(count, {});
   fmindex::SmemParams params;
   params.min_seed_len = options.min_seed_length;
-  WTMAP_TRY(seeder.find(codes.data(), codes.size(), seeding.data(), seeding.size(), params, seeds.data(), seeds.size(),
-                        seeded.data()));
+  {
+    AddSeconds clock(stage.seed);
+    WTMAP_TRY(seeder.find(codes.data(), codes.size(), seeding.data(), seeding.size(), params, seeds.data(),
+                          seeds.size(), seeded.data()));
+  }
+  AddSeconds clock(stage.locate);
   // Every row of every seed with at most max_occurrences hits, read by read, seed by seed.
   rows.clear();
   first_position.assign(count + 1, 0);
@@ -190,23 +210,58 @@ std::vector<SeedHit> GappedMapper::Impl::seed_hits(std::size_t read, const std::
   return hits;
 }
 
+// Lays out the round's (or the reported hits') arrays: item k takes query_length(k) codes at
+// query_offset[k] and target_length(k) at target_offset[k], one after another in item order; then
+// fill(k, query + query_offset[k], target + target_offset[k]) writes each item's codes, items
+// spread over the CPU threads (the copies of reference windows are a round's largest host work).
+template <class QueryLength, class TargetLength, class Fill>
+void lay_out_codes(std::size_t count, QueryLength query_length, TargetLength target_length, Fill fill,
+                   std::vector<std::uint64_t>& query_offset, std::vector<std::uint64_t>& target_offset,
+                   std::vector<std::uint8_t>& query, std::vector<std::uint8_t>& target) {
+  query_offset.resize(count);
+  target_offset.resize(count);
+  std::uint64_t q = 0, t = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    query_offset[k] = q;
+    target_offset[k] = t;
+    q += query_length(k);
+    t += target_length(k);
+  }
+  query.resize(q);
+  target.resize(t);
+  wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k) fill(k, query.data() + query_offset[k], target.data() + target_offset[k]);
+  }, kReadsPerThread);
+}
+
 // One round: every active read's next seed extended left, then right from the left's score, as
 // two batches on the backend (bwa's mem_chain2aln for one seed).
 Status GappedMapper::Impl::extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded) {
   const Scoring& sc = options.scoring;
-  query.clear();
-  target.clear();
+  wtmap::detail::parallel_for_ranges(active.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t a = begin; a < end; ++a) {
+      ReadWork& w = *active[a];
+      chain_window(w.chains[w.chain], static_cast<std::int32_t>(encoded[w.read].forward.size()), reference, sc, w.lo, w.hi);
+    }
+  }, kReadsPerThread);
+  std::vector<std::uint64_t> query_at, target_at;
+  lay_out_codes(
+      active.size(), [&](std::size_t a) { return encoded[active[a]->read].forward.size(); },
+      [&](std::size_t a) { return static_cast<std::uint64_t>(active[a]->hi - active[a]->lo); },
+      [&](std::size_t a, std::uint8_t* q, std::uint8_t* t) {
+        const ReadWork& w = *active[a];
+        const SeedHit& s = w.chains[w.chain].seeds[w.seed];
+        std::copy(encoded[w.read].forward.begin(), encoded[w.read].forward.end(), q);
+        for (std::int64_t i = w.lo; i < w.hi; ++i) *t++ = reference.base(s.contig, s.reverse, i);
+      },
+      query_at, target_at, query, target);
   std::vector<ExtendTask> left, right;
   std::vector<std::size_t> left_of(active.size(), SIZE_MAX), right_of(active.size(), SIZE_MAX);
   for (std::size_t a = 0; a < active.size(); ++a) {
     ReadWork& w = *active[a];
     const SeedHit& s = w.chains[w.chain].seeds[w.seed];
-    const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
-    chain_window(w.chains[w.chain], length, reference, sc, w.lo, w.hi);
-    w.query_offset = query.size();
-    query.insert(query.end(), encoded[w.read].forward.begin(), encoded[w.read].forward.end());
-    w.target_offset = target.size();
-    for (std::int64_t i = w.lo; i < w.hi; ++i) target.push_back(reference.base(s.contig, s.reverse, i));
+    w.query_offset = query_at[a];
+    w.target_offset = target_at[a];
     if (s.qbeg > 0) {
       left_of[a] = left.size();
       left.push_back({w.query_offset, w.target_offset, static_cast<std::uint32_t>(s.qbeg),
@@ -318,18 +373,23 @@ void GappedMapper::Impl::choose_hits(ReadWork& w, GappedReadAlignment& out) cons
 // in a band that holds every alignment scoring the region's own (global_band_for_score).
 Status GappedMapper::Impl::align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded) {
   const Scoring& sc = options.scoring;
-  query.clear();
-  target.clear();
-  std::vector<GlobalTask> tasks;
+  std::vector<std::uint64_t> query_at, target_at;
+  lay_out_codes(
+      reported.size(), [&](std::size_t k) { return static_cast<std::uint64_t>(reported[k].region->qe - reported[k].region->qb); },
+      [&](std::size_t k) { return static_cast<std::uint64_t>(reported[k].region->re - reported[k].region->rb); },
+      [&](std::size_t k, std::uint8_t* q, std::uint8_t* t) {
+        const Region& g = *reported[k].region;
+        const std::vector<std::uint8_t>& codes_of_read = encoded[reported[k].read].forward;
+        std::copy(codes_of_read.begin() + g.qb, codes_of_read.begin() + g.qe, q);
+        for (std::int64_t i = g.rb; i < g.re; ++i) *t++ = reference.base(g.contig, g.reverse, i);
+      },
+      query_at, target_at, query, target);
+  std::vector<GlobalTask> tasks(reported.size());
   std::uint64_t cigar_size = 0;
-  for (const Reported& r : reported) {
-    const Region& g = *r.region;
+  for (std::size_t k = 0; k < reported.size(); ++k) {
+    const Region& g = *reported[k].region;
     const auto qlen = static_cast<std::uint32_t>(g.qe - g.qb), tlen = static_cast<std::uint32_t>(g.re - g.rb);
-    tasks.push_back({query.size(), target.size(), qlen, tlen, global_band_for_score(qlen, tlen, g.true_score, sc),
-                     cigar_size});
-    const std::vector<std::uint8_t>& codes_of_read = encoded[r.read].forward;
-    query.insert(query.end(), codes_of_read.begin() + g.qb, codes_of_read.begin() + g.qe);
-    for (std::int64_t i = g.rb; i < g.re; ++i) target.push_back(reference.base(g.contig, g.reverse, i));
+    tasks[k] = {query_at[k], target_at[k], qlen, tlen, global_band_for_score(qlen, tlen, g.true_score, sc), cigar_size};
     cigar_size += global_max_cigar_ops(qlen, tlen);
   }
   std::vector<GlobalResult> results(tasks.size());
@@ -390,6 +450,7 @@ GappedMapper& GappedMapper::operator=(GappedMapper&&) noexcept = default;
 GappedMapper::~GappedMapper() = default;
 
 const GappedOptions& GappedMapper::options() const { return impl_->options; }
+const GappedStageSeconds& GappedMapper::stage_seconds() const { return impl_->stage; }
 
 Result<GappedMapper> GappedMapper::create(const fmindex::FmIndex& index, const GappedOptions& options) {
   if (!options.scoring.valid()) return invalid_argument("gapped: invalid scoring (penalties >= 0, match > 0)");
@@ -421,6 +482,7 @@ Status GappedMapper::map(const std::vector<SeqRecord>& reads, std::vector<Gapped
   }
   // The host's per-read steps on the CPU threads: each read's own data only, so any split of
   // the reads gives the same result.
+  std::optional<AddSeconds> clock(std::in_place, m.stage.chain);
   wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t k = begin; k < end; ++k) {
       ReadWork& w = work[k];
@@ -428,13 +490,16 @@ Status GappedMapper::map(const std::vector<SeqRecord>& reads, std::vector<Gapped
       w.plan.start(w.chains);
     }
   }, kReadsPerThread);
+  clock.emplace(m.stage.extend);
   WTMAP_TRY(m.extend_all(work, encoded));
+  clock.emplace(m.stage.choose);
   wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t k = begin; k < end; ++k) {
       finish_regions(work[k].regions, work[k].chains, encoded[work[k].read].hash, m.options);
       m.choose_hits(work[k], alignments[work[k].read]);
     }
   }, kReadsPerThread);
+  clock.emplace(m.stage.cigar);
   std::vector<Reported> reported;
   for (const ReadWork& w : work) reported.insert(reported.end(), w.reported.begin(), w.reported.end());
   WTMAP_TRY(m.align_reported(reported, encoded));

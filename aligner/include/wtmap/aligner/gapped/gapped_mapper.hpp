@@ -33,6 +33,17 @@ struct GappedOptions {
   std::uint32_t max_read_length = 1000; // longer reads are left unmapped (kTooLong)
 };
 
+// Seconds spent in each step of map(), summed over its calls (`wtmap align -v`, the benchmark):
+// wall time of the calling thread, device work included where the step waits for it.
+struct GappedStageSeconds {
+  double seed = 0;    // SMEM seeds (backend)
+  double locate = 0;  // their occurrences (backend)
+  double chain = 0;   // seed hits placed on the reference and chained (host threads)
+  double extend = 0;  // rounds of banded extension (backend) and their windows (host)
+  double choose = 0;  // regions deduplicated, primary and alternatives chosen (host threads)
+  double cigar = 0;   // global alignments of the reported hits (backend), NM, MD, MAPQ (host)
+};
+
 // Aligns batches of reads against one index (which must outlive it). Not copyable; one batch at a time.
 class GappedMapper {
  public:
@@ -46,6 +57,7 @@ class GappedMapper {
   Status map(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments);
 
   const GappedOptions& options() const;
+  const GappedStageSeconds& stage_seconds() const;
 
  private:
   struct Impl;
