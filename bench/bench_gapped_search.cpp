@@ -7,17 +7,21 @@
 //
 // --batch: reads per map() call (default 100,000, wtmap align's --batch). The first batch is
 // mapped once untimed (allocations, first launches), then every batch R times over (default 3);
-// the report is the median pass with the fastest and slowest, and the process's CPU seconds per pass
-// (user + system, all threads; the mean of the passes). The mapper's options are the defaults of
+// the report is the median pass with the fastest and slowest, the process's CPU seconds per pass
+// (user + system, all threads; the mean of the passes) and the seconds per step of map()
+// (GappedMapper::stage_seconds, the mean of the passes). The mapper's options are the defaults of
 // `wtmap align` (bwa mem's).
 //
-// Prints reads, mapped reads, index load and read seconds, and the passes' seconds and reads/s.
+// Prints reads, mapped reads, index load and read seconds, the passes' seconds and reads/s, and
+// the steps' seconds.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/resource.h>
@@ -124,6 +128,7 @@ int main(int argc, char** argv) {
 
   std::vector<double> passes;
   std::size_t mapped = 0;
+  const aligner::gapped::GappedStageSeconds warm = mapper->stage_seconds();
   const double cpu_before = cpu_seconds();
   for (int r = 0; r < args.repeat; ++r) {
     t0 = Clock::now();
@@ -131,6 +136,11 @@ int main(int argc, char** argv) {
     passes.push_back(since(t0));
   }
   const double cpu_per_pass = (cpu_seconds() - cpu_before) / args.repeat;
+  // Where a pass's time went (gapped_mapper.hpp's steps), without the warm-up's.
+  const aligner::gapped::GappedStageSeconds& all = mapper->stage_seconds();
+  const std::pair<const char*, double> steps[] = {
+      {"seed", all.seed - warm.seed},       {"locate", all.locate - warm.locate}, {"chain", all.chain - warm.chain},
+      {"extend", all.extend - warm.extend}, {"choose", all.choose - warm.choose}, {"cigar", all.cigar - warm.cigar}};
   std::vector<double> sorted = passes;
   std::sort(sorted.begin(), sorted.end());
   const double median_s = sorted[(sorted.size() - 1) / 2];
@@ -139,13 +149,19 @@ int main(int argc, char** argv) {
               "map %.4f s (median of %d: %.4f-%.4f), %.4g reads/s, CPU %.4f s a pass\n",
               args.device.c_str(), reads.size(), batches.size(), args.batch, mapped, load_s, read_s, median_s,
               args.repeat, sorted.front(), sorted.back(), n / median_s, cpu_per_pass);
+  std::printf("bench_gapped_search: seconds a pass by step:");
+  for (const auto& [name, seconds] : steps) std::printf(" %s %.4f", name, seconds / args.repeat);
+  std::printf("\n");
   if (!args.json_path.empty()) {
     std::ofstream j(args.json_path);
     j << "{\"device\":\"" << args.device << "\",\"reads\":" << reads.size() << ",\"batch\":" << args.batch
       << ",\"mapped\":" << mapped << ",\"load_s\":" << load_s << ",\"read_s\":" << read_s << ",\"search_s\":" << median_s
       << ",\"reads_per_s\":" << n / median_s << ",\"cpu_s\":" << cpu_per_pass << ",\"search_runs_s\":[";
     for (std::size_t i = 0; i < passes.size(); ++i) j << (i ? "," : "") << passes[i];
-    j << "]}\n";
+    j << "],\"steps_s\":{";
+    for (std::size_t i = 0; i < std::size(steps); ++i)
+      j << (i ? "," : "") << '"' << steps[i].first << "\":" << steps[i].second / args.repeat;
+    j << "}}\n";
     if (!j) die(args.json_path + ": cannot write");
   }
   return 0;

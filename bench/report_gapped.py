@@ -173,6 +173,10 @@ def report(work, out):
         if run["left_out"]:
             print(f"   (not run: {run['left_out']}: skipped, not found, or its index failed; see the log)")
         print(speed_table(run, s))
+        steps = run["search"].get("steps_s")
+        if steps:
+            print("search only, seconds a pass by step of GappedMapper::map: " +
+                  ", ".join(f"{name} {fmt(v)}" for name, v in steps.items()))
         if run["roc"]:
             print()
             print(f"Accuracy: {run['roc']['reads']} reads, {run['roc']['indel_reads']} with an indel in their truth; correct = "
