@@ -281,6 +281,8 @@ def main():
     if len(sys.argv) == 3 and not sys.argv[1].startswith("-"):
         report(*sys.argv[1:])
         return
+    if "--section" not in sys.argv:
+        sys.exit(__doc__)
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--section", required=True, metavar="GAPPED.json")
     p.add_argument("--command", default=None, help="the command line of the run, for the section's text")
