@@ -209,7 +209,8 @@ void bm_map(benchmark::State& state, Backend backend) {
   const aligner::gapped::GappedStageSeconds& t = mapper.value().stage_seconds();
   const double per = 1.0 / static_cast<double>(state.iterations());
   for (const auto& [name, seconds] : {std::pair{"s_seed", t.seed}, {"s_locate", t.locate}, {"s_chain", t.chain},
-                                      {"s_extend", t.extend}, {"s_choose", t.choose}, {"s_cigar", t.cigar}})
+                                      {"s_extend", t.extend}, {"s_extend_dp", t.extend_dp}, {"s_choose", t.choose},
+                                      {"s_cigar", t.cigar}, {"s_cigar_dp", t.cigar_dp}})
     state.counters[name] = seconds * per;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <new>
 #include <string>
+#include <system_error>
 
 #include "wtmap/aligner/align_pipeline.hpp"
 #include "wtmap/aligner/batch_reader.hpp"
@@ -120,46 +121,83 @@ Status MismatchSearchEngine::finish(ReadBatch& batch) {
   return {};
 }
 
-Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::GappedOptions& options) {
-  Result<gapped::GappedMapper> mapper = gapped::GappedMapper::create(index, options);
-  if (!mapper.ok()) return mapper.status();
-  mapper_.emplace(std::move(*mapper));
+GappedSearchEngine::~GappedSearchEngine() { release(); }
+
+Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::GappedOptions& options, unsigned mappers) {
+  if (!threads_.empty()) return invalid_argument("GappedSearchEngine::start called twice");
+  if (mappers == 0 || mappers > kMostMappers)
+    return invalid_argument("GappedSearchEngine: 1 to " + std::to_string(kMostMappers) + " mapping threads");
+  Result<gapped::GappedMapper> first = gapped::GappedMapper::create(index, options);
+  if (!first.ok()) return first.status();
+  mappers_.push_back(std::make_unique<gapped::GappedMapper>(std::move(*first)));
+  while (mappers_.size() < mappers) mappers_.push_back(std::make_unique<gapped::GappedMapper>(mappers_[0]->another()));
+  try {
+    for (const auto& mapper : mappers_) threads_.emplace_back([this, m = mapper.get()] { map_jobs(*m); });
+  } catch (const std::system_error&) {  // the system refused a thread: the ones started do the work
+    if (threads_.empty()) return {StatusCode::unavailable, "the system refused a mapping thread"};
+  }
   return {};
 }
 
-Status GappedSearchEngine::search(const ReadBatch& batch) {
-  if (!mapper_) return invalid_argument("GappedSearchEngine::search before start()");
-  std::vector<gapped::GappedReadAlignment> results;
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (!spare_.empty()) {
-      results = std::move(spare_.back());
-      spare_.pop_back();
+void GappedSearchEngine::map_jobs(gapped::GappedMapper& mapper) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || !queued_.empty(); });
+    if (stopping_) return;
+    const std::shared_ptr<Job> job = std::move(queued_.front());
+    queued_.pop_front();
+    lock.unlock();
+    Status status = guarded([&] { return mapper.map(job->reads, job->results); });
+    if (status.ok() && job->results.size() != job->reads.size()) {
+      status = invalid_argument("the gapped mapper gave " + std::to_string(job->results.size()) + " alignments for " +
+                                std::to_string(job->reads.size()) + " reads");
     }
+    lock.lock();
+    job->status = std::move(status);
+    job->done = true;
+    changed_.notify_all();
   }
-  WTMAP_TRY(mapper_->map(batch.reads, results));
-  if (results.size() != batch.reads.size()) {
-    return invalid_argument("the gapped mapper gave " + std::to_string(results.size()) + " alignments for " +
-                            std::to_string(batch.reads.size()) + " reads");
-  }
+}
+
+Status GappedSearchEngine::search(const ReadBatch& batch) {
+  if (threads_.empty()) return invalid_argument("GappedSearchEngine::search before start()");
+  auto job = std::make_shared<Job>();
+  job->reads = gapped::GappedMapper::encode(batch.reads.data(), batch.reads.size());
   const std::lock_guard<std::mutex> lock(mutex_);
-  in_flight_.push_back(std::move(results));
+  if (!spare_.empty()) {
+    job->results = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  in_flight_.push_back(job);
+  queued_.push_back(std::move(job));
+  changed_.notify_all();
   return {};
 }
 
 Status GappedSearchEngine::finish(ReadBatch& batch) {
-  const std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   if (in_flight_.empty()) return invalid_argument("GappedSearchEngine::finish of a batch not searched");
-  batch.alignments.clear();
-  std::swap(batch.gapped_alignments, in_flight_.front());
-  spare_.push_back(std::move(in_flight_.front()));  // what the batch held before: reused by a later search()
+  const std::shared_ptr<Job> job = std::move(in_flight_.front());
   in_flight_.pop_front();
+  changed_.wait(lock, [&] { return job->done || stopping_; });
+  if (!job->done) return cancelled_status();
+  WTMAP_TRY(job->status);
+  batch.alignments.clear();
+  std::swap(batch.gapped_alignments, job->results);
+  spare_.push_back(std::move(job->results));  // what the batch held before: reused by a later search()
   return {};
 }
 
 void GappedSearchEngine::release() {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  mapper_.reset();
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    queued_.clear();
+    changed_.notify_all();
+  }
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+  mappers_.clear();
   in_flight_.clear();
   spare_.clear();
 }

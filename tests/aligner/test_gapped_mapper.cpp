@@ -17,6 +17,7 @@
 #include "fm_queries.hpp"
 #include "fm_support.hpp"
 #include "gotoh_oracle.hpp"
+#include "wtmap/aligner/align_stages.hpp"
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/mismatch_search.hpp"
 
@@ -633,7 +634,7 @@ TEST_P(GappedMapperTest, ReadsTooShortOrTooLongAreUnmappedWithTheirFlag) {
 TEST_P(GappedMapperTest, EmptyBatchesNReadsAndLowerCase) {
   GappedMapper m = mapper();
   std::vector<GappedReadAlignment> out(3);
-  ASSERT_TRUE(m.map({}, out).ok());
+  ASSERT_TRUE(m.map(std::vector<SeqRecord>{}, out).ok());
   EXPECT_TRUE(out.empty());
   const std::string exact = reference_->contigs[0].substr(20100, 100);  // no N: Ns sit at 700 + 1500 k
   std::string lower = exact;
@@ -676,6 +677,51 @@ TEST_P(GappedMapperTest, BatchSizesAndThreadCountsGiveTheSameBytes) {
     EXPECT_EQ(describe(sevens[i]), describe(all[i])) << i;
     EXPECT_EQ(describe(one_thread[i]), describe(all[i])) << i;
     EXPECT_EQ(describe(three_threads[i]), describe(all[i])) << i;
+  }
+}
+
+// The pipeline's engine maps up to three batches at once on mapping threads (mappers made by
+// another(), sharing the reference): each batch's alignments equal one GappedMapper's, whichever
+// thread mapped it, with the pipeline's pattern of calls (search runs up to 3 batches ahead of
+// finish); release() with batches still queued returns.
+TEST_P(GappedMapperTest, SearchEngineWithSeveralMappersGivesEachBatchsBytes) {
+  GappedMapper m = mapper();
+  const std::vector<SeqRecord> reads = records(varied_reads(*reference_, 4));
+  constexpr std::size_t kBatch = 17;
+  const auto expected = map_all(m, reads, kBatch);
+  GappedMapper sibling = m.another();
+  const auto from_sibling = map_all(sibling, reads, kBatch);
+  for (unsigned mappers = 1; mappers <= aligner::GappedSearchEngine::kMostMappers; ++mappers) {
+    aligner::GappedSearchEngine engine;
+    ASSERT_TRUE(engine.start(*index_, {}, mappers).ok());
+    std::vector<aligner::ReadBatch> batches;
+    for (std::size_t i = 0; i < reads.size(); i += kBatch) {
+      aligner::ReadBatch& b = batches.emplace_back();
+      b.reads.assign(reads.begin() + i, reads.begin() + std::min(reads.size(), i + kBatch));
+      b.filled = b.reads.size();
+    }
+    std::vector<GappedReadAlignment> got;
+    std::size_t finished = 0;
+    for (std::size_t searched = 0; searched < batches.size(); ++searched) {
+      ASSERT_TRUE(engine.search(batches[searched]).ok());
+      if (searched - finished + 1 < 3) continue;
+      ASSERT_TRUE(engine.finish(batches[finished]).ok());
+      got.insert(got.end(), batches[finished].gapped_alignments.begin(), batches[finished].gapped_alignments.end());
+      ++finished;
+    }
+    for (; finished < batches.size(); ++finished) {
+      ASSERT_TRUE(engine.finish(batches[finished]).ok());
+      got.insert(got.end(), batches[finished].gapped_alignments.begin(), batches[finished].gapped_alignments.end());
+    }
+    ASSERT_EQ(got.size(), reads.size());
+    for (std::size_t i = 0; i < reads.size(); ++i) {
+      ASSERT_EQ(describe(got[i]), describe(expected[i])) << mappers << " mappers, read " << i;
+      ASSERT_EQ(describe(from_sibling[i]), describe(expected[i])) << "another(), read " << i;
+    }
+    // Batches searched and never finished: release() drops the queued ones and returns.
+    for (std::size_t k = 0; k < 3 && k < batches.size(); ++k) ASSERT_TRUE(engine.search(batches[k]).ok());
+    engine.release();
+    EXPECT_FALSE(engine.search(batches[0]).ok());
   }
 }
 

@@ -39,13 +39,7 @@ constexpr std::uint32_t kCigarSoftClip = 4;
 // NM/MD): some 10 us each, so that starting a thread pays.
 constexpr std::uint64_t kReadsPerThread = 256;
 
-// A read's codes and their reverse complement.
-struct ReadCodes {
-  std::vector<std::uint8_t> forward, reverse;
-  std::uint64_t hash = 0;
-};
-
-ReadCodes encode(const std::string& sequence) {
+ReadCodes encode_read(const std::string& sequence) {
   ReadCodes r;
   r.forward.resize(sequence.size());
   r.reverse.resize(sequence.size());
@@ -115,12 +109,14 @@ struct ReadWork {
 }  // namespace
 
 struct GappedMapper::Impl {
-  Impl(const fmindex::FmIndex& i, const GappedOptions& o, MapperReference r)
-      : index(&i), options(o), reference(std::move(r)), seeder(i), aligner(i.backend()) {}
+  Impl(const fmindex::FmIndex& i, const GappedOptions& o, std::shared_ptr<const MapperReference> r)
+      : index(&i), options(o), shared_reference(std::move(r)), reference(*shared_reference), seeder(i),
+        aligner(i.backend()) {}
 
   const fmindex::FmIndex* index;
   GappedOptions options;
-  MapperReference reference;
+  std::shared_ptr<const MapperReference> shared_reference;  // with the mappers made by another()
+  const MapperReference& reference;
   fmindex::SmemSeeder seeder;
   GappedAligner aligner;  // the DP of extensions and CIGARs, on the index's backend
   GappedStageSeconds stage;
@@ -303,6 +299,7 @@ Status GappedMapper::Impl::extend_with_retry(const CodeArrays& arrays, const std
   const Scoring& sc = options.scoring;
   results.assign(tasks.size(), {});
   if (tasks.empty()) return {};
+  AddSeconds clock(stage.extend_dp);
   WTMAP_TRY(aligner.extend(sc, arrays, tasks.data(), results.data(), tasks.size()));
   std::vector<ExtendTask> again;
   std::vector<std::size_t> which;
@@ -395,8 +392,10 @@ Status GappedMapper::Impl::align_reported(const std::vector<Reported>& reported,
   std::vector<GlobalResult> results(tasks.size());
   std::vector<std::uint32_t> cigars(std::max<std::uint64_t>(cigar_size, 1));
   const CodeArrays arrays{query.data(), query.size(), target.data(), target.size()};
-  if (!tasks.empty())
+  if (!tasks.empty()) {
+    AddSeconds clock(stage.cigar_dp);
     WTMAP_TRY(aligner.align_global(sc, arrays, tasks.data(), results.data(), tasks.size(), cigars.data(), cigars.size()));
+  }
   for (std::size_t k = 0; k < reported.size(); ++k) {
     if (results[k].n_cigar == 0 && tasks[k].query_length + tasks[k].target_length > 0)
       return Status(StatusCode::invalid_argument, "gapped: the CIGAR of a region did not fit");
@@ -458,18 +457,33 @@ Result<GappedMapper> GappedMapper::create(const fmindex::FmIndex& index, const G
   if (!index.can_locate()) return invalid_argument("gapped alignment needs an index that can locate (not search_only)");
   Result<MapperReference> reference = MapperReference::create(index);
   if (!reference.ok()) return reference.status();
-  return GappedMapper(std::make_unique<Impl>(index, options, std::move(reference).value()));
+  return GappedMapper(std::make_unique<Impl>(
+      index, options, std::make_shared<const MapperReference>(std::move(reference).value())));
+}
+
+GappedMapper GappedMapper::another() const {
+  return GappedMapper(std::make_unique<Impl>(*impl_->index, impl_->options, impl_->shared_reference));
+}
+
+std::vector<ReadCodes> GappedMapper::encode(const SeqRecord* reads, std::size_t count) {
+  std::vector<ReadCodes> encoded(count);
+  wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) encoded[i] = encode_read(reads[i].sequence);
+  }, kReadsPerThread);
+  return encoded;
 }
 
 Status GappedMapper::map(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments) {
+  return map(encode(reads.data(), reads.size()), alignments);
+}
+
+Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<GappedReadAlignment>& alignments) {
   Impl& m = *impl_;
-  std::vector<ReadCodes> encoded(reads.size());
-  for (std::size_t i = 0; i < reads.size(); ++i) encoded[i] = encode(reads[i].sequence);
   std::vector<std::uint64_t> first_position;
   WTMAP_TRY(m.seed_and_locate(encoded, first_position));
-  alignments.assign(reads.size(), {});
+  alignments.assign(encoded.size(), {});
   std::vector<ReadWork> work;
-  for (std::size_t i = 0; i < reads.size(); ++i) {
+  for (std::size_t i = 0; i < encoded.size(); ++i) {
     GappedReadAlignment& a = alignments[i];
     const std::size_t length = encoded[i].forward.size();
     if (length < m.options.min_seed_length || length > m.options.max_read_length) {

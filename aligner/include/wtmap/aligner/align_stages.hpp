@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -110,26 +111,50 @@ class MismatchSearchEngine : public SearchEngine {
   std::optional<BatchAligner> aligner_;
 };
 
-// GappedMapper's alignment (bwa mem's algorithm, gapped_mapper.hpp) as the pipeline's engine.
-// search() maps a whole batch (the mapper runs its steps on the GPU or the CPU to the end) and
-// keeps the results; finish() hands them to the batch in order, swapping vectors, so that the
-// alignments' allocations (CIGARs, MD strings) are reused batch after batch rather than made anew.
-// Space: the results of the batches between search() and finish() (at most two).
+// GappedMapper's alignment (bwa mem's algorithm, gapped_mapper.hpp) as the pipeline's engine,
+// with several batches mapped at once: search() encodes the batch's reads (the job then owns
+// everything it reads) and queues it for the mapping threads, each with a GappedMapper of its own;
+// finish() waits for the oldest batch and hands its alignments over, swapping vectors so that the
+// alignments' allocations (CIGARs, MD strings) are reused batch after batch. A batch's host steps
+// (chaining, region choice, NM/MD) thus run beside another's device steps, and the result of a
+// batch does not depend on which thread mapped it. The pipeline holds at most three batches
+// between search() and finish() (align_pipeline.hpp), so more than kMostMappers threads would idle.
+// Space: per mapping thread a GappedMapper (its device buffers); the codes and results of the
+// batches between search() and finish().
 class GappedSearchEngine : public SearchEngine {
  public:
-  // The index must outlive the engine, or its release().
-  Status start(const fmindex::FmIndex& index, const gapped::GappedOptions& options);
+  static constexpr unsigned kMostMappers = 3;
+  GappedSearchEngine() = default;
+  ~GappedSearchEngine() override;
+  GappedSearchEngine(const GappedSearchEngine&) = delete;
+  GappedSearchEngine& operator=(const GappedSearchEngine&) = delete;
+
+  // The index must outlive the engine, or its release(). mappers: 1..kMostMappers threads.
+  Status start(const fmindex::FmIndex& index, const gapped::GappedOptions& options, unsigned mappers = kMostMappers);
 
   Status search(const ReadBatch& batch) override;
   Status finish(ReadBatch& batch) override;
-  // Frees the mapper (its device memory); the engine is unusable after.
+  // Stops the mapping threads (a batch being mapped is finished first, queued ones are dropped)
+  // and frees the mappers (their device memory); the engine is unusable after.
   void release();
 
  private:
+  struct Job {
+    std::vector<gapped::ReadCodes> reads;
+    std::vector<gapped::GappedReadAlignment> results;
+    Status status;
+    bool done = false;
+  };
+  void map_jobs(gapped::GappedMapper& mapper);
+
   std::mutex mutex_;
-  std::deque<std::vector<gapped::GappedReadAlignment>> in_flight_;  // mapped, not yet finished
-  std::vector<std::vector<gapped::GappedReadAlignment>> spare_;    // finished batches' old vectors
-  std::optional<gapped::GappedMapper> mapper_;
+  std::condition_variable changed_;
+  std::deque<std::shared_ptr<Job>> in_flight_;  // searched, not yet finished, in search order
+  std::deque<std::shared_ptr<Job>> queued_;     // of those, not yet taken by a mapping thread
+  std::vector<std::vector<gapped::GappedReadAlignment>> spare_;  // finished batches' old vectors
+  bool stopping_ = false;
+  std::vector<std::unique_ptr<gapped::GappedMapper>> mappers_;
+  std::vector<std::thread> threads_;
 };
 
 // Records written by a SamWriter, which the caller opened and finishes through the pipeline.

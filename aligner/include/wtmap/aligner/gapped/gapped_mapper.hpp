@@ -39,15 +39,27 @@ struct GappedStageSeconds {
   double seed = 0;    // SMEM seeds (backend)
   double locate = 0;  // their occurrences (backend)
   double chain = 0;   // seed hits placed on the reference and chained (host threads)
-  double extend = 0;  // rounds of banded extension (backend) and their windows (host)
-  double choose = 0;  // regions deduplicated, primary and alternatives chosen (host threads)
-  double cigar = 0;   // global alignments of the reported hits (backend), NM, MD, MAPQ (host)
+  double extend = 0;     // rounds of banded extension (backend) and their windows (host)
+  double extend_dp = 0;  //   of which the backend's calls
+  double choose = 0;     // regions deduplicated, primary and alternatives chosen (host threads)
+  double cigar = 0;      // global alignments of the reported hits (backend), NM, MD, MAPQ (host)
+  double cigar_dp = 0;   //   of which the backend's call
+};
+
+// A read's codes (0..4, anything but A/C/G/T/U is N) on both strands, and the hash that breaks
+// ties between its equally scoring hits.
+struct ReadCodes {
+  std::vector<std::uint8_t> forward, reverse;
+  std::uint64_t hash = 0;
 };
 
 // Aligns batches of reads against one index (which must outlive it). Not copyable; one batch at a time.
 class GappedMapper {
  public:
   static Result<GappedMapper> create(const fmindex::FmIndex& index, const GappedOptions& options);
+  // A mapper of the same index and options that shares this one's copy of the reference (one byte
+  // per base), to map another batch at the same time on another thread.
+  GappedMapper another() const;
   GappedMapper(GappedMapper&&) noexcept;
   GappedMapper& operator=(GappedMapper&&) noexcept;
   ~GappedMapper();
@@ -55,6 +67,10 @@ class GappedMapper {
   // One alignment per read (letters as SeqRecord::sequence holds them; anything but A/C/G/T/U is N),
   // the same bytes on either backend, for any batch size or thread count. mapq is filled.
   Status map(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments);
+  // The same from reads already encoded: the batch's first step, apart so that a caller can keep
+  // a batch's codes once its records are gone (GappedSearchEngine's mapping threads).
+  static std::vector<ReadCodes> encode(const SeqRecord* reads, std::size_t count);
+  Status map(const std::vector<ReadCodes>& encoded, std::vector<GappedReadAlignment>& alignments);
 
   const GappedOptions& options() const;
   const GappedStageSeconds& stage_seconds() const;
