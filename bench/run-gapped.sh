@@ -14,8 +14,8 @@
 # run-aligner.sh at $WTMAP_BENCH_SYNTH_MBP (default 250 Mbp: `bwa index` of 1 Gbp takes 15-21
 # minutes single-threaded, and a device session holds 30). Genome folders (reference, indexes)
 # are run-aligner.sh's and shared with it.
-# Timed: bench_gapped_search (search only: GappedMapper::map over reads in host memory; the median
-# of up to 3 passes), wtmap align FASTQ.gz -> BAM and its I/O floor (--io-only), $WTMAP_BENCH_REPEAT
+# Timed: bench_gapped_search (search only: wtmap align's mapping engine over reads in host memory;
+# the median of up to 3 passes), wtmap align FASTQ.gz -> BAM and its I/O floor (--io-only), $WTMAP_BENCH_REPEAT
 # times each (default 5, 2 with --quick), alternated, reported as medians; wtmap align -> SAM
 # (which roc.py reads); bwa mem, bowtie2-align-s, bwa aln + samse, once each. Indexes are built
 # first (bwa's and bowtie2's in the background, beside wtmap's and the reads) and not timed; no
@@ -88,10 +88,11 @@ make_reads() {
 timed_runs() {
   local r e2e floor
   # Search only: one process, index loaded once, at most 3 passes (a pass takes about as long as a
-  # wtmap align run, without the process's start-up and the CUDA context that spread those).
+  # wtmap align run, without the process's start-up and the CUDA context that spread those); then
+  # one pass of a single mapper with its seconds by step (--steps), where the time goes.
   if ok search; then
     tstep search/wtmap -- "$SEARCH" "$G/wtmap" "$FQ" --device "$DEVICE" --repeat $((REPEAT < 3 ? REPEAT : 3)) \
-      --json "$D/search.json" || status=1
+      --steps --json "$D/search.json" || status=1
   fi
   # Each command ends with -o, its output file following.
   e2e=("$WTMAP" align -v -x "$G/wtmap" "$FQ" -t "$THREADS" --device "$DEVICE" -o)
