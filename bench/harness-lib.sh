@@ -2,7 +2,7 @@
 # Takes a leading --quick off the script's arguments (exports WTMAP_BENCH_QUICK=1).
 # Sets: here, OUT, WORK, DEVICE, THREADS, QUICK, BUDGET, min_time; defines find_prog, step,
 # remaining, number, host_info; and for the aligner harnesses done_ok, tstep, out_of_time,
-# index_bg, index_wait, wait_for, prepare_genome, aligner_settings (at the end).
+# e2e_and_floor, index_bg, index_wait, wait_for, prepare_genome, aligner_settings (at the end).
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT="${OUT:-$PWD/bench-out}"
@@ -100,6 +100,21 @@ tstep() {
   step "$label" "$@"
 }
 out_of_time() { (( $(remaining) < 5 )); }
+
+# e2e_and_floor: wtmap align end to end (steps align/wtmap_e2e, @2, ...) and the I/O floor
+# (io/floor, @2, ...) on the reads of folder $D, alternated, $REPEAT times each; the first runs
+# write $D/wtmap.bam and $D/floor.bam. The caller's arrays e2e and floor hold the commands, each
+# ending with -o.
+e2e_and_floor() {
+  local r
+  tstep align/wtmap_e2e -- "${e2e[@]}" "$D/wtmap.bam" || status=1
+  tstep io/floor -- "${floor[@]}" "$D/floor.bam" || status=1
+  for ((r = 2; r <= REPEAT; r++)); do
+    tstep "align/wtmap_e2e@$r" -- "${e2e[@]}" "$D/repeat.bam" || status=1
+    tstep "io/floor@$r" -- "${floor[@]}" "$D/repeat.bam" || status=1
+  done
+  rm -f "$D/repeat.bam"
+}
 
 # index_bg G NAME CMD...: CMD detached, surviving the end of this run (the 1 Gbp indexes of bwa
 # and bowtie2 take longer than a call), its output in G/NAME-index.log with its wall time, then

@@ -70,14 +70,8 @@ timed_wtmap_bowtie2() {
   else
     floor=("$SAMTOOLS" import -@ "$THREADS" -0 "$FQ" -o)
   fi
-  tstep align/wtmap_e2e -- "${e2e[@]}" "$D/wtmap.bam" || status=1
+  e2e_and_floor
   tstep align/wtmap_sam -- "$WTMAP" align -v -x "$G/wtmap" "$FQ" -o "$D/wtmap.sam" -k "$K" -t "$THREADS" --device "$DEVICE" || status=1
-  tstep io/floor -- "${floor[@]}" "$D/floor.bam" || status=1
-  for ((r = 2; r <= REPEAT; r++)); do
-    tstep "align/wtmap_e2e@$r" -- "${e2e[@]}" "$D/repeat.bam" || status=1
-    tstep "io/floor@$r" -- "${floor[@]}" "$D/repeat.bam" || status=1
-  done
-  rm -f "$D/repeat.bam"
   if ok bowtie2; then tstep align/bowtie2 -- "$BT2" -p "$THREADS" -x "$G/bt2" -U "$FQ" -S "$D/bowtie2.sam" || status=1; fi
 }
 timed_bwa_evaluate() {

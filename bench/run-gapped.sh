@@ -86,7 +86,7 @@ make_reads() {
 
 # The timed runs on the reads $FQ of folder $D (steps in $TSV).
 timed_runs() {
-  local r e2e floor
+  local e2e floor
   # Search only: one process, index loaded once, at most 3 passes (a pass takes about as long as a
   # wtmap align run, without the process's start-up and the CUDA context that spread those); then
   # one pass of a single mapper with its seconds by step (--steps), where the time goes.
@@ -97,13 +97,7 @@ timed_runs() {
   # Each command ends with -o, its output file following.
   e2e=("$WTMAP" align -v -x "$G/wtmap" "$FQ" -t "$THREADS" --device "$DEVICE" -o)
   floor=("$WTMAP" align -v --io-only -x "$G/wtmap" "$FQ" -t "$THREADS" --device "$DEVICE" -o)
-  tstep align/wtmap_e2e -- "${e2e[@]}" "$D/wtmap.bam" || status=1
-  tstep io/floor -- "${floor[@]}" "$D/floor.bam" || status=1
-  for ((r = 2; r <= REPEAT; r++)); do
-    tstep "align/wtmap_e2e@$r" -- "${e2e[@]}" "$D/repeat.bam" || status=1
-    tstep "io/floor@$r" -- "${floor[@]}" "$D/repeat.bam" || status=1
-  done
-  rm -f "$D/repeat.bam"
+  e2e_and_floor
   tstep align/wtmap_sam -- "${e2e[@]}" "$D/wtmap.sam" || status=1
   if ok bwa_mem; then tstep align/bwa_mem --stdout "$D/bwa_mem.sam" -- "$BWA" mem -t "$THREADS" "$G/bwa" "$FQ" || status=1; fi
   if ok bowtie2; then tstep align/bowtie2 -- "$BT2" -p "$THREADS" -x "$G/bt2" -U "$FQ" -S "$D/bowtie2.sam" || status=1; fi
