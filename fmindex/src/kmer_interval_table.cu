@@ -1,13 +1,12 @@
-// KmerIntervalTable: built level by level in place (extend_level): a kernel launch per level on
-// the GPU, a parallel loop on the CPU.
+// KmerIntervalTable: built level by level in place (extend_level), each level through core's
+// for_each_index: a kernel launch on the GPU, a parallel loop on the CPU.
 #include "wtmap/fmindex/kmer_interval_table.hpp"
 
 #include <algorithm>
 #include <string>
 #include <utility>
 
-#include "wtmap/core/detail/cuda_check.hpp"
-#include "wtmap/core/detail/parallel.hpp"
+#include "wtmap/core/detail/batch.cuh"
 
 namespace wtmap::fmindex {
 
@@ -34,15 +33,12 @@ WTMAP_HD void extend_level(const FmIndexView& index, SaInterval* table, std::uin
   for (unsigned c = 4; c-- > 0;) table[(std::uint64_t{c} << (2 * j)) + key] = iv.empty() ? iv : index.extend(iv, c);
 }
 
-constexpr unsigned kTableBlockThreads = 256;
-
-__global__ void __launch_bounds__(kTableBlockThreads)
-    extend_level_kernel(FmIndexView index, SaInterval* table, std::uint32_t j, std::uint64_t kmers) {
-  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
-  for (std::uint64_t key = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; key < kmers; key += stride) {
-    extend_level(index, table, j, key);
-  }
-}
+struct ExtendLevel {
+  FmIndexView index;
+  SaInterval* table;
+  std::uint32_t j;
+  WTMAP_HD void operator()(std::uint64_t key) const { extend_level(index, table, j, key); }
+};
 
 }  // namespace
 
@@ -65,24 +61,10 @@ Result<KmerIntervalTable> KmerIntervalTable::build(const FmIndexBase<FmIndexView
   auto* out = reinterpret_cast<SaInterval*>(table.intervals_.data());
   const FmIndexView view = index.view();
   const SaInterval all = view.all();
-  if (index.backend() == Backend::cpu) {
-    out[0] = all;
-    for (std::uint32_t j = 0; j < stored; ++j) {
-      wtmap::detail::parallel_for_ranges(std::uint64_t{1} << (2 * j), [&](std::uint64_t begin, std::uint64_t end) {
-        for (std::uint64_t key = begin; key < end; ++key) extend_level(view, out, j, key);
-      }, 1 << 12);
-    }
-    return std::move(table);
-  }
-  WTMAP_CUDA_TRY(cudaMemcpy(out, &all, sizeof(all), cudaMemcpyHostToDevice));
+  WTMAP_TRY(table.intervals_.copy_from_host(0, &all, sizeof all));
   for (std::uint32_t j = 0; j < stored; ++j) {
-    const std::uint64_t level = std::uint64_t{1} << (2 * j);
-    const auto blocks = static_cast<unsigned>(
-        std::min<std::uint64_t>((level + kTableBlockThreads - 1) / kTableBlockThreads, std::uint64_t{1} << 16));
-    extend_level_kernel<<<blocks, kTableBlockThreads>>>(view, out, j, level);
-    WTMAP_CUDA_TRY_LAUNCH();
+    WTMAP_TRY(wtmap::detail::for_each_index(index.backend(), std::uint64_t{1} << (2 * j), ExtendLevel{view, out, j}, 1 << 12));
   }
-  WTMAP_CUDA_TRY(cudaDeviceSynchronize());
   return std::move(table);
 }
 

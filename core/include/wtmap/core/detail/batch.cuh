@@ -408,7 +408,8 @@ __global__ void __launch_bounds__(kQueryBlockThreads) for_each_index_kernel(F f,
   for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) f(i);
 }
 
-// Enqueues for_each_index_kernel on `stream` and returns without waiting for it.
+// Enqueues for_each_index_kernel on `stream` and returns without waiting for it. The one place
+// that sizes its grid.
 template <class F>
 Status enqueue_for_each_index(const F& f, std::uint64_t count, cudaStream_t stream) {
   if (count == 0) return {};
@@ -417,6 +418,26 @@ Status enqueue_for_each_index(const F& f, std::uint64_t count, cudaStream_t stre
   const auto blocks = static_cast<unsigned>(std::min(resident_blocks, (count + kQueryBlockThreads - 1) / kQueryBlockThreads));
   for_each_index_kernel<F><<<blocks, kQueryBlockThreads, 0, stream>>>(f, count);
   WTMAP_CUDA_TRY_LAUNCH();
+  return {};
+}
+
+// f(i) for every i in [0, count) on `backend`, done when it returns: the construction steps' one
+// launcher, so that no build kernel computes its own grid. On the host a parallel loop (at least
+// cpu_min_per_thread indices a thread); on the GPU for_each_index_kernel on the default stream,
+// which the construction code's CUB calls and copies also use, waited for. f is a trivially
+// copyable functor with a WTMAP_HD operator()(std::uint64_t) whose calls are independent.
+template <class F>
+Status for_each_index(Backend backend, std::uint64_t count, const F& f,
+                      std::uint64_t cpu_min_per_thread = std::uint64_t{1} << 14) {
+  if (backend == Backend::cpu) {
+    parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
+      for (std::uint64_t i = begin; i < end; ++i) f(i);
+    }, cpu_min_per_thread);
+    return {};
+  }
+  if (count == 0) return {};
+  WTMAP_TRY(enqueue_for_each_index(f, count, nullptr));
+  WTMAP_CUDA_TRY(cudaStreamSynchronize(nullptr));
   return {};
 }
 
