@@ -1,30 +1,17 @@
-// device_handles.hpp and pinned_buffer.hpp: the owners of CUDA streams, events and page-locked
-// buffers make what they claim (a non-blocking stream, timing events, page-locked memory), hand
-// it over on a move, and free it when destroyed; without a device a page-locked buffer is an
-// error, never ordinary memory in disguise.
+// device_handles.hpp: the owners of a CUDA stream and event make what they claim (a
+// non-blocking stream, timing events) and hand it over on a move; empty owners hold nothing.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <utility>
-#include <vector>
 
 #include "support.hpp"
 #include "wtmap/core/device_handles.hpp"
-#include "wtmap/core/pinned_buffer.hpp"
 
 namespace wtmap::test {
 namespace {
-
-bool page_locked(const void* p) {
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return attr.type == cudaMemoryTypeHost;
-}
 
 __global__ void __launch_bounds__(1) spin_kernel(long long cycles) {
   const long long start = clock64();
@@ -82,46 +69,6 @@ TEST(DeviceHandlesGpu, EventsTimeTheWorkBetweenThem) {
   Event moved = std::move(end.value());
   EXPECT_FALSE(end.value());
   EXPECT_TRUE(moved);
-}
-
-TEST(PinnedBuffer, ZeroBytesHoldNothing) {
-  Result<PinnedBuffer> empty = PinnedBuffer::allocate(0, "test");
-  ASSERT_TRUE(empty.ok()) << empty.status().message();
-  EXPECT_EQ(empty->data(), nullptr);
-  EXPECT_EQ(empty->size(), 0u);
-}
-
-TEST(PinnedBuffer, WithoutADeviceIsAnError) {
-  if (gpu_available()) GTEST_SKIP() << "a CUDA device is usable here";
-  Result<PinnedBuffer> b = PinnedBuffer::allocate(4096, "test staging");
-  ASSERT_FALSE(b.ok()) << "ordinary memory handed out as page-locked";
-  EXPECT_NE(b.status().message().find("test staging"), std::string::npos) << b.status().message();
-}
-
-TEST(PinnedBufferGpu, IsPageLockedMovesAndIsFreed) {
-  WTMAP_SKIP_WITHOUT(Backend::gpu);
-  constexpr std::size_t kBytes = std::size_t{1} << 20;
-  Result<PinnedBuffer> made = PinnedBuffer::allocate(kBytes, "test");
-  ASSERT_TRUE(made.ok()) << made.status().message();
-  PinnedBuffer first = std::move(made.value());
-  ASSERT_NE(first.data(), nullptr);
-  EXPECT_EQ(first.size(), kBytes);
-  EXPECT_TRUE(page_locked(first.data()));
-  EXPECT_TRUE(page_locked(first.data() + kBytes - 1));
-  std::byte* const memory = first.data();
-  PinnedBuffer second = std::move(first);
-  EXPECT_EQ(first.data(), nullptr);
-  EXPECT_EQ(first.size(), 0u);
-  EXPECT_EQ(second.data(), memory);
-  // Assigning over an owner frees what it held.
-  Result<PinnedBuffer> other = PinnedBuffer::allocate(4096, "test");
-  ASSERT_TRUE(other.ok());
-  second = std::move(other.value());
-  EXPECT_FALSE(page_locked(memory)) << "the old memory is still page-locked after the assignment";
-  std::byte* const last = second.data();
-  EXPECT_TRUE(page_locked(last));
-  { PinnedBuffer dying = std::move(second); }
-  EXPECT_FALSE(page_locked(last)) << "destruction left the memory page-locked";
 }
 
 }  // namespace
