@@ -12,7 +12,7 @@ PinnedBuffer::~PinnedBuffer() {
 
 Result<PinnedBuffer> PinnedBuffer::allocate(std::size_t size, const char* what) {
   PinnedBuffer b;
-  if (size == 0) return std::move(b);
+  if (size == 0) return Result<PinnedBuffer>(std::move(b));
   void* p = nullptr;
   const cudaError_t err = cudaMallocHost(&p, size);
   if (err != cudaSuccess) {
@@ -23,7 +23,7 @@ Result<PinnedBuffer> PinnedBuffer::allocate(std::size_t size, const char* what) 
   }
   b.data_ = static_cast<std::byte*>(p);
   b.size_ = size;
-  return std::move(b);
+  return Result<PinnedBuffer>(std::move(b));
 }
 
 }  // namespace wtmap

@@ -50,7 +50,7 @@ struct WaveletTree<Symbol, Arity>::Layout {
 
 namespace {
 
-constexpr unsigned kThreads = 256;
+constexpr unsigned kHistogramThreads = 256;
 constexpr char kMagic[8] = {'W', 'T', 'M', 'W', 'T', 'R', 'E', 'E'};
 
 template <unsigned Arity>
@@ -173,7 +173,8 @@ void refine_sort_cpu(const std::vector<Symbol>& in, std::vector<Symbol>& out, un
   }
 }
 
-// The text in host memory; the sort is a stable counting refinement of the previous level's order.
+// The text in host memory. Space: two copies of the text (2 n symbols). Each level's sort is a
+// stable counting refinement of the previous level's order, O(n); the histogram one pass.
 template <class Symbol>
 class CpuTreeBuilder {
  public:
@@ -226,7 +227,7 @@ Result<Buffer> cub_temp(std::size_t bytes) { return Buffer::allocate(Backend::gp
 // warp rarely share one, on a persistent grid (thesis 5.1.1); encodes the text in place. (The one
 // construction kernel of its own: its blocks share memory, which for_each_index's do not.)
 template <class Symbol>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kHistogramThreads)
     histogram_encode_kernel(Symbol* text, std::uint64_t n, std::uint64_t sigma, unsigned num_levels,
                             bool encode, unsigned long long* hist, unsigned replicas) {
   extern __shared__ unsigned int local[];
@@ -252,7 +253,10 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The text in device memory, in two buffers that CUB's radix sort alternates between.
+// The text in device memory, in two buffers that CUB's radix sort alternates between. Space: 2 n
+// symbols plus CUB's temporary storage (and n symbols while the alphabet is extracted). Each
+// level's sort is a stable CUB radix sort of the codes by their leading bits, O(n) per radix
+// pass; the histogram is the thesis' (5.1.1), one pass.
 template <class Symbol>
 class GpuTreeBuilder {
  public:
@@ -323,8 +327,8 @@ class GpuTreeBuilder {
     constexpr std::size_t kSharedBytes = 48 * 1024;
     const unsigned replicas = static_cast<unsigned>(std::min<std::uint64_t>(32, kSharedBytes / (sigma * 4)));
     const int grid = detail::multiprocessor_count() * 8;
-    histogram_encode_kernel<Symbol><<<grid, kThreads, replicas * sigma * 4>>>(keys_.Current(), n_, sigma, num_levels,
-                                                                               encode, d_hist, replicas);
+    histogram_encode_kernel<Symbol><<<grid, kHistogramThreads, replicas * sigma * 4>>>(
+        keys_.Current(), n_, sigma, num_levels, encode, d_hist, replicas);
     WTMAP_CUDA_TRY_LAUNCH();
     return d_hist_buf->copy_to_host(0, hist.data(), sigma * sizeof(std::uint64_t));
   }
