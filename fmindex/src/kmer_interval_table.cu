@@ -22,12 +22,9 @@ namespace {
 // c to the (j + 1)-mer c key at table[c * 4^j + key] (c = 0 last: it is key's own place). An empty
 // interval ends backward search, so it passes to the longer k-mers as it is, as the search would
 // return it. Each j-mer writes only its own four places, so all of a level's j-mers may run at
-// once. From table[0] = all rows, levels 0..stored-1 take 4/3 * 4^stored extends in all. On the
-// CPU this replaced a depth-first walk over the same trie, with the same number of extends: on two
-// cores E. coli's k = 13 took 0.31-0.34 s instead of 1.4-3.7 s, and 1 Gbp's 0.63 s instead of
-// 6.1 s, the independent j-mers of a level overlapping their memory accesses where the walk's
-// depended on each other. On the GPU it replaced a search of each k-mer from scratch (k * 4^k
-// extends).
+// once. From table[0] = all rows, levels 0..stored-1 take 4/3 * 4^stored extends in all. The
+// independent j-mers of a level overlap their memory accesses, where a depth-first walk's
+// depended on each other: on two cores E. coli's k = 13 takes 0.31-0.34 s (the walk 1.4-3.7 s).
 WTMAP_HD void extend_level(const FmIndexView& index, SaInterval* table, std::uint32_t j, std::uint64_t key) {
   const SaInterval iv = table[key];
   for (unsigned c = 4; c-- > 0;) table[(std::uint64_t{c} << (2 * j)) + key] = iv.empty() ? iv : index.extend(iv, c);
