@@ -710,7 +710,7 @@ Status WTMAP_WT_CLASS::check_support(const Buffer& storage, const Layout& layout
   }
   rebuilt.bind_view(layout, n, sigma, has_alphabet, counts);
   auto* tables = reinterpret_cast<std::uint64_t*>(base + layout.node_offset);
-  for (std::uint64_t h = 0; h < layout.num_nodes; ++h) node_tables_entry(rebuilt.view_, h, tables, layout.num_nodes);
+  WTMAP_TRY(detail::for_each_index(Backend::cpu, layout.num_nodes, NodeTables<View>{rebuilt.view_, tables, layout.num_nodes}));
   WTMAP_TRY(detail::same_support(*loaded, base, layout.total, "wavelet tree: a rank directory or node table"));
   for (std::uint64_t m = 0; m < sigma; ++m) {
     if (rebuilt.view_.rank(rebuilt.view_.from_minimal(m), n) != rebuilt.view_.occurrences_minimal(m)) {
