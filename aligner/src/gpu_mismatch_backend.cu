@@ -159,10 +159,7 @@ constexpr std::uint64_t kGatherThreads = 4;
 class GpuMismatchBackend : public MismatchBackend {
  public:
   GpuMismatchBackend(const fmindex::FmIndex& index, const AlignOptions& options, BatchAligner::StageSeconds& seconds)
-      : index_(index),
-        options_(options),
-        seconds_(seconds),
-        workspaces_{std::make_unique<wtmap::detail::QueryWorkspace>(), std::make_unique<wtmap::detail::QueryWorkspace>()} {}
+      : index_(index), options_(options), seconds_(seconds) {}
   // A batch still in flight is not collected: its SearchedBatch may be gone. Freeing the
   // workspaces waits for their kernels.
   ~GpuMismatchBackend() override = default;
@@ -191,7 +188,7 @@ class GpuMismatchBackend : public MismatchBackend {
     WTMAP_TRY(collect(slot, nullptr));  // (it adds its own wait to search)
     lap.restart();
     if (n == 0) return {};
-    wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
+    wtmap::detail::QueryWorkspace& ws = workspaces_[slot];
     WTMAP_TRY(ws.reserve(0, 0, 1));  // its stream
     WTMAP_TRY(ws.reserve_timing());
     const cudaStream_t stream = ws.stream(0);
@@ -263,7 +260,7 @@ class GpuMismatchBackend : public MismatchBackend {
     lock.unlock();
     Lap lap;
     const MismatchSearchOp op{index_.view(), nullptr, batch->codes.size(), {}, options_.search};  // for its messages
-    wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
+    wtmap::detail::QueryWorkspace& ws = workspaces_[slot];
     float device_ms = 0;  // the batch's device time (search()'s two events)
     auto collect_and_time = [&]() -> Status {
       WTMAP_TRY(wtmap::detail::collect_batch_gpu(op, batch->patterns.data(), static_cast<SearchResult*>(nullptr),
@@ -287,7 +284,7 @@ class GpuMismatchBackend : public MismatchBackend {
   // Two launch slots, each with its workspace (buffers, streams, the codes on the device) and the
   // batch it holds until collected.
   static constexpr unsigned kLaunchSlots = 2;
-  std::unique_ptr<wtmap::detail::QueryWorkspace> workspaces_[kLaunchSlots];
+  wtmap::detail::QueryWorkspace workspaces_[kLaunchSlots];
   SearchedBatch* launched_[kLaunchSlots] = {nullptr, nullptr};
   bool collecting_[kLaunchSlots] = {false, false};
   unsigned next_slot_ = 0;           // search()'s only
