@@ -4,50 +4,26 @@
 
 namespace wtmap::detail {
 
-QueryWorkspace::~QueryWorkspace() {
-  // Errors cannot be reported from a destructor; the runtime frees everything at exit anyway.
-  // Only what was allocated: even cudaFree(nullptr) starts the CUDA runtime and creates a context
-  // (0.3 s on the H200 host), which a CPU-backend run never needs.
-  auto free_device = [](void* p) { if (p != nullptr) cudaFree(p); };
-  auto free_pinned = [](void* p) { if (p != nullptr) cudaFreeHost(p); };
-  for (int s = 0; s < 2; ++s) {
-    if (streams[s] != nullptr) cudaStreamDestroy(streams[s]);
-    free_device(device_in[s]);
-    free_device(device_out[s]);
-    free_pinned(pinned_in[s]);
-    free_pinned(pinned_out[s]);
-  }
-  for (cudaEvent_t e : timing) {
-    if (e != nullptr) cudaEventDestroy(e);
-  }
-  free_device(device_first_invalid);
-  free_device(device_next_query);
-  free_pinned(pinned_first_invalid);
-}
-
 namespace {
+
+Result<Buffer> allocate_device(std::size_t bytes) { return Buffer::allocate(Backend::gpu, bytes, "query batch buffers"); }
+Result<PinnedBuffer> allocate_pinned(std::size_t bytes) { return PinnedBuffer::allocate(bytes, "query batch staging"); }
 
 // Grows the first `slots` buffers of a pair to `bytes` each (or all of them anew when the slot
 // count grows), freeing the old ones first. The capacity reads 0 until they are all made, so
 // that a failed allocation is tried again by the next call.
-Status grow_pair(void* (&buffers)[2], std::size_t& capacity, std::size_t bytes, bool more_slots, int slots,
-                 bool pinned) {
+template <class Owner>
+Status grow_pair(Owner (&buffers)[2], std::size_t& capacity, std::size_t bytes, bool more_slots, int slots,
+                 Result<Owner> (*allocate)(std::size_t)) {
   if (bytes <= capacity && !more_slots) return {};
   bytes = std::max(capacity, bytes);
   capacity = 0;
   for (int s = 0; s < 2; ++s) {
-    if (pinned) {
-      cudaFreeHost(buffers[s]);
-    } else {
-      cudaFree(buffers[s]);
-    }
-    buffers[s] = nullptr;
+    buffers[s] = Owner{};
     if (s >= slots || bytes == 0) continue;
-    if (pinned) {
-      WTMAP_CUDA_TRY(cudaMallocHost(&buffers[s], bytes));
-    } else {
-      WTMAP_CUDA_TRY(cudaMalloc(&buffers[s], bytes));
-    }
+    Result<Owner> made = allocate(bytes);
+    if (!made.ok()) return made.status();
+    buffers[s] = std::move(made.value());
   }
   capacity = bytes;
   return {};
@@ -56,35 +32,47 @@ Status grow_pair(void* (&buffers)[2], std::size_t& capacity, std::size_t bytes, 
 }  // namespace
 
 Status QueryWorkspace::reserve(std::size_t in_bytes, std::size_t out_bytes, int use_slots, Staging staging) {
-  if (streams[0] == nullptr) {
-    for (auto& s : streams) WTMAP_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    WTMAP_CUDA_TRY(cudaMalloc(&device_first_invalid, sizeof(unsigned long long)));
-    WTMAP_CUDA_TRY(cudaMalloc(&device_next_query, 2 * sizeof(unsigned long long)));
-    WTMAP_CUDA_TRY(cudaMallocHost(&pinned_first_invalid, sizeof(unsigned long long)));
+  if (!counters_.data()) {
+    for (Stream& s : streams_) {
+      if (s) continue;
+      Result<Stream> made = Stream::create();
+      if (!made.ok()) return made.status();
+      s = std::move(made.value());
+    }
+    Result<PinnedBuffer> pinned = allocate_pinned(sizeof(unsigned long long));
+    if (!pinned.ok()) return pinned.status();
+    pinned_first_invalid_ = std::move(pinned.value());
+    Result<Buffer> counters = Buffer::allocate(Backend::gpu, 3 * sizeof(unsigned long long), "query batch counters");
+    if (!counters.ok()) return counters.status();
+    counters_ = std::move(counters.value());  // last: its presence says all of these are made
   }
   // A slot more: every buffer anew, with room for both slots.
-  const bool more_slots = use_slots > slots;
-  const int keep_slots = more_slots ? use_slots : slots;
-  WTMAP_TRY(grow_pair(device_in, in_capacity, in_bytes, more_slots, keep_slots, false));
-  WTMAP_TRY(grow_pair(device_out, out_capacity, out_bytes, more_slots, keep_slots, false));
-  WTMAP_TRY(grow_pair(pinned_in, pinned_in_capacity, staging.in ? in_bytes : 0, more_slots, keep_slots, true));
-  WTMAP_TRY(grow_pair(pinned_out, pinned_out_capacity, staging.out ? out_bytes : 0, more_slots, keep_slots, true));
-  slots = keep_slots;
+  const bool more_slots = use_slots > slots_;
+  const int keep_slots = more_slots ? use_slots : slots_;
+  WTMAP_TRY(grow_pair(device_in_, in_capacity_, in_bytes, more_slots, keep_slots, allocate_device));
+  WTMAP_TRY(grow_pair(device_out_, out_capacity_, out_bytes, more_slots, keep_slots, allocate_device));
+  WTMAP_TRY(grow_pair(pinned_in_, pinned_in_capacity_, staging.in ? in_bytes : 0, more_slots, keep_slots, allocate_pinned));
+  WTMAP_TRY(grow_pair(pinned_out_, pinned_out_capacity_, staging.out ? out_bytes : 0, more_slots, keep_slots,
+                      allocate_pinned));
+  slots_ = keep_slots;
   return {};
 }
 
 Status QueryWorkspace::reserve_scratch(std::size_t bytes) {
-  if (scratch.size() >= bytes) return {};
-  scratch = Buffer{};  // free the old one first: both need not fit at once
+  if (scratch_.size() >= bytes) return {};
+  scratch_ = Buffer{};  // free the old one first: both need not fit at once
   auto b = Buffer::allocate(Backend::gpu, bytes + bytes / 4, "query batch data");  // room to grow
   if (!b.ok()) return b.status();
-  scratch = std::move(b.value());
+  scratch_ = std::move(b.value());
   return {};
 }
 
 Status QueryWorkspace::reserve_timing() {
-  for (cudaEvent_t& e : timing) {
-    if (e == nullptr) WTMAP_CUDA_TRY(cudaEventCreate(&e));
+  for (Event& e : timing_) {
+    if (e) continue;
+    Result<Event> made = Event::create();
+    if (!made.ok()) return made.status();
+    e = std::move(made.value());
   }
   return {};
 }
@@ -95,22 +83,22 @@ Status upload_staged(QueryWorkspace& ws, void* device_dst, const void* src, std:
   constexpr std::size_t kPiece = std::size_t{16} << 20;
   WTMAP_TRY(ws.reserve(0, 0));  // its streams; no device buffers
   if (is_pinned(src)) {
-    WTMAP_CUDA_TRY(cudaMemcpyAsync(device_dst, src, bytes, cudaMemcpyHostToDevice, ws.streams[0]));
-    WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[0]));
+    WTMAP_CUDA_TRY(cudaMemcpyAsync(device_dst, src, bytes, cudaMemcpyHostToDevice, ws.stream(0)));
+    WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.stream(0)));
     return {};
   }
   // The two staging buffers (16 MiB each, or larger ones already there).
-  WTMAP_TRY(grow_pair(ws.pinned_in, ws.pinned_in_capacity, kPiece, false, ws.slots, true));
-  const std::size_t piece = ws.pinned_in_capacity;
+  WTMAP_TRY(grow_pair(ws.pinned_in_, ws.pinned_in_capacity_, kPiece, false, ws.slots_, allocate_pinned));
+  const std::size_t piece = ws.pinned_in_capacity_;
   for (std::size_t offset = 0, p = 0; offset < bytes; offset += piece, ++p) {
     const int s = static_cast<int>(p & 1);
     const std::size_t length = std::min(piece, bytes - offset);
-    WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[s]));  // its pinned buffer is free again
-    parallel_copy(ws.pinned_in[s], static_cast<const char*>(src) + offset, length);
-    WTMAP_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(device_dst) + offset, ws.pinned_in[s], length,
-                                   cudaMemcpyHostToDevice, ws.streams[s]));
+    WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.stream(s)));  // its pinned buffer is free again
+    parallel_copy(ws.pinned_in(s), static_cast<const char*>(src) + offset, length);
+    WTMAP_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(device_dst) + offset, ws.pinned_in(s), length,
+                                   cudaMemcpyHostToDevice, ws.stream(s)));
   }
-  for (cudaStream_t stream : ws.streams) WTMAP_CUDA_TRY(cudaStreamSynchronize(stream));
+  for (int s = 0; s < 2; ++s) WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.stream(s)));
   return {};
 }
 

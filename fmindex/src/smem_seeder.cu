@@ -33,10 +33,10 @@ Status SmemSeeder::find(const std::uint8_t* codes, std::uint64_t codes_size, con
   if (index_->backend() == Backend::cpu) return detail::run_batch_cpu(op, reads, results, count, "seeding");
   std::lock_guard<std::mutex> lock(workspace_->scratch_mutex);
   WTMAP_TRY(workspace_->reserve_scratch(codes_size));
-  WTMAP_TRY(detail::upload_staged(*workspace_, workspace_->scratch.data(), codes, codes_size));
+  WTMAP_TRY(detail::upload_staged(*workspace_, workspace_->scratch(), codes, codes_size));
   const std::size_t seed_bytes = seeds_size * sizeof(Seed);
   WTMAP_TRY(detail::ensure_device_bytes(device_seeds_, seed_bytes, "seeds"));
-  op.codes = reinterpret_cast<const std::uint8_t*>(workspace_->scratch.data());
+  op.codes = reinterpret_cast<const std::uint8_t*>(workspace_->scratch());
   op.seeds = reinterpret_cast<Seed*>(device_seeds_.data());
   WTMAP_TRY(detail::run_batch_gpu(op, reads, results, count, *workspace_, "seeding"));
   return copy_seeds_written(reads, results, count, seeds);
@@ -63,7 +63,7 @@ Status SmemSeeder::find_on_device(const std::uint8_t* codes, std::uint64_t codes
   std::lock_guard<std::mutex> lock(workspace_->scratch_mutex);
   WTMAP_TRY(workspace_->reserve(0, 0, 1));  // makes its streams
   const SmemOp op{index_->view(), codes, codes_size, seeds, seeds_size, params};
-  return detail::run_batch_device(op, reads, results, count, workspace_->streams[0], *workspace_, "seeding");
+  return detail::run_batch_device(op, reads, results, count, workspace_->stream(0), *workspace_, "seeding");
 }
 
 }  // namespace wtmap::fmindex

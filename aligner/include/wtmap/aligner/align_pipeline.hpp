@@ -124,7 +124,7 @@ struct PipelineOptions {
   std::function<void(const AlignTotals&)> on_written;
 };
 
-// What run() returns after cancel() (core's StatusCode has no code of its own for it yet).
+// What run() returns after cancel(): StatusCode::cancelled, "the run was cancelled".
 Status cancelled_status();
 
 // Runs the stages over one input: start_reading(), then run(). Not copyable; the destructor

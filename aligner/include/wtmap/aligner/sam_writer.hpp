@@ -42,7 +42,7 @@ class SamWriter {
   // room for a read of some 150 bases and its tags: a pipeline's writer calls it while it waits
   // for its first batch. Allocated and first touched inside write(), on all threads at once, they
   // made the first batch of 10^5 reads take 130-190 ms to write where the next ones took 25-50 ms
-  // (H100 host, bench/RESULTS.md).
+  // (H100 host, bench/history/RESULTS-2026-11-26.md).
   Status reserve(std::size_t reads);
   // Writes one record per read, in order.
   Status write(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments);

@@ -67,7 +67,7 @@ Status copy_runs_to_host(QueryWorkspace& ws, const T* device, T* host, const std
   WTMAP_TRY(ensure_device_bytes(staging.device_packed, packed_total * sizeof(T), "packed runs"));
   WTMAP_TRY(upload_staged(ws, staging.device_runs.data(), runs.data(), runs.size() * sizeof(CopyRun)));
   T* packed = reinterpret_cast<T*>(staging.device_packed.data());
-  const cudaStream_t stream = ws.streams[0];
+  const cudaStream_t stream = ws.stream(0);
   WTMAP_TRY(enqueue_for_each_index(
       PackRuns<T>{device, packed, reinterpret_cast<const CopyRun*>(staging.device_runs.data())}, runs.size(), stream));
   staging.host_packed.resize(packed_total * sizeof(T));
