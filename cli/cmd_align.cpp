@@ -74,9 +74,9 @@ constexpr const char* kUsage =
     "                    the first 10000 pairs of confident unique mates among the first 10^5\n"
     "                    pairs; max, min: mean +- 4 std]\n"
     "  -U INT            pairs: penalty of an unpaired pair against a proper one, 0..1000 [17]\n"
-    "  -v                at the end, print the busy seconds of each pipeline stage; twice\n"
-    "                    (-v -v), also each batch's reads and when each stage began and\n"
-    "                    ended it\n"
+    "  -v                at the end, print the busy seconds of each pipeline stage (and of\n"
+    "                    the gapped mapper's steps); twice (-v -v), also each batch's reads\n"
+    "                    and when each stage began and ended it\n"
     "\n"
     "Gapped mode (bwa mem's names and defaults; INT,INT: deletions, insertions or 5', 3'):\n"
     "  -A INT            match score, 1..1000 [1]\n"
@@ -575,6 +575,13 @@ int align_main(int argc, char** argv) {
   const Status run = pipeline.run(engine, sink, rescuing ? std::function<void()>{} : std::function<void()>{release_gpu_and_indexes});
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
   log_stage_times(log, pipeline, *reader, *writer, start_seconds, c.verbosity);
+  if (engine == &gapped_engine && c.verbosity >= 1) {
+    const aligner::gapped::GappedStageSeconds t = gapped_engine.stage_seconds();
+    log.info("gapped mapping, seconds summed over %u mapping threads: seeds %.2f, locate %.2f, chains %.2f, "
+             "extension %.2f (device calls %.2f), region choice %.2f, CIGAR and tags %.2f (device calls %.2f)",
+             aligner::GappedSearchEngine::kMostMappers, t.seed, t.locate, t.chain, t.extend, t.extend_dp, t.choose,
+             t.cigar, t.cigar_dp);
+  }
   if (pair_sink && c.verbosity >= 1) {
     log.info("pairs, busy seconds of the write stage: mate rescue %.2f, pairing %.2f", pair_sink->rescue_seconds(),
              pair_sink->pairing_seconds());

@@ -131,15 +131,17 @@ Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::Ga
   if (!first.ok()) return first.status();
   mappers_.push_back(std::make_unique<gapped::GappedMapper>(std::move(*first)));
   while (mappers_.size() < mappers) mappers_.push_back(std::make_unique<gapped::GappedMapper>(mappers_[0]->another()));
+  mapper_seconds_.assign(mappers_.size(), {});
   try {
-    for (const auto& mapper : mappers_) threads_.emplace_back([this, m = mapper.get()] { map_jobs(*m); });
+    for (std::size_t k = 0; k < mappers_.size(); ++k) threads_.emplace_back([this, k] { map_jobs(k); });
   } catch (const std::system_error&) {  // the system refused a thread: the ones started do the work
     if (threads_.empty()) return {StatusCode::unavailable, "the system refused a mapping thread"};
   }
   return {};
 }
 
-void GappedSearchEngine::map_jobs(gapped::GappedMapper& mapper) {
+void GappedSearchEngine::map_jobs(std::size_t k) {
+  gapped::GappedMapper& mapper = *mappers_[k];
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return stopping_ || !queued_.empty(); });
@@ -153,6 +155,7 @@ void GappedSearchEngine::map_jobs(gapped::GappedMapper& mapper) {
                                 std::to_string(job->reads.size()) + " reads");
     }
     lock.lock();
+    mapper_seconds_[k] = mapper.stage_seconds();
     job->status = std::move(status);
     job->done = true;
     changed_.notify_all();
@@ -193,6 +196,13 @@ Status GappedSearchEngine::rescue_mates(const std::vector<SeqRecord>& reads,
                                         const InsertSizeModel& model, std::int32_t unpaired) {
   if (mappers_.empty()) return invalid_argument("GappedSearchEngine::rescue_mates before start() or after release()");
   return mappers_.front()->rescue_mates(reads, alignments, model, unpaired);
+}
+
+gapped::GappedStageSeconds GappedSearchEngine::stage_seconds() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  gapped::GappedStageSeconds sum;
+  for (const gapped::GappedStageSeconds& s : mapper_seconds_) sum += s;
+  return sum;
 }
 
 void GappedSearchEngine::release() {

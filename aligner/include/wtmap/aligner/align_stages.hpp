@@ -136,6 +136,9 @@ class GappedSearchEngine : public SearchEngine {
 
   Status search(const ReadBatch& batch) override;
   Status finish(ReadBatch& batch) override;
+  // The mappers' seconds per step, summed over the mapping threads, as of their last batch
+  // (`wtmap align -v`); kept after release().
+  gapped::GappedStageSeconds stage_seconds() const;
   // GappedMapper::rescue_mates on pairs that were mapped here: from the writer stage, while the
   // mapping threads map later batches (the first mapper's rescue DP buffers, its own; one call at
   // a time).
@@ -152,15 +155,16 @@ class GappedSearchEngine : public SearchEngine {
     Status status;
     bool done = false;
   };
-  void map_jobs(gapped::GappedMapper& mapper);
+  void map_jobs(std::size_t mapper);
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::shared_ptr<Job>> in_flight_;  // searched, not yet finished, in search order
   std::deque<std::shared_ptr<Job>> queued_;     // of those, not yet taken by a mapping thread
   std::vector<std::vector<gapped::GappedReadAlignment>> spare_;  // finished batches' old vectors
   bool stopping_ = false;
   std::vector<std::unique_ptr<gapped::GappedMapper>> mappers_;
+  std::vector<gapped::GappedStageSeconds> mapper_seconds_;  // each mapper's, after its last batch
   std::vector<std::thread> threads_;
 };
 

@@ -47,6 +47,18 @@ struct GappedStageSeconds {
   double choose = 0;     // regions deduplicated, primary and alternatives chosen (host threads)
   double cigar = 0;      // global alignments of the reported hits (backend), NM, MD, MAPQ (host)
   double cigar_dp = 0;   //   of which the backend's call
+
+  GappedStageSeconds& operator+=(const GappedStageSeconds& o) {
+    seed += o.seed;
+    locate += o.locate;
+    chain += o.chain;
+    extend += o.extend;
+    extend_dp += o.extend_dp;
+    choose += o.choose;
+    cigar += o.cigar;
+    cigar_dp += o.cigar_dp;
+    return *this;
+  }
 };
 
 // A read's codes (0..4, anything but A/C/G/T/U is N) on both strands, and the hash that breaks
