@@ -33,6 +33,12 @@ namespace {
 // pass's are first): a read of unique sequence has a few per pass, one inside a repeat a few per
 // 19 bases; this room (91 for 150 bases, 32 bytes each) bounds the device memory of a batch.
 std::uint32_t seed_capacity(std::uint32_t read_length) { return read_length / 2 + 16; }
+// The room of a batch's first seeding (34 for 150 bases): enough for all but reads inside
+// repeats, which are seeded again with seed_capacity (the same seeds: a read's seeding depends
+// on the read alone). Rooms of the full size took some 300 MB a batch, host and device alike.
+std::uint32_t first_seed_capacity(std::uint32_t read_length) {
+  return std::min(seed_capacity(read_length), read_length / 8 + 16);
+}
 
 constexpr std::uint32_t kCigarSoftClip = 4;
 
@@ -114,6 +120,7 @@ struct DpWorkspace {
   explicit DpWorkspace(Backend backend) : aligner(backend) {}
   GappedAligner aligner;
   std::vector<std::uint8_t> query, target;
+  std::vector<std::uint32_t> cigars;  // reused: a fresh one was some 100 MB of new pages a batch
 };
 
 }  // namespace
@@ -140,6 +147,9 @@ struct GappedMapper::Impl {
 
   Status seed_and_locate(const std::vector<ReadCodes>& encoded, std::vector<std::uint64_t>& first_position);
   std::vector<SeedHit> seed_hits(std::size_t read, const std::vector<std::uint64_t>& first_position);
+  Status find_seeds(const std::vector<fmindex::SeedingRead>& reads, fmindex::Seed* out, std::uint64_t out_size,
+                    std::vector<fmindex::SmemResult>& results);
+  Status seed_again_with_full_rooms(std::uint64_t seed_total);
   Status extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded);
   Status extend_with_retry(const CodeArrays& arrays, const std::vector<ExtendTask>& tasks,
                            std::vector<ExtendResult>& results);
@@ -165,18 +175,16 @@ Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded
     s.seed_offset = seed_total;
     const bool searched = length >= options.min_seed_length && length <= options.max_read_length;
     s.length = searched ? length : 0;
-    s.seed_capacity = searched ? seed_capacity(length) : 0;
+    s.seed_capacity = searched ? first_seed_capacity(length) : 0;
     codes.insert(codes.end(), encoded[i].forward.begin(), encoded[i].forward.begin() + s.length);
     seed_total += s.seed_capacity;
   }
   seeds.resize(std::max<std::uint64_t>(seed_total, 1));
   seeded.assign(count, {});
-  fmindex::SmemParams params;
-  params.min_seed_len = options.min_seed_length;
   {
     AddSeconds clock(stage.seed);
-    WTMAP_TRY(seeder.find(codes.data(), codes.size(), seeding.data(), seeding.size(), params, seeds.data(),
-                          seeds.size(), seeded.data()));
+    WTMAP_TRY(find_seeds(seeding, seeds.data(), seed_total, seeded));
+    WTMAP_TRY(seed_again_with_full_rooms(seed_total));
   }
   AddSeconds clock(stage.locate);
   // Every row of every seed with at most max_occurrences hits, read by read, seed by seed.
@@ -193,6 +201,41 @@ Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded
   first_position[count] = rows.size();
   positions.resize(rows.size());
   if (!rows.empty()) WTMAP_TRY(index->locate(rows.data(), positions.data(), rows.size()));
+  return {};
+}
+
+Status GappedMapper::Impl::find_seeds(const std::vector<fmindex::SeedingRead>& reads, fmindex::Seed* out,
+                                      std::uint64_t out_size, std::vector<fmindex::SmemResult>& results) {
+  fmindex::SmemParams params;
+  params.min_seed_len = options.min_seed_length;
+  return seeder.find(codes.data(), codes.size(), reads.data(), reads.size(), params, out, std::max<std::uint64_t>(out_size, 1),
+                     results.data());
+}
+
+// The reads whose first room overflowed, seeded again in rooms of seed_capacity placed after the
+// first rooms (seeds[seed_total, ...)); their seeding entries then point there.
+Status GappedMapper::Impl::seed_again_with_full_rooms(std::uint64_t seed_total) {
+  std::vector<std::size_t> again;
+  std::vector<fmindex::SeedingRead> full;
+  std::uint64_t room = 0;
+  for (std::size_t i = 0; i < seeding.size(); ++i) {
+    if ((seeded[i].flags & fmindex::kSeedsOverflow) == 0) continue;
+    fmindex::SeedingRead r = seeding[i];
+    r.seed_offset = room;
+    r.seed_capacity = seed_capacity(r.length);
+    room += r.seed_capacity;
+    again.push_back(i);
+    full.push_back(r);
+  }
+  if (again.empty()) return {};
+  seeds.resize(seed_total + room);
+  std::vector<fmindex::SmemResult> results(full.size());
+  WTMAP_TRY(find_seeds(full, seeds.data() + seed_total, room, results));
+  for (std::size_t k = 0; k < again.size(); ++k) {
+    seeding[again[k]].seed_offset = seed_total + full[k].seed_offset;
+    seeding[again[k]].seed_capacity = full[k].seed_capacity;
+    seeded[again[k]] = results[k];
+  }
   return {};
 }
 
@@ -401,7 +444,8 @@ Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Rep
     cigar_size += global_max_cigar_ops(qlen, tlen);
   }
   std::vector<GlobalResult> results(tasks.size());
-  std::vector<std::uint32_t> cigars(std::max<std::uint64_t>(cigar_size, 1));
+  std::vector<std::uint32_t>& cigars = ws.cigars;
+  cigars.resize(std::max<std::uint64_t>(cigar_size, 1));
   const CodeArrays arrays{ws.query.data(), ws.query.size(), ws.target.data(), ws.target.size()};
   if (!tasks.empty()) {
     double rescue_seconds = 0;  // rescue_mates() runs beside map(): its time is the writer's (-v)
