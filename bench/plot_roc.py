@@ -77,7 +77,9 @@ def main():
     for ax in list(axes.flat)[len(runs):]:
         ax.set_visible(False)
     axes.flat[0].legend(fontsize=8, frameon=False, loc="lower right")
-    fig.suptitle("Mapped against wrong by MAPQ threshold (mason reads; wtmap's thresholds labelled)", fontsize=10)
+    # one panel is too narrow for the title on one line
+    fig.suptitle("Mapped against wrong by MAPQ threshold" + ("\n" if cols == 1 else " ") +
+                 "(mason reads; wtmap's thresholds labelled)", fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     fig.savefig(sys.argv[2], dpi=130)
     plt.close(fig)

@@ -363,7 +363,7 @@ def section(res, command=None):
         if not run["roc"]:
             continue
         what = (f"{run['roc']['pairs']:,} pairs" if "pairs" in run["roc"] else f"{run['roc']['reads']:,} reads")
-        out += ["", f"{run_title(run)} ({what}, {run['roc']['indel_reads']:,} {'mates' if paired else 'reads'} with an "
+        out += ["", f"{run_title(run)} ({what}, {run['roc']['indel_reads']:,}{' mates' if paired else ''} with an "
                 f"indel):", ""]
         out.append(markdown_table(*accuracy_rows(run["roc"])))
         if "pairs" in run["roc"]:

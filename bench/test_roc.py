@@ -60,20 +60,27 @@ TOOL = [
 ]
 
 
-class RocTest(unittest.TestCase):
+class SamFiles(unittest.TestCase):
+    """A temporary truth.sam and tool.sam of the class's TRUTH_LINES and TOOL_LINES."""
+    TRUTH_LINES = TOOL_LINES = ()
+
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="test_roc.")
         cls.truth = os.path.join(cls.dir, "truth.sam")
-        with open(cls.truth, "w") as f:
-            f.write(HEADER + "".join(record(n, *t[:3], 255, t[3]) for n, t in TRUTH.items()))
         cls.tool = os.path.join(cls.dir, "tool.sam")
-        with open(cls.tool, "w") as f:
-            f.write(HEADER + "".join(TOOL))
+        for path, lines in ((cls.truth, cls.TRUTH_LINES), (cls.tool, cls.TOOL_LINES)):
+            with open(path, "w") as f:
+                f.write(HEADER + "".join(lines))
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.dir)
+
+
+class RocTest(SamFiles):
+    TRUTH_LINES = [record(n, *t[:3], 255, t[3]) for n, t in TRUTH.items()]
+    TOOL_LINES = TOOL
 
     def test_reference_length(self):
         self.assertEqual(roc.reference_length("10M200D10M"), 220)
@@ -194,23 +201,10 @@ PAIRED_TOOL = [
 ]
 
 
-class PairedRocTest(unittest.TestCase):
+class PairedRocTest(SamFiles):
     """Mates told apart by 0x40/0x80; the pair statistics worked out by hand in the comments."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="test_roc_paired.")
-        cls.truth = os.path.join(cls.dir, "truth.sam")
-        with open(cls.truth, "w") as f:
-            f.write(HEADER + "".join(paired(n, flag, c, pos, 255, cigar, tlen)
-                                     for n, flag, c, pos, cigar, tlen in PAIRED_TRUTH))
-        cls.tool = os.path.join(cls.dir, "tool.sam")
-        with open(cls.tool, "w") as f:
-            f.write(HEADER + "".join(PAIRED_TOOL))
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir)
+    TRUTH_LINES = [paired(n, flag, c, pos, 255, cigar, tlen) for n, flag, c, pos, cigar, tlen in PAIRED_TRUTH]
+    TOOL_LINES = PAIRED_TOOL
 
     def test_truth(self):
         truth, fragments = roc.read_truth(self.truth)
