@@ -185,7 +185,7 @@ def target_cells(run):
         "floor": verdict(t["e2e_share_of_io_floor"], GOALS["e2e_share_of_io_floor"],
                          f"{100 * (t['e2e_share_of_io_floor'] or 0):.1f}%"),
         "search": verdict(t["search_x_bwa_mem"], GOALS["search_x_bwa_mem"], f"{t['search_x_bwa_mem'] or 0:.3g}x"),
-        "proper": verdict(proper, -PROPER_PAIR_SLACK, f"{100 * (proper or 0):+.2f} points"),
+        "proper": verdict(proper, -PROPER_PAIR_SLACK, f"{100 * (proper or 0):+.3f} points"),
         "both": verdict(t.get("both_correct_minus_bwa_mem"), 0, f"{t.get('both_correct_minus_bwa_mem', 0):+d} pairs"),
         "cpu": "-" if cpu is None else f"{cpu:.3g}x bwa mem's" + (
             (" met" if cpu <= 1 else " NOT met") if t.get("cpu_target_applies") else " (GPU run: no target)"),
