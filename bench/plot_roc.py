@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """The ROC plot of bench/run-gapped.sh (needs matplotlib; Debian's is /usr/bin/python3's).
 
-  plot_roc.py GAPPED.json OUT.png
+  plot_roc.py GAPPED.json|PAIRED.json OUT.png
 
 One panel per genome and read length: for each tool, the fraction of all reads mapped with MAPQ
 >= q (y) against the fraction wrong among those (x), q running from 60 down to 0 through every
 MAPQ the tool gave (bench/roc.py's mapq_counts), the thresholds 60, 40, 20, 10, 1, 0 marked. Up and
 to the left is better. The x axis is logarithmic above one wrong read in the run and linear below.
+Pairs (run-gapped.sh --paired): every mate counts as a read.
 """
 import json
 import sys
@@ -50,7 +51,10 @@ def panel(ax, run):
                                 textcoords="offset points", fontsize=6, color=color)
     ax.set_xscale("symlog", linthresh=1 / reads)
     genome = "E. coli" if meta["genome"] == "ecoli" else f"{meta['genome_bp'] / 1e6:.0f} Mbp synthetic"
-    ax.set_title(f"{genome}, {meta['read_len']} bp, {reads:,} reads", fontsize=9)
+    if meta.get("pairs"):  # every mate a read
+        ax.set_title(f"{genome}, 2 x {meta['read_len']} bp, {meta['pairs']:,} pairs (mates counted)", fontsize=9)
+    else:
+        ax.set_title(f"{genome}, {meta['read_len']} bp, {reads:,} reads", fontsize=9)
     ax.set_xlabel("fraction wrong among mapped (MAPQ >= q)", fontsize=8)
     ax.set_ylabel("fraction of reads mapped (MAPQ >= q)", fontsize=8)
     ax.tick_params(labelsize=7)
@@ -73,7 +77,9 @@ def main():
     for ax in list(axes.flat)[len(runs):]:
         ax.set_visible(False)
     axes.flat[0].legend(fontsize=8, frameon=False, loc="lower right")
-    fig.suptitle("Mapped against wrong by MAPQ threshold (mason reads; wtmap's thresholds labelled)", fontsize=10)
+    # one panel is too narrow for the title on one line
+    fig.suptitle("Mapped against wrong by MAPQ threshold" + ("\n" if cols == 1 else " ") +
+                 "(mason reads; wtmap's thresholds labelled)", fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     fig.savefig(sys.argv[2], dpi=130)
     plt.close(fig)

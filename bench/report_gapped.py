@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Tables of bench/run-gapped.sh and its section for bench/RESULTS.md (standard library only).
 
-  report_gapped.py WORK OUT           WORK/gapped-*/ (meta.json, measure.tsv, search.json, roc.json)
-  report_gapped.py --section GAPPED.json [--command CMD]
+  report_gapped.py [--kind gapped|paired] WORK OUT   WORK/KIND-*/ (meta.json, measure.tsv, search.json, roc.json)
+  report_gapped.py --section KIND.json [--command CMD]
 
 The first form prints the speeds, the accuracy (bench/roc.py's ROC table) and issue 25's targets of
-every run (the harness tees them to gapped.txt) and writes OUT/gapped.json and OUT/gapped-section.md.
+every run (the harness tees them to KIND.txt) and writes OUT/KIND.json and OUT/KIND-section.md.
+KIND gapped (the default): single reads; paired (run-gapped.sh --paired): pairs, with roc.py's pair
+statistics and issue 26's targets (issue 25's, less the search-only and indel ones, plus the
+properly paired fraction within 0.5 point of bwa mem's and both mates correct as often as bwa mem's).
 The second prints that Markdown section again from a gapped.json, e.g. with the command line that
 produced the run. Speeds are time ratios on the same reads and host: `x bwa mem` = the wall time
 of `bwa mem -t T` over the run's (search only: the median pass of bench_gapped_search; wtmap align
@@ -21,6 +24,8 @@ from report import fmt, ok, read_tsv, spread, table, with_medians
 
 # Issue 25's targets.
 GOALS = {"e2e_x_bwa_mem": 5.0, "search_x_bwa_mem": 50.0, "e2e_share_of_io_floor": 0.70, "indel_correct": 0.98}
+# Issue 26's: the properly paired fraction at most this far (fraction, not points) below bwa mem's.
+PROPER_PAIR_SLACK = 0.005
 TOOLS = ("wtmap", "bwa_mem", "bowtie2", "bwa_aln")
 TOOL_NAMES = {"wtmap": "wtmap", "bwa_mem": "bwa mem", "bowtie2": "bowtie2", "bwa_aln": "bwa aln"}
 GENOME_NAMES = {"ecoli": "E. coli"}
@@ -64,6 +69,10 @@ def targets(run, s):
          "indel_correct": w and w["indel_correct_fraction"]}
     if w and b:
         t["correct_minus_bwa_mem"] = w["correct"] - b["correct"]
+        if "paired" in w and "paired" in b:
+            wp, bp = w["paired"], b["paired"]
+            t["proper_minus_bwa_mem"] = wp["properly_paired_fraction"] - bp["properly_paired_fraction"]
+            t["both_correct_minus_bwa_mem"] = wp["both_correct"] - bp["both_correct"]
         wq, bq = (next(r for r in x["roc"] if r["mapq"] == 20) for x in (w, b))
         t["q20"] = {"wtmap_wrong": wq["wrong"], "bwa_mem_wrong": bq["wrong"], "wtmap_mapped": wq["mapped"],
                     "bwa_mem_mapped": bq["mapped"], "met": wq["wrong"] <= bq["wrong"] and wq["mapped"] >= bq["mapped"]}
@@ -75,8 +84,13 @@ def targets(run, s):
     return t
 
 
+def is_paired(run):
+    return run["meta"].get("pairs", 0) > 0
+
+
 def speed_table(run, s):
     m, n = run["measure"], run["meta"]["reads"]
+    paired = is_paired(run)
     rows = []
 
     def add(name, what, seconds, label=None, cpu=None):
@@ -91,21 +105,26 @@ def speed_table(run, s):
                      f"{s['bwa_mem'] / seconds:.3g}x" if seconds and s["bwa_mem"] else "-",
                      f"{s['bowtie2'] / seconds:.3g}x" if seconds and s["bowtie2"] else "-"])
 
-    runs = run["search"].get("search_runs_s", [])
-    what = (f"{run['search'].get('mappers', '?')} mappers as wtmap align runs them, reads in host memory, "
-            f"--device {run['meta']['device']}")
-    if len(runs) > 1:
-        what += spread(len(runs), min(runs), max(runs))
-    add("search only", what, s["search"], cpu=run["search"].get("cpu_s"))
-    add("wtmap align", "FASTQ.gz -> BAM", s["e2e"], "align/wtmap_e2e")
-    add("wtmap align", "FASTQ.gz -> SAM", s["sam"], "align/wtmap_sam")
+    if not paired:  # bench_gapped_search reads single reads only
+        runs = run["search"].get("search_runs_s", [])
+        what = (f"{run['search'].get('mappers', '?')} mappers as wtmap align runs them, reads in host memory, "
+                f"--device {run['meta']['device']}")
+        if len(runs) > 1:
+            what += spread(len(runs), min(runs), max(runs))
+        add("search only", what, s["search"], cpu=run["search"].get("cpu_s"))
+    fastq = "r1, r2.fq.gz" if paired else "FASTQ.gz"
+    add("wtmap align", f"{fastq} -> BAM", s["e2e"], "align/wtmap_e2e")
+    add("wtmap align", f"{fastq} -> SAM", s["sam"], "align/wtmap_sam")
     add("I/O floor", run["meta"]["io_floor_desc"], s["floor"], "io/floor")
-    add("bwa mem", "-t T, SAM", s["bwa_mem"], "align/bwa_mem")
-    add("bowtie2", "bowtie2-align-s -p T, SAM", s["bowtie2"], "align/bowtie2")
-    add("bwa aln", "-t T, defaults (gapped), .sai", s["bwa_aln"], "align/bwa_aln")
-    add("bwa samse", ".sai -> SAM (one thread)", s["bwa_samse"], "align/bwa_samse")
-    add("bwa aln + samse", "end to end", s["bwa_aln_samse"])
-    return table(["run", "what", "wall_s", "cpu_s", "reads/s", "x bwa mem", "x bowtie2"], rows)
+    add("bwa mem", "-t T r1 r2, SAM" if paired else "-t T, SAM", s["bwa_mem"], "align/bwa_mem")
+    add("bowtie2", "bowtie2-align-s -p T -1 -2, SAM" if paired else "bowtie2-align-s -p T, SAM", s["bowtie2"],
+        "align/bowtie2")
+    if not paired:  # bwa aln + samse: single reads only
+        add("bwa aln", "-t T, defaults (gapped), .sai", s["bwa_aln"], "align/bwa_aln")
+        add("bwa samse", ".sai -> SAM (one thread)", s["bwa_samse"], "align/bwa_samse")
+        add("bwa aln + samse", "end to end", s["bwa_aln_samse"])
+    return table(["run", "what", "wall_s", "cpu_s", "reads/s" if not paired else "mates/s", "x bwa mem", "x bowtie2"],
+                 rows)
 
 
 def roc_cell(row):
@@ -127,39 +146,73 @@ def accuracy_rows(roc):
     return ["tool", "mapped %", "correct %", "indel reads correct %"] + [f"Q>={q}" for q in thresholds], rows
 
 
+def pair_rows(roc):
+    """(header, rows) of a paired run's pair statistics (roc.py's), the simulated insert size first."""
+    def insert(mean, sd):
+        return "-" if mean is None else f"{mean:.1f} +- {'-' if sd is None else f'{sd:.1f}'}"
+    base = roc["tools"].get("bwa_mem", {}).get("paired")
+    rows = [["(simulated)", "", "", "", "", "", insert(roc.get("insert_mean"), roc.get("insert_sd"))]]
+    for tool, r in roc.get("tools", {}).items():
+        p = r.get("paired")
+        if not p:
+            continue
+        m1, m2 = p["mate_correct_fraction"]
+        versus = "-" if not base or tool == "bwa_mem" else \
+            f"{100 * (p['properly_paired_fraction'] - base['properly_paired_fraction']):+.2f}"
+        rows.append([TOOL_NAMES.get(tool, tool), f"{100 * m1:.3f}", f"{100 * m2:.3f}",
+                     f"{100 * p['properly_paired_fraction']:.2f}", versus, f"{100 * p['both_correct_fraction']:.3f}",
+                     insert(p["insert_mean"], p["insert_sd"])])
+    return ["tool", "mate 1 correct %", "mate 2 correct %", "properly paired %", "vs bwa mem (points)",
+            "both mates correct %", "insert size mean +- sd"], rows
+
+
 def verdict(value, goal, text):
     return "-" if value is None else f"{text} {'met' if value >= goal else 'NOT met'}"
 
 
-def target_rows(runs):
-    """[[run, cell per target]] of the text report."""
+def target_cells(run):
+    """{target: cell} of one run's targets in the text report."""
+    t = run["targets"]
+    q20 = t.get("q20")
+    cpu = t.get("cpu_per_read_x_bwa_mem")
+    proper = t.get("proper_minus_bwa_mem")
+    return {
+        "correct": verdict(t.get("correct_minus_bwa_mem"), 0, f"{t.get('correct_minus_bwa_mem', 0):+d} reads"),
+        "q20": "-" if not q20 else f"wrong {q20['wtmap_wrong']} vs {q20['bwa_mem_wrong']}, mapped {q20['wtmap_mapped']} "
+                                   f"vs {q20['bwa_mem_mapped']} {'met' if q20['met'] else 'NOT met'}",
+        "indel": verdict(t["indel_correct"], GOALS["indel_correct"], f"{100 * (t['indel_correct'] or 0):.2f}%"),
+        "e2e": verdict(t["e2e_x_bwa_mem"], GOALS["e2e_x_bwa_mem"], f"{t['e2e_x_bwa_mem'] or 0:.3g}x"),
+        "floor": verdict(t["e2e_share_of_io_floor"], GOALS["e2e_share_of_io_floor"],
+                         f"{100 * (t['e2e_share_of_io_floor'] or 0):.1f}%"),
+        "search": verdict(t["search_x_bwa_mem"], GOALS["search_x_bwa_mem"], f"{t['search_x_bwa_mem'] or 0:.3g}x"),
+        "proper": verdict(proper, -PROPER_PAIR_SLACK, f"{100 * (proper or 0):+.3f} points"),
+        "both": verdict(t.get("both_correct_minus_bwa_mem"), 0, f"{t.get('both_correct_minus_bwa_mem', 0):+d} pairs"),
+        "cpu": "-" if cpu is None else f"{cpu:.3g}x bwa mem's" + (
+            (" met" if cpu <= 1 else " NOT met") if t.get("cpu_target_applies") else " (GPU run: no target)"),
+    }
+
+
+# (target_cells key, column header) of the text report's targets: single reads (issue 25), pairs (26).
+TARGET_COLUMNS = [("correct", "correct >= bwa mem"), ("q20", "Q>=20: wrong <= bwa mem's at >= its mapped"),
+                  ("indel", "indel reads >= 98% correct"), ("e2e", "e2e >= 5x bwa mem"),
+                  ("floor", "e2e >= 70% of I/O floor"), ("search", "search only >= 50x bwa mem"),
+                  ("cpu", "CPU time per read <= bwa mem's (CPU backend)")]
+PAIRED_TARGET_COLUMNS = [("correct", "correct mates >= bwa mem"), ("q20", TARGET_COLUMNS[1][1]),
+                         ("proper", "properly paired >= bwa mem's - 0.5 point"),
+                         ("both", "pairs with both mates correct >= bwa mem"), ("e2e", "e2e >= 5x bwa mem"),
+                         ("floor", "e2e >= 70% of paired I/O floor"), ("cpu", TARGET_COLUMNS[-1][1])]
+
+
+def target_table(runs, columns):
     rows = []
     for run in runs:
-        t = run["targets"]
-        q20 = t.get("q20")
-        cpu = t.get("cpu_per_read_x_bwa_mem")
-        rows.append([
-            run["dir"],
-            verdict(t.get("correct_minus_bwa_mem"), 0, f"{t.get('correct_minus_bwa_mem', 0):+d} reads"),
-            "-" if not q20 else f"wrong {q20['wtmap_wrong']} vs {q20['bwa_mem_wrong']}, mapped {q20['wtmap_mapped']} vs "
-                                f"{q20['bwa_mem_mapped']} {'met' if q20['met'] else 'NOT met'}",
-            verdict(t["indel_correct"], GOALS["indel_correct"], f"{100 * (t['indel_correct'] or 0):.2f}%"),
-            verdict(t["e2e_x_bwa_mem"], GOALS["e2e_x_bwa_mem"], f"{t['e2e_x_bwa_mem'] or 0:.3g}x"),
-            verdict(t["e2e_share_of_io_floor"], GOALS["e2e_share_of_io_floor"], f"{100 * (t['e2e_share_of_io_floor'] or 0):.1f}%"),
-            verdict(t["search_x_bwa_mem"], GOALS["search_x_bwa_mem"], f"{t['search_x_bwa_mem'] or 0:.3g}x"),
-            "-" if cpu is None else f"{cpu:.3g}x bwa mem's" + (
-                (" met" if cpu <= 1 else " NOT met") if t.get("cpu_target_applies") else " (GPU run: no target)"),
-        ])
-    return rows
+        cells = target_cells(run)
+        rows.append([run["dir"]] + [cells[key] for key, _ in columns])
+    return table(["run"] + [header for _, header in columns], rows)
 
 
-TARGET_HEADER = ["run", "correct >= bwa mem", "Q>=20: wrong <= bwa mem's at >= its mapped", "indel reads >= 98% correct",
-                 "e2e >= 5x bwa mem", "e2e >= 70% of I/O floor", "search only >= 50x bwa mem",
-                 "CPU time per read <= bwa mem's (CPU backend)"]
-
-
-def report(work, out):
-    runs = [load_run(d) for d in sorted(glob.glob(os.path.join(work, "gapped-*")))
+def report(work, out, kind="gapped"):
+    runs = [load_run(d) for d in sorted(glob.glob(os.path.join(work, f"{kind}-*")))
             if os.path.exists(os.path.join(d, "meta.json"))]
     host = ""
     if runs and os.path.exists(os.path.join(work, runs[-1]["dir"], "host.txt")):
@@ -169,7 +222,8 @@ def report(work, out):
         s = run["speeds"] = speeds(run)
         run["targets"] = targets(run, s)
         meta = run["meta"]
-        print(f"== {meta['genome']} ({meta['genome_desc']}), {meta['reads']} reads x {meta['read_len']} bp "
+        reads = f"{meta['pairs']} pairs x 2 x" if is_paired(run) else f"{meta['reads']} reads x"
+        print(f"== {meta['genome']} ({meta['genome_desc']}), {reads} {meta['read_len']} bp "
               f"({meta['simulator']}; {meta['variants']} variants)")
         if run["left_out"]:
             print(f"   (not run: {run['left_out']}: skipped, not found, or its index failed; see the log)")
@@ -184,20 +238,25 @@ def report(work, out):
                   f"the truth's contig and strand, reference intervals overlapping by > {run['roc']['overlap']} of their "
                   f"union (minimap2's mapeval); Q>=q: % of all reads mapped with MAPQ >= q / % wrong among those")
             print(table(*accuracy_rows(run["roc"])))
+            if "pairs" in run["roc"]:
+                print(f"\nPairs: {run['roc']['pairs']}; properly paired: flag 0x2 on both mates; insert size: |TLEN| of "
+                      f"the properly paired mate-1 records")
+                print(table(*pair_rows(run["roc"])))
         print()
-    print("Targets (issue 25)")
-    print(table(TARGET_HEADER, target_rows(runs)))
-    res = {"host": host, "goals": GOALS, "runs": runs}
-    with open(os.path.join(out, "gapped.json"), "w") as f:
+    paired = kind == "paired"
+    print(f"Targets (issue {26 if paired else 25})")
+    print(target_table(runs, PAIRED_TARGET_COLUMNS if paired else TARGET_COLUMNS))
+    res = {"kind": kind, "host": host, "goals": GOALS, "runs": runs}
+    with open(os.path.join(out, f"{kind}.json"), "w") as f:
         json.dump(res, f, indent=1)
-    with open(os.path.join(out, "gapped-section.md"), "w") as f:
+    with open(os.path.join(out, f"{kind}-section.md"), "w") as f:
         f.write(section(res))
 
 
 def run_title(run):
     meta = run["meta"]
     genome = GENOME_NAMES.get(meta["genome"]) or f"{meta['genome_bp'] / 1e6:.0f} Mbp"
-    return f"{genome} {meta['read_len']} bp"
+    return f"{genome} {'2x' if is_paired(run) else ''}{meta['read_len']} bp"
 
 
 def markdown_table(header, rows):
@@ -205,17 +264,27 @@ def markdown_table(header, rows):
                      ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
 
 
-def section(res, command=None):
-    """The Markdown section of a run for bench/RESULTS.md."""
-    runs = res["runs"]
+def section_intro(res, command):
+    """The section's title and its paragraph on the host and the reads."""
+    runs, paired = res["runs"], res.get("kind") == "paired"
     host = dict(line.split(": ", 1) for line in res["host"].splitlines() if ": " in line)
+    title = ("### Paired-end reads, gapped mode (issue 26): mason pairs, the issue's targets" if paired else
+             "### Gapped mode (issue 25): mason reads, the issue's targets")
+    if paired:
+        options = runs[0]["meta"]["simulator"].split("--fragment-mean-size ")[-1].split() if runs else ["?", "", "?"]
+        reads = (f"mason_simulator (Illumina, paired-end FR, fragments {options[0]} +- {options[2]} bases) per genome "
+                 "and mate length, the same pairs for every tool")
+    else:
+        reads = "mason_simulator (Illumina, single-end) per genome and length, the same reads for every tool"
+    default = "bench/run-gapped.sh --paired" if paired else "bench/run-gapped.sh"
+    return [title, "", f"{host.get('gpu', '?')}, {host.get('nproc', '?').split(';')[0]} cores, {host.get('date', '?')}, "
+            f"`{host.get('commit', '?')}`, device `{host.get('device', '?').split(';')[0]}`: `{command or default}`. "
+            f"Reads: mason_variator (SNPs 1e-3, indels 2e-4 of 1-10 bp) then {reads}.", ""]
+
+
+def target_markdown_rows(runs, paired):
+    """The section's rows of targets: single reads issue 25's, pairs issue 26's."""
     threads = runs[0]["meta"]["threads"] if runs else "T"
-    out = ["### Gapped mode (issue 25): mason reads, the issue's targets", ""]
-    out.append(f"{host.get('gpu', '?')}, {host.get('nproc', '?').split(';')[0]} cores, {host.get('date', '?')}, "
-               f"`{host.get('commit', '?')}`, device `{host.get('device', '?').split(';')[0]}`: "
-               f"`{command or 'bench/run-gapped.sh'}`. Reads: mason_variator (SNPs 1e-3, indels 2e-4 of 1-10 bp) then "
-               "mason_simulator (Illumina, single-end) per genome and length, the same reads for every tool.")
-    out.append("")
 
     def cells(fn):
         return [fn(run) for run in runs]
@@ -234,61 +303,95 @@ def section(res, command=None):
         good = sum(1 for v in known if test(v))
         return "met" if good == len(vals) else f"{good} of {len(vals)}"
 
+    def pair_cell(field, digits):
+        def f(run):
+            tools = run["roc"].get("tools", {})
+            if "paired" not in tools.get("wtmap", {}) or "paired" not in tools.get("bwa_mem", {}):
+                return "-"
+            w, b = tools["wtmap"]["paired"], tools["bwa_mem"]["paired"]
+            return f"**{100 * w[field]:.{digits}f} %** vs {100 * b[field]:.{digits}f} %"
+        return f
+
     q20 = lambda run: run["targets"].get("q20")  # noqa: E731
-    rows = [
-        [f"end to end, FASTQ.gz -> BAM, >= 5x `bwa mem -t {threads}`"] + cells(ratio_cell("e2e_x_bwa_mem", "bwa_mem", "e2e"))
-        + [met("e2e_x_bwa_mem", lambda v: v >= GOALS["e2e_x_bwa_mem"])],
-        ["end to end >= 70 % of the I/O floor (`wtmap align --io-only`)"]
+    fastq = "r1, r2.fq.gz" if paired else "FASTQ.gz"
+    rows = {
+        "e2e": [f"end to end, {fastq} -> BAM, >= 5x `bwa mem -t {threads}`"]
+        + cells(ratio_cell("e2e_x_bwa_mem", "bwa_mem", "e2e")) + [met("e2e_x_bwa_mem", lambda v: v >= GOALS["e2e_x_bwa_mem"])],
+        "floor": [f"end to end >= 70 % of the {'paired ' if paired else ''}I/O floor (`wtmap align --io-only`)"]
         + cells(lambda run: "-" if run["targets"]["e2e_share_of_io_floor"] is None else
                 f"**{100 * run['targets']['e2e_share_of_io_floor']:.1f} %** ({fmt(run['speeds']['floor'])} s)")
         + [met("e2e_share_of_io_floor", lambda v: v >= GOALS["e2e_share_of_io_floor"])],
-        [f"search only (wtmap align's mapping engine, reads in host memory) >= 50x `bwa mem -t {threads}`"]
+        "search": [f"search only (wtmap align's mapping engine, reads in host memory) >= 50x `bwa mem -t {threads}`"]
         + cells(ratio_cell("search_x_bwa_mem", "bwa_mem", "search"))
         + [met("search_x_bwa_mem", lambda v: v >= GOALS["search_x_bwa_mem"])],
-        ["correct reads >= `bwa mem`"]
+        "correct": [f"correct {'mates' if paired else 'reads'} >= `bwa mem`"]
         + cells(lambda run: "-" if "correct_minus_bwa_mem" not in run["targets"] else
                 f"{run['roc']['tools']['wtmap']['correct']:,} vs {run['roc']['tools']['bwa_mem']['correct']:,}")
         + [met("correct_minus_bwa_mem", lambda v: v >= 0)],
-        ["MAPQ >= 20: wrong reads <= `bwa mem`'s, mapped >= its"]
+        "q20": ["MAPQ >= 20: wrong reads <= `bwa mem`'s, mapped >= its"]
         + cells(lambda run: "-" if not q20(run) else f"{q20(run)['wtmap_wrong']:,} vs {q20(run)['bwa_mem_wrong']:,} wrong, "
                 f"{q20(run)['wtmap_mapped']:,} vs {q20(run)['bwa_mem_mapped']:,} mapped")
         + [met("q20", lambda v: v["met"])],
-        [">= 98 % of the reads with an indel correct"]
+        "indel": [">= 98 % of the reads with an indel correct"]
         + cells(lambda run: "-" if run["targets"]["indel_correct"] is None else
                 f"**{100 * run['targets']['indel_correct']:.2f} %** (of {run['roc']['indel_reads']:,})")
         + [met("indel_correct", lambda v: v >= GOALS["indel_correct"])],
-    ]
-    out.append(markdown_table(["target"] + [run_title(run) for run in runs] + ["met?"], rows))
+        "proper": ["properly paired (0x2) within 0.5 point of `bwa mem`'s"] + cells(pair_cell("properly_paired_fraction", 2))
+        + [met("proper_minus_bwa_mem", lambda v: v >= -PROPER_PAIR_SLACK)],
+        "both": ["pairs with both mates correct >= `bwa mem`"] + cells(pair_cell("both_correct_fraction", 3))
+        + [met("both_correct_minus_bwa_mem", lambda v: v >= 0)],
+    }
+    keys = ("e2e", "floor", "correct", "q20", "proper", "both") if paired else \
+        ("e2e", "floor", "search", "correct", "q20", "indel")
+    return [rows[k] for k in keys]
+
+
+def section(res, command=None):
+    """The Markdown section of a run for bench/RESULTS.md."""
+    runs, kind = res["runs"], res.get("kind", "gapped")
+    paired = kind == "paired"
+    out = section_intro(res, command)
+    out.append(markdown_table(["target"] + [run_title(run) for run in runs] + ["met?"], target_markdown_rows(runs, paired)))
     out.append("")
     out.append("Accuracy (`bench/roc.py`, minimap2's mapeval rule: the truth's contig and strand, reference "
-               "intervals overlapping by more than 0.1 of their union; primary records). Q>=q: % of all reads "
-               "mapped with MAPQ >= q / % of those wrong.")
+               "intervals overlapping by more than 0.1 of their union; primary records). Q>=q: % of all "
+               f"{'mates' if paired else 'reads'} mapped with MAPQ >= q / % of those wrong.")
+    if paired:
+        out[-1] += (" Pairs: properly paired = flag 0x2 on both mates; insert size = |TLEN| of the properly paired "
+                    "mate-1 records, the simulated one from the truth.")
     for run in runs:
         if not run["roc"]:
             continue
-        out += ["", f"{run_title(run)} ({run['roc']['reads']:,} reads, {run['roc']['indel_reads']:,} with an indel):", ""]
+        what = (f"{run['roc']['pairs']:,} pairs" if "pairs" in run["roc"] else f"{run['roc']['reads']:,} reads")
+        out += ["", f"{run_title(run)} ({what}, {run['roc']['indel_reads']:,}{' mates' if paired else ''} with an "
+                f"indel):", ""]
         out.append(markdown_table(*accuracy_rows(run["roc"])))
-    out += ["", "![ROC: fraction mapped against fraction wrong, by MAPQ threshold](plots/gapped-roc.png)", ""]
+        if "pairs" in run["roc"]:
+            out += ["", markdown_table(*pair_rows(run["roc"]))]
+    out += ["", f"![ROC: fraction mapped against fraction wrong, by MAPQ threshold](plots/{kind}-roc.png)", ""]
     walls = []
     for run in runs:
         s = run["speeds"]
-        walls.append(f"{run_title(run)}: bwa mem {fmt(s['bwa_mem'])} s, bowtie2 {fmt(s['bowtie2'])} s, "
-                     f"bwa aln + samse {fmt(s['bwa_aln_samse'])} s, wtmap -> BAM {fmt(s['e2e'])} s")
+        aln = "" if paired else f", bwa aln + samse {fmt(s['bwa_aln_samse'])} s"
+        walls.append(f"{run_title(run)}: bwa mem {fmt(s['bwa_mem'])} s, bowtie2 {fmt(s['bowtie2'])} s{aln}, "
+                     f"wtmap -> BAM {fmt(s['e2e'])} s")
     out.append("Wall times (all write SAM but wtmap): " + "; ".join(walls) + ".")
     return "\n".join(out) + "\n"
 
 
 def main():
-    if len(sys.argv) == 3 and not sys.argv[1].startswith("-"):
-        report(*sys.argv[1:])
-        return
-    if "--section" not in sys.argv:
-        sys.exit(__doc__)
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--section", required=True, metavar="GAPPED.json")
+    p.add_argument("--kind", choices=("gapped", "paired"), default="gapped", help="the runs WORK/KIND-* [gapped]")
+    p.add_argument("--section", metavar="KIND.json", help="print the Markdown section of this report again")
     p.add_argument("--command", default=None, help="the command line of the run, for the section's text")
+    p.add_argument("dirs", nargs="*", metavar="WORK OUT")
     a = p.parse_args()
-    sys.stdout.write(section(json.load(open(a.section)), a.command))
+    if a.section:
+        sys.stdout.write(section(json.load(open(a.section)), a.command))
+    elif len(a.dirs) == 2:
+        report(*a.dirs, kind=a.kind)
+    else:
+        p.error("give WORK and OUT, or --section KIND.json")
 
 
 if __name__ == "__main__":

@@ -25,9 +25,18 @@ Per tool, over all N reads of the truth: mapped and correct fractions; for each 
 in 60, 40, 20, 10, 1, 0 the fraction of the N reads mapped with MAPQ >= q and the fraction wrong
 among those (the ROC table); the correct fraction of the reads that carry an indel; and the count
 of mapped and wrong reads at every MAPQ (for the ROC curve of plot_roc.py).
+
+Pairs (mason_simulator -o R1 -or R2 -oa): the two mates of a pair share a name in the truth and in
+a tool's output; a record is mate 1 with flag 0x40, mate 2 with 0x80 (in both files), and every
+mate counts as a read above. When the truth holds pairs, per tool also: the correct fraction of
+mate 1 and of mate 2; over the truth's pairs, the fraction properly paired (flag 0x2 on both
+mates' primaries) and the fraction with both mates correct; and the insert size the tool implies:
+mean and standard deviation of |TLEN| over its mate-1 primaries of properly paired pairs (the
+truth's from its mate-1 records: the simulated fragments).
 """
 import argparse
 import json
+import math
 import multiprocessing
 import re
 import subprocess
@@ -64,18 +73,39 @@ def sam_lines(path):
                     yield line
 
 
+def mate_of(flag):
+    """1 for mate 1 (0x40), 2 for mate 2 (0x80), 0 for a single read: the second half of a read's key."""
+    return 1 if flag & 0x40 else 2 if flag & 0x80 else 0
+
+
 def read_truth(path):
-    """{read name: (contig, reverse, begin, end, carries an indel)} of TRUTH.sam's primary records."""
+    """({(read name, mate): (contig, reverse, begin, end, carries an indel)} of TRUTH.sam's primary
+    records, [|TLEN| of its mate-1 records]: the simulated fragment lengths, none for single reads)."""
     truth = {}
+    fragments = []
     for line in sam_lines(path):
-        f = line.split("\t", 6)
+        f = line.split("\t", 9)
         flag = int(f[1])
         if flag & 0x904:
             continue
         begin = int(f[3]) - 1
-        truth[f[0]] = (sys.intern(f[2]), bool(flag & 0x10), begin, begin + reference_length(f[5]),
-                       "I" in f[5] or "D" in f[5])
-    return truth
+        mate = mate_of(flag)
+        truth[(f[0], mate)] = (sys.intern(f[2]), bool(flag & 0x10), begin, begin + reference_length(f[5]),
+                               "I" in f[5] or "D" in f[5])
+        if mate == 1:
+            fragments.append(abs(int(f[8])))
+    return truth, fragments
+
+
+def mean_sd(values):
+    """(mean, sample standard deviation) of a list of numbers; None where undefined."""
+    n = len(values)
+    if n == 0:
+        return None, None
+    mean = sum(values) / n
+    if n == 1:
+        return mean, None
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
 
 
 def overlaps(true_begin, true_end, begin, end, ratio):
@@ -90,22 +120,26 @@ def evaluate(path, truth, ratio):
     """Counts of one tool's file against the truth (see the module's docstring)."""
     n = len(truth)
     seen = set()
+    correct_keys = set()  # (name, mate) of the correct reads
+    proper_keys = set()   # (name, mate) of mapped mates flagged properly paired (0x2)
+    inserts = {}          # name: |TLEN| of the mate-1 records flagged properly paired
     mapped_at = [0] * (MAX_MAPQ + 1)  # mapped reads by MAPQ
     wrong_at = [0] * (MAX_MAPQ + 1)
     unknown = duplicates = indel_correct = 0
     for line in sam_lines(path):
-        f = line.split("\t", 6)
+        f = line.split("\t", 9)
         flag = int(f[1])
         if flag & 0x900:
             continue
-        t = truth.get(f[0])
+        key = (f[0], mate_of(flag))
+        t = truth.get(key)
         if t is None:
             unknown += 1
             continue
-        if f[0] in seen:
+        if key in seen:
             duplicates += 1
             continue
-        seen.add(f[0])
+        seen.add(key)
         if flag & 0x4 or f[2] == "*":
             continue
         q = min(int(f[4]), MAX_MAPQ)
@@ -115,6 +149,12 @@ def evaluate(path, truth, ratio):
         mapped_at[q] += 1
         wrong_at[q] += not ok
         indel_correct += ok and t[4]
+        if ok:
+            correct_keys.add(key)
+        if flag & 0x3 == 0x3:
+            proper_keys.add(key)
+            if key[1] == 1:
+                inserts[f[0]] = abs(int(f[8]))
     indel_reads = sum(1 for t in truth.values() if t[4])
     mapped = sum(mapped_at)
     wrong = sum(wrong_at)
@@ -123,7 +163,7 @@ def evaluate(path, truth, ratio):
         m, w = sum(mapped_at[q:]), sum(wrong_at[q:])
         roc.append({"mapq": q, "mapped": m, "wrong": w, "mapped_fraction": m / n if n else None,
                     "wrong_fraction": w / m if m else None})
-    return {
+    result = {
         "file": path, "reads": n, "records": len(seen), "missing": n - len(seen), "unknown": unknown,
         "duplicates": duplicates, "mapped": mapped, "correct": mapped - wrong,
         "mapped_fraction": mapped / n if n else None, "correct_fraction": (mapped - wrong) / n if n else None,
@@ -132,6 +172,26 @@ def evaluate(path, truth, ratio):
         "roc": roc,
         "mapq_counts": [[q, mapped_at[q], wrong_at[q]] for q in range(MAX_MAPQ, -1, -1) if mapped_at[q]],
     }
+    if any(mate == 1 for _, mate in truth):
+        result["paired"] = pair_counts(truth, correct_keys, proper_keys, inserts)
+    return result
+
+
+def pair_counts(truth, correct_keys, proper_keys, inserts):
+    """The pair statistics of one tool (the module's docstring), from the keys of its correct and
+    properly paired mates and the |TLEN| of its mate-1 records flagged properly paired (counted
+    where mate 2 is flagged too)."""
+    mates = [sum(1 for _, m in truth if m == mate) for mate in (1, 2)]
+    mates_correct = [sum(1 for _, m in correct_keys if m == mate) for mate in (1, 2)]
+    pairs = [name for name, mate in truth if mate == 1 and (name, 2) in truth]
+    proper = sum(1 for name in pairs if (name, 1) in proper_keys and (name, 2) in proper_keys)
+    both = sum(1 for name in pairs if (name, 1) in correct_keys and (name, 2) in correct_keys)
+    mean, sd = mean_sd([tlen for name, tlen in inserts.items() if (name, 2) in proper_keys])
+    return {"pairs": len(pairs), "mate_reads": mates, "mate_correct": mates_correct,
+            "mate_correct_fraction": [c / m if m else None for c, m in zip(mates_correct, mates)],
+            "properly_paired": proper, "properly_paired_fraction": proper / len(pairs) if pairs else None,
+            "both_correct": both, "both_correct_fraction": both / len(pairs) if pairs else None,
+            "insert_mean": mean, "insert_sd": sd}
 
 
 _TRUTH = None  # the truth of a run, shared with the workers by fork
@@ -143,9 +203,10 @@ def _evaluate_job(job):
 
 
 def evaluate_all(truth_path, runs, ratio):
-    """{'reads', 'indel_reads', 'overlap', 'tools': {tool: evaluate(...)}} for runs [(tool, path)]."""
+    """{'reads', 'indel_reads', 'overlap', 'tools': {tool: evaluate(...)}} for runs [(tool, path)];
+    with pairs in the truth also 'pairs' and the simulated 'insert_mean', 'insert_sd'."""
     global _TRUTH
-    _TRUTH = read_truth(truth_path)
+    _TRUTH, fragments = read_truth(truth_path)
     jobs = [(tool, path, ratio) for tool, path in runs]
     if len(jobs) > 1 and "fork" in multiprocessing.get_all_start_methods():
         with multiprocessing.get_context("fork").Pool(min(len(jobs), 8)) as pool:
@@ -153,8 +214,12 @@ def evaluate_all(truth_path, runs, ratio):
     else:
         results = dict(map(_evaluate_job, jobs))
     indel_reads = sum(1 for t in _TRUTH.values() if t[4])
-    return {"truth": truth_path, "reads": len(_TRUTH), "indel_reads": indel_reads, "overlap": ratio,
-            "tools": {tool: results[tool] for tool, _ in runs}}
+    res = {"truth": truth_path, "reads": len(_TRUTH), "indel_reads": indel_reads, "overlap": ratio,
+           "tools": {tool: results[tool] for tool, _ in runs}}
+    if fragments:
+        res["pairs"] = len(fragments)
+        res["insert_mean"], res["insert_sd"] = mean_sd(fragments)
+    return res
 
 
 def percent(x, digits=2):
@@ -177,6 +242,26 @@ def print_table(res, out=sys.stdout):
         if r["missing"] or r["unknown"] or r["duplicates"]:
             print(f"  {tool}: {r['missing']} reads without a primary record (unmapped), {r['unknown']} records of "
                   f"reads not in the truth, {r['duplicates']} extra primary records", file=out)
+    if "pairs" in res:
+        print_pair_table(res, out)
+
+
+def number(x, digits=1):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def print_pair_table(res, out):
+    print(f"{res['pairs']} pairs, simulated insert size {number(res['insert_mean'])} +- {number(res['insert_sd'])}; "
+          f"properly paired: 0x2 on both mates; insert size: |TLEN| of properly paired mate-1 records", file=out)
+    print(f"{'tool':10} {'mate1 correct%':>15} {'mate2 correct%':>15} {'properly paired%':>17} "
+          f"{'both correct%':>14} {'insert mean':>12} {'insert sd':>10}", file=out)
+    for tool, r in res["tools"].items():
+        p = r.get("paired")
+        if p:
+            m1, m2 = p["mate_correct_fraction"]
+            print(f"{tool:10} {percent(m1, 3):>15} {percent(m2, 3):>15} {percent(p['properly_paired_fraction']):>17} "
+                  f"{percent(p['both_correct_fraction'], 3):>14} {number(p['insert_mean']):>12} "
+                  f"{number(p['insert_sd']):>10}", file=out)
 
 
 def main():

@@ -60,20 +60,27 @@ TOOL = [
 ]
 
 
-class RocTest(unittest.TestCase):
+class SamFiles(unittest.TestCase):
+    """A temporary truth.sam and tool.sam of the class's TRUTH_LINES and TOOL_LINES."""
+    TRUTH_LINES = TOOL_LINES = ()
+
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="test_roc.")
         cls.truth = os.path.join(cls.dir, "truth.sam")
-        with open(cls.truth, "w") as f:
-            f.write(HEADER + "".join(record(n, *t[:3], 255, t[3]) for n, t in TRUTH.items()))
         cls.tool = os.path.join(cls.dir, "tool.sam")
-        with open(cls.tool, "w") as f:
-            f.write(HEADER + "".join(TOOL))
+        for path, lines in ((cls.truth, cls.TRUTH_LINES), (cls.tool, cls.TOOL_LINES)):
+            with open(path, "w") as f:
+                f.write(HEADER + "".join(lines))
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.dir)
+
+
+class RocTest(SamFiles):
+    TRUTH_LINES = [record(n, *t[:3], 255, t[3]) for n, t in TRUTH.items()]
+    TOOL_LINES = TOOL
 
     def test_reference_length(self):
         self.assertEqual(roc.reference_length("10M200D10M"), 220)
@@ -88,11 +95,12 @@ class RocTest(unittest.TestCase):
         self.assertTrue(roc.overlaps(0, 100, 99, 200, 0.0))
 
     def test_truth(self):
-        truth = roc.read_truth(self.truth)
+        truth, fragments = roc.read_truth(self.truth)
         self.assertEqual(len(truth), len(TRUTH))
-        self.assertEqual(truth["true_deletion"], ("c2", False, 100, 320, True))
-        self.assertEqual(truth["true_insertion"], ("c2", True, 2000, 2097, True))
-        self.assertEqual(truth["exact"], ("c1", False, 100, 200, False))
+        self.assertEqual(fragments, [])  # single reads: no mate 1
+        self.assertEqual(truth[("true_deletion", 0)], ("c2", False, 100, 320, True))
+        self.assertEqual(truth[("true_insertion", 0)], ("c2", True, 2000, 2097, True))
+        self.assertEqual(truth[("exact", 0)], ("c1", False, 100, 200, False))
 
     def check(self, r):
         n = len(TRUTH)
@@ -141,7 +149,9 @@ class RocTest(unittest.TestCase):
     def test_perfect_tool(self):
         """The truth against itself: every read mapped and correct, no wrong read at any MAPQ."""
         res = roc.evaluate_all(self.truth, [("truth", self.truth)], 0.1)
+        self.assertNotIn("pairs", res)
         r = res["tools"]["truth"]
+        self.assertNotIn("paired", r)
         self.assertEqual((r["mapped"], r["correct"], r["indel_correct"]), (len(TRUTH), len(TRUTH), 2))
         self.assertTrue(all(row["wrong"] == 0 for row in r["roc"]))
 
@@ -156,6 +166,98 @@ class RocTest(unittest.TestCase):
             self.check(json.load(f)["tools"]["tool"])
         bad = subprocess.run([sys.executable, roc.__file__, "--truth", self.truth, "nofile"], capture_output=True)
         self.assertNotEqual(bad.returncode, 0)
+
+
+def paired(name, flag, contig, pos, mapq, cigar, tlen):
+    """A mate's record: record() with its TLEN (mate fields as a tool writes them)."""
+    f = record(name, flag, contig, pos, mapq, cigar).split("\t")
+    f[6], f[8] = ("=" if contig != "*" else "*"), str(tlen)
+    return "\t".join(f)
+
+
+# Paired truth as mason writes it: both mates under one name, 0x40/0x80 telling them apart; the
+# truth's fragments are the |TLEN| of its mate-1 records. (name, flag, contig, POS, CIGAR, TLEN).
+PAIRED_TRUTH = [
+    ("p_ok", 99, "c1", 101, "100M", 300), ("p_ok", 147, "c1", 301, "100M", -300),
+    ("p_one_wrong", 99, "c1", 1001, "100M", 300), ("p_one_wrong", 147, "c1", 1201, "100M", -300),
+    # mate 1 on the reverse strand, to the right; its TLEN negative
+    ("p_swapped", 83, "c1", 2201, "100M", -300), ("p_swapped", 163, "c1", 2001, "100M", 300),
+    ("p_unmapped_mate", 99, "c2", 101, "100M", 300), ("p_unmapped_mate", 147, "c2", 301, "100M", -300),
+    ("p_wide", 99, "c2", 1001, "100M", 400), ("p_wide", 147, "c2", 1301, "100M", -400),
+    ("p_half", 73, "c1", 5001, "100M", 500),  # mate 2 not in the truth: no pair
+]
+# Simulated fragments: 300 x 4, 400, 500: mean 350, sample variance (4 * 50^2 + 50^2 + 150^2) / 5 = 7000.
+
+PAIRED_TOOL = [
+    paired("p_ok", 99, "c1", 101, 60, "100M", 300), paired("p_ok", 147, "c1", 301, 60, "100M", -300),
+    # mate 1 right and flagged proper, mate 2 on the other contig without 0x2: not properly paired
+    paired("p_one_wrong", 67, "c1", 1001, 60, "100M", 0), paired("p_one_wrong", 129, "c2", 1201, 20, "100M", 0),
+    # each mate where the other mate belongs: both wrong (right if the mates were confused), proper
+    paired("p_swapped", 99, "c1", 2001, 0, "100M", 300), paired("p_swapped", 147, "c1", 2201, 0, "100M", -300),
+    paired("p_unmapped_mate", 73, "c2", 101, 60, "100M", 0), paired("p_unmapped_mate", 133, "c2", 101, 0, "*", 0),
+    paired("p_wide", 99, "c2", 1001, 60, "100M", 400), paired("p_wide", 147, "c2", 1301, 60, "100M", -400),
+    paired("p_half", 73, "c1", 5001, 60, "100M", 0),
+    paired("p_half", 133, "c1", 5001, 0, "*", 0),  # mate 2: not in the truth
+]
+
+
+class PairedRocTest(SamFiles):
+    """Mates told apart by 0x40/0x80; the pair statistics worked out by hand in the comments."""
+    TRUTH_LINES = [paired(n, flag, c, pos, 255, cigar, tlen) for n, flag, c, pos, cigar, tlen in PAIRED_TRUTH]
+    TOOL_LINES = PAIRED_TOOL
+
+    def test_truth(self):
+        truth, fragments = roc.read_truth(self.truth)
+        self.assertEqual(len(truth), 11)
+        self.assertEqual(truth[("p_swapped", 1)], ("c1", True, 2200, 2300, False))
+        self.assertEqual(truth[("p_swapped", 2)], ("c1", False, 2000, 2100, False))
+        self.assertEqual(sorted(fragments), [300, 300, 300, 300, 400, 500])
+
+    def test_pairs(self):
+        res = roc.evaluate_all(self.truth, [("tool", self.tool)], 0.1)
+        self.assertEqual(res["pairs"], 6)  # the truth's mate-1 records
+        self.assertAlmostEqual(res["insert_mean"], 350)
+        self.assertAlmostEqual(res["insert_sd"], 7000 ** 0.5)
+        r = res["tools"]["tool"]
+        # every mate is a read: 11 in the truth, 11 of them with a record, p_half's mate 2 unknown
+        self.assertEqual((r["reads"], r["records"], r["missing"], r["unknown"], r["duplicates"]), (11, 11, 0, 1, 0))
+        # mapped: all but p_unmapped_mate's mate 2; wrong: p_one_wrong mate 2 (Q20), p_swapped (Q0 twice)
+        self.assertEqual((r["mapped"], r["correct"]), (10, 7))
+        rows = {row["mapq"]: (row["mapped"], row["wrong"]) for row in r["roc"]}
+        self.assertEqual((rows[60], rows[20], rows[0]), ((7, 0), (8, 1), (10, 3)))
+        p = r["paired"]
+        # pairs: the five with both mates in the truth (not p_half)
+        self.assertEqual(p["pairs"], 5)
+        # mate 1 correct: p_ok, p_one_wrong, p_unmapped_mate, p_wide, p_half of 6; mate 2: p_ok, p_wide of 5
+        self.assertEqual((p["mate_reads"], p["mate_correct"]), ([6, 5], [5, 2]))
+        self.assertAlmostEqual(p["mate_correct_fraction"][0], 5 / 6)
+        self.assertAlmostEqual(p["mate_correct_fraction"][1], 2 / 5)
+        # properly paired (0x2 on both): p_ok, p_swapped, p_wide; p_one_wrong has it on mate 1 only
+        self.assertEqual(p["properly_paired"], 3)
+        self.assertAlmostEqual(p["properly_paired_fraction"], 3 / 5)
+        # both mates correct: p_ok, p_wide
+        self.assertEqual(p["both_correct"], 2)
+        self.assertAlmostEqual(p["both_correct_fraction"], 2 / 5)
+        # insert sizes of the proper pairs' mate 1: 300, 300, 400 (p_one_wrong's lone 0x2 left out)
+        self.assertAlmostEqual(p["insert_mean"], 1000 / 3)
+        self.assertAlmostEqual(p["insert_sd"], 100 / 3 ** 0.5)
+
+    def test_perfect_tool(self):
+        """The truth against itself: every mate correct, every pair both correct; mason's truth flags
+        its pairs proper (99/147, 83/163) but p_half (73) has no mate."""
+        r = roc.evaluate_all(self.truth, [("truth", self.truth)], 0.1)["tools"]["truth"]
+        p = r["paired"]
+        self.assertEqual((r["correct"], p["both_correct"], p["properly_paired"]), (11, 5, 5))
+        self.assertEqual(p["mate_correct"], [6, 5])
+        self.assertAlmostEqual(p["insert_mean"], 320)  # 300 x 4, 400: p_half is no pair
+
+    def test_command_line(self):
+        p = subprocess.run([sys.executable, roc.__file__, "--truth", self.truth, f"tool={self.tool}"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("6 pairs, simulated insert size 350.0 +- 83.7", p.stdout)
+        line = next(l for l in p.stdout.splitlines() if l.startswith("tool") and "333.3" in l)
+        self.assertEqual(line.split()[1:], ["83.333", "40.000", "60.00", "40.000", "333.3", "57.7"])
 
 
 if __name__ == "__main__":
