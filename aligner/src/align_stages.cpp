@@ -98,16 +98,21 @@ void SearchedBatchPool::release() {
   }
 }
 
-Status MismatchSearchEngine::search(const ReadBatch& batch) {
+Status MismatchSearchEngine::search_part(const SeqRecord* reads, std::size_t count) {
   if (!aligner_) return invalid_argument("MismatchSearchEngine::search before start()");
   std::unique_ptr<SearchedBatch> searched = pool_.take();
-  WTMAP_TRY(aligner_->search(batch.reads, *searched));
+  const Status status = aligner_->search(reads, count, *searched);
+  if (!status.ok()) {
+    // Short of device memory, nothing was launched into it: kept for the smaller parts.
+    if (status.code() == StatusCode::device_out_of_memory) pool_.give_back(std::move(searched));
+    return status;
+  }
   const std::lock_guard<std::mutex> lock(in_flight_mutex_);
   in_flight_.push_back(std::move(searched));
   return {};
 }
 
-Status MismatchSearchEngine::finish(ReadBatch& batch) {
+Status MismatchSearchEngine::finish_part(const SeqRecord* reads, std::size_t count, ReadBatch& out) {
   std::unique_ptr<SearchedBatch> searched;
   {
     const std::lock_guard<std::mutex> lock(in_flight_mutex_);
@@ -115,9 +120,14 @@ Status MismatchSearchEngine::finish(ReadBatch& batch) {
     searched = std::move(in_flight_.front());
     in_flight_.pop_front();
   }
-  WTMAP_TRY(aligner_->finish(batch.reads, *searched, batch.alignments));
+  out.gapped_alignments.clear();
+  WTMAP_TRY(aligner_->finish(reads, count, *searched, out.alignments));
   pool_.give_back(std::move(searched));
   return {};
+}
+
+Status MismatchSearchEngine::release_device_memory() {
+  return aligner_ ? aligner_->release_device_memory() : Status{};
 }
 
 Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::GappedOptions& options) {
@@ -127,7 +137,7 @@ Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::Ga
   return {};
 }
 
-Status GappedSearchEngine::search(const ReadBatch& batch) {
+Status GappedSearchEngine::search_part(const SeqRecord* reads, std::size_t count) {
   if (!mapper_) return invalid_argument("GappedSearchEngine::search before start()");
   std::vector<gapped::GappedReadAlignment> results;
   {
@@ -137,23 +147,28 @@ Status GappedSearchEngine::search(const ReadBatch& batch) {
       spare_.pop_back();
     }
   }
-  WTMAP_TRY(mapper_->map(batch.reads, results));
-  if (results.size() != batch.reads.size()) {
+  WTMAP_TRY(mapper_->map(reads, count, results));
+  if (results.size() != count) {
     return invalid_argument("the gapped mapper gave " + std::to_string(results.size()) + " alignments for " +
-                            std::to_string(batch.reads.size()) + " reads");
+                            std::to_string(count) + " reads");
   }
   const std::lock_guard<std::mutex> lock(mutex_);
   in_flight_.push_back(std::move(results));
   return {};
 }
 
-Status GappedSearchEngine::finish(ReadBatch& batch) {
+Status GappedSearchEngine::finish_part(const SeqRecord*, std::size_t, ReadBatch& out) {
   const std::lock_guard<std::mutex> lock(mutex_);
   if (in_flight_.empty()) return invalid_argument("GappedSearchEngine::finish of a batch not searched");
-  batch.alignments.clear();
-  std::swap(batch.gapped_alignments, in_flight_.front());
-  spare_.push_back(std::move(in_flight_.front()));  // what the batch held before: reused by a later search()
+  out.alignments.clear();
+  std::swap(out.gapped_alignments, in_flight_.front());
+  spare_.push_back(std::move(in_flight_.front()));  // what the batch held before: reused by a later search
   in_flight_.pop_front();
+  return {};
+}
+
+Status GappedSearchEngine::release_device_memory() {
+  if (mapper_) mapper_->release_device_memory();
   return {};
 }
 

@@ -172,8 +172,8 @@ class GpuMismatchBackend : public MismatchBackend {
   }
 
   // A copy per read, on at most kGatherThreads threads: more would wait for busy cores.
-  void gather(const std::vector<SeqRecord>& reads, SearchedBatch& batch) override {
-    const std::size_t n = reads.size();
+  void gather(const SeqRecord* reads, SearchedBatch& batch) override {
+    const std::size_t n = batch.patterns.size();
     wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
       for (std::uint64_t r = begin; r < end; ++r) {
         std::memcpy(batch.codes.data() + batch.patterns[r].offset, reads[r].sequence.data(), reads[r].sequence.size());
@@ -191,12 +191,17 @@ class GpuMismatchBackend : public MismatchBackend {
     lap.restart();
     if (n == 0) return {};
     wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
-    WTMAP_TRY(ws.reserve(0, 0, 1));  // its stream
+    // Every device buffer before any work is enqueued (a device_out_of_memory launches nothing):
+    // its stream, the search results (launch_batch_gpu's; the patterns come from pinned memory)...
+    const bool patterns_pinned = wtmap::detail::is_pinned(batch.patterns.data());
+    WTMAP_TRY(ws.reserve(n * sizeof(fmindex::PatternRef), n * sizeof(SearchResult), 1, {!patterns_pinned, false}));
     WTMAP_TRY(ws.reserve_timing());
-    // The scratch holds the codes, their packed words and mask, the reads' choices, the list of long
-    // reads and its two counters, the other hits' counter, the group searches' stacks, and room for
-    // the other hits (used only if batch.others could not be page-locked).
-    const unsigned group_blocks = static_cast<unsigned>(wtmap::detail::multiprocessor_count()) * kGroupBlocksPerSm;
+    // ...and the scratch: the codes, their packed words and mask, the reads' choices, the list of
+    // long reads and its two counters, the other hits' counter, the group searches' stacks, and
+    // room for the other hits (used only if batch.others could not be page-locked). No more
+    // group blocks than reads, so that a small batch takes little memory (a stack per block).
+    const unsigned group_blocks = static_cast<unsigned>(std::min<std::uint64_t>(
+        n, std::uint64_t{static_cast<unsigned>(wtmap::detail::multiprocessor_count())} * kGroupBlocksPerSm));
     const std::size_t codes_bytes = (batch.codes.size() + 7) / 8 * 8;
     const std::uint64_t packed_words = packed_code_words(batch.codes.size());
     const std::size_t stacks_bytes =
@@ -255,6 +260,14 @@ class GpuMismatchBackend : public MismatchBackend {
 
   Status choose(SearchedBatch& batch) override {
     for (unsigned slot = 0; slot < kLaunchSlots; ++slot) WTMAP_TRY(collect(slot, &batch));  // (adds to search)
+    return {};
+  }
+
+  Status release_device_memory() override {
+    for (unsigned slot = 0; slot < kLaunchSlots; ++slot) {
+      WTMAP_TRY(collect(slot, nullptr));
+      workspaces_[slot]->release();
+    }
     return {};
   }
 

@@ -2,27 +2,44 @@
 
 #include <algorithm>
 
+#include "wtmap/core/device_memory.hpp"
+
 namespace wtmap::detail {
 
-QueryWorkspace::~QueryWorkspace() {
-  // Errors cannot be reported from a destructor; the runtime frees everything at exit anyway.
+QueryWorkspace::~QueryWorkspace() { release(); }
+
+void QueryWorkspace::release() {
+  // Errors cannot be reported from here; the runtime frees everything at exit anyway.
   // Only what was allocated: even cudaFree(nullptr) starts the CUDA runtime and creates a context
   // (0.3 s on the H200 host), which a CPU-backend run never needs.
-  auto free_device = [](void* p) { if (p != nullptr) cudaFree(p); };
-  auto free_pinned = [](void* p) { if (p != nullptr) cudaFreeHost(p); };
+  auto free_pinned = [](void*& p) {
+    if (p != nullptr) cudaFreeHost(p);
+    p = nullptr;
+  };
+  for (cudaStream_t stream : streams) {
+    if (stream != nullptr) cudaStreamSynchronize(stream);  // its kernels may still use the buffers
+  }
   for (int s = 0; s < 2; ++s) {
     if (streams[s] != nullptr) cudaStreamDestroy(streams[s]);
-    free_device(device_in[s]);
-    free_device(device_out[s]);
+    streams[s] = nullptr;
+    device_free(device_in[s]);
+    device_free(device_out[s]);
+    device_in[s] = device_out[s] = nullptr;
     free_pinned(pinned_in[s]);
     free_pinned(pinned_out[s]);
   }
-  for (cudaEvent_t e : timing) {
+  for (cudaEvent_t& e : timing) {
     if (e != nullptr) cudaEventDestroy(e);
+    e = nullptr;
   }
-  free_device(device_first_invalid);
-  free_device(device_next_query);
-  free_pinned(pinned_first_invalid);
+  device_free(device_first_invalid);
+  device_free(device_next_query);
+  device_first_invalid = device_next_query = nullptr;
+  if (pinned_first_invalid != nullptr) cudaFreeHost(pinned_first_invalid);
+  pinned_first_invalid = nullptr;
+  in_capacity = out_capacity = pinned_in_capacity = pinned_out_capacity = 0;
+  slots = 0;
+  scratch = Buffer{};
 }
 
 namespace {
@@ -39,14 +56,14 @@ Status grow_pair(void* (&buffers)[2], std::size_t& capacity, std::size_t bytes, 
     if (pinned) {
       cudaFreeHost(buffers[s]);
     } else {
-      cudaFree(buffers[s]);
+      device_free(buffers[s]);
     }
     buffers[s] = nullptr;
     if (s >= slots || bytes == 0) continue;
     if (pinned) {
       WTMAP_CUDA_TRY(cudaMallocHost(&buffers[s], bytes));
     } else {
-      WTMAP_CUDA_TRY(cudaMalloc(&buffers[s], bytes));
+      WTMAP_TRY(device_allocate(&buffers[s], bytes, "query batch buffers"));
     }
   }
   capacity = bytes;
@@ -56,12 +73,20 @@ Status grow_pair(void* (&buffers)[2], std::size_t& capacity, std::size_t bytes, 
 }  // namespace
 
 Status QueryWorkspace::reserve(std::size_t in_bytes, std::size_t out_bytes, int use_slots, Staging staging) {
-  if (streams[0] == nullptr) {
-    for (auto& s : streams) WTMAP_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    WTMAP_CUDA_TRY(cudaMalloc(&device_first_invalid, sizeof(unsigned long long)));
-    WTMAP_CUDA_TRY(cudaMalloc(&device_next_query, 2 * sizeof(unsigned long long)));
-    WTMAP_CUDA_TRY(cudaMallocHost(&pinned_first_invalid, sizeof(unsigned long long)));
+  // Each part made once (a part whose making failed is tried again by the next call).
+  for (auto& s : streams) {
+    if (s == nullptr) WTMAP_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   }
+  auto make_counters = [](unsigned long long*& counters, std::size_t count) -> Status {
+    if (counters != nullptr) return {};
+    void* p = nullptr;
+    WTMAP_TRY(device_allocate(&p, count * sizeof(unsigned long long), "query batch counters"));
+    counters = static_cast<unsigned long long*>(p);
+    return {};
+  };
+  WTMAP_TRY(make_counters(device_first_invalid, 1));
+  WTMAP_TRY(make_counters(device_next_query, 2));
+  if (pinned_first_invalid == nullptr) WTMAP_CUDA_TRY(cudaMallocHost(&pinned_first_invalid, sizeof(unsigned long long)));
   // A slot more: every buffer anew, with room for both slots.
   const bool more_slots = use_slots > slots;
   const int keep_slots = more_slots ? use_slots : slots;

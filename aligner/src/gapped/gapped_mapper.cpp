@@ -400,15 +400,21 @@ Result<GappedMapper> GappedMapper::create(const fmindex::FmIndex& index, const G
   return GappedMapper(std::make_unique<Impl>(index, options, std::move(reference).value()));
 }
 
-Status GappedMapper::map(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments) {
+void GappedMapper::release_device_memory() {
+  impl_->aligner.release_device_memory();
+  impl_->seeder.release_device_memory();
+  impl_->index->release_workspace();
+}
+
+Status GappedMapper::map(const SeqRecord* reads, std::size_t count, std::vector<GappedReadAlignment>& alignments) {
   Impl& m = *impl_;
-  std::vector<ReadCodes> encoded(reads.size());
-  for (std::size_t i = 0; i < reads.size(); ++i) encoded[i] = encode(reads[i].sequence);
+  std::vector<ReadCodes> encoded(count);
+  for (std::size_t i = 0; i < count; ++i) encoded[i] = encode(reads[i].sequence);
   std::vector<std::uint64_t> first_position;
   WTMAP_TRY(m.seed_and_locate(encoded, first_position));
-  alignments.assign(reads.size(), {});
+  alignments.assign(count, {});
   std::vector<ReadWork> work;
-  for (std::size_t i = 0; i < reads.size(); ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     GappedReadAlignment& a = alignments[i];
     const std::size_t length = encoded[i].forward.size();
     if (length < m.options.min_seed_length || length > m.options.max_read_length) {

@@ -14,6 +14,7 @@
 
 #include "wtmap/aligner/align_pipeline.hpp"
 #include "wtmap/aligner/batch_aligner.hpp"
+#include "wtmap/aligner/batch_splitting.hpp"
 #include "wtmap/aligner/bounded_queue.hpp"
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/pairing.hpp"
@@ -85,21 +86,25 @@ class SearchedBatchPool {
   std::thread thread_;
 };
 
-// BatchAligner's k-mismatch search as the pipeline's engine. Made before the index loads (its
-// SearchedBatch pool warms up meanwhile); start() then makes the aligner. The SearchedBatch of
-// each batch between search() and finish() waits in a queue here: batches reach finish() in the
-// order they left search().
-class MismatchSearchEngine : public SearchEngine {
+// BatchAligner's k-mismatch search as the pipeline's engine, in smaller batches where the GPU is
+// short of memory (SplittingSearchEngine). Made before the index loads (its SearchedBatch pool
+// warms up meanwhile); start() then makes the aligner. The SearchedBatch of each batch (or part)
+// between search and finish waits in a queue here: they reach finish in the order they left
+// search.
+class MismatchSearchEngine : public SplittingSearchEngine {
  public:
   MismatchSearchEngine(std::size_t batch_size, Backend backend, bool warm_up) : pool_(batch_size, backend, warm_up) {}
   // The index must outlive the engine, or its release().
   void start(const fmindex::FmIndex& index, const AlignOptions& options) { aligner_.emplace(index, options); }
 
-  Status search(const ReadBatch& batch) override;
-  Status finish(ReadBatch& batch) override;
-  void finish_stopped() override { pool_.close(); }
   // Frees the aligner (its device memory) and the pinned batches; the engine is unusable after.
   void release();
+
+ protected:
+  Status search_part(const SeqRecord* reads, std::size_t count) override;
+  Status finish_part(const SeqRecord* reads, std::size_t count, ReadBatch& out) override;
+  Status release_device_memory() override;
+  void on_finish_stopped() override { pool_.close(); }
 
  private:
   // Declared before the aligner, so destroyed after it: the aligner waits for its kernels, which
@@ -110,20 +115,24 @@ class MismatchSearchEngine : public SearchEngine {
   std::optional<BatchAligner> aligner_;
 };
 
-// GappedMapper's alignment (bwa mem's algorithm, gapped_mapper.hpp) as the pipeline's engine.
-// search() maps a whole batch (the mapper runs its steps on the GPU or the CPU to the end) and
-// keeps the results; finish() hands them to the batch in order, swapping vectors, so that the
-// alignments' allocations (CIGARs, MD strings) are reused batch after batch rather than made anew.
-// Space: the results of the batches between search() and finish() (at most two).
-class GappedSearchEngine : public SearchEngine {
+// GappedMapper's alignment (bwa mem's algorithm, gapped_mapper.hpp) as the pipeline's engine, in
+// smaller batches where the GPU is short of memory (SplittingSearchEngine). search maps a whole
+// batch (the mapper runs its steps on the GPU or the CPU to the end) and keeps the results;
+// finish hands them to the batch in order, swapping vectors, so that the alignments' allocations
+// (CIGARs, MD strings) are reused batch after batch rather than made anew.
+// Space: the results of the batches between search and finish (at most two).
+class GappedSearchEngine : public SplittingSearchEngine {
  public:
   // The index must outlive the engine, or its release().
   Status start(const fmindex::FmIndex& index, const gapped::GappedOptions& options);
 
-  Status search(const ReadBatch& batch) override;
-  Status finish(ReadBatch& batch) override;
   // Frees the mapper (its device memory); the engine is unusable after.
   void release();
+
+ protected:
+  Status search_part(const SeqRecord* reads, std::size_t count) override;
+  Status finish_part(const SeqRecord* reads, std::size_t count, ReadBatch& out) override;
+  Status release_device_memory() override;
 
  private:
   std::mutex mutex_;

@@ -84,6 +84,9 @@ class SmemSeeder {
                         std::size_t count, const SmemParams& params, Seed* seeds, std::uint64_t seeds_size,
                         SmemResult* results);
 
+  // Frees the device buffers kept between batches; the next find() makes them anew, for its size.
+  void release_device_memory();
+
  private:
   const FmIndex* index_;
   std::unique_ptr<detail::QueryWorkspace> workspace_;

@@ -43,7 +43,16 @@ class GappedMapper {
 
   // One alignment per read (letters as SeqRecord::sequence holds them; anything but A/C/G/T/U is N),
   // the same bytes on either backend, for any batch size or thread count. mapq is filled.
-  Status map(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments);
+  Status map(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments) {
+    return map(reads.data(), reads.size(), alignments);
+  }
+  // The same for reads[0, count) of an array (a part of a batch). After a device_out_of_memory
+  // the alignments are unspecified, and the same reads may be mapped again, whole or in parts.
+  Status map(const SeqRecord* reads, std::size_t count, std::vector<GappedReadAlignment>& alignments);
+
+  // Frees the device buffers kept between batches (seeding, locate, the DP's); the next map()
+  // makes them anew, for its own size.
+  void release_device_memory();
 
   const GappedOptions& options() const;
 

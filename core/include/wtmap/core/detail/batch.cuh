@@ -46,13 +46,19 @@ namespace wtmap::detail {
 constexpr unsigned kQueryBlockThreads = 256;
 
 // Device and pinned storage for batched queries, allocated on first use and reused; one per
-// structure. The mutex serialises concurrent batches on the same structure.
+// structure. The mutex serialises concurrent batches on the same structure. Its device memory
+// comes from detail::device_allocate (device_memory.hpp): a batch too large for the device, or
+// for WTMAP_GPU_MEM_LIMIT, fails with device_out_of_memory before its work is enqueued.
 class QueryWorkspace {
  public:
   QueryWorkspace() = default;
   QueryWorkspace(const QueryWorkspace&) = delete;
   QueryWorkspace& operator=(const QueryWorkspace&) = delete;
   ~QueryWorkspace();
+  // Waits for its streams and frees everything it holds (device and pinned memory, streams,
+  // events, the scratch); the next reserve makes them anew. The device memory of a batch size
+  // that no longer fits goes back this way (a caller retrying in smaller batches).
+  void release();
 
   std::mutex mutex;
   cudaStream_t streams[2] = {nullptr, nullptr};
