@@ -19,6 +19,7 @@
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/sam_writer.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
+#include "wtmap/core/device_memory.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
 #include "wtmap/io/output_file.hpp"
 
@@ -72,9 +73,9 @@ constexpr const char* kUsage =
     "  -I FLOAT,FLOAT[,INT[,INT]]  pairs' insert size: mean, std, max, min [estimated from\n"
     "                    the first 10000 pairs of confident unique mates among the first 10^5\n"
     "                    pairs; max, min: mean +- 4 std]\n"
-    "  -v                at the end, print the busy seconds of each pipeline stage; twice\n"
-    "                    (-v -v), also each batch's reads and when each stage began and\n"
-    "                    ended it\n"
+    "  -v                at the end, print the busy seconds of each pipeline stage and the\n"
+    "                    GPU memory held; twice (-v -v), also each batch's reads and when\n"
+    "                    each stage began and ended it\n"
     "\n"
     "Gapped mode (bwa mem's names and defaults; INT,INT: deletions, insertions or 5', 3'):\n"
     "  -A INT            match score, 1..1000 [1]\n"
@@ -119,7 +120,10 @@ constexpr const char* kUsage =
     "4^k >= 8 * the reference length, at most 15: 1 GiB from about 2 Mbp of reference on,\n"
     "4 GiB from 8.4 Mbp, 16 GiB from 34 Mbp. A GPU without room for it (half its free memory)\n"
     "takes a shorter k; then a read stopped by the work cap may differ from the CPU backend's.\n"
-    "The CPU backend keeps 13 levels of the table (1 GiB) and steps the rest.\n";
+    "The CPU backend keeps 13 levels of the table (1 GiB) and steps the rest.\n"
+    "Beyond the index, device memory grows with --batch. A GPU short of memory for a batch\n"
+    "searches it in halves (down to one read or pair), with the same output, says so once on\n"
+    "stderr and keeps the smaller batches.\n";
 
 // Ends a run whose output is complete and closed without tearing it down: freeing some 4 * 10^6
 // record strings, the index and the pinned buffers one by one, and the CUDA runtime's teardown,
@@ -494,10 +498,17 @@ int align_main(int argc, char** argv) {
   // neither them nor the k-mer table of the k-mismatch search.
   aligner::MismatchSearchEngine mismatch_engine(c.batch_size, *backend, !c.io_only && !gapped);
   aligner::GappedSearchEngine gapped_engine;
+  // A GPU short of memory for a batch: smaller batches (pairs kept whole), said once on stderr.
+  auto say = [&log](const std::string& line) { log.info("%s", line.c_str()); };
+  for (aligner::SplittingSearchEngine* e : {static_cast<aligner::SplittingSearchEngine*>(&mismatch_engine),
+                                            static_cast<aligner::SplittingSearchEngine*>(&gapped_engine)}) {
+    e->configure_splitting(c.is_paired() ? 2 : 1, say);
+  }
   auto index = load_dna_index(c.prefix, *backend, c.io_only || gapped);
   if (!index.ok()) return fail("align", index.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
   if (!writer.ok()) return fail("align", writer.status());
+  const std::size_t device_bytes_loaded = device_memory_held();
   if (gapped) {
     const aligner::gapped::Scoring& s = c.gapped.scoring;
     log.info("index loaded on the %s; gapped alignment: -A %d -B %d -O %d,%d -E %d,%d -L %d,%d -w %d -d %d -T %d "
@@ -556,6 +567,10 @@ int align_main(int argc, char** argv) {
   const Status run = pipeline.run(engine, sink, release_gpu_and_indexes);
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
   log_stage_times(log, pipeline, *reader, *writer, start_seconds, c.verbosity);
+  if (c.verbosity >= 1 && *backend == Backend::gpu) {
+    log.info("GPU memory held: %zu bytes once the index was loaded, %zu at the peak", device_bytes_loaded,
+             device_memory_peak());
+  }
   log_summary(log, pipeline.totals(), gapped && !c.io_only ? &c.gapped : nullptr);
   if (pair_sink) log_pair_summary(log, *pair_sink);
   pipeline.wait_for_release();
