@@ -53,14 +53,16 @@ Status SplittingSearchEngine::search_in_parts(const ReadBatch& batch) {
     WTMAP_TRY(finish_part(reads + begin, count, part));
     append(joined.alignments, part.alignments);
     append(joined.gapped_alignments, part.gapped_alignments);
-    if (part_size_ < reported_size_ && report_) {
-      report_("the GPU was short of memory for a batch of " + std::to_string(failed_size_) +
-              " reads: batches of " + std::to_string(part_size_) + " reads from now on (--batch " +
-              std::to_string(part_size_) + " avoids the retries)");
-    }
-    reported_size_ = std::min(reported_size_, part_size_);
     begin += count;
   }
+  // Once the batch is through, with the size its last parts took: a first part may fit where the
+  // next does not (a GPU engine keeps two parts' buffers, one per launch slot).
+  if (part_size_ < reported_size_ && report_) {
+    report_("the GPU was short of memory for a batch of " + std::to_string(failed_size_) + " reads: batches of " +
+            std::to_string(part_size_) + " reads from now on (--batch " + std::to_string(part_size_) +
+            " avoids the retries)");
+  }
+  reported_size_ = std::min(reported_size_, part_size_);
   push(std::move(joined));
   return {};
 }

@@ -614,16 +614,23 @@ class ShortDeviceEngine : public aligner::SplittingSearchEngine {
   Failure search_failure;  // an error other than a shortage, at that call
   // After this many tries, the device holds only shrunk_fits reads.
   std::size_t shrink_after_tries = ~std::size_t{0}, shrunk_fits = 0;
+  // As the GPU k-mismatch engine's two launch slots: each slot keeps the buffers of the largest
+  // part it took (until release_device_memory), and the two together must fit.
+  bool two_slots = false;
 
  protected:
   Status search_part(const aligner::SeqRecord* reads, std::size_t count) override {
     tried.push_back(count);
     if (search_failure.due(tried.size() - 1)) return injected("search", tried.size() - 1);
     if (tried.size() > shrink_after_tries) fits = shrunk_fits;
-    if (count > fits.load()) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    // With two slots, the slot keeps the largest part it took, beside the other slot's.
+    const std::size_t slot_size = two_slots ? std::max(count, kept_[slot_]) : count;
+    if (slot_size + (two_slots ? kept_[1 - slot_] : 0) > fits.load()) {
       return {StatusCode::device_out_of_memory, "fake device: " + std::to_string(count) + " reads need too much"};
     }
-    const std::lock_guard<std::mutex> lock(mutex_);
+    kept_[slot_] = slot_size;
+    slot_ = 1 - slot_;
     parts_.push_back({reads, count});
     most_in_flight = std::max<std::size_t>(most_in_flight, parts_.size());
     return {};
@@ -642,6 +649,7 @@ class ShortDeviceEngine : public aligner::SplittingSearchEngine {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (!parts_.empty()) out_of_order = true;  // released with a part in flight
     ++released;
+    kept_[0] = kept_[1] = 0;
     return {};
   }
 
@@ -650,6 +658,7 @@ class ShortDeviceEngine : public aligner::SplittingSearchEngine {
   Pace pace_{300, 5};
   std::mutex mutex_;
   std::deque<std::pair<const aligner::SeqRecord*, std::size_t>> parts_;
+  std::size_t kept_[2] = {0, 0}, slot_ = 0;
 };
 
 // Every record as text, in the order written: what an unsplit run and a split run must both give.
@@ -729,6 +738,23 @@ TEST(SplittingSearchEngine, SplitOutputIsTheUnsplitOutput) {
     EXPECT_EQ(short_of_memory.most_in_flight.load(), 1u);
     EXPECT_GE(short_of_memory.released.load(), 3u);  // before each smaller size's first try
   }
+}
+
+// Two slots: the first part of 32 fits, the second beside it does not; 16 do. Said once, after
+// the first batch, with the size that holds from then on.
+TEST(SplittingSearchEngine, TwoSlotDeviceIsReportedOnceWithTheSizeThatHolds) {
+  ShortDeviceEngine roomy(~std::size_t{0}, false), engine(50, false);
+  engine.two_slots = true;
+  const SplitRun whole = run_split(roomy, 1000, 256);
+  const SplitRun split = run_split(engine, 1000, 256);
+  ASSERT_TRUE(split.status.ok()) << split.status.message();
+  EXPECT_EQ(split.text, whole.text);
+  ASSERT_EQ(split.reports.size(), 1u);
+  EXPECT_NE(split.reports[0].find("a batch of 256 reads: batches of 16 reads"), std::string::npos) << split.reports[0];
+  const std::vector<std::size_t> first = {256, 128, 64, 32, 32, 16};
+  ASSERT_GT(engine.tried.size(), first.size());
+  EXPECT_TRUE(std::equal(first.begin(), first.end(), engine.tried.begin()));
+  EXPECT_TRUE(std::all_of(engine.tried.begin() + 6, engine.tried.end(), [](std::size_t c) { return c <= 16; }));
 }
 
 // Pairs stay whole: every part holds an even number of reads, 4 where the device holds 5.

@@ -6,8 +6,8 @@
 // input); the parts run in read order and their alignments are joined, so the output is the same
 // bytes as the batch's own would have been (each read's alignment depends on the read alone). The
 // part size found then holds for every later batch (no retry per batch), and the engine says so
-// once through its report: the size that failed and the size it uses now. A single read (pair)
-// that does not fit fails the run with a message saying so.
+// once, after the batch, through its report: the size that failed and the size it uses now. A
+// single read (pair) that does not fit fails the run with a message saying so.
 //
 // The parts of a batch run one after another on the search thread, each searched and finished
 // before the next, once every earlier batch has been finished (so a subclass sees its halves in
