@@ -508,7 +508,6 @@ int align_main(int argc, char** argv) {
   if (!index.ok()) return fail("align", index.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
   if (!writer.ok()) return fail("align", writer.status());
-  const std::size_t device_bytes_loaded = device_memory_held();
   if (gapped) {
     const aligner::gapped::Scoring& s = c.gapped.scoring;
     log.info("index loaded on the %s; gapped alignment: -A %d -B %d -O %d,%d -E %d,%d -L %d,%d -w %d -d %d -T %d "
@@ -560,6 +559,9 @@ int align_main(int argc, char** argv) {
       gapped_engine.release();
     }
   } teardown{pipeline, mismatch_engine, gapped_engine};
+  // -v: what the index and the engine hold, what loading them took at most, and the batches' peak.
+  const std::size_t device_bytes_before_batches = device_memory_held(), device_load_peak = device_memory_peak();
+  reset_device_memory_peak();
   aligner::SamWriterSink single_sink(*writer);
   std::optional<aligner::PairedSamWriterSink> pair_sink;
   if (c.is_paired()) pair_sink.emplace(*writer, static_cast<unsigned>(c.mismatches), insert_size);
@@ -568,8 +570,8 @@ int align_main(int argc, char** argv) {
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
   log_stage_times(log, pipeline, *reader, *writer, start_seconds, c.verbosity);
   if (c.verbosity >= 1 && *backend == Backend::gpu) {
-    log.info("GPU memory held: %zu bytes once the index was loaded, %zu at the peak", device_bytes_loaded,
-             device_memory_peak());
+    log.info("GPU memory held: %zu bytes before the first batch (%zu at the peak of loading), %zu at the peak of "
+             "the batches", device_bytes_before_batches, device_load_peak, device_memory_peak());
   }
   log_summary(log, pipeline.totals(), gapped && !c.io_only ? &c.gapped : nullptr);
   if (pair_sink) log_pair_summary(log, *pair_sink);

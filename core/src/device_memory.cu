@@ -90,6 +90,11 @@ std::size_t device_memory_peak() {
   return ledger().peak;
 }
 
+void reset_device_memory_peak() {
+  std::lock_guard<std::mutex> lock(ledger().mutex);
+  ledger().peak = ledger().held;
+}
+
 Result<std::size_t> device_memory_available() {
   Result<std::size_t> limit = device_memory_limit();
   if (!limit.ok()) return limit.status();

@@ -29,9 +29,11 @@ std::optional<std::size_t> parse_byte_count(const std::string& text);
 // invalid_argument when it is set but not a byte count.
 Result<std::size_t> device_memory_limit();
 
-// Bytes held now by wtmap's device allocations, and the most held at once so far.
+// Bytes held now by wtmap's device allocations, and the most held at once so far (since the
+// process started, or since the last reset_device_memory_peak, which sets it to what is held).
 std::size_t device_memory_held();
 std::size_t device_memory_peak();
+void reset_device_memory_peak();
 
 // Bytes one more device allocation may take now: the free device memory, and no more than the
 // limit leaves.
