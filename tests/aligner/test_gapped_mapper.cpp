@@ -19,6 +19,7 @@
 #include "gotoh_oracle.hpp"
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/mismatch_search.hpp"
+#include "wtmap/core/device_memory.hpp"
 
 namespace wtmap::test {
 namespace {
@@ -676,6 +677,33 @@ TEST_P(GappedMapperTest, BatchSizesAndThreadCountsGiveTheSameBytes) {
     EXPECT_EQ(describe(sevens[i]), describe(all[i])) << i;
     EXPECT_EQ(describe(one_thread[i]), describe(all[i])) << i;
     EXPECT_EQ(describe(three_threads[i]), describe(all[i])) << i;
+  }
+}
+
+// release_device_memory (after a batch too large for the GPU) gives back every device byte the
+// mapper took for its batches, and the next batch, made anew, maps as before; a part of a batch
+// (reads[k, n) of the array) maps as those reads alone.
+TEST_P(GappedMapperTest, ReleasedDeviceMemoryComesBackAndPartsMapAlike) {
+  GappedMapper m = mapper();
+  const std::vector<SeqRecord> reads = records(varied_reads(*reference_, 4));
+  m.release_device_memory();  // whatever the index's build left in its workspace
+  const std::size_t before_batches = device_memory_held();
+  const auto all = map_all(m, reads, reads.size());
+  if (GetParam() == Backend::gpu) {
+    EXPECT_GT(device_memory_held(), before_batches);
+  }
+  m.release_device_memory();
+  EXPECT_EQ(device_memory_held(), before_batches);
+  const auto again = map_all(m, reads, reads.size());
+  const std::size_t k = reads.size() / 3;
+  std::vector<GappedReadAlignment> tail;
+  ASSERT_TRUE(m.map(reads.data() + k, reads.size() - k, tail).ok());
+  ASSERT_EQ(tail.size(), reads.size() - k);
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    EXPECT_EQ(describe(again[i]), describe(all[i])) << i;
+    if (i >= k) {
+      EXPECT_EQ(describe(tail[i - k]), describe(all[i])) << i;
+    }
   }
 }
 
