@@ -16,7 +16,8 @@ namespace wtmap::altest {
 // by the test).
 class ScopedGpuMemoryLimit {
  public:
-  explicit ScopedGpuMemoryLimit(std::uint64_t bytes) { setenv("WTMAP_GPU_MEM_LIMIT", std::to_string(bytes).c_str(), 1); }
+  explicit ScopedGpuMemoryLimit(std::uint64_t bytes) : ScopedGpuMemoryLimit(std::to_string(bytes)) {}
+  explicit ScopedGpuMemoryLimit(const std::string& value) { setenv("WTMAP_GPU_MEM_LIMIT", value.c_str(), 1); }
   ~ScopedGpuMemoryLimit() { unsetenv("WTMAP_GPU_MEM_LIMIT"); }
   ScopedGpuMemoryLimit(const ScopedGpuMemoryLimit&) = delete;
   ScopedGpuMemoryLimit& operator=(const ScopedGpuMemoryLimit&) = delete;

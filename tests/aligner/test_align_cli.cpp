@@ -512,6 +512,21 @@ TEST_F(AlignCli, GpuShortOfMemoryWritesTheSameOutputInSmallerBatches) {
   EXPECT_EQ(shortage_lines(whole.err), 0u) << whole.err;
 }
 
+// A WTMAP_GPU_MEM_LIMIT that is no byte count stops a GPU run at its first device allocation,
+// naming the variable and its value; no output is left behind.
+TEST_F(AlignCli, GpuMemoryLimitThatIsNoByteCountIsRefused) {
+  if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
+  const std::string out = output_.file("out.sam");
+  WtmapRun r;
+  {
+    const ScopedGpuMemoryLimit scoped("12 MB");
+    r = align({"--device", "gpu", "-o", out}, reads_path());
+  }
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find("WTMAP_GPU_MEM_LIMIT='12 MB' is not a byte count"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 // A bad record after many good ones stops the run while batches are in every stage, on either
 // backend: the record's number and reason, and no output left behind.
 TEST_F(AlignCli, BadRecordDeepInTheInputStopsEveryStage) {
