@@ -42,7 +42,7 @@ Status SplittingSearchEngine::search_in_parts(const ReadBatch& batch) {
   ReadBatch part;  // a part's alignments
   const SeqRecord* reads = batch.reads.data();
   for (std::size_t begin = 0, n = batch.size(); begin < n;) {
-    const std::size_t count = std::min(part_size_, n - begin);
+    const std::size_t count = std::min(part_size_.load(), n - begin);
     const Status searched = search_part(reads + begin, count);
     if (searched.code() == StatusCode::device_out_of_memory) {
       WTMAP_TRY(halve(count, searched));
@@ -57,12 +57,12 @@ Status SplittingSearchEngine::search_in_parts(const ReadBatch& batch) {
   }
   // Once the batch is through, with the size its last parts took: a first part may fit where the
   // next does not (a GPU engine keeps two parts' buffers, one per launch slot).
-  if (part_size_ < reported_size_ && report_) {
+  const std::size_t size = part_size_.load();
+  if (size < reported_size_ && report_) {
     report_("the GPU was short of memory for a batch of " + std::to_string(failed_size_) + " reads: batches of " +
-            std::to_string(part_size_) + " reads from now on (--batch " + std::to_string(part_size_) +
-            " avoids the retries)");
+            std::to_string(size) + " reads from now on (--batch " + std::to_string(size) + " avoids the retries)");
   }
-  reported_size_ = std::min(reported_size_, part_size_);
+  reported_size_ = std::min(reported_size_, size);
   push(std::move(joined));
   return {};
 }
@@ -73,7 +73,7 @@ Status SplittingSearchEngine::halve(std::size_t count, const Status& why) {
             std::string(unit_ == 1 ? "a single read" : "a single pair of reads") +
                 " does not fit in the GPU's memory: " + why.message()};
   }
-  if (part_size_ >= reported_size_) failed_size_ = count;  // the first failure since the last report
+  if (part_size_.load() >= reported_size_) failed_size_ = count;  // the first failure since the last report
   part_size_ = std::max(unit_, count / 2 / unit_ * unit_);
   return {};
 }

@@ -610,7 +610,7 @@ class ShortDeviceEngine : public aligner::SplittingSearchEngine {
   std::atomic<std::size_t> fits;
   std::vector<std::size_t> tried;  // search_part's counts, in order (the search thread's)
   std::atomic<bool> out_of_order{false};
-  std::atomic<std::size_t> released{0}, most_in_flight{0};
+  std::atomic<std::size_t> released{0};
   Failure search_failure;  // an error other than a shortage, at that call
   // After this many tries, the device holds only shrunk_fits reads.
   std::size_t shrink_after_tries = ~std::size_t{0}, shrunk_fits = 0;
@@ -632,7 +632,6 @@ class ShortDeviceEngine : public aligner::SplittingSearchEngine {
     kept_[slot_] = slot_size;
     slot_ = 1 - slot_;
     parts_.push_back({reads, count});
-    most_in_flight = std::max<std::size_t>(most_in_flight, parts_.size());
     return {};
   }
   Status finish_part(const aligner::SeqRecord* reads, std::size_t count, ReadBatch& out) override {
@@ -690,6 +689,7 @@ struct SplitRun {
   Status status;
   std::string text;
   std::vector<std::string> reports;
+  std::vector<std::size_t> batch_reads;  // the reader's batches
 };
 
 // `reads` reads in batches of `batch_size` through `engine` (`unit`: reads kept together), written
@@ -704,23 +704,27 @@ SplitRun run_split(ShortDeviceEngine& engine, std::uint64_t reads, std::size_t b
     AlignPipeline pipeline(options_of(batch_size));
     pipeline.start_reading(source);
     run.status = pipeline.run(&engine, sink);
+    run.batch_reads = pipeline.totals().batch_reads;
   });
   run.text = std::move(sink.text);
   return run;
 }
 
 // Halving from 256: 128 and 64 fail too, 32 fits. The output is the unsplit run's, byte for byte;
-// the shortage is said once, with the size that failed and the size used from then on; later
-// batches go straight to 32 (no failed try after the first batch); the halves never overlap.
+// the shortage is said once, with the size that failed and the size used from then on; no try
+// fails after the first batch: the batches read ahead go in parts of 32, and the reader then
+// reads batches of 32, which run whole; the halves never see parts out of order.
 TEST(SplittingSearchEngine, SplitOutputIsTheUnsplitOutput) {
-  constexpr std::uint64_t kReads = 1000;  // batches of 256: 3 whole and one of 232
+  constexpr std::uint64_t kReads = 5000;  // 19 batches of 256 and one of 136, or later ones of 32
   for (bool gapped : {false, true}) {
     SCOPED_TRACE(gapped);
     ShortDeviceEngine roomy(~std::size_t{0}, gapped), short_of_memory(50, gapped);
     const SplitRun whole = run_split(roomy, kReads, 256);
     ASSERT_TRUE(whole.status.ok()) << whole.status.message();
     EXPECT_TRUE(whole.reports.empty());
-    EXPECT_EQ(roomy.tried, (std::vector<std::size_t>{256, 256, 256, 232}));
+    std::vector<std::size_t> batches(19, 256);
+    batches.push_back(136);
+    EXPECT_EQ(roomy.tried, batches);
     const SplitRun split = run_split(short_of_memory, kReads, 256);
     ASSERT_TRUE(split.status.ok()) << split.status.message();
     EXPECT_EQ(split.text, whole.text);
@@ -729,14 +733,19 @@ TEST(SplittingSearchEngine, SplitOutputIsTheUnsplitOutput) {
     EXPECT_EQ(split.reports[0],
               "the GPU was short of memory for a batch of 256 reads: batches of 32 reads from now on (--batch 32 "
               "avoids the retries)");
+    // Whether read ahead (in parts) or read later (whole), 5000 - 3 * 256 reads go 32 at a time.
     std::vector<std::size_t> want = {256, 128, 64};
-    want.insert(want.end(), 8 + 8 + 8 + 7, 32);  // the last batch, 232 reads: 7 parts of 32 and one of 8
+    want.insert(want.end(), (kReads - 8) / 32, 32);
     want.push_back(8);
     EXPECT_EQ(short_of_memory.tried, want);
     EXPECT_FALSE(short_of_memory.out_of_order.load());
     EXPECT_EQ(short_of_memory.part_size(), 32u);
-    EXPECT_EQ(short_of_memory.most_in_flight.load(), 1u);
     EXPECT_GE(short_of_memory.released.load(), 3u);  // before each smaller size's first try
+    // The reader took the smaller size: its last batches hold 32 reads (the 20 first ones cannot
+    // all have been read ahead while the first failed), and none after a small one is larger.
+    ASSERT_GT(split.batch_reads.size(), 20u);
+    const auto first_small = std::find(split.batch_reads.begin(), split.batch_reads.end(), 32u);
+    EXPECT_TRUE(std::all_of(first_small, split.batch_reads.end(), [](std::size_t n) { return n <= 32; }));
   }
 }
 

@@ -12,12 +12,15 @@
 // The parts of a batch run one after another on the search thread, each searched and finished
 // before the next, once every earlier batch has been finished (so a subclass sees its halves in
 // order, never two at once), and with the device buffers of larger batches released first
-// (release_device_memory). A batch that fits runs as the two halves of SearchEngine, unchanged.
+// (release_device_memory). A batch that fits runs as the two halves of SearchEngine, unchanged,
+// and so do the batches the reader reads once it knows the smaller size (most_reads_per_batch);
+// only those it had read ahead are split.
 // Space: the alignments of a batch split into parts, until finish() hands them over.
 // Time: a failed try per halving (each fails at its first allocation); parts forgo the overlap of
 // one batch's finish with the next one's search.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -42,8 +45,11 @@ class SplittingSearchEngine : public SearchEngine {
   Status finish(ReadBatch& batch) final;
   void finish_stopped() final;
 
-  // Reads per part: SIZE_MAX until the device was first short of memory.
-  std::size_t part_size() const { return part_size_; }
+  // Reads per part: SIZE_MAX until the device was first short of memory. The reader then reads
+  // batches of no more (most_reads_per_batch), so that later batches run whole, as two halves
+  // that overlap with the next batch's, rather than in parts.
+  std::size_t part_size() const { return part_size_.load(); }
+  std::size_t most_reads_per_batch() const final { return part_size_.load(); }
 
  protected:
   // The two halves of SearchEngine for reads[0, count) of a batch: search_part may return before
@@ -73,8 +79,9 @@ class SplittingSearchEngine : public SearchEngine {
 
   std::size_t unit_ = 1;
   std::function<void(const std::string&)> report_;
-  // The search thread's: the part size, the size reported last and the size that first failed since.
-  std::size_t part_size_ = std::numeric_limits<std::size_t>::max();
+  // The search thread's (the part size read by the reader too): the part size, the size reported
+  // last and the size that first failed since.
+  std::atomic<std::size_t> part_size_{std::numeric_limits<std::size_t>::max()};
   std::size_t reported_size_ = std::numeric_limits<std::size_t>::max();
   std::size_t failed_size_ = 0;
   std::mutex mutex_;
