@@ -192,7 +192,8 @@ class GpuMismatchBackend : public MismatchBackend {
     if (n == 0) return {};
     wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
     // Every device buffer before any work is enqueued (a device_out_of_memory launches nothing):
-    // its stream, the search results (launch_batch_gpu's; the patterns come from pinned memory)...
+    // its stream, launch_batch_gpu's patterns and search results (staging the patterns only if
+    // they could not be page-locked)...
     const bool patterns_pinned = wtmap::detail::is_pinned(batch.patterns.data());
     WTMAP_TRY(ws.reserve(n * sizeof(fmindex::PatternRef), n * sizeof(SearchResult), 1, {!patterns_pinned, false}));
     WTMAP_TRY(ws.reserve_timing());
