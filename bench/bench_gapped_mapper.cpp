@@ -205,6 +205,13 @@ void bm_map(benchmark::State& state, Backend backend) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
   state.counters["mapped"] = static_cast<double>(mapped) / n;
   state.counters["placed"] = static_cast<double>(placed) / n;
+  // Where the time went: seconds per step of map() (gapped_mapper.hpp), per iteration.
+  const aligner::gapped::GappedStageSeconds& t = mapper.value().stage_seconds();
+  const double per = 1.0 / static_cast<double>(state.iterations());
+  for (const auto& [name, seconds] : {std::pair{"s_seed", t.seed}, {"s_locate", t.locate}, {"s_chain", t.chain},
+                                      {"s_extend", t.extend}, {"s_extend_dp", t.extend_dp}, {"s_choose", t.choose},
+                                      {"s_cigar", t.cigar}, {"s_cigar_dp", t.cigar_dp}})
+    state.counters[name] = seconds * per;
 }
 
 void register_all() {

@@ -20,24 +20,12 @@ number of tie reads (X0 > 1). Standard library only.
 import argparse
 import json
 import math
-import subprocess
 import sys
 from multiprocessing import Pool
 
+from roc import sam_lines as records  # SAM lines, BAM/CRAM through samtools view
+
 MAPQS = (0, 1, 10, 20, 30)
-
-
-def records(path):
-    if path.endswith(".bam") or path.endswith(".cram"):
-        proc = subprocess.Popen(["samtools", "view", path], stdout=subprocess.PIPE, text=True, bufsize=1 << 20)
-        yield from proc.stdout
-        if proc.wait() != 0:
-            raise RuntimeError(f"samtools view {path} failed")
-    else:
-        with open(path, buffering=1 << 20) as f:
-            for line in f:
-                if not line.startswith("@"):
-                    yield line
 
 
 def tag(tags, key):

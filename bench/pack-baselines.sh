@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Packs the baseline programs and data for the GPU host (which has no Debian packages and no
 # network) into .baselines/ (kept out of git): bwa, bowtie2-align-s, bowtie2-build-s, samtools,
-# art_illumina with the shared libraries they need beyond the C/C++ runtime, and the E. coli 536
-# genome of Debian's bowtie-examples. Run it HERE (the machine with the packages), from the
+# art_illumina, mason_variator and mason_simulator (seqan-apps; bench/run-gapped.sh) with the
+# shared libraries they need beyond the C/C++ runtime, and the E. coli 536 genome of Debian's
+# bowtie-examples. Run it HERE (the machine with the packages), from the
 # repository root:
 #
 #   bench/pack-baselines.sh            then on the GPU host: source .baselines/env.sh
@@ -14,9 +15,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bundle="${DEVICE_BUNDLE:-$root/../shared/tools/device-bundle}"
 genome="${WTMAP_ECOLI_FA:-/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz}"
-progs=(/usr/bin/bwa /usr/bin/bowtie2-align-s /usr/bin/bowtie2-build-s /usr/bin/samtools /usr/bin/art_illumina)
+progs=(/usr/bin/bwa /usr/bin/bowtie2-align-s /usr/bin/bowtie2-build-s /usr/bin/samtools /usr/bin/art_illumina
+       /usr/lib/seqan/bin/mason_variator /usr/lib/seqan/bin/mason_simulator)
 
-for p in "${progs[@]}"; do [[ -x "$p" ]] || { echo "pack-baselines: $p missing" >&2; exit 1; }; done
+for p in "${progs[@]}"; do [[ -x "$p" ]] || { echo "pack-baselines: $p missing (apt-get install bwa bowtie2 samtools art-nextgen-simulation-tools seqan-apps)" >&2; exit 1; }; done
 [[ -r "$genome" ]] || { echo "pack-baselines: $genome missing (apt-get install bowtie-examples)" >&2; exit 1; }
 [[ -x "$bundle" ]] || { echo "pack-baselines: $bundle missing" >&2; exit 1; }
 
@@ -50,5 +52,7 @@ fi
   bowtie2-align-s --version | head -1
   bowtie2-build-s --version | head -1
   { art_illumina 2>&1 || true; } | grep 'Version' | head -1
+  mason_variator --version | grep -i version
+  mason_simulator --version | grep -i version
 ) || { echo "pack-baselines: a bundled program does not start" >&2; exit 1; }
 echo "pack-baselines: done; on the GPU host: source .baselines/env.sh (carry .baselines)"

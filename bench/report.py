@@ -21,7 +21,8 @@ def read_tsv(path):
             if len(f) >= 4:
                 wall = None if f[1] == "NA" else float(f[1])
                 rss = None if f[2] == "NA" else float(f[2])
-                rows[f[0]] = {"wall_s": wall, "max_rss_mb": rss, "rc": f[3]}
+                cpu = float(f[4]) if len(f) >= 5 and f[4] != "NA" else None  # (older TSVs lack CPU seconds)
+                rows[f[0]] = {"wall_s": wall, "max_rss_mb": rss, "rc": f[3], "cpu_s": cpu}
     return rows
 
 
@@ -41,8 +42,10 @@ def with_medians(rows):
             continue
         walls = sorted(r["wall_s"] for r in good)
         rss = [r["max_rss_mb"] for r in good if r["max_rss_mb"] is not None]
+        cpu = [r["cpu_s"] for r in good if r.get("cpu_s") is not None]
         out[label] = {"wall_s": statistics.median(walls), "max_rss_mb": max(rss) if rss else None,
-                      "rc": failed[0]["rc"] if failed else "0", "runs": len(walls), "min_s": walls[0], "max_s": walls[-1]}
+                      "rc": failed[0]["rc"] if failed else "0", "runs": len(walls), "min_s": walls[0], "max_s": walls[-1],
+                      "cpu_s": statistics.median(cpu) if cpu else None}
     return out
 
 

@@ -21,23 +21,9 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/harness-lib.sh"
 
-if [[ "$QUICK" == 1 ]]; then
-  READS="${WTMAP_BENCH_READS:-2e4}"; SYNTH_MBP="${WTMAP_BENCH_SYNTH_MBP:-5}"
-else
-  READS="${WTMAP_BENCH_READS:-1e6}"; SYNTH_MBP="${WTMAP_BENCH_SYNTH_MBP:-1000}"
-fi
-READS=$(number "$READS")
-GENOMES="${WTMAP_BENCH_GENOMES:-ecoli,synth}"
-LENS="${WTMAP_BENCH_READ_LENS:-100,150}"
+aligner_settings 1e6 1000 2e4 5
 K="${WTMAP_BENCH_K:-4}"
-# Runs of wtmap align and of the I/O floor, alternated; the report takes each one's median. One
-# host's runs of the same command spread by 0.1-0.2 s (bench/history/RESULTS-2026-11-26.md), as
-# much as the 70 % target's margin.
-REPEAT="${WTMAP_BENCH_REPEAT:-$([[ "$QUICK" == 1 ]] && echo 2 || echo 5)}"
-SKIP=",${WTMAP_BENCH_SKIP:-},"                 # any of bwa_aln,bwa_mem,bowtie2,search
 OVERLAP="${WTMAP_BENCH_OVERLAP:-0}"            # 1: wtmap's and bowtie2's timed runs beside bwa index
-ECOLI="${WTMAP_ECOLI_FA:-/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz}"
-BROKEN=","                                     # tools whose index failed, per genome
 ok() { [[ "$SKIP" != *",$1,"* && "$BROKEN" != *",$1,"* ]]; }
 rm -rf "$WORK/logs"; mkdir -p "$WORK/logs"
 
@@ -53,59 +39,10 @@ fi
 host_info | tee "$WORK/logs/host.txt"
 echo "reads: $READS per run; lengths: $LENS; k: $K; genomes: $GENOMES (synth: $SYNTH_MBP Mbp); I/O floor: $IO_DESC" | tee -a "$WORK/logs/host.txt"
 
-done_ok() { [[ -f "$TSV" ]] && awk -F'\t' -v l="$1" '$1 == l && $4 == "0" {f = 1} END {exit !f}' "$TSV"; }
-# tstep LABEL ...: a measured step, skipped when an earlier run finished it.
-tstep() {
-  local label="$1"; shift
-  if done_ok "$label"; then echo "== $label: done earlier" >&2; return 0; fi
-  awk -F'\t' -v l="$label" '$1 != l' "$TSV" > "$TSV.tmp" && mv "$TSV.tmp" "$TSV"
-  step "$label" "$@"
-}
-out_of_time() { (( $(remaining) < 5 )); }
 status=0
-
-# index_bg G NAME CMD...: CMD detached, surviving the end of this run (the 1 Gbp indexes of bwa
-# and bowtie2 take longer than a call), its output in G/NAME-index.log with its wall time, then
-# G/NAME.done; not started again while it runs or once done. index_wait G NAME: waits for it;
-# 1 if it failed, 2 if the time budget ran out first.
-index_bg() {
-  local G="$1" name="$2"; shift 2
-  [[ -e "$G/$name.done" ]] && return 0
-  if [[ -s "$G/$name.pid" ]] && kill -0 "$(cat "$G/$name.pid")" 2>/dev/null; then return 0; fi
-  echo "== $name index of $G (background)" >&2
-  LOG="$G/$name-index.log" DONE="$G/$name.done" NAME="$name" setsid nohup bash -c \
-    's=$SECONDS; "$@" > "$LOG" 2>&1 && echo "$NAME index wall_s=$((SECONDS - s))" >> "$LOG" && touch "$DONE"' \
-    index_bg "$@" > /dev/null 2>&1 < /dev/null &
-  echo $! > "$G/$name.pid"
-}
-index_wait() {
-  local G="$1" name="$2"
-  while [[ ! -e "$G/$name.done" ]]; do
-    if ! kill -0 "$(cat "$G/$name.pid" 2>/dev/null || echo 0)" 2>/dev/null; then
-      echo "harness: $name index of $G failed (see $G/$name-index.log)" >&2; return 1
-    fi
-    if out_of_time; then echo "harness: $name index of $G still running; run again to continue" >&2; return 2; fi
-    sleep 2
-  done
-}
 
 # The folder of genome $g's reads of length L, and of everything measured on them.
 length_dir() { echo "$WORK/aligner-$g-${1}bp-$READS-k$K"; }
-
-# wait_for NAME...: waits for these background indexes of genome $G; a tool whose index failed is
-# left out of the genome's runs (BROKEN); 1 when the time budget ran out first.
-wait_for() {
-  local name waited
-  for name in "$@"; do
-    waited=0; index_wait "$G" "$name" || waited=$?
-    case "$name:$waited" in
-      *:0) ;;
-      bwa:1) status=1; BROKEN="$BROKEN,bwa_aln,bwa_mem,";;
-      bowtie2:1) status=1; BROKEN="$BROKEN,bowtie2,";;
-      *) status=1; return 1;;
-    esac
-  done
-}
 
 # The timed runs on the reads $FQ of folder $D (steps in $TSV): wtmap's and bowtie2's, then bwa's
 # and the evaluation of every finished run.
@@ -133,14 +70,8 @@ timed_wtmap_bowtie2() {
   else
     floor=("$SAMTOOLS" import -@ "$THREADS" -0 "$FQ" -o)
   fi
-  tstep align/wtmap_e2e -- "${e2e[@]}" "$D/wtmap.bam" || status=1
+  e2e_and_floor
   tstep align/wtmap_sam -- "$WTMAP" align -v -x "$G/wtmap" "$FQ" -o "$D/wtmap.sam" -k "$K" -t "$THREADS" --device "$DEVICE" || status=1
-  tstep io/floor -- "${floor[@]}" "$D/floor.bam" || status=1
-  for ((r = 2; r <= REPEAT; r++)); do
-    tstep "align/wtmap_e2e@$r" -- "${e2e[@]}" "$D/repeat.bam" || status=1
-    tstep "io/floor@$r" -- "${floor[@]}" "$D/repeat.bam" || status=1
-  done
-  rm -f "$D/repeat.bam"
   if ok bowtie2; then tstep align/bowtie2 -- "$BT2" -p "$THREADS" -x "$G/bt2" -U "$FQ" -S "$D/bowtie2.sam" || status=1; fi
 }
 timed_bwa_evaluate() {
@@ -163,33 +94,7 @@ timed_bwa_evaluate() {
 IFS=, read -ra genomes <<< "$GENOMES"
 IFS=, read -ra lens <<< "$LENS"
 for g in "${genomes[@]}"; do
-  case "$g" in
-    ecoli) G="$WORK/genome-ecoli"; DESC="E. coli 536, NC_008253, 4.9 Mbp, real";;
-    synth) G="$WORK/genome-synth-${SYNTH_MBP}mbp"; DESC="synthetic ${SYNTH_MBP} Mbp, random + repeats + N runs (no real large genome offline)";;
-    *) echo "run-aligner.sh: unknown genome $g" >&2; exit 2;;
-  esac
-  mkdir -p "$G"
-  BROKEN=","
-  TSV="$G/index.tsv"; touch "$TSV"
-  REF="$G/ref.fa"
-  if [[ ! -s "$REF" ]]; then
-    if [[ "$g" == ecoli ]]; then
-      # ART keeps the whole FASTA header line as the contig name in its .aln: shorten headers
-      python3 -c "import gzip,sys; f=gzip.open(sys.argv[1],'rt') if sys.argv[1].endswith('.gz') else open(sys.argv[1]); o=open(sys.argv[2],'w'); [o.write(l.split()[0]+'\n' if l.startswith('>') else l) for l in f]" "$ECOLI" "$REF.tmp"
-    else
-      python3 "$here/gen_data.py" reference --mbp "$SYNTH_MBP" --contigs 8 --seed 7 "$REF.tmp"
-    fi
-    mv "$REF.tmp" "$REF"
-  fi
-  GLEN=$(python3 -c "import sys; print(sum(len(l)-1 for l in open(sys.argv[1]) if not l.startswith('>')))" "$REF")
-  # bwa's IS algorithm (-a is) builds its index in about 3/4 of bwtsw's time (100 Mbp synthetic
-  # on one core: 61 s against 81.5 s) but takes at most 2^31 - 1 symbols, and bwa indexes both
-  # strands: bwtsw beyond that.
-  BWA_ALGO=bwtsw
-  (( 2 * GLEN < 2147483647 - 1048576 )) && BWA_ALGO=is
-  if ok bwa_aln || ok bwa_mem; then index_bg "$G" bwa "$BWA" index -a "$BWA_ALGO" -b 100000000 -p "$G/bwa" "$REF"; fi
-  if ok bowtie2; then index_bg "$G" bowtie2 "$BT2B" --threads "$THREADS" "$REF" "$G/bt2"; fi
-  tstep index/wtmap -- "$WTMAP" index "$REF" -p "$G/wtmap" --device "$DEVICE" -t "$THREADS" || status=1
+  prepare_genome "$g"
 
   # ---- reads (untimed), of every length before any timed run, while the indexes build: ART HS25
   # (MSv3 when HS25 cannot make L bp), names carry the truth

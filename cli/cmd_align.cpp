@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,11 +40,11 @@ Result<fmindex::FmIndex> with_search_table(Result<fmindex::FmIndex> index) {
 
 constexpr const char* kUsage =
     "Usage: wtmap align -x <prefix> [options] <reads.fq[.gz] | reads.fa[.gz] | ->\n"
-    "       wtmap align -x <prefix> -k INT [options] <r1.fq[.gz]> <r2.fq[.gz]>   (pairs)\n"
-    "       wtmap align -x <prefix> -k INT [options] -p <interleaved.fq[.gz]>    (pairs)\n"
+    "       wtmap align -x <prefix> [options] <r1.fq[.gz]> <r2.fq[.gz]>   (pairs)\n"
+    "       wtmap align -x <prefix> [options] -p <interleaved.fq[.gz]>    (pairs)\n"
     "\n"
-    "Aligns DNA reads on both strands, single or in pairs (pairs: the k-mismatch mode for\n"
-    "now), and writes SAM (default, stdout) or BAM.\n"
+    "Aligns DNA reads on both strands, single or in pairs (in either mode), and writes SAM\n"
+    "(default, stdout) or BAM.\n"
     "Two modes:\n"
     "  gapped (default)  local alignment with affine gaps, as `bwa mem` aligns (its scoring,\n"
     "                    options and defaults): SMEM seeds, chains, banded extension with\n"
@@ -73,9 +74,10 @@ constexpr const char* kUsage =
     "  -I FLOAT,FLOAT[,INT[,INT]]  pairs' insert size: mean, std, max, min [estimated from\n"
     "                    the first 10000 pairs of confident unique mates among the first 10^5\n"
     "                    pairs; max, min: mean +- 4 std]\n"
-    "  -v                at the end, print the busy seconds of each pipeline stage and the\n"
-    "                    GPU memory held; twice (-v -v), also each batch's reads and when\n"
-    "                    each stage began and ended it\n"
+    "  -U INT            pairs: penalty of an unpaired pair against a proper one, 0..1000 [17]\n"
+    "  -v                at the end, print the busy seconds of each pipeline stage (and of\n"
+    "                    the gapped mapper's steps) and the GPU memory held; twice (-v -v),\n"
+    "                    also each batch's reads and when each stage began and ended it\n"
     "\n"
     "Gapped mode (bwa mem's names and defaults; INT,INT: deletions, insertions or 5', 3'):\n"
     "  -A INT            match score, 1..1000 [1]\n"
@@ -108,12 +110,15 @@ constexpr const char* kUsage =
     "Reads outside a mode's lengths, and k-mismatch reads the work cap stopped, are kept\n"
     "(unmapped, or MAPQ 0) and counted in the summary on stderr.\n"
     "\n"
-    "Pairs (mates named alike but for /1 and /2, which names lose), for now in the k-mismatch\n"
-    "mode only: each mate is aligned as a read, then the two are paired as bwa mem pairs them:\n"
-    "a hit's score is its length minus 5 per mismatch (bwa mem's -A 1 -B 4), a pair's the two\n"
-    "scores plus log4 of the likelihood of its insert size, and a pair in FR orientation within\n"
-    "the insert-size bounds is proper if it beats the two best hits unpaired minus 17 (-U);\n"
-    "pairing raises the mates' MAPQ.\n"
+    "Pairs (mates named alike but for /1 and /2, which names lose), in either mode: each mate\n"
+    "is aligned as a read, then the two are paired as bwa mem pairs them: a hit's score is its\n"
+    "AS (k-mismatch mode: its length minus 5 per mismatch, bwa mem's -A 1 -B 4), a pair's the\n"
+    "two scores plus log4 of the likelihood of its insert size, and a pair in FR orientation\n"
+    "within the insert-size bounds is proper if it beats the two best hits unpaired minus -U;\n"
+    "pairing raises the mates' MAPQ. The gapped mode also rescues mates as bwa mem does: where\n"
+    "a hit of one mate (within -U of its best) has no proper mate, the other mate is aligned\n"
+    "locally (Smith-Waterman, on the device) in the window the insert sizes allow; a find\n"
+    "scoring at least --min-seed and -T joins that mate's hits.\n"
     "\n"
     "Memory on the device (--device): the index (wtmap index --help); in the k-mismatch mode\n"
     "also a table of the SA intervals of all k-mers, 16 * 4^k bytes, for the smallest k with\n"
@@ -246,6 +251,7 @@ struct AlignCommand {
   CommonOptions common;
   std::string prefix, input, second_input;  // second_input: mate 2's file
   std::string insert_size;                   // -I as given
+  std::int32_t unpaired = 17;                // -U
   bool interleaved = false;                  // -p
   aligner::SamOptions sam;
   aligner::AlignOptions exhaustive;   // the k-mismatch mode's
@@ -403,6 +409,8 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
       c.interleaved = true;
     } else if (a == "-I" && has_value) {
       c.insert_size = argv[++i];
+    } else if (a == "-U" && has_value) {
+      if (!parse_int(argv[++i], 0, 1000, c.unpaired)) return usage_error("align", "-U needs an integer in 0..1000", kUsage);
     } else if (a == "--io-only") {
       c.io_only = true;
     } else if (a == "-v") {
@@ -416,9 +424,6 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
     return 1;
   }
   if (c.interleaved && !c.second_input.empty()) return usage_error("align", "-p takes one read file, not two", kUsage);
-  if (c.is_paired() && c.is_gapped()) {
-    return usage_error("align", "pairs are aligned in the k-mismatch mode for now: add -k INT (gapped pairs come next)", kUsage);
-  }
   // A mode's options in the other mode would be silently ignored: refused instead.
   if (!c.exhaustive_option.empty() && !c.gapped_option.empty()) {
     return usage_error("align", c.gapped_option + " is an option of the gapped mode; " + c.exhaustive_option +
@@ -500,10 +505,8 @@ int align_main(int argc, char** argv) {
   aligner::GappedSearchEngine gapped_engine;
   // A GPU short of memory for a batch: smaller batches (pairs kept whole), said once on stderr.
   auto say = [&log](const std::string& line) { log.info("%s", line.c_str()); };
-  for (aligner::SplittingSearchEngine* e : {static_cast<aligner::SplittingSearchEngine*>(&mismatch_engine),
-                                            static_cast<aligner::SplittingSearchEngine*>(&gapped_engine)}) {
-    e->configure_splitting(c.is_paired() ? 2 : 1, say);
-  }
+  mismatch_engine.configure_splitting(c.is_paired() ? 2 : 1, say);
+  gapped_engine.configure_splitting(c.is_paired() ? 2 : 1, say);
   auto index = load_dna_index(c.prefix, *backend, c.io_only || gapped);
   if (!index.ok()) return fail("align", index.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
@@ -564,16 +567,47 @@ int align_main(int argc, char** argv) {
   reset_device_memory_peak();
   aligner::SamWriterSink single_sink(*writer);
   std::optional<aligner::PairedSamWriterSink> pair_sink;
-  if (c.is_paired()) pair_sink.emplace(*writer, static_cast<unsigned>(c.mismatches), insert_size);
+  if (c.is_paired()) {
+    aligner::PairScoring pair_scoring;
+    pair_scoring.unpaired = c.unpaired;
+    if (gapped) pair_scoring = aligner::gapped_pair_scoring(c.gapped.scoring, c.unpaired);
+    pair_sink.emplace(*writer, static_cast<unsigned>(c.mismatches), insert_size, pair_scoring);
+    if (engine == &gapped_engine) {
+      pair_sink->set_rescue([&gapped_engine, unpaired = c.unpaired](const std::vector<aligner::SeqRecord>& reads,
+                                                                   std::vector<aligner::gapped::GappedReadAlignment>& alignments,
+                                                                   const aligner::InsertSizeModel& model) {
+        return gapped_engine.rescue_mates(reads, alignments, model, unpaired);
+      });
+    }
+  }
   aligner::AlignmentSink& sink = pair_sink ? static_cast<aligner::AlignmentSink&>(*pair_sink) : single_sink;
-  const Status run = pipeline.run(engine, sink, release_gpu_and_indexes);
+  // Gapped pairs are rescued on the writer's thread, with the mapper, until the last is written.
+  const bool rescuing = c.is_paired() && engine == &gapped_engine;
+  const Status run = pipeline.run(engine, sink, rescuing ? std::function<void()>{} : std::function<void()>{release_gpu_and_indexes});
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
   log_stage_times(log, pipeline, *reader, *writer, start_seconds, c.verbosity);
   if (c.verbosity >= 1 && *backend == Backend::gpu) {
     log.info("GPU memory held: %zu bytes before the first batch (%zu at the peak of loading), %zu at the peak of "
              "the batches", device_bytes_before_batches, device_load_peak, device_memory_peak());
   }
-  log_summary(log, pipeline.totals(), gapped && !c.io_only ? &c.gapped : nullptr);
+  if (engine == &gapped_engine && c.verbosity >= 1) {
+    const aligner::gapped::GappedStageSeconds t = gapped_engine.stage_seconds();
+    log.info("gapped mapping, seconds summed over %u mapping threads: seeds %.2f, locate %.2f, chains %.2f, "
+             "extension %.2f (device calls %.2f), region choice %.2f, CIGAR and tags %.2f (device calls %.2f)",
+             aligner::GappedSearchEngine::kMostMappers, t.seed, t.locate, t.chain, t.extend, t.extend_dp, t.choose,
+             t.cigar, t.cigar_dp);
+  }
+  if (pair_sink && c.verbosity >= 1) {
+    log.info("pairs, busy seconds of the write stage: mate rescue %.2f, pairing %.2f", pair_sink->rescue_seconds(),
+             pair_sink->pairing_seconds());
+  }
+  aligner::AlignTotals totals = pipeline.totals();
+  if (pair_sink) {  // the mates as written: after rescue and pairing
+    const aligner::PairTotals& t = pair_sink->totals();
+    totals.mapped = 2 * t.both_mapped + t.singletons;
+    totals.unique = t.mates_mapq_positive;
+  }
+  log_summary(log, totals, gapped && !c.io_only ? &c.gapped : nullptr);
   if (pair_sink) log_pair_summary(log, *pair_sink);
   pipeline.wait_for_release();
   leave_finished_run();

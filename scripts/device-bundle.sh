@@ -3,7 +3,7 @@
 # they need (../shared/tools/device-bundle), .device/COMMIT (the commit the benchmark reports
 # name), and of the test programs only those that ctest still lists. A test program of a suite
 # that a later commit removed stays in the build folder, and gpu-check.sh runs every test_* it
-# finds: one such leftover ran in a GPU suite on 2026-11-26 (bench/RESULTS.md).
+# finds: one such leftover ran in a GPU suite on 2026-11-26 (bench/history/RESULTS-2026-11-26.md).
 #
 #   scripts/device-bundle.sh [--aligner] [BUILD_DIR]     (BUILD_DIR defaults to build)
 #

@@ -97,7 +97,7 @@ class BatchWarmer {
 
 }  // namespace
 
-Status cancelled_status() { return {StatusCode::unavailable, "the run was cancelled"}; }
+Status cancelled_status() { return {StatusCode::cancelled, "the run was cancelled"}; }
 
 void AlignTotals::add(const ReadBatch& batch, unsigned max_mismatches) {
   batch_reads.push_back(batch.alignments.size() + batch.gapped_alignments.size());

@@ -1,8 +1,11 @@
 #include "wtmap/aligner/align_stages.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <new>
 #include <string>
+#include <system_error>
 
 #include "wtmap/aligner/align_pipeline.hpp"
 #include "wtmap/aligner/batch_reader.hpp"
@@ -130,51 +133,156 @@ Status MismatchSearchEngine::release_device_memory() {
   return aligner_ ? aligner_->release_device_memory() : Status{};
 }
 
-Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::GappedOptions& options) {
-  Result<gapped::GappedMapper> mapper = gapped::GappedMapper::create(index, options);
-  if (!mapper.ok()) return mapper.status();
-  mapper_.emplace(std::move(*mapper));
+GappedSearchEngine::~GappedSearchEngine() { release(); }
+
+Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::GappedOptions& options, unsigned mappers) {
+  if (!threads_.empty()) return invalid_argument("GappedSearchEngine::start called twice");
+  if (mappers == 0 || mappers > kMostMappers)
+    return invalid_argument("GappedSearchEngine: 1 to " + std::to_string(kMostMappers) + " mapping threads");
+  Result<gapped::GappedMapper> first = gapped::GappedMapper::create(index, options);
+  if (!first.ok()) return first.status();
+  mappers_.push_back(std::make_unique<gapped::GappedMapper>(std::move(*first)));
+  while (mappers_.size() < mappers) mappers_.push_back(std::make_unique<gapped::GappedMapper>(mappers_[0]->another()));
+  mapper_seconds_.assign(mappers_.size(), {});
+  try {
+    for (std::size_t k = 0; k < mappers_.size(); ++k) threads_.emplace_back([this, k] { map_jobs(k); });
+  } catch (const std::system_error&) {  // the system refused a thread: the ones started do the work
+    if (threads_.empty()) return {StatusCode::unavailable, "the system refused a mapping thread"};
+  }
   return {};
 }
 
-Status GappedSearchEngine::search_part(const SeqRecord* reads, std::size_t count) {
-  if (!mapper_) return invalid_argument("GappedSearchEngine::search before start()");
-  std::vector<gapped::GappedReadAlignment> results;
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (!spare_.empty()) {
-      results = std::move(spare_.back());
-      spare_.pop_back();
-    }
+void GappedSearchEngine::map_jobs(std::size_t k) {
+  gapped::GappedMapper& mapper = *mappers_[k];
+  std::size_t released_at = part_size_.get();
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || !queued_.empty(); });
+    if (stopping_) return;
+    const std::shared_ptr<Job> job = std::move(queued_.front());
+    queued_.pop_front();
+    lock.unlock();
+    Status status = guarded([&] { return map_job(mapper, *job, released_at); });
+    lock.lock();
+    mapper_seconds_[k] = mapper.stage_seconds();
+    job->status = std::move(status);
+    job->done = true;
+    changed_.notify_all();
   }
-  WTMAP_TRY(mapper_->map(reads, count, results));
-  if (results.size() != count) {
+}
+
+Status GappedSearchEngine::map_codes(gapped::GappedMapper& mapper, const std::vector<gapped::ReadCodes>& codes,
+                                     std::vector<gapped::GappedReadAlignment>& results) {
+  if (fits_ && !fits_(codes.size())) {
+    return {StatusCode::device_out_of_memory, "the fit check refused " + std::to_string(codes.size()) + " reads"};
+  }
+  WTMAP_TRY(mapper.map(codes, results));
+  if (results.size() != codes.size()) {
     return invalid_argument("the gapped mapper gave " + std::to_string(results.size()) + " alignments for " +
-                            std::to_string(count) + " reads");
+                            std::to_string(codes.size()) + " reads");
   }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  in_flight_.push_back(std::move(results));
   return {};
 }
 
-Status GappedSearchEngine::finish_part(const SeqRecord*, std::size_t, ReadBatch& out) {
+Status GappedSearchEngine::map_job(gapped::GappedMapper& mapper, Job& job, std::size_t& released_at) {
+  const std::size_t n = job.reads.size();
+  // A smaller size that another thread found: this mapper's buffers of larger batches go first.
+  if (part_size_.get() < released_at) {
+    mapper.release_device_memory();
+    released_at = part_size_.get();
+  }
+  if (n <= part_size_.get()) {
+    const Status whole = map_codes(mapper, job.reads, job.results);
+    if (whole.code() != StatusCode::device_out_of_memory) return whole;
+    WTMAP_TRY(part_size_.halve(n, whole));
+  }
+  return map_in_parts(mapper, job, released_at);
+}
+
+Status GappedSearchEngine::map_in_parts(gapped::GappedMapper& mapper, Job& job, std::size_t& released_at) {
+  std::vector<gapped::ReadCodes>& reads = job.reads;
+  std::vector<gapped::ReadCodes> part;
+  std::vector<gapped::GappedReadAlignment> part_results, joined;
+  joined.reserve(reads.size());
+  for (std::size_t begin = 0; begin < reads.size();) {
+    if (part_size_.get() < released_at) {
+      mapper.release_device_memory();
+      released_at = part_size_.get();
+    }
+    const std::size_t count = std::min(part_size_.get(), reads.size() - begin);
+    // The part's codes moved out and back: the job keeps them for a smaller retry.
+    const auto first = reads.begin() + static_cast<std::ptrdiff_t>(begin);
+    const auto last = first + static_cast<std::ptrdiff_t>(count);
+    part.assign(std::make_move_iterator(first), std::make_move_iterator(last));
+    const Status mapped = map_codes(mapper, part, part_results);
+    std::move(part.begin(), part.end(), first);
+    if (mapped.code() == StatusCode::device_out_of_memory) {
+      WTMAP_TRY(part_size_.halve(count, mapped));
+      continue;
+    }
+    WTMAP_TRY(mapped);
+    joined.insert(joined.end(), std::make_move_iterator(part_results.begin()),
+                  std::make_move_iterator(part_results.end()));
+    begin += count;
+  }
+  part_size_.report_if_smaller();
+  job.results = std::move(joined);
+  return {};
+}
+
+Status GappedSearchEngine::search(const ReadBatch& batch) {
+  if (threads_.empty()) return invalid_argument("GappedSearchEngine::search before start()");
+  auto job = std::make_shared<Job>();
+  job->reads = gapped::GappedMapper::encode(batch.reads.data(), batch.reads.size());
   const std::lock_guard<std::mutex> lock(mutex_);
+  if (!spare_.empty()) {
+    job->results = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  in_flight_.push_back(job);
+  queued_.push_back(std::move(job));
+  changed_.notify_all();
+  return {};
+}
+
+Status GappedSearchEngine::finish(ReadBatch& batch) {
+  std::unique_lock<std::mutex> lock(mutex_);
   if (in_flight_.empty()) return invalid_argument("GappedSearchEngine::finish of a batch not searched");
-  out.alignments.clear();
-  std::swap(out.gapped_alignments, in_flight_.front());
-  spare_.push_back(std::move(in_flight_.front()));  // what the batch held before: reused by a later search
+  const std::shared_ptr<Job> job = std::move(in_flight_.front());
   in_flight_.pop_front();
+  changed_.wait(lock, [&] { return job->done || stopping_; });
+  if (!job->done) return cancelled_status();
+  WTMAP_TRY(job->status);
+  batch.alignments.clear();
+  std::swap(batch.gapped_alignments, job->results);
+  spare_.push_back(std::move(job->results));  // what the batch held before: reused by a later search()
   return {};
 }
 
-Status GappedSearchEngine::release_device_memory() {
-  if (mapper_) mapper_->release_device_memory();
-  return {};
+Status GappedSearchEngine::rescue_mates(const std::vector<SeqRecord>& reads,
+                                        std::vector<gapped::GappedReadAlignment>& alignments,
+                                        const InsertSizeModel& model, std::int32_t unpaired) {
+  if (mappers_.empty()) return invalid_argument("GappedSearchEngine::rescue_mates before start() or after release()");
+  return mappers_.front()->rescue_mates(reads, alignments, model, unpaired);
+}
+
+gapped::GappedStageSeconds GappedSearchEngine::stage_seconds() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  gapped::GappedStageSeconds sum;
+  for (const gapped::GappedStageSeconds& s : mapper_seconds_) sum += s;
+  return sum;
 }
 
 void GappedSearchEngine::release() {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  mapper_.reset();
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    queued_.clear();
+    changed_.notify_all();
+  }
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+  mappers_.clear();
   in_flight_.clear();
   spare_.clear();
 }
@@ -188,11 +296,18 @@ void MismatchSearchEngine::release() {
 Status PairedSamWriterSink::write(const ReadBatch& batch) {
   if (settled_) return write_paired(batch);
   auto sampled_enough = [&] { return samples_.size() >= sample_pairs_ || pairs_seen_ >= window_pairs_; };
+  const bool gapped = !batch.gapped_alignments.empty();
   for (std::size_t i = 0; i + 1 < batch.size() && !sampled_enough(); i += 2) {
     ++pairs_seen_;
-    const ReadAlignment mates[2] = {batch.alignments[i], batch.alignments[i + 1]};
-    const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
-    const std::int64_t size = sampled_insert_size(mates, lengths, max_mismatches_);
+    std::int64_t size = -1;
+    if (gapped) {
+      const gapped::GappedReadAlignment mates[2] = {batch.gapped_alignments[i], batch.gapped_alignments[i + 1]};
+      size = sampled_insert_size(mates);
+    } else {
+      const ReadAlignment mates[2] = {batch.alignments[i], batch.alignments[i + 1]};
+      const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
+      size = sampled_insert_size(mates, lengths, max_mismatches_);
+    }
     if (size > 0) samples_.push_back(size);
   }
   if (!sampled_enough()) {
@@ -216,27 +331,50 @@ Status PairedSamWriterSink::finish() {
   return writer_.finish();
 }
 
-Status PairedSamWriterSink::write_paired(const ReadBatch& batch) {
-  if (batch.size() % 2 != 0 || batch.alignments.size() != batch.size()) {
-    return invalid_argument("a batch of pairs holds " + std::to_string(batch.size()) + " reads");
-  }
-  paired_.assign(batch.alignments.begin(), batch.alignments.end());
-  fields_.resize(batch.size());
+template <class Alignment, class Pair>
+void PairedSamWriterSink::pair_all(std::vector<Alignment>& paired, Pair pair) {
+  fields_.resize(paired.size());
   // Pairs are independent once the model is set: on all threads, as SamWriter formats.
-  wtmap::detail::parallel_for_ranges(batch.size() / 2, [&](std::uint64_t begin, std::uint64_t end) {
+  wtmap::detail::parallel_for_ranges(paired.size() / 2, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t p = begin; p < end; ++p) {
       const std::size_t i = 2 * p;
-      ReadAlignment mates[2] = {std::move(paired_[i]), std::move(paired_[i + 1])};
-      const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
+      Alignment mates[2] = {std::move(paired[i]), std::move(paired[i + 1])};
       MateFields fields[2];
-      pair_mismatch_mates(mates, lengths, max_mismatches_, model_, scoring_, fields);
+      pair(mates, i, fields);
       for (int m = 0; m < 2; ++m) {
-        paired_[i + m] = std::move(mates[m]);
+        paired[i + m] = std::move(mates[m]);
         fields_[i + m] = std::move(fields[m]);
       }
     }
   }, 1024);
-  for (std::size_t i = 0; i < batch.size(); i += 2) totals_.add(fields_[i], fields_[i + 1]);
+  for (std::size_t i = 0; i < paired.size(); i += 2) totals_.add(fields_[i], fields_[i + 1]);
+}
+
+Status PairedSamWriterSink::write_paired(const ReadBatch& batch) {
+  const bool gapped = !batch.gapped_alignments.empty();
+  const std::size_t given = gapped ? batch.gapped_alignments.size() : batch.alignments.size();
+  if (batch.size() % 2 != 0 || given != batch.size()) {
+    return invalid_argument("a batch of pairs holds " + std::to_string(batch.size()) + " reads");
+  }
+  if (gapped) {
+    gapped_paired_.assign(batch.gapped_alignments.begin(), batch.gapped_alignments.end());
+    if (rescue_ && model_.known) {
+      WTMAP_TRY(rescue_clock_.time([&] { return rescue_(batch.reads, gapped_paired_, model_); }));
+    }
+    pairing_clock_.time([&] {
+      pair_all(gapped_paired_, [&](gapped::GappedReadAlignment (&mates)[2], std::size_t, MateFields (&fields)[2]) {
+        pair_gapped_mates(mates, model_, scoring_, fields);
+      });
+    });
+    return writer_.write_pairs(batch.reads, gapped_paired_, fields_);
+  }
+  paired_.assign(batch.alignments.begin(), batch.alignments.end());
+  pairing_clock_.time([&] {
+    pair_all(paired_, [&](ReadAlignment (&mates)[2], std::size_t i, MateFields (&fields)[2]) {
+      const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
+      pair_mismatch_mates(mates, lengths, max_mismatches_, model_, scoring_, fields);
+    });
+  });
   return writer_.write_pairs(batch.reads, paired_, fields_);
 }
 

@@ -15,21 +15,45 @@ void append(std::vector<T>& to, std::vector<T>& from) {
 
 }  // namespace
 
-void SplittingSearchEngine::configure_splitting(std::size_t unit, std::function<void(const std::string&)> report) {
+void PartSize::configure(std::size_t unit, std::function<void(const std::string&)> report) {
+  const std::lock_guard<std::mutex> lock(mutex_);
   unit_ = std::max<std::size_t>(unit, 1);
   report_ = std::move(report);
 }
 
+Status PartSize::halve(std::size_t count, const Status& why) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (count <= unit_) {
+    return {StatusCode::device_out_of_memory,
+            std::string(unit_ == 1 ? "a single read" : "a single pair of reads") +
+                " does not fit in the GPU's memory: " + why.message()};
+  }
+  if (size_.load() >= reported_size_) failed_size_ = count;  // the first failure since the last report
+  size_ = std::min(size_.load(), std::max(unit_, count / 2 / unit_ * unit_));
+  return {};
+}
+
+void PartSize::report_if_smaller() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const std::size_t size = size_.load();
+  if (size >= reported_size_) return;
+  if (report_) {
+    report_("the GPU was short of memory for a batch of " + std::to_string(failed_size_) + " reads: batches of " +
+            std::to_string(size) + " reads from now on (--batch " + std::to_string(size) + " avoids the retries)");
+  }
+  reported_size_ = size;
+}
+
 Status SplittingSearchEngine::search(const ReadBatch& batch) {
   const std::size_t n = batch.size();
-  if (n <= part_size_) {
+  if (n <= part_size_.get()) {
     const Status whole = search_part(batch.reads.data(), n);
     if (whole.ok()) {
       push({});
       return {};
     }
     if (whole.code() != StatusCode::device_out_of_memory) return whole;
-    WTMAP_TRY(halve(n, whole));
+    WTMAP_TRY(part_size_.halve(n, whole));
   }
   return search_in_parts(batch);
 }
@@ -42,10 +66,10 @@ Status SplittingSearchEngine::search_in_parts(const ReadBatch& batch) {
   ReadBatch part;  // a part's alignments
   const SeqRecord* reads = batch.reads.data();
   for (std::size_t begin = 0, n = batch.size(); begin < n;) {
-    const std::size_t count = std::min(part_size_.load(), n - begin);
+    const std::size_t count = std::min(part_size_.get(), n - begin);
     const Status searched = search_part(reads + begin, count);
     if (searched.code() == StatusCode::device_out_of_memory) {
-      WTMAP_TRY(halve(count, searched));
+      WTMAP_TRY(part_size_.halve(count, searched));
       WTMAP_TRY(release_device_memory());
       continue;
     }
@@ -55,26 +79,8 @@ Status SplittingSearchEngine::search_in_parts(const ReadBatch& batch) {
     append(joined.gapped_alignments, part.gapped_alignments);
     begin += count;
   }
-  // Once the batch is through, with the size its last parts took: a first part may fit where the
-  // next does not (a GPU engine keeps two parts' buffers, one per launch slot).
-  const std::size_t size = part_size_.load();
-  if (size < reported_size_ && report_) {
-    report_("the GPU was short of memory for a batch of " + std::to_string(failed_size_) + " reads: batches of " +
-            std::to_string(size) + " reads from now on (--batch " + std::to_string(size) + " avoids the retries)");
-  }
-  reported_size_ = std::min(reported_size_, size);
+  part_size_.report_if_smaller();
   push(std::move(joined));
-  return {};
-}
-
-Status SplittingSearchEngine::halve(std::size_t count, const Status& why) {
-  if (count <= unit_) {
-    return {StatusCode::device_out_of_memory,
-            std::string(unit_ == 1 ? "a single read" : "a single pair of reads") +
-                " does not fit in the GPU's memory: " + why.message()};
-  }
-  if (part_size_.load() >= reported_size_) failed_size_ = count;  // the first failure since the last report
-  part_size_ = std::max(unit_, count / 2 / unit_ * unit_);
   return {};
 }
 

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "mismatch_backend.cuh"
+#include "wtmap/aligner/mismatch_scratch_layout.hpp"
 #include "wtmap/core/detail/parallel.hpp"
 
 namespace wtmap::aligner {
@@ -158,10 +159,7 @@ constexpr std::uint64_t kGatherThreads = 4;
 class GpuMismatchBackend : public MismatchBackend {
  public:
   GpuMismatchBackend(const fmindex::FmIndex& index, const AlignOptions& options, BatchAligner::StageSeconds& seconds)
-      : index_(index),
-        options_(options),
-        seconds_(seconds),
-        workspaces_{std::make_unique<wtmap::detail::QueryWorkspace>(), std::make_unique<wtmap::detail::QueryWorkspace>()} {}
+      : index_(index), options_(options), seconds_(seconds) {}
   // A batch still in flight is not collected: its SearchedBatch may be gone. Freeing the
   // workspaces waits for their kernels.
   ~GpuMismatchBackend() override = default;
@@ -190,69 +188,61 @@ class GpuMismatchBackend : public MismatchBackend {
     WTMAP_TRY(collect(slot, nullptr));  // (it adds its own wait to search)
     lap.restart();
     if (n == 0) return {};
-    wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
+    wtmap::detail::QueryWorkspace& ws = workspaces_[slot];
     // Every device buffer before any work is enqueued (a device_out_of_memory launches nothing):
     // its stream, launch_batch_gpu's patterns and search results (staging the patterns only if
     // they could not be page-locked)...
     const bool patterns_pinned = wtmap::detail::is_pinned(batch.patterns.data());
     WTMAP_TRY(ws.reserve(n * sizeof(fmindex::PatternRef), n * sizeof(SearchResult), 1, {!patterns_pinned, false}));
     WTMAP_TRY(ws.reserve_timing());
-    // ...and the scratch: the codes, their packed words and mask, the reads' choices, the list of
-    // long reads and its two counters, the other hits' counter, the group searches' stacks, and
-    // room for the other hits (used only if batch.others could not be page-locked). No more
+    const cudaStream_t stream = ws.stream(0);
+    // ...and the scratch (MismatchScratchLayout). The other hits are written across PCIe by the
+    // kernel into batch.others where it is page-locked, else into the scratch and copied. No more
     // group blocks than reads, so that a small batch takes little memory (a stack per block).
+    const bool others_pinned = batch.others.empty() || wtmap::detail::is_pinned(batch.others.data());
     const unsigned group_blocks = static_cast<unsigned>(std::min<std::uint64_t>(
         n, std::uint64_t{static_cast<unsigned>(wtmap::detail::multiprocessor_count())} * kGroupBlocksPerSm));
-    const std::size_t codes_bytes = (batch.codes.size() + 7) / 8 * 8;
-    const std::uint64_t packed_words = packed_code_words(batch.codes.size());
-    const std::size_t stacks_bytes =
-        sliced ? std::size_t{group_blocks} * kGroupStackCapacity * sizeof(detail::Node) : 0;
-    const std::size_t others_bytes = batch.others.size() * sizeof(OtherHit);
-    WTMAP_TRY(ws.reserve_scratch(codes_bytes + 2 * packed_words * 8 + n * (sizeof(ReadChoice) + 8) + 24 + stacks_bytes +
-                                 others_bytes));
-    auto* device_codes = reinterpret_cast<std::uint8_t*>(ws.scratch.data());
-    auto* device_packed = reinterpret_cast<std::uint64_t*>(device_codes + codes_bytes);  // bases, then the mask
-    const PackedCodesView packed{device_packed, device_packed + packed_words};
-    auto* device_choices = reinterpret_cast<ReadChoice*>(device_packed + 2 * packed_words);
-    auto* long_reads = reinterpret_cast<std::uint64_t*>(device_choices + n);
-    auto* counters = reinterpret_cast<unsigned long long*>(long_reads + n);  // long reads listed, taken; others taken
-    auto* stacks = reinterpret_cast<detail::Node*>(counters + 3);
-    auto* device_others = reinterpret_cast<OtherHit*>(reinterpret_cast<std::byte*>(stacks) + stacks_bytes);
-    const bool others_pinned = batch.others.empty() || wtmap::detail::is_pinned(batch.others.data());
+    const MismatchScratchLayout layout(batch.codes.size(), n, sliced ? group_blocks : 0,
+                                       others_pinned ? 0 : batch.others.size());
+    WTMAP_TRY(ws.reserve_scratch(layout.total));
+    const MismatchScratch scratch = MismatchScratch::at(ws.scratch(), layout);
     // From the batch's pinned buffer (SearchedBatch): the copy runs beside this thread's next work.
-    WTMAP_CUDA_TRY(cudaMemcpyAsync(device_codes, batch.codes.data(), batch.codes.size(), cudaMemcpyHostToDevice, ws.streams[0]));
-    WTMAP_CUDA_TRY(cudaEventRecord(ws.timing[0], ws.streams[0]));  // the reads are on the device
-    WTMAP_TRY(wtmap::detail::run_batch_device(EncodeLettersOp{}, device_codes, device_codes, batch.codes.size(), ws.streams[0],
+    WTMAP_CUDA_TRY(cudaMemcpyAsync(scratch.codes, batch.codes.data(), batch.codes.size(), cudaMemcpyHostToDevice, stream));
+    WTMAP_CUDA_TRY(cudaEventRecord(ws.timing(0), stream));  // the reads are on the device
+    WTMAP_CUDA_TRY(cudaMemsetAsync(scratch.counters, 0, sizeof(MismatchBatchCounters), stream));
+    WTMAP_TRY(wtmap::detail::run_batch_device(EncodeLettersOp{}, scratch.codes, scratch.codes, batch.codes.size(), stream,
                                               ws, "encode"));
-    const PackCodesOp pack{device_codes, batch.codes.size(), device_packed, device_packed + packed_words};
-    WTMAP_TRY(wtmap::detail::enqueue_for_each_index(pack, packed_words, ws.streams[0]));
+    const std::uint64_t packed_words = packed_code_words(batch.codes.size());
+    const PackCodesOp pack{scratch.codes, batch.codes.size(), scratch.packed_bases, scratch.packed_unknown};
+    WTMAP_TRY(wtmap::detail::enqueue_for_each_index(pack, packed_words, stream));
     // After the search kernel, on its stream and buffers: the long reads' group search, then every
     // read's hit choice and locate, and the copy of the choices (the results stay on the device).
     const fmindex::FmIndexView view = index_.view();
-    auto after_search = [&](const fmindex::PatternRef* patterns, SearchResult* results, cudaStream_t stream) -> Status {
+    auto after_search = [&](const fmindex::PatternRef* patterns, SearchResult* results, cudaStream_t on) -> Status {
       if (sliced) {
-        WTMAP_CUDA_TRY(cudaMemsetAsync(counters, 0, 2 * sizeof(unsigned long long), stream));
-        WTMAP_TRY(wtmap::detail::enqueue_for_each_index(ListLongReadsOp{results, long_reads, counters}, n, stream));
-        const GroupSearchOp group{view,      patterns, device_codes, packed, results,
-                                  long_reads, counters, counters + 1, stacks, options_.search};
-        group_search_kernel<<<group_blocks, kGroupMembers, 0, stream>>>(group);
+        const ListLongReadsOp list{results, scratch.long_reads, &scratch.counters->long_listed};
+        WTMAP_TRY(wtmap::detail::enqueue_for_each_index(list, n, on));
+        const GroupSearchOp group{view,           patterns, scratch.codes,
+                                  scratch.packed(), results, scratch.long_reads,
+                                  &scratch.counters->long_listed, &scratch.counters->long_taken,
+                                  scratch.group_stacks, options_.search};
+        group_search_kernel<<<group_blocks, kGroupMembers, 0, on>>>(group);
         WTMAP_CUDA_TRY_LAUNCH();
       }
-      WTMAP_CUDA_TRY(cudaMemsetAsync(counters + 2, 0, sizeof(unsigned long long), stream));
-      OtherHit* others = others_pinned ? batch.others.data() : device_others;
-      const ChooseHitsOp choose{view, results, patterns, device_codes, device_choices, others, counters + 2,
-                                options_.max_alternatives};
-      WTMAP_TRY(wtmap::detail::enqueue_for_each_index(choose, n, stream));
+      OtherHit* others = others_pinned ? batch.others.data() : scratch.others;
+      const ChooseHitsOp choose{view, results, patterns, scratch.codes, scratch.choices, others,
+                                &scratch.counters->others_taken, options_.max_alternatives};
+      WTMAP_TRY(wtmap::detail::enqueue_for_each_index(choose, n, on));
       if (!others_pinned) {
-        WTMAP_CUDA_TRY(cudaMemcpyAsync(batch.others.data(), device_others, others_bytes, cudaMemcpyDeviceToHost, stream));
+        WTMAP_CUDA_TRY(cudaMemcpyAsync(batch.others.data(), scratch.others, layout.others.bytes, cudaMemcpyDeviceToHost, on));
       }
-      WTMAP_CUDA_TRY(cudaMemcpyAsync(batch.choices.data(), device_choices, n * sizeof(ReadChoice), cudaMemcpyDeviceToHost, stream));
+      WTMAP_CUDA_TRY(cudaMemcpyAsync(batch.choices.data(), scratch.choices, layout.choices.bytes, cudaMemcpyDeviceToHost, on));
       return {};
     };
-    const MismatchSearchOp op{view, device_codes, batch.codes.size(), packed, params};
+    const MismatchSearchOp op{view, scratch.codes, batch.codes.size(), scratch.packed(), params};
     WTMAP_TRY(wtmap::detail::launch_batch_gpu(op, batch.patterns.data(), static_cast<SearchResult*>(nullptr), n, ws,
                                               after_search));
-    WTMAP_CUDA_TRY(cudaEventRecord(ws.timing[1], ws.streams[0]));  // its choices are in host memory
+    WTMAP_CUDA_TRY(cudaEventRecord(ws.timing(1), stream));  // its choices are in host memory
     std::lock_guard<std::mutex> lock(launch_mutex_);
     launched_[slot] = &batch;
     lap(seconds_.search);
@@ -267,7 +257,7 @@ class GpuMismatchBackend : public MismatchBackend {
   Status release_device_memory() override {
     for (unsigned slot = 0; slot < kLaunchSlots; ++slot) {
       WTMAP_TRY(collect(slot, nullptr));
-      workspaces_[slot]->release();
+      workspaces_[slot].release();
     }
     return {};
   }
@@ -284,12 +274,12 @@ class GpuMismatchBackend : public MismatchBackend {
     lock.unlock();
     Lap lap;
     const MismatchSearchOp op{index_.view(), nullptr, batch->codes.size(), {}, options_.search};  // for its messages
-    wtmap::detail::QueryWorkspace& ws = *workspaces_[slot];
+    wtmap::detail::QueryWorkspace& ws = workspaces_[slot];
     float device_ms = 0;  // the batch's device time (search()'s two events)
     auto collect_and_time = [&]() -> Status {
       WTMAP_TRY(wtmap::detail::collect_batch_gpu(op, batch->patterns.data(), static_cast<SearchResult*>(nullptr),
                                                  batch->choices.size(), ws, "search"));
-      WTMAP_CUDA_TRY(cudaEventElapsedTime(&device_ms, ws.timing[0], ws.timing[1]));
+      WTMAP_CUDA_TRY(cudaEventElapsedTime(&device_ms, ws.timing(0), ws.timing(1)));
       return {};
     };
     const Status collected = collect_and_time();
@@ -308,7 +298,7 @@ class GpuMismatchBackend : public MismatchBackend {
   // Two launch slots, each with its workspace (buffers, streams, the codes on the device) and the
   // batch it holds until collected.
   static constexpr unsigned kLaunchSlots = 2;
-  std::unique_ptr<wtmap::detail::QueryWorkspace> workspaces_[kLaunchSlots];
+  wtmap::detail::QueryWorkspace workspaces_[kLaunchSlots];
   SearchedBatch* launched_[kLaunchSlots] = {nullptr, nullptr};
   bool collecting_[kLaunchSlots] = {false, false};
   unsigned next_slot_ = 0;           // search()'s only

@@ -103,6 +103,15 @@ std::int64_t fr_insert_size(const MateHit& a, const MateHit& b) {
   return static_cast<std::int64_t>(backward.end - forward.position);
 }
 
+PairScoring gapped_pair_scoring(const gapped::Scoring& s, int unpaired) {
+  PairScoring p;
+  p.match = s.match;
+  p.mismatch = s.mismatch;
+  p.unpaired = unpaired;
+  p.near_second = std::max({s.match + s.mismatch, s.open_del + s.extend_del, s.open_ins + s.extend_ins});
+  return p;
+}
+
 int ungapped_score(std::size_t length, unsigned mismatches, const PairScoring& scoring) {
   return static_cast<int>(length) * scoring.match - static_cast<int>(mismatches) * (scoring.match + scoring.mismatch);
 }
@@ -281,7 +290,12 @@ std::vector<MateHit> mate_hits(const gapped::GappedReadAlignment& a) {
 
 void pair_gapped_mates(gapped::GappedReadAlignment (&mates)[2], const InsertSizeModel& model,
                        const PairScoring& scoring, MateFields (&out)[2]) {
-  const std::vector<MateHit> hits[2] = {mate_hits(mates[0]), mate_hits(mates[1])};
+  std::vector<MateHit> hits[2] = {mate_hits(mates[0]), mate_hits(mates[1])};
+  // A split mate offers its primary only: its supplementary hits belong to that primary (bwa mem
+  // does not pair a mate by other hits once it has a supplementary one: mem_sam_pe's is_multi).
+  for (int m = 0; m < 2; ++m) {
+    if (!mates[m].supplementary.empty()) hits[m].resize(std::min<std::size_t>(hits[m].size(), 1));
+  }
   const int mapq[2] = {mates[0].mapped ? mates[0].mapq : 0, mates[1].mapped ? mates[1].mapq : 0};
   auto promote = [](gapped::GappedReadAlignment& a, std::size_t alternative) {
     std::swap(a.primary, a.alternatives[alternative]);

@@ -110,13 +110,13 @@ Result<std::uint64_t> gapped_query_length(const std::vector<std::uint32_t>& ciga
   return length;
 }
 
-// A mate's pair fields over the record format() made of it.
+// A mate's pair fields over the record format() made of it; a supplementary line keeps its MAPQ.
 Status add_mate_fields(const MateFields& f, bam1_t* b) {
   b->core.flag |= f.flag;
   b->core.mtid = f.mate_contig;
   b->core.mpos = f.mate_position;
   b->core.isize = f.tlen;
-  if ((b->core.flag & BAM_FUNMAP) == 0) b->core.qual = static_cast<std::uint8_t>(std::clamp(f.mapq, 0, 254));
+  if ((b->core.flag & (BAM_FUNMAP | BAM_FSUPPLEMENTARY)) == 0) b->core.qual = static_cast<std::uint8_t>(std::clamp(f.mapq, 0, 254));
   if (f.contig >= 0) {  // unmapped, placed at its mate: sorts beside it
     b->core.tid = f.contig;
     b->core.pos = f.position;
@@ -406,6 +406,22 @@ Status SamWriter::write(const std::vector<SeqRecord>& reads, const std::vector<R
 }
 
 Status SamWriter::write(const std::vector<SeqRecord>& reads, const std::vector<gapped::GappedReadAlignment>& alignments) {
+  return write_gapped(reads, alignments, nullptr);
+}
+
+Status SamWriter::write_pairs(const std::vector<SeqRecord>& reads,
+                              const std::vector<gapped::GappedReadAlignment>& alignments,
+                              const std::vector<MateFields>& mates) {
+  if (mates.size() != reads.size()) {
+    return invalid_argument("SamWriter::write_pairs: " + std::to_string(reads.size()) + " reads, " +
+                            std::to_string(mates.size()) + " pair fields");
+  }
+  return write_gapped(reads, alignments, &mates);
+}
+
+Status SamWriter::write_gapped(const std::vector<SeqRecord>& reads,
+                               const std::vector<gapped::GappedReadAlignment>& alignments,
+                               const std::vector<MateFields>* mates) {
   Impl& impl = *impl_;
   if (alignments.size() != reads.size()) {
     return invalid_argument(std::to_string(alignments.size()) + " gapped alignments for " + std::to_string(reads.size()) + " reads");
@@ -418,7 +434,12 @@ Status SamWriter::write(const std::vector<SeqRecord>& reads, const std::vector<g
   WTMAP_TRY(reserve(first.back()));
   return impl.format_and_write(
       reads.size(), [&first](std::size_t i) { return first[i]; },
-      [&](std::size_t i, bam1_t* const* records) { return impl.format_gapped(reads[i], alignments[i], records); });
+      [&](std::size_t i, bam1_t* const* records) {
+        WTMAP_TRY(impl.format_gapped(reads[i], alignments[i], records));
+        if (mates == nullptr) return Status{};
+        for (std::size_t r = 0; r < first[i + 1] - first[i]; ++r) WTMAP_TRY(add_mate_fields((*mates)[i], records[r]));
+        return Status{};
+      });
 }
 
 Status SamWriter::write_pairs(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments,

@@ -50,17 +50,13 @@ struct WaveletTree<Symbol, Arity>::Layout {
 
 namespace {
 
-constexpr unsigned kThreads = 256;
+constexpr unsigned kHistogramThreads = 256;
 constexpr char kMagic[8] = {'W', 'T', 'M', 'W', 'T', 'R', 'E', 'E'};
 
 template <unsigned Arity>
 unsigned levels_for_sigma(std::uint64_t sigma) {
   const unsigned bits_needed = bits::ceil_log2(sigma);
   return Arity == 2 ? bits_needed : (bits_needed + 1) / 2;
-}
-
-unsigned blocks_for(std::uint64_t items) {
-  return static_cast<unsigned>(std::max<std::uint64_t>(1, (items + kThreads - 1) / kThreads));
 }
 
 // Bits in each level: level l holds the symbols whose code is longer than l.
@@ -87,23 +83,151 @@ WTMAP_HD void node_table_entry(const WaveletTreeView<Symbol>& v, std::uint64_t h
   rank0[h] = v.levels[r.depth].rank0(start[h]);
 }
 
-// ---- GPU construction kernels: each calls one shared step ----------------------------------
+// ---- Construction steps of one element, shared by both backends (detail::for_each_index) ------
 
 template <class Symbol>
-__global__ void __launch_bounds__(kThreads)
-    map_to_minimal_kernel(WaveletTreeView<Symbol> v, Symbol* text, std::uint64_t n) {
-  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
-  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
+struct MapToMinimal {
+  WaveletTreeView<Symbol> mapping;  // sigma and the sorted alphabet, on the backend
+  Symbol* text;
+  WTMAP_HD void operator()(std::uint64_t i) const {
     std::uint64_t m = 0;
-    v.to_minimal(text[i], m);
+    mapping.to_minimal(text[i], m);
     text[i] = static_cast<Symbol>(m);
+  }
+};
+
+// Level packing for either arity: word w of a binary level is 32 bits at its natural place;
+// word w of a quad level holds 32 digits in block w / 7.
+template <unsigned Arity>
+struct LevelPacking {
+  static constexpr unsigned kSymbolsPerWord = 32;
+  static constexpr unsigned kDigitBits = Arity == 2 ? 1 : 2;
+  template <class Symbol>
+  static WTMAP_HD void pack(const Symbol* codes, std::uint64_t count, unsigned shift, std::byte* level, std::uint64_t w) {
+    if constexpr (Arity == 2) {
+      reinterpret_cast<std::uint32_t*>(level)[w] = pack_level_word(codes, count, shift, w);
+    } else {
+      reinterpret_cast<QuadBlock*>(level)[w / QuadVectorLayout::kWordsPerBlock].words[w % QuadVectorLayout::kWordsPerBlock] =
+          pack_quad_word(codes, count, shift, w);
+    }
+  }
+};
+
+template <unsigned Arity, class Symbol>
+struct PackLevel {
+  const Symbol* codes;  // sorted by the digits above `shift`
+  std::uint64_t count;
+  unsigned shift;
+  std::byte* level;
+  WTMAP_HD void operator()(std::uint64_t w) const { LevelPacking<Arity>::pack(codes, count, shift, level, w); }
+};
+
+// Per-node tables of either arity: binary trees keep node starts then rank0s, 4-ary trees four
+// digit ranks per node.
+template <class Symbol>
+WTMAP_HD void node_tables_entry(const WaveletTreeView<Symbol, 2>& v, std::uint64_t h, std::uint64_t* tables,
+                                std::uint64_t num_nodes) {
+  node_table_entry(v, h, tables, tables + num_nodes);
+}
+template <class Symbol>
+WTMAP_HD void node_tables_entry(const WaveletTreeView<Symbol, 4>& v, std::uint64_t h, std::uint64_t* tables,
+                                std::uint64_t) {
+  quad_node_table_entry(v, h, tables);
+}
+
+template <class View>
+struct NodeTables {
+  View v;
+  std::uint64_t* tables;
+  std::uint64_t num_nodes;
+  WTMAP_HD void operator()(std::uint64_t h) const { node_tables_entry(v, h, tables, num_nodes); }
+};
+
+// ---- The stages whose algorithms differ: a builder per backend ----------------------------
+// Each holds the text on its backend while the tree is built and offers the same stages:
+// load, distinct_symbols (sorted, on the host and on the backend), check_below, histogram (which
+// also encodes the minimal symbols for binary trees), and sort_from (a stable sort by the code
+// bits from begin_bit up, given the codes sorted by the bits one digit higher). codes() is the
+// text in its current order, for the shared steps.
+
+// Turns codes sorted by the bits above `shift` into codes sorted by the bits above
+// shift - digit_bits (stable), by a stable counting sort of every run of equal prefixes on the
+// digit below it: what a radix sort over the longer prefix produces, in O(n).
+template <class Symbol>
+void refine_sort_cpu(const std::vector<Symbol>& in, std::vector<Symbol>& out, unsigned shift, unsigned digit_bits) {
+  const unsigned low = shift - digit_bits;
+  const unsigned radix = 1u << digit_bits;
+  const std::uint64_t n = in.size();
+  std::uint64_t begin = 0;
+  while (begin < n) {
+    const std::uint64_t prefix = static_cast<std::uint64_t>(in[begin]) >> shift;
+    std::uint64_t end = begin, next[4] = {0, 0, 0, 0};
+    for (; end < n && (static_cast<std::uint64_t>(in[end]) >> shift) == prefix; ++end) ++next[(in[end] >> low) & (radix - 1)];
+    for (std::uint64_t d = 0, at = begin; d < radix; ++d) {
+      const std::uint64_t c = next[d];
+      next[d] = at;
+      at += c;
+    }
+    for (std::uint64_t i = begin; i < end; ++i) out[next[(in[i] >> low) & (radix - 1)]++] = in[i];
+    begin = end;
   }
 }
 
-// Histogram with per-block sub-histograms in shared memory, replicated so that threads of a
-// warp rarely share one, on a persistent grid (thesis 5.1.1); encodes the text in place.
+// The text in host memory. Space: two copies of the text (2 n symbols). Each level's sort is a
+// stable counting refinement of the previous level's order, O(n); the histogram one pass.
 template <class Symbol>
-__global__ void __launch_bounds__(kThreads)
+class CpuTreeBuilder {
+ public:
+  static constexpr Backend kBackend = Backend::cpu;
+
+  Status load(const Symbol* text, std::uint64_t n) {
+    codes_.assign(text, text + n);
+    return {};
+  }
+  Symbol* codes() { return codes_.data(); }
+
+  Status distinct_symbols(std::vector<Symbol>& alphabet, const Symbol*& on_backend) {
+    alphabet = codes_;
+    std::sort(alphabet.begin(), alphabet.end());
+    alphabet.erase(std::unique(alphabet.begin(), alphabet.end()), alphabet.end());
+    on_backend = alphabet.data();
+    return {};
+  }
+
+  Status check_below(std::uint64_t sigma) const {
+    const auto it = std::find_if(codes_.begin(), codes_.end(), [&](Symbol c) { return c >= sigma; });
+    if (it == codes_.end()) return {};
+    return invalid_argument("text position " + std::to_string(it - codes_.begin()) + " holds symbol " +
+                            std::to_string(static_cast<std::uint64_t>(*it)) + ", not below sigma = " + std::to_string(sigma));
+  }
+
+  Status histogram(std::uint64_t sigma, unsigned num_levels, bool encode, std::vector<std::uint64_t>& hist) {
+    for (Symbol& c : codes_) {
+      const std::uint64_t m = c;
+      ++hist[m];
+      if (encode) c = static_cast<Symbol>(encode_symbol(m, sigma, num_levels).code);
+    }
+    return {};
+  }
+
+  Status sort_from(unsigned begin_bit, unsigned digit_bits, unsigned /*code_bits*/) {
+    alt_.resize(codes_.size());
+    refine_sort_cpu(codes_, alt_, begin_bit + digit_bits, digit_bits);
+    codes_.swap(alt_);
+    return {};
+  }
+
+ private:
+  std::vector<Symbol> codes_, alt_;
+};
+
+Result<Buffer> cub_temp(std::size_t bytes) { return Buffer::allocate(Backend::gpu, bytes, "CUB temporary storage"); }
+
+// Histogram with per-block sub-histograms in shared memory, replicated so that threads of a
+// warp rarely share one, on a persistent grid (thesis 5.1.1); encodes the text in place. (The one
+// construction kernel of its own: its blocks share memory, which for_each_index's do not.)
+template <class Symbol>
+__global__ void __launch_bounds__(kHistogramThreads)
     histogram_encode_kernel(Symbol* text, std::uint64_t n, std::uint64_t sigma, unsigned num_levels,
                             bool encode, unsigned long long* hist, unsigned replicas) {
   extern __shared__ unsigned int local[];
@@ -129,75 +253,153 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Level packing for either arity: word w of a binary level is 32 bits at its natural place;
-// word w of a quad level holds 32 digits in block w / 7.
-template <unsigned Arity>
-struct LevelPacking {
-  static constexpr unsigned kSymbolsPerWord = 32;
-  static constexpr unsigned kDigitBits = Arity == 2 ? 1 : 2;
-  template <class Symbol>
-  static WTMAP_HD void pack(const Symbol* codes, std::uint64_t count, unsigned shift, std::byte* level, std::uint64_t w) {
-    if constexpr (Arity == 2) {
-      reinterpret_cast<std::uint32_t*>(level)[w] = pack_level_word(codes, count, shift, w);
-    } else {
-      reinterpret_cast<QuadBlock*>(level)[w / QuadVectorLayout::kWordsPerBlock].words[w % QuadVectorLayout::kWordsPerBlock] =
-          pack_quad_word(codes, count, shift, w);
-    }
+// The text in device memory, in two buffers that CUB's radix sort alternates between. Space: 2 n
+// symbols plus CUB's temporary storage (and n symbols while the alphabet is extracted). Each
+// level's sort is a stable CUB radix sort of the codes by their leading bits, O(n) per radix
+// pass; the histogram is the thesis' (5.1.1), one pass.
+template <class Symbol>
+class GpuTreeBuilder {
+ public:
+  static constexpr Backend kBackend = Backend::gpu;
+
+  Status load(const Symbol* text, std::uint64_t n) {
+    n_ = n;
+    auto codes = Buffer::allocate(Backend::gpu, n * sizeof(Symbol), "wavelet tree construction (text)");
+    if (!codes.ok()) return codes.status();
+    codes_ = std::move(codes.value());
+    auto alt = Buffer::allocate(Backend::gpu, n * sizeof(Symbol), "wavelet tree construction (sort buffer)");
+    if (!alt.ok()) return alt.status();
+    alt_ = std::move(alt.value());
+    keys_ = cub::DoubleBuffer<Symbol>(reinterpret_cast<Symbol*>(codes_.data()), reinterpret_cast<Symbol*>(alt_.data()));
+    return codes_.copy_from_host(0, text, n * sizeof(Symbol));
   }
+  Symbol* codes() { return keys_.Current(); }
+
+  // A sorted copy, its distinct symbols (kept on the device for the mapping), their count.
+  Status distinct_symbols(std::vector<Symbol>& alphabet, const Symbol*& on_backend) {
+    alphabet.clear();
+    on_backend = nullptr;
+    if (n_ == 0) return {};
+    Symbol* text = keys_.Current();
+    Symbol* sorted = keys_.Alternate();
+    std::size_t sort_bytes = 0, unique_bytes = 0;
+    WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, text, sorted, n_));
+    auto distinct = Buffer::allocate(Backend::gpu, n_ * sizeof(Symbol) + sizeof(std::uint64_t), "alphabet extraction");
+    if (!distinct.ok()) return distinct.status();
+    distinct_ = std::move(distinct.value());
+    auto* d_count = reinterpret_cast<std::uint64_t*>(distinct_.data());
+    auto* d_distinct = reinterpret_cast<Symbol*>(distinct_.data() + sizeof(std::uint64_t));
+    WTMAP_CUDA_TRY(cub::DeviceSelect::Unique(nullptr, unique_bytes, sorted, d_distinct, d_count, n_));
+    auto temp = cub_temp(std::max(sort_bytes, unique_bytes));
+    if (!temp.ok()) return temp.status();
+    WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(temp->data(), sort_bytes, text, sorted, n_));
+    WTMAP_CUDA_TRY(cub::DeviceSelect::Unique(temp->data(), unique_bytes, sorted, d_distinct, d_count, n_));
+    std::uint64_t sigma = 0;
+    WTMAP_CUDA_TRY(cudaMemcpy(&sigma, d_count, sizeof sigma, cudaMemcpyDeviceToHost));
+    alphabet.resize(sigma);
+    WTMAP_CUDA_TRY(cudaMemcpy(alphabet.data(), d_distinct, sigma * sizeof(Symbol), cudaMemcpyDeviceToHost));
+    on_backend = d_distinct;
+    return {};
+  }
+
+  Status check_below(std::uint64_t sigma) {
+    if (n_ == 0) return {};
+    std::size_t bytes = 0;
+    auto max_buf = Buffer::allocate(Backend::gpu, sizeof(Symbol), "maximum symbol");
+    if (!max_buf.ok()) return max_buf.status();
+    auto* d_max = reinterpret_cast<Symbol*>(max_buf->data());
+    WTMAP_CUDA_TRY(cub::DeviceReduce::Max(nullptr, bytes, keys_.Current(), d_max, n_));
+    auto temp = cub_temp(bytes);
+    if (!temp.ok()) return temp.status();
+    WTMAP_CUDA_TRY(cub::DeviceReduce::Max(temp->data(), bytes, keys_.Current(), d_max, n_));
+    Symbol max_symbol{};
+    WTMAP_CUDA_TRY(cudaMemcpy(&max_symbol, d_max, sizeof max_symbol, cudaMemcpyDeviceToHost));
+    if (max_symbol < sigma) return {};
+    return invalid_argument("the text holds symbol " + std::to_string(static_cast<std::uint64_t>(max_symbol)) +
+                            ", not below sigma = " + std::to_string(sigma));
+  }
+
+  Status histogram(std::uint64_t sigma, unsigned num_levels, bool encode, std::vector<std::uint64_t>& hist) {
+    if (n_ == 0) return {};
+    auto d_hist_buf = Buffer::allocate(Backend::gpu, sigma * sizeof(std::uint64_t), "histogram");
+    if (!d_hist_buf.ok()) return d_hist_buf.status();
+    auto* d_hist = reinterpret_cast<unsigned long long*>(d_hist_buf->data());
+    constexpr std::size_t kSharedBytes = 48 * 1024;
+    const unsigned replicas = static_cast<unsigned>(std::min<std::uint64_t>(32, kSharedBytes / (sigma * 4)));
+    const int grid = detail::multiprocessor_count() * 8;
+    histogram_encode_kernel<Symbol><<<grid, kHistogramThreads, replicas * sigma * 4>>>(
+        keys_.Current(), n_, sigma, num_levels, encode, d_hist, replicas);
+    WTMAP_CUDA_TRY_LAUNCH();
+    return d_hist_buf->copy_to_host(0, hist.data(), sigma * sizeof(std::uint64_t));
+  }
+
+  // CUB's radix sort over the bits [begin_bit, code_bits): stable, so from the previous level's
+  // order it gives the same order as the CPU's refinement.
+  Status sort_from(unsigned begin_bit, unsigned /*digit_bits*/, unsigned code_bits) {
+    if (n_ == 0) return {};
+    if (sort_temp_.data() == nullptr) {
+      WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes_, keys_, n_, 0, static_cast<int>(code_bits)));
+      auto temp = cub_temp(sort_bytes_);
+      if (!temp.ok()) return temp.status();
+      sort_temp_ = std::move(temp.value());
+    }
+    WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(sort_temp_.data(), sort_bytes_, keys_, n_, static_cast<int>(begin_bit),
+                                                  static_cast<int>(code_bits)));
+    return {};
+  }
+
+ private:
+  std::uint64_t n_ = 0;
+  Buffer codes_, alt_, distinct_, sort_temp_;
+  cub::DoubleBuffer<Symbol> keys_;
+  std::size_t sort_bytes_ = 0;
 };
 
-template <unsigned Arity, class Symbol>
-__global__ void __launch_bounds__(kThreads)
-    pack_level_kernel(const Symbol* codes, std::uint64_t count, unsigned shift, std::byte* level, std::uint64_t num_words) {
-  const std::uint64_t w = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (w < num_words) LevelPacking<Arity>::pack(codes, count, shift, level, w);
+// ---- The stages, the same on either backend ------------------------------------------------
+
+// Stage 1: the text on the builder's backend, mapped to the minimal alphabet; sigma and, when
+// extracted, the alphabet.
+template <class Builder, class Symbol>
+Status map_text(Builder& builder, const Symbol* text, std::uint64_t n, bool extract, std::uint64_t& sigma,
+                std::vector<Symbol>& alphabet) {
+  WTMAP_TRY(builder.load(text, n));
+  if (!extract) return builder.check_below(sigma);
+  const Symbol* on_backend = nullptr;
+  WTMAP_TRY(builder.distinct_symbols(alphabet, on_backend));
+  sigma = alphabet.size();
+  WaveletTreeView<Symbol> mapping{};
+  mapping.sigma = sigma;
+  mapping.alphabet = on_backend;
+  return detail::for_each_index(Builder::kBackend, n, MapToMinimal<Symbol>{mapping, builder.codes()});
 }
 
-// Per-node tables of either arity: binary trees keep node starts then rank0s, 4-ary trees four
-// digit ranks per node.
-template <class Symbol>
-WTMAP_HD void node_tables_entry(const WaveletTreeView<Symbol, 2>& v, std::uint64_t h, std::uint64_t* tables,
-                                std::uint64_t num_nodes) {
-  node_table_entry(v, h, tables, tables + num_nodes);
-}
-template <class Symbol>
-WTMAP_HD void node_tables_entry(const WaveletTreeView<Symbol, 4>& v, std::uint64_t h, std::uint64_t* tables,
-                                std::uint64_t) {
-  quad_node_table_entry(v, h, tables);
-}
-
-template <class View>
-__global__ void __launch_bounds__(kThreads)
-    node_tables_kernel(View v, std::uint64_t* tables, std::uint64_t num_nodes) {
-  const std::uint64_t h = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (h < num_nodes) node_tables_entry(v, h, tables, num_nodes);
-}
-
-Result<Buffer> cub_temp(std::size_t bytes) { return Buffer::allocate(Backend::gpu, bytes, "CUB temporary storage"); }
-
-// ---- CPU construction steps -----------------------------------------------------------------
-
-// Turns codes sorted by the bits above `shift` into codes sorted by the bits above
-// shift - digit_bits (stable), by a stable counting sort of every run of equal prefixes on the
-// digit below it: what a radix sort over the longer prefix produces, in O(n).
-template <class Symbol>
-void refine_sort_cpu(const std::vector<Symbol>& in, std::vector<Symbol>& out, unsigned shift, unsigned digit_bits) {
-  const unsigned low = shift - digit_bits;
-  const unsigned radix = 1u << digit_bits;
-  const std::uint64_t n = in.size();
-  std::uint64_t begin = 0;
-  while (begin < n) {
-    const std::uint64_t prefix = static_cast<std::uint64_t>(in[begin]) >> shift;
-    std::uint64_t end = begin, next[4] = {0, 0, 0, 0};
-    for (; end < n && (static_cast<std::uint64_t>(in[end]) >> shift) == prefix; ++end) ++next[(in[end] >> low) & (radix - 1)];
-    for (std::uint64_t d = 0, at = begin; d < radix; ++d) {
-      const std::uint64_t c = next[d];
-      next[d] = at;
-      at += c;
+// Stage 4: each level's digits packed from the codes sorted by the digits above them, and the
+// level's rank/select support. Fills the level counts (ones, or four totals, per level).
+template <unsigned Arity, class Builder, class Layout>
+Status build_levels(Builder& builder, const Layout& layout, std::byte* storage, unsigned code_bits,
+                    std::vector<std::uint64_t>& level_counts) {
+  using Packing = LevelPacking<Arity>;
+  using Symbol = std::remove_pointer_t<decltype(builder.codes())>;
+  const auto num_levels = static_cast<unsigned>(layout.level_size.size());
+  for (unsigned l = 0; l < num_levels; ++l) {
+    std::byte* level_base = storage + layout.level_offset[l];
+    const std::uint64_t count = layout.level_size[l];
+    const unsigned shift = code_bits - (l + 1) * Packing::kDigitBits;  // this level's digit
+    if (l > 0) WTMAP_TRY(builder.sort_from(shift + Packing::kDigitBits, Packing::kDigitBits, code_bits));
+    const std::uint64_t num_words = bits::ceil_div<std::uint64_t>(count, Packing::kSymbolsPerWord);
+    WTMAP_TRY(detail::for_each_index(Builder::kBackend, num_words,
+                                     PackLevel<Arity, Symbol>{builder.codes(), count, shift, level_base}));
+    if constexpr (Arity == 2) {
+      RankSelectView level;
+      WTMAP_TRY(detail::build_rank_select(Builder::kBackend, level_base, count, level));
+      level_counts[l] = level.ones;
+    } else {
+      QuadVectorView level;
+      WTMAP_TRY(detail::build_quad_vector(Builder::kBackend, level_base, count, level));
+      for (unsigned c = 0; c < 4; ++c) level_counts[4 * l + c] = level.totals[c];
     }
-    for (std::uint64_t i = begin; i < end; ++i) out[next[(in[i] >> low) & (radix - 1)]++] = in[i];
-    begin = end;
   }
+  return {};
 }
 
 template <class Query>
@@ -284,116 +486,43 @@ void WTMAP_WT_CLASS::bind_view(const Layout& layout, std::uint64_t n, std::uint6
 
 WTMAP_WT
 Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build(const Symbol* text, std::uint64_t n, const WaveletTreeOptions& options) {
-  using Packing = LevelPacking<Arity>;
-  const Backend backend = options.backend;
-  if (backend == Backend::gpu && !gpu_available()) return Status{StatusCode::unavailable, "no usable CUDA device"};
-  const bool extract = options.sigma == 0;
+  if (options.backend == Backend::gpu && !gpu_available()) return Status{StatusCode::unavailable, "no usable CUDA device"};
   if (options.sigma > (std::uint64_t{1} << (8 * sizeof(Symbol)))) {
     return invalid_argument("sigma = " + std::to_string(options.sigma) + " exceeds the range of " +
                             std::to_string(8 * sizeof(Symbol)) + "-bit symbols");
   }
-  std::vector<Symbol> alphabet;
-  std::uint64_t sigma = options.sigma;
+  if (options.backend == Backend::gpu) {
+    GpuTreeBuilder<Symbol> builder;
+    return build_with(builder, text, n, options.sigma);
+  }
+  CpuTreeBuilder<Symbol> builder;
+  return build_with(builder, text, n, options.sigma);
+}
+
+// Thesis Alg. 4 in stages, each the same on either backend: the builder carries out those whose
+// algorithms differ (alphabet, histogram, sort), the shared steps run through for_each_index.
+WTMAP_WT
+template <class Builder>
+Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build_with(Builder& builder, const Symbol* text, std::uint64_t n,
+                                                  std::uint64_t sigma) {
+  using Packing = LevelPacking<Arity>;
+  constexpr Backend backend = Builder::kBackend;
+  const bool extract = sigma == 0;
 
   // 1. The text on the backend, mapped to the minimal alphabet.
-  std::vector<Symbol> host_codes;  // CPU backend
-  Buffer device_codes, device_alt;   // GPU backend: the text, then the sort's ping-pong buffers
-  if (backend == Backend::cpu) {
-    host_codes.assign(text, text + n);
-    if (extract) {
-      alphabet = host_codes;
-      std::sort(alphabet.begin(), alphabet.end());
-      alphabet.erase(std::unique(alphabet.begin(), alphabet.end()), alphabet.end());
-      sigma = alphabet.size();
-      detail::parallel_for_ranges(n, [&](std::uint64_t b, std::uint64_t e) {
-        for (std::uint64_t i = b; i < e; ++i) {
-          host_codes[i] = static_cast<Symbol>(std::lower_bound(alphabet.begin(), alphabet.end(), host_codes[i]) - alphabet.begin());
-        }
-      });
-    } else {
-      const auto it = std::find_if(host_codes.begin(), host_codes.end(), [&](Symbol c) { return c >= sigma; });
-      if (it != host_codes.end()) {
-        return invalid_argument("text position " + std::to_string(it - host_codes.begin()) + " holds symbol " +
-                                std::to_string(static_cast<std::uint64_t>(*it)) + ", not below sigma = " + std::to_string(sigma));
-      }
-    }
-  } else {
-    auto codes = Buffer::allocate(Backend::gpu, n * sizeof(Symbol), "wavelet tree construction (text)");
-    if (!codes.ok()) return codes.status();
-    device_codes = std::move(codes.value());
-    auto alt = Buffer::allocate(Backend::gpu, n * sizeof(Symbol), "wavelet tree construction (sort buffer)");
-    if (!alt.ok()) return alt.status();
-    device_alt = std::move(alt.value());
-    WTMAP_TRY(device_codes.copy_from_host(0, text, n * sizeof(Symbol)));
-    auto* d_text = reinterpret_cast<Symbol*>(device_codes.data());
-    auto* d_alt = reinterpret_cast<Symbol*>(device_alt.data());
-    if (n > 0 && extract) {
-      // Sorted copy -> distinct symbols -> binary-search mapping.
-      std::size_t sort_bytes = 0, unique_bytes = 0;
-      WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, d_text, d_alt, n));
-      auto distinct = Buffer::allocate(Backend::gpu, n * sizeof(Symbol) + sizeof(std::uint64_t), "alphabet extraction");
-      if (!distinct.ok()) return distinct.status();
-      auto* d_count = reinterpret_cast<std::uint64_t*>(distinct->data());
-      auto* d_distinct = reinterpret_cast<Symbol*>(distinct->data() + sizeof(std::uint64_t));
-      WTMAP_CUDA_TRY(cub::DeviceSelect::Unique(nullptr, unique_bytes, d_alt, d_distinct, d_count, n));
-      auto temp = cub_temp(std::max(sort_bytes, unique_bytes));
-      if (!temp.ok()) return temp.status();
-      WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(temp->data(), sort_bytes, d_text, d_alt, n));
-      WTMAP_CUDA_TRY(cub::DeviceSelect::Unique(temp->data(), unique_bytes, d_alt, d_distinct, d_count, n));
-      WTMAP_CUDA_TRY(cudaMemcpy(&sigma, d_count, sizeof sigma, cudaMemcpyDeviceToHost));
-      alphabet.resize(sigma);
-      WTMAP_CUDA_TRY(cudaMemcpy(alphabet.data(), d_distinct, sigma * sizeof(Symbol), cudaMemcpyDeviceToHost));
-      WaveletTreeView<Symbol> mapping{};
-      mapping.sigma = sigma;
-      mapping.alphabet = d_distinct;
-      map_to_minimal_kernel<<<blocks_for(n), kThreads>>>(mapping, d_text, n);
-      WTMAP_CUDA_TRY_LAUNCH();
-      WTMAP_CUDA_TRY(cudaDeviceSynchronize());  // before `distinct` is freed
-    } else if (n > 0) {
-      std::size_t bytes = 0;
-      auto max_buf = Buffer::allocate(Backend::gpu, sizeof(Symbol), "maximum symbol");
-      if (!max_buf.ok()) return max_buf.status();
-      auto* d_max = reinterpret_cast<Symbol*>(max_buf->data());
-      WTMAP_CUDA_TRY(cub::DeviceReduce::Max(nullptr, bytes, d_text, d_max, n));
-      auto temp = cub_temp(bytes);
-      if (!temp.ok()) return temp.status();
-      WTMAP_CUDA_TRY(cub::DeviceReduce::Max(temp->data(), bytes, d_text, d_max, n));
-      Symbol max_symbol{};
-      WTMAP_CUDA_TRY(cudaMemcpy(&max_symbol, d_max, sizeof max_symbol, cudaMemcpyDeviceToHost));
-      if (max_symbol >= sigma) {
-        return invalid_argument("the text holds symbol " + std::to_string(static_cast<std::uint64_t>(max_symbol)) +
-                                ", not below sigma = " + std::to_string(sigma));
-      }
-    }
-  }
+  std::vector<Symbol> alphabet;
+  WTMAP_TRY(map_text(builder, text, n, extract, sigma, alphabet));
   if (sigma > kMaxSigma) {
     return invalid_argument("alphabet of " + std::to_string(sigma) + " symbols exceeds the supported " +
                             std::to_string(kMaxSigma));
   }
   const unsigned num_levels = levels_for_sigma<Arity>(sigma);
   const unsigned code_bits = num_levels * Packing::kDigitBits;
-  constexpr bool kEncode = Arity == 2;  // 4-ary levels read the minimal symbol's own digits
 
-  // 2. Histogram, and reduced codes for binary trees.
+  // 2. Histogram, and reduced codes for binary trees (4-ary levels read the minimal symbol's
+  // own digits).
   std::vector<std::uint64_t> hist(sigma, 0);
-  if (backend == Backend::cpu) {
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const std::uint64_t m = host_codes[i];
-      ++hist[m];
-      if (kEncode) host_codes[i] = static_cast<Symbol>(encode_symbol(m, sigma, num_levels).code);
-    }
-  } else if (n > 0) {
-    auto d_hist_buf = Buffer::allocate(Backend::gpu, sigma * sizeof(std::uint64_t), "histogram");
-    if (!d_hist_buf.ok()) return d_hist_buf.status();
-    auto* d_hist = reinterpret_cast<unsigned long long*>(d_hist_buf->data());
-    constexpr std::size_t kSharedBytes = 48 * 1024;
-    const unsigned replicas = static_cast<unsigned>(std::min<std::uint64_t>(32, kSharedBytes / (sigma * 4)));
-    const int grid = detail::multiprocessor_count() * 8;
-    histogram_encode_kernel<Symbol><<<grid, kThreads, replicas * sigma * 4>>>(
-        reinterpret_cast<Symbol*>(device_codes.data()), n, sigma, num_levels, kEncode, d_hist, replicas);
-    WTMAP_CUDA_TRY_LAUNCH();
-    WTMAP_TRY(d_hist_buf->copy_to_host(0, hist.data(), sigma * sizeof(std::uint64_t)));
-  }
+  WTMAP_TRY(builder.histogram(sigma, num_levels, Arity == 2, hist));
   std::vector<std::uint64_t> cumulative(sigma + 1, 0);
   for (std::uint64_t m = 0; m < sigma; ++m) cumulative[m + 1] = cumulative[m] + hist[m];
 
@@ -408,65 +537,15 @@ Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build(const Symbol* text, std::uint64_t n
   WTMAP_TRY(tree.storage_.copy_from_host(layout.cumulative_offset, cumulative.data(), cumulative.size() * 8));
   if (extract) WTMAP_TRY(tree.storage_.copy_from_host(layout.alphabet_offset, alphabet.data(), sigma * sizeof(Symbol)));
 
-  // 4. Levels: stable sort by the leading code bits, pack the next digit, build its support.
+  // 4. Levels: stable sort by the leading code digits, pack the next digit, build its support.
   std::vector<std::uint64_t> level_counts(num_levels * Layout::kCountsPerLevel, 0);
-  std::vector<Symbol> host_alt(backend == Backend::cpu ? n : 0);
-  std::size_t sort_bytes = 0;
-  Buffer sort_temp;
-  cub::DoubleBuffer<Symbol> keys(reinterpret_cast<Symbol*>(device_codes.data()), reinterpret_cast<Symbol*>(device_alt.data()));
-  if (backend == Backend::gpu && num_levels > 1 && n > 0) {
-    WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, keys, n, 0, static_cast<int>(code_bits)));
-    auto temp = cub_temp(sort_bytes);
-    if (!temp.ok()) return temp.status();
-    sort_temp = std::move(temp.value());
-  }
-  for (unsigned l = 0; l < num_levels; ++l) {
-    std::byte* level_base = tree.storage_.data() + layout.level_offset[l];
-    const std::uint64_t count = layout.level_size[l];
-    const unsigned shift = code_bits - (l + 1) * Packing::kDigitBits;  // this level's digit
-    const std::uint64_t num_words = bits::ceil_div<std::uint64_t>(count, Packing::kSymbolsPerWord);
-    if (backend == Backend::cpu) {
-      if (l > 0) {
-        refine_sort_cpu(host_codes, host_alt, shift + 2 * Packing::kDigitBits, Packing::kDigitBits);
-        host_codes.swap(host_alt);
-      }
-      detail::parallel_for_ranges(num_words, [&](std::uint64_t b, std::uint64_t e) {
-        for (std::uint64_t w = b; w < e; ++w) Packing::pack(host_codes.data(), count, shift, level_base, w);
-      });
-    } else if (n > 0) {
-      if (l > 0) {
-        WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(sort_temp.data(), sort_bytes, keys, n,
-                                                      static_cast<int>(shift + Packing::kDigitBits),
-                                                      static_cast<int>(code_bits)));
-      }
-      if (num_words > 0) {
-        pack_level_kernel<Arity, Symbol><<<blocks_for(num_words), kThreads>>>(keys.Current(), count, shift, level_base, num_words);
-        WTMAP_CUDA_TRY_LAUNCH();
-      }
-    }
-    if constexpr (Arity == 2) {
-      RankSelectView level;
-      WTMAP_TRY(detail::build_rank_select(backend, level_base, count, level));
-      level_counts[l] = level.ones;
-    } else {
-      QuadVectorView level;
-      WTMAP_TRY(detail::build_quad_vector(backend, level_base, count, level));
-      for (unsigned c = 0; c < 4; ++c) level_counts[4 * l + c] = level.totals[c];
-    }
-  }
-  device_codes = Buffer();
-  device_alt = Buffer();
+  WTMAP_TRY(build_levels<Arity>(builder, layout, tree.storage_.data(), code_bits, level_counts));
+  builder = Builder{};  // the text's memory, before the tables
 
   // 5. Per-node tables (thesis 5.2.1: precomputed ranks at node starts).
   tree.bind_view(layout, n, sigma, extract, level_counts);
   auto* tables = reinterpret_cast<std::uint64_t*>(tree.storage_.data() + layout.node_offset);
-  if (backend == Backend::cpu) {
-    for (std::uint64_t h = 0; h < layout.num_nodes; ++h) node_tables_entry(tree.view_, h, tables, layout.num_nodes);
-  } else if (layout.num_nodes > 0) {
-    node_tables_kernel<<<blocks_for(layout.num_nodes), kThreads>>>(tree.view_, tables, layout.num_nodes);
-    WTMAP_CUDA_TRY_LAUNCH();
-    WTMAP_CUDA_TRY(cudaDeviceSynchronize());
-  }
+  WTMAP_TRY(detail::for_each_index(backend, layout.num_nodes, NodeTables<View>{tree.view_, tables, layout.num_nodes}));
   return std::move(tree);
 }
 
@@ -631,7 +710,7 @@ Status WTMAP_WT_CLASS::check_support(const Buffer& storage, const Layout& layout
   }
   rebuilt.bind_view(layout, n, sigma, has_alphabet, counts);
   auto* tables = reinterpret_cast<std::uint64_t*>(base + layout.node_offset);
-  for (std::uint64_t h = 0; h < layout.num_nodes; ++h) node_tables_entry(rebuilt.view_, h, tables, layout.num_nodes);
+  WTMAP_TRY(detail::for_each_index(Backend::cpu, layout.num_nodes, NodeTables<View>{rebuilt.view_, tables, layout.num_nodes}));
   WTMAP_TRY(detail::same_support(*loaded, base, layout.total, "wavelet tree: a rank directory or node table"));
   for (std::uint64_t m = 0; m < sigma; ++m) {
     if (rebuilt.view_.rank(rebuilt.view_.from_minimal(m), n) != rebuilt.view_.occurrences_minimal(m)) {

@@ -70,8 +70,8 @@ Status FmIndexBase<View>::search(const std::uint8_t* codes, std::uint64_t codes_
   std::lock_guard<std::mutex> lock(workspace_->scratch_mutex);
   if (backend() == Backend::gpu) {
     WTMAP_TRY(workspace_->reserve_scratch(codes_size));
-    WTMAP_TRY(detail::upload_staged(*workspace_, workspace_->scratch.data(), codes, codes_size));
-    backend_codes = reinterpret_cast<const std::uint8_t*>(workspace_->scratch.data());
+    WTMAP_TRY(detail::upload_staged(*workspace_, workspace_->scratch(), codes, codes_size));
+    backend_codes = reinterpret_cast<const std::uint8_t*>(workspace_->scratch());
   }
   return detail::run_batch(backend(), SearchOp<View>{view_, backend_codes, codes_size}, patterns, out, count,
                            *workspace_, "search");

@@ -1,13 +1,12 @@
-// KmerIntervalTable: built level by level in place (extend_level): a kernel launch per level on
-// the GPU, a parallel loop on the CPU.
+// KmerIntervalTable: built level by level in place (extend_level), each level through core's
+// for_each_index: a kernel launch on the GPU, a parallel loop on the CPU.
 #include "wtmap/fmindex/kmer_interval_table.hpp"
 
 #include <algorithm>
 #include <string>
 #include <utility>
 
-#include "wtmap/core/detail/cuda_check.hpp"
-#include "wtmap/core/detail/parallel.hpp"
+#include "wtmap/core/detail/batch.cuh"
 
 namespace wtmap::fmindex {
 
@@ -23,26 +22,20 @@ namespace {
 // c to the (j + 1)-mer c key at table[c * 4^j + key] (c = 0 last: it is key's own place). An empty
 // interval ends backward search, so it passes to the longer k-mers as it is, as the search would
 // return it. Each j-mer writes only its own four places, so all of a level's j-mers may run at
-// once. From table[0] = all rows, levels 0..stored-1 take 4/3 * 4^stored extends in all. On the
-// CPU this replaced a depth-first walk over the same trie, with the same number of extends: on two
-// cores E. coli's k = 13 took 0.31-0.34 s instead of 1.4-3.7 s, and 1 Gbp's 0.63 s instead of
-// 6.1 s, the independent j-mers of a level overlapping their memory accesses where the walk's
-// depended on each other. On the GPU it replaced a search of each k-mer from scratch (k * 4^k
-// extends).
+// once. From table[0] = all rows, levels 0..stored-1 take 4/3 * 4^stored extends in all. The
+// independent j-mers of a level overlap their memory accesses, where a depth-first walk's
+// depended on each other: on two cores E. coli's k = 13 takes 0.31-0.34 s (the walk 1.4-3.7 s).
 WTMAP_HD void extend_level(const FmIndexView& index, SaInterval* table, std::uint32_t j, std::uint64_t key) {
   const SaInterval iv = table[key];
   for (unsigned c = 4; c-- > 0;) table[(std::uint64_t{c} << (2 * j)) + key] = iv.empty() ? iv : index.extend(iv, c);
 }
 
-constexpr unsigned kTableBlockThreads = 256;
-
-__global__ void __launch_bounds__(kTableBlockThreads)
-    extend_level_kernel(FmIndexView index, SaInterval* table, std::uint32_t j, std::uint64_t kmers) {
-  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
-  for (std::uint64_t key = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; key < kmers; key += stride) {
-    extend_level(index, table, j, key);
-  }
-}
+struct ExtendLevel {
+  FmIndexView index;
+  SaInterval* table;
+  std::uint32_t j;
+  WTMAP_HD void operator()(std::uint64_t key) const { extend_level(index, table, j, key); }
+};
 
 }  // namespace
 
@@ -65,24 +58,10 @@ Result<KmerIntervalTable> KmerIntervalTable::build(const FmIndexBase<FmIndexView
   auto* out = reinterpret_cast<SaInterval*>(table.intervals_.data());
   const FmIndexView view = index.view();
   const SaInterval all = view.all();
-  if (index.backend() == Backend::cpu) {
-    out[0] = all;
-    for (std::uint32_t j = 0; j < stored; ++j) {
-      wtmap::detail::parallel_for_ranges(std::uint64_t{1} << (2 * j), [&](std::uint64_t begin, std::uint64_t end) {
-        for (std::uint64_t key = begin; key < end; ++key) extend_level(view, out, j, key);
-      }, 1 << 12);
-    }
-    return std::move(table);
-  }
-  WTMAP_CUDA_TRY(cudaMemcpy(out, &all, sizeof(all), cudaMemcpyHostToDevice));
+  WTMAP_TRY(table.intervals_.copy_from_host(0, &all, sizeof all));
   for (std::uint32_t j = 0; j < stored; ++j) {
-    const std::uint64_t level = std::uint64_t{1} << (2 * j);
-    const auto blocks = static_cast<unsigned>(
-        std::min<std::uint64_t>((level + kTableBlockThreads - 1) / kTableBlockThreads, std::uint64_t{1} << 16));
-    extend_level_kernel<<<blocks, kTableBlockThreads>>>(view, out, j, level);
-    WTMAP_CUDA_TRY_LAUNCH();
+    WTMAP_TRY(wtmap::detail::for_each_index(index.backend(), std::uint64_t{1} << (2 * j), ExtendLevel{view, out, j}, 1 << 12));
   }
-  WTMAP_CUDA_TRY(cudaDeviceSynchronize());
   return std::move(table);
 }
 

@@ -109,13 +109,13 @@ TEST_F(GappedCliOptions, AModesOptionsAreRefusedInTheOther) {
   }
 }
 
-TEST_F(GappedCliOptions, PairsAskForTheKMismatchModeForNow) {
-  // Gapped pairs are not paired yet (issue 26): the run is refused, not silently single-ended.
-  for (const char* options : {"-p", "-A 2 -p"}) {
+TEST_F(GappedCliOptions, UnpairedPenaltyIsBounded) {
+  // -U (bwa mem's unpaired penalty, pairs of either mode) takes 0..1000.
+  for (const char* options : {"-U 1001", "-U x", "-U -1"}) {
     SCOPED_TRACE(options);
     const RunResult r = align(options);
     EXPECT_EQ(r.exit_code, 1) << describe(r);
-    EXPECT_NE(r.err.find("pairs are aligned in the k-mismatch mode for now"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("-U needs an integer in 0..1000"), std::string::npos) << r.err;
   }
 }
 

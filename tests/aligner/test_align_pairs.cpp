@@ -21,6 +21,7 @@
 #include "align_oracle.hpp"
 #include "cli_support.hpp"
 #include "fm_support.hpp"
+#include "pair_support.hpp"
 #include "sam_readback.hpp"
 #include "wtmap/core/config.hpp"
 
@@ -32,169 +33,23 @@ using fmtest::revcomp;
 using fmtest::shell_quote;
 using fmtest::TempDir;
 
-constexpr std::size_t kLength = 100;
+constexpr std::size_t kLength = kMateLength;
 
-struct MateTruth {
-  bool mapped = false;
-  std::int32_t contig = -1;
-  std::int64_t position = -1;
-  bool reverse = false;
-  // 5' end, as TLEN measures it: a reverse mate's end.
-  std::int64_t five_prime() const { return reverse ? position + static_cast<std::int64_t>(kLength) : position; }
-};
-
-struct PlantedPair {
-  std::string name;
-  std::string sequence[2];
-  MateTruth truth[2];
-  bool proper = false;
-  bool sampled = false;  // confident, unique and FR within 10000: part of the insert-size estimate
-};
-
-class AlignPairs : public ::testing::Test {
+class AlignPairs : public PlantedPairSuite {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = std::make_unique<TempDir>();
-    std::mt19937 rng(26);
-    contigs_ = {{"c1", random_bases(rng, 30000)}, {"c2", random_bases(rng, 8000)}};
-    contigs_[0].sequence.replace(20000, kLength, contigs_[0].sequence.substr(5000, kLength));  // a repeat
-    fmtest::write_file(dir_->file("ref.fa"), fmtest::fasta_text(contigs_));
-    const auto built = fmtest::run_wtmap(*dir_, "index -p " + shell_quote(dir_->file("ref")) + " " + shell_quote(dir_->file("ref.fa")));
-    ASSERT_EQ(built.exit_code, 0) << fmtest::describe(built);
-    plant_pairs(rng);
-    write_reads(pairs_, dir_->file("r1.fq"), dir_->file("r2.fq"), dir_->file("il.fq"));
-  }
-  static void TearDownTestSuite() { dir_.reset(); }
-
-  // An FR fragment of `insert` bases at `position`: the forward mate its first kLength bases,
-  // the reverse mate its last; mate 1 the forward one if `first_forward`.
-  static PlantedPair fragment(const std::string& name, std::int32_t contig, std::int64_t position, std::int64_t insert,
-                              bool first_forward) {
-    const std::string& text = contigs_[contig].sequence;
-    PlantedPair p;
-    p.name = name;
-    const std::string forward = text.substr(position, kLength);
-    const std::string backward = revcomp(text.substr(position + insert - kLength, kLength));
-    const MateTruth f{true, contig, position, false}, r{true, contig, position + insert - static_cast<std::int64_t>(kLength), true};
-    const int fi = first_forward ? 0 : 1;
-    p.sequence[fi] = forward;
-    p.truth[fi] = f;
-    p.sequence[1 - fi] = backward;
-    p.truth[1 - fi] = r;
-    return p;
-  }
-
-  static void plant_pairs(std::mt19937& rng) {
-    for (int i = 0; i < 40; ++i) {  // away from the repeat's copies
-      const std::int64_t insert = 260 + rng() % 81;
-      PlantedPair p = fragment("pair" + std::to_string(i), 0, 6000 + rng() % 12000, insert, rng() % 2 == 0);
-      p.proper = p.sampled = true;
-      pairs_.push_back(p);
-    }
-    PlantedPair repeat = fragment("repeat", 0, 4800, 300, true);  // mate 2 on [5000, 5100), copied at 20000
-    repeat.proper = true;
-    PlantedPair start = fragment("contig_start", 0, 0, 300, true);
-    PlantedPair end = fragment("contig_end", 1, 8000 - 300, 300, false);
-    start.proper = end.proper = start.sampled = end.sampled = true;
-    PlantedPair far = fragment("too_far", 0, 7000, 8000, true);
-    far.sampled = true;  // FR within 10000: sampled, then an outlier of the quartiles
-    PlantedPair rf = fragment("reverse_forward", 0, 9000, 300, true);
-    // Mate 1 reverse at 9000, mate 2 forward at 9200: each 5' end points away from the other.
-    rf.sequence[0] = revcomp(contigs_[0].sequence.substr(9000, kLength));
-    rf.truth[0] = {true, 0, 9000, true};
-    rf.sequence[1] = contigs_[0].sequence.substr(9200, kLength);
-    rf.truth[1] = {true, 0, 9200, false};
-    PlantedPair contigs = fragment("two_contigs", 0, 10000, 300, true);
-    contigs.sequence[1] = revcomp(contigs_[1].sequence.substr(1000, kLength));
-    contigs.truth[1] = {true, 1, 1000, true};
-    PlantedPair lone = fragment("mate_unmapped", 0, 11000, 300, true);
-    lone.sequence[1] = random_bases(rng, kLength);
-    lone.truth[1] = MateTruth{};
-    PlantedPair none;
-    none.name = "both_unmapped";
-    none.sequence[0] = random_bases(rng, kLength);
-    none.sequence[1] = random_bases(rng, kLength);
-    for (const PlantedPair& p : {repeat, start, end, far, rf, contigs, lone, none}) pairs_.push_back(p);
-  }
-
-  // Mate names "<name>/1 comment" and "<name>/2 comment": both the suffix and the comment go.
+  static void SetUpTestSuite() { build("-k 4", nullptr); }
   static void write_reads(const std::vector<PlantedPair>& pairs, const std::string& r1, const std::string& r2,
                           const std::string& interleaved) {
-    std::string text[2], both;
-    for (const PlantedPair& p : pairs) {
-      for (int m = 0; m < 2; ++m) {
-        const std::string record = "@" + p.name + "/" + std::to_string(m + 1) + " comment\n" + p.sequence[m] + "\n+\n" +
-                                   std::string(kLength, 'I') + "\n";
-        text[m] += record;
-        both += record;
-      }
-    }
-    fmtest::write_file(r1, text[0]);
-    fmtest::write_file(r2, text[1]);
-    fmtest::write_file(interleaved, both);
+    write_pair_reads(pairs, r1, r2, interleaved);
   }
-
-  // `wtmap align -x ref <args> -o <output>`; the run must succeed.
-  static fmtest::RunResult align(const std::string& args, const std::string& output) {
-    const auto run = fmtest::run_wtmap(*dir_, "align -x " + shell_quote(dir_->file("ref")) + " -k 4 -t 2 -o " +
-                                                  shell_quote(output) + " " + args);
-    EXPECT_EQ(run.exit_code, 0) << fmtest::describe(run);
-    return run;
-  }
-  static std::string two_files() { return shell_quote(dir_->file("r1.fq")) + " " + shell_quote(dir_->file("r2.fq")); }
-
-  // The alignment lines of a SAM file.
-  static std::string records_of(const std::string& sam) {
-    std::istringstream in(fmtest::read_file(sam));
-    std::string records;
-    for (std::string line; std::getline(in, line);) {
-      if (!line.empty() && line[0] != '@') records += line + "\n";
-    }
-    return records;
-  }
-
-  static inline std::unique_ptr<TempDir> dir_;
-  static inline std::vector<TestContig> contigs_;
-  static inline std::vector<PlantedPair> pairs_;
 };
 
-bool samtools_available() { return std::system("samtools --version > /dev/null 2>&1") == 0; }
-
-// Every pair field of mate `m` of `p`, recomputed from the planted truth.
+// Every pair field of mate `m` of `p` (pair_support.hpp): MC "100M" for every mapped mate, a
+// unique unpaired mate MAPQ 37 (bwa aln's); the repeat's mate checked on its own.
 void check_mate(const PlantedPair& p, int m, const SamRecord& self, const SamRecord& mate) {
-  SCOPED_TRACE(p.name + "/" + std::to_string(m + 1));
-  const MateTruth& t = p.truth[m];
-  const MateTruth& o = p.truth[1 - m];
-  EXPECT_EQ(self.name, p.name);
-  int flag = 0x1 | (m == 0 ? 0x40 : 0x80);
-  if (!t.mapped) flag |= 0x4;
-  if (t.mapped && t.reverse) flag |= 0x10;
-  if (!o.mapped) flag |= 0x8;
-  if (o.mapped && o.reverse) flag |= 0x20;
-  if (p.proper) flag |= 0x2;
-  EXPECT_EQ(self.flag, flag);
-  // An unmapped mate of a mapped one stands at it; RNEXT/PNEXT name the mate's place, or this
-  // mate's own where the mate is unmapped.
-  const MateTruth& place = t.mapped ? t : o;
-  EXPECT_EQ(self.tid, place.mapped ? place.contig : -1);
-  EXPECT_EQ(self.pos, place.mapped ? place.position : -1);
-  const MateTruth& next = o.mapped ? o : t;
-  EXPECT_EQ(self.mate_tid, next.mapped ? next.contig : -1);
-  EXPECT_EQ(self.mate_pos, next.mapped ? next.position : -1);
-  const bool same_contig = t.mapped && o.mapped && t.contig == o.contig;
-  EXPECT_EQ(self.tlen, same_contig ? o.five_prime() - t.five_prime() : 0);
-  if (o.mapped) {
-    EXPECT_EQ(self.mq, mate.mapq);
-    EXPECT_EQ(self.mc, std::to_string(kLength) + "M");
-  } else {
-    EXPECT_FALSE(self.mq.has_value());
-    EXPECT_EQ(self.mc, t.mapped ? std::optional<std::string>("*") : std::nullopt);
-  }
-  if (p.proper && p.name != "repeat") {
-    EXPECT_EQ(self.mapq, 60);  // unique mates of a proper pair
-  }
-  if (t.mapped && !p.proper) {
-    EXPECT_EQ(self.mapq, 37);  // unique, unpaired: single-end
+  altest::check_mate(p, m, self, mate, 37, {"repeat"});
+  if (p.truth[1 - m].mapped) {
+    EXPECT_EQ(self.mc, std::to_string(kLength) + "M") << p.name;
   }
 }
 
@@ -223,17 +78,10 @@ TEST_F(AlignPairs, PairFieldsMatchThePlantedPairs) {
 // The repeat's mate 2 has two exact copies: alone it has MAPQ 0 and either copy; paired, it takes
 // the copy 300 bases from its unique mate and a MAPQ of its own.
 TEST_F(AlignPairs, RepetitiveMateIsPlacedAndRaisedByItsUniqueMate) {
-  std::size_t r = 0;
-  while (pairs_[r].name != "repeat") ++r;
-  const std::string single = dir_->file("single.sam");
-  align(shell_quote(dir_->file("r2.fq")), single);
-  const SamRecord alone = read_alignments(single).records[r];
+  const auto [alone, mate2] = alone_and_paired("repeat", 1);
   EXPECT_EQ(alone.name, "repeat");  // single-end names lose "/2" too
   EXPECT_EQ(alone.mapq, 0);
   EXPECT_EQ(alone.x0, 2);
-  const std::string paired = dir_->file("paired.sam");
-  align(two_files(), paired);
-  const SamRecord mate2 = read_alignments(paired).records[2 * r + 1];
   EXPECT_EQ(mate2.pos, 5000);
   EXPECT_EQ(mate2.flag & 0x2, 0x2);
   EXPECT_GE(mate2.mapq, 20);
@@ -257,58 +105,16 @@ TEST_F(AlignPairs, GivenInsertSizeSetsTheBounds) {
   }
 }
 
-TEST_F(AlignPairs, InterleavedGzipAnyBatchAndThreadsGiveTheSameRecords) {
-  const std::string reference = dir_->file("reference.sam");
-  align(two_files(), reference);
-  const std::string expected = records_of(reference);
-  ASSERT_FALSE(expected.empty());
-  const std::string out = dir_->file("other.sam");
-  align("-p " + shell_quote(dir_->file("il.fq")), out);
-  EXPECT_EQ(records_of(out), expected) << "interleaved";
-  for (const char* batch : {"1", "2", "7", "33"}) {
-    align(std::string("--batch ") + batch + " " + two_files(), out);
-    EXPECT_EQ(records_of(out), expected) << "--batch " << batch;
-  }
-  align("-t 1 " + two_files(), out);  // (align() passes -t 2 before)
-  EXPECT_EQ(records_of(out), expected) << "-t 1";
-  const std::string gz1 = dir_->file("r1.fq.gz"), gz2 = dir_->file("r2.fq.gz");
-  fmtest::write_gzip(gz1, fmtest::read_file(dir_->file("r1.fq")));
-  fmtest::write_gzip(gz2, fmtest::read_file(dir_->file("r2.fq")));
-  align(shell_quote(gz1) + " " + shell_quote(gz2), out);
-  EXPECT_EQ(records_of(out), expected) << "gzip";
-}
+TEST_F(AlignPairs, NoUnpairedPenaltyPairsNothing) { expect_no_proper_pair_without_unpaired_penalty(); }
 
-TEST_F(AlignPairs, SameRecordsOnCpuAndGpu) {
-  if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
-  const std::string cpu = dir_->file("cpu.sam"), gpu = dir_->file("gpu.sam");
-  align("--device cpu " + two_files(), cpu);
-  align("--device gpu " + two_files(), gpu);
-  EXPECT_EQ(records_of(gpu), records_of(cpu));
-  align("--device gpu --batch 7 " + two_files(), gpu);
-  EXPECT_EQ(records_of(gpu), records_of(cpu));
-}
+TEST_F(AlignPairs, InterleavedGzipAnyBatchAndThreadsGiveTheSameRecords) { expect_same_records_for_any_input_batch_and_threads(); }
+
+TEST_F(AlignPairs, SameRecordsOnCpuAndGpu) { expect_same_records_on_cpu_and_gpu(); }
 
 TEST_F(AlignPairs, SamtoolsFixmateChangesNothingAndFlagstatAgrees) {
-  if (!samtools_available()) GTEST_SKIP() << "samtools is not installed";
-  const std::string out = dir_->file("fix_in.sam"), fixed = dir_->file("fix_out.sam");
+  const std::string out = dir_->file("fix_in.sam");
   align(two_files(), out);
-  ASSERT_EQ(std::system(("samtools fixmate -O sam " + shell_quote(out) + " " + shell_quote(fixed)).c_str()), 0);
-  EXPECT_EQ(records_of(fixed), records_of(out));
-  const std::string stats = dir_->file("flagstat.txt");
-  ASSERT_EQ(std::system(("samtools flagstat " + shell_quote(out) + " > " + shell_quote(stats)).c_str()), 0);
-  const std::string text = fmtest::read_file(stats);
-  std::size_t proper = 0, both = 0, other_contig = 0;
-  for (const PlantedPair& p : pairs_) {
-    proper += p.proper;
-    both += p.truth[0].mapped && p.truth[1].mapped;
-    other_contig += p.truth[0].mapped && p.truth[1].mapped && p.truth[0].contig != p.truth[1].contig;
-  }
-  EXPECT_NE(text.find(std::to_string(2 * pairs_.size()) + " + 0 paired in sequencing"), std::string::npos) << text;
-  EXPECT_NE(text.find(std::to_string(2 * proper) + " + 0 properly paired"), std::string::npos) << text;
-  EXPECT_NE(text.find(std::to_string(2 * both) + " + 0 with itself and mate mapped"), std::string::npos) << text;
-  EXPECT_NE(text.find("1 + 0 singletons"), std::string::npos) << text;
-  EXPECT_NE(text.find(std::to_string(2 * other_contig) + " + 0 with mate mapped to a different chr\n"),
-            std::string::npos) << text;
+  check_fixmate_and_flagstat(*dir_, out, pairs_);
 }
 
 // Bad pair input: exit status 1, a message naming both inputs, the record and the names, and no

@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <mutex>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <string>
@@ -17,6 +20,7 @@
 #include "fm_queries.hpp"
 #include "fm_support.hpp"
 #include "gotoh_oracle.hpp"
+#include "wtmap/aligner/align_stages.hpp"
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/mismatch_search.hpp"
 #include "wtmap/core/device_memory.hpp"
@@ -634,7 +638,7 @@ TEST_P(GappedMapperTest, ReadsTooShortOrTooLongAreUnmappedWithTheirFlag) {
 TEST_P(GappedMapperTest, EmptyBatchesNReadsAndLowerCase) {
   GappedMapper m = mapper();
   std::vector<GappedReadAlignment> out(3);
-  ASSERT_TRUE(m.map({}, out).ok());
+  ASSERT_TRUE(m.map(std::vector<SeqRecord>{}, out).ok());
   EXPECT_TRUE(out.empty());
   const std::string exact = reference_->contigs[0].substr(20100, 100);  // no N: Ns sit at 700 + 1500 k
   std::string lower = exact;
@@ -707,6 +711,311 @@ TEST_P(GappedMapperTest, ReleasedDeviceMemoryComesBackAndPartsMapAlike) {
   }
 }
 
+// The batches of `batch` reads of `reads`, as ReadBatches.
+std::vector<aligner::ReadBatch> batches_of(const std::vector<SeqRecord>& reads, std::size_t batch) {
+  std::vector<aligner::ReadBatch> batches;
+  for (std::size_t i = 0; i < reads.size(); i += batch) {
+    aligner::ReadBatch& b = batches.emplace_back();
+    b.reads.assign(reads.begin() + i, reads.begin() + std::min(reads.size(), i + batch));
+    b.filled = b.reads.size();
+  }
+  return batches;
+}
+
+// Every batch of `batch` reads through the engine with the pipeline's pattern of calls (search
+// runs up to kMostMappers batches ahead of finish); the alignments in read order, or the first error.
+Status run_engine(aligner::GappedSearchEngine& engine, const std::vector<SeqRecord>& reads, std::size_t batch,
+                  std::vector<GappedReadAlignment>& got) {
+  std::vector<aligner::ReadBatch> batches = batches_of(reads, batch);
+  got.clear();
+  std::size_t finished = 0;
+  auto finish_one = [&]() -> Status {
+    WTMAP_TRY(engine.finish(batches[finished]));
+    got.insert(got.end(), batches[finished].gapped_alignments.begin(), batches[finished].gapped_alignments.end());
+    ++finished;
+    return {};
+  };
+  for (std::size_t searched = 0; searched < batches.size(); ++searched) {
+    WTMAP_TRY(engine.search(batches[searched]));
+    if (searched - finished + 1 >= aligner::GappedSearchEngine::kMostMappers) WTMAP_TRY(finish_one());
+  }
+  while (finished < batches.size()) WTMAP_TRY(finish_one());
+  return {};
+}
+
+// run_engine gives `expected`, read by read.
+void expect_engine_gives(aligner::GappedSearchEngine& engine, const std::vector<SeqRecord>& reads, std::size_t batch,
+                         const std::vector<GappedReadAlignment>& expected, const std::string& what) {
+  std::vector<GappedReadAlignment> got;
+  const Status ran = run_engine(engine, reads, batch, got);
+  ASSERT_TRUE(ran.ok()) << what << ": " << ran.message();
+  ASSERT_EQ(got.size(), expected.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(describe(got[i]), describe(expected[i])) << what << ", read " << i;
+}
+
+// The pipeline's engine maps several batches at once on mapping threads (mappers made by
+// another(), sharing the reference): each batch's alignments equal one GappedMapper's, whichever
+// thread mapped it; release() with batches still queued returns.
+TEST_P(GappedMapperTest, SearchEngineWithSeveralMappersGivesEachBatchsBytes) {
+  GappedMapper m = mapper();
+  const std::vector<SeqRecord> reads = records(varied_reads(*reference_, 4));
+  constexpr std::size_t kBatch = 17;
+  const auto expected = map_all(m, reads, kBatch);
+  GappedMapper sibling = m.another();
+  const auto from_sibling = map_all(sibling, reads, kBatch);
+  for (std::size_t i = 0; i < reads.size(); ++i) ASSERT_EQ(describe(from_sibling[i]), describe(expected[i])) << i;
+  for (unsigned mappers = 1; mappers <= aligner::GappedSearchEngine::kMostMappers; ++mappers) {
+    aligner::GappedSearchEngine engine;
+    ASSERT_TRUE(engine.start(*index_, {}, mappers).ok());
+    expect_engine_gives(engine, reads, kBatch, expected, std::to_string(mappers) + " mappers");
+    if (HasFatalFailure()) return;
+    // Batches searched and never finished: release() drops the queued ones and returns.
+    std::vector<aligner::ReadBatch> batches = batches_of(reads, kBatch);
+    for (std::size_t k = 0; k < 3 && k < batches.size(); ++k) ASSERT_TRUE(engine.search(batches[k]).ok());
+    engine.release();
+    EXPECT_FALSE(engine.search(batches[0]).ok());
+  }
+}
+
+// A device short of memory, made by the engine's test-only fit check (a mapping of more than
+// `most` reads fails with device_out_of_memory before the mapper runs): what a run of the engine
+// saw -- every count the check was asked about, those it refused, and the report lines.
+struct ShortDeviceRun {
+  std::mutex mutex;
+  std::vector<std::size_t> asked, refused;
+  std::vector<std::string> reports;
+};
+
+void make_short_of_memory(aligner::GappedSearchEngine& engine, ShortDeviceRun& run, std::size_t most,
+                          std::size_t unit = 1) {
+  engine.configure_splitting(unit, [&run](const std::string& line) {
+    const std::lock_guard<std::mutex> lock(run.mutex);
+    run.reports.push_back(line);
+  });
+  engine.set_fit_check([&run, most](std::size_t count) {
+    const std::lock_guard<std::mutex> lock(run.mutex);
+    run.asked.push_back(count);
+    if (count > most) run.refused.push_back(count);
+    return count <= most;
+  });
+}
+
+// Jobs of 17 reads on a device that holds 5: each job whose mapping fails is mapped again in
+// parts (17 -> 8 -> 4 reads) by its thread, the parts' alignments joined in order, so every batch
+// gets one GappedMapper's bytes, for one mapping thread or the most. The size is said once, and
+// later jobs map in parts of 4 from the start: at most two refusals per job mapped before the size
+// was known (exactly two with one thread, whose jobs run one after another).
+TEST_P(GappedMapperTest, SearchEngineShortOfMemoryMapsJobsInPartsWithTheSameBytes) {
+  GappedMapper m = mapper();
+  std::vector<SeqRecord> reads = records(varied_reads(*reference_, 4));
+  constexpr std::size_t kBatch = 17;
+  reads.resize(reads.size() / kBatch * kBatch);  // whole jobs only: each one's first try is 17 reads
+  ASSERT_GT(reads.size(), 3 * kBatch);
+  const auto expected = map_all(m, reads, kBatch);
+  for (unsigned mappers : {1u, aligner::GappedSearchEngine::kMostMappers}) {
+    aligner::GappedSearchEngine engine;
+    ShortDeviceRun run;
+    make_short_of_memory(engine, run, 5);
+    EXPECT_EQ(engine.most_reads_per_batch(), std::numeric_limits<std::size_t>::max());
+    ASSERT_TRUE(engine.start(*index_, {}, mappers).ok());
+    expect_engine_gives(engine, reads, kBatch, expected, std::to_string(mappers) + " mappers");
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(engine.part_size(), 4u);
+    EXPECT_EQ(engine.most_reads_per_batch(), 4u);
+    ASSERT_EQ(run.reports.size(), 1u) << mappers << " mappers";
+    EXPECT_EQ(run.reports[0],
+              "the GPU was short of memory for a batch of 17 reads: batches of 4 reads from now on (--batch 4 "
+              "avoids the retries)");
+    for (std::size_t count : run.refused) EXPECT_TRUE(count == 17 || count == 8) << count;
+    if (mappers == 1) {
+      EXPECT_EQ(run.refused.size(), 2u);
+    } else {
+      EXPECT_LE(run.refused.size(), 2u * mappers);
+    }
+    const std::size_t mapped = std::accumulate(run.asked.begin(), run.asked.end(), std::size_t{0}) -
+                               std::accumulate(run.refused.begin(), run.refused.end(), std::size_t{0});
+    EXPECT_EQ(mapped, reads.size());  // every read mapped once, in a part that fit
+  }
+}
+
+// Pairs (unit 2, as PairedReadSource lays mates 2p and 2p + 1 side by side) stay in one part: a
+// device that holds 3 reads maps jobs of 16 in parts of 2, every count asked about is even, and
+// the bytes are one mapper's.
+TEST_P(GappedMapperTest, SearchEngineShortOfMemoryKeepsPairsWhole) {
+  GappedMapper m = mapper();
+  std::vector<SeqRecord> reads = records(varied_reads(*reference_, 4));
+  reads.resize(reads.size() / 2 * 2);
+  constexpr std::size_t kBatch = 16;
+  const auto expected = map_all(m, reads, kBatch);
+  aligner::GappedSearchEngine engine;
+  ShortDeviceRun run;
+  make_short_of_memory(engine, run, 3, 2);
+  ASSERT_TRUE(engine.start(*index_, {}, 2).ok());
+  expect_engine_gives(engine, reads, kBatch, expected, "pairs");
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(engine.part_size(), 2u);
+  for (std::size_t count : run.asked) EXPECT_EQ(count % 2, 0u) << count;
+  EXPECT_EQ(run.reports.size(), 1u);
+}
+
+// A single read (or pair) that does not fit fails its job, in finish(), saying so; no report line.
+TEST_P(GappedMapperTest, SearchEngineShortOfMemoryForOneReadFailsTheJob) {
+  const std::vector<SeqRecord> reads = records(varied_reads(*reference_, 4));
+  for (std::size_t unit : {1, 2}) {
+    aligner::GappedSearchEngine engine;
+    ShortDeviceRun run;
+    make_short_of_memory(engine, run, 0, unit);
+    ASSERT_TRUE(engine.start(*index_, {}, 1).ok());
+    std::vector<aligner::ReadBatch> batches = batches_of(std::vector<SeqRecord>(reads.begin(), reads.begin() + 8), 8);
+    ASSERT_TRUE(engine.search(batches[0]).ok());  // the failure shows in finish()
+    const Status finished = engine.finish(batches[0]);
+    EXPECT_EQ(finished.code(), StatusCode::device_out_of_memory);
+    const std::string what = unit == 1 ? "a single read does not fit in the GPU's memory: "
+                                       : "a single pair of reads does not fit in the GPU's memory: ";
+    EXPECT_EQ(finished.message().rfind(what, 0), 0u) << finished.message();
+    EXPECT_TRUE(run.reports.empty());
+    EXPECT_EQ(run.asked.back(), unit);
+  }
+}
+
+// ---- mate rescue (rescue_mates, bwa mem's mem_matesw) -------------------------------------
+
+constexpr std::size_t kMateLength = 120;
+
+// Pairs on contig 0, fragments [1000 + 1500 k, + insert) clear of its single Ns, its long N run and
+// its N-broken repeat copy, one mate the fragment's first kMateLength bases (forward), the other
+// the reverse strand of its last ones. The anchor (mate 1) is exact and unique: the forward mate
+// for k < 8, the reverse one after. Mate 2 is rescuable (k even: a substitution every 15 bases,
+// so no 19-base seed; k odd: also a 2-base deletion) or, every fourth pair, exact (it pairs
+// already). Then a pair of random mates.
+std::vector<SeqRecord> rescue_pairs(const TestReference& ref, std::vector<bool>& rescuable) {
+  const std::string& c = ref.contigs[0];
+  std::vector<SeqRecord> reads;
+  rescuable.clear();
+  for (std::size_t k : {0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12}) {
+    const std::size_t begin = 1000 + 1500 * k, insert = 260 + (k * 7) % 80, deleted = k % 2 ? 2 : 0;
+    const bool exact = k % 4 == 3, anchor_reverse = k >= 8;
+    const std::size_t mate_begin = anchor_reverse ? begin : begin + insert - kMateLength - deleted;
+    std::string mate = c.substr(mate_begin, kMateLength + deleted);
+    if (!exact) {
+      if (deleted) mate.erase(60, deleted);
+      for (std::size_t at = 8; at < kMateLength; at += 15) mate[at] = mate[at] == 'A' ? 'C' : 'A';
+    }
+    const std::string anchor = anchor_reverse ? reverse_complement(c.substr(begin + insert - kMateLength, kMateLength))
+                                              : c.substr(begin, kMateLength);
+    reads.push_back({"m1", anchor, ""});
+    reads.push_back({"m2", anchor_reverse ? mate : reverse_complement(mate), ""});
+    rescuable.push_back(!exact);
+  }
+  std::mt19937_64 rng(26);
+  reads.push_back({"r1", random_bases(rng, kMateLength), ""});
+  reads.push_back({"r2", random_bases(rng, kMateLength), ""});
+  rescuable.push_back(false);
+  return reads;
+}
+
+aligner::InsertSizeModel rescue_model() { return aligner::parse_insert_size("300,20").value(); }  // [220, 380]
+
+// rescue_mates over `pairs` pairs at a time.
+std::vector<GappedReadAlignment> rescue_in_slices(GappedMapper& m, const std::vector<SeqRecord>& reads,
+                                                  std::vector<GappedReadAlignment> alignments, std::size_t pairs) {
+  for (std::size_t i = 0; i < reads.size(); i += 2 * pairs) {
+    const std::size_t end = std::min(reads.size(), i + 2 * pairs);
+    const std::vector<SeqRecord> slice(reads.begin() + i, reads.begin() + end);
+    std::vector<GappedReadAlignment> part(alignments.begin() + i, alignments.begin() + end);
+    const Status s = m.rescue_mates(slice, part, rescue_model(), 17);
+    if (!s.ok()) throw std::runtime_error(s.message());
+    std::move(part.begin(), part.end(), alignments.begin() + i);
+  }
+  return alignments;
+}
+
+// A rescued mate scores what a full unbanded Smith-Waterman of it against the window its mate
+// allows scores (worked out here: a proper FR pair's insert lies in [220, 380], so the window is
+// [P + 220 - 120, P + 380) for a forward mate 1 at P, [E - 380, E - 220 + 120) for a reverse one
+// ending at E), on the other strand, its CIGAR rescoring to that, NM and MD recomputed; mates
+// that paired already and random ones are left as map() gave them.
+TEST_P(GappedMapperTest, RescueFindsSeedlessMatesAsTheFullSmithWatermanScoresThem) {
+  GappedMapper m = mapper();
+  std::vector<bool> rescuable;
+  const std::vector<SeqRecord> reads = rescue_pairs(*reference_, rescuable);
+  const auto single = map_all(m, reads, reads.size());
+  const auto rescued = rescue_in_slices(m, reads, single, reads.size());
+  const std::string& c = reference_->contigs[0];
+  const Scoring sc;
+  for (std::size_t p = 0; p < rescuable.size(); ++p) {
+    const GappedReadAlignment& anchor = rescued[2 * p];
+    const GappedReadAlignment& mate = rescued[2 * p + 1];
+    const std::string what = "pair " + std::to_string(p) + ": " + describe(mate);
+    EXPECT_EQ(describe(anchor), describe(single[2 * p])) << what;
+    if (!rescuable[p]) {
+      EXPECT_EQ(describe(mate), describe(single[2 * p + 1])) << what;
+      continue;
+    }
+    ASSERT_FALSE(single[2 * p + 1].mapped) << what << ": seeds found the mate, the test plants it wrong";
+    ASSERT_TRUE(anchor.mapped && mate.mapped) << what;
+    const bool anchor_reverse = anchor.primary.reverse;
+    const std::size_t window = anchor_reverse ? anchor.primary.reference_end - 380
+                                              : anchor.primary.position + 220 - kMateLength;
+    const std::string target = c.substr(window, 380 - 220 + kMateLength);
+    const std::string& read = reads[2 * p + 1].sequence;
+    const std::string forward = anchor_reverse ? read : reverse_complement(read);
+    const std::int64_t best = local_answer(gotoh(codes(forward), codes(target), sc, OracleMode::local, 0, unbanded())).score;
+    const GappedHit& h = mate.primary;
+    EXPECT_EQ(h.score, best) << what;
+    EXPECT_EQ(h.reverse, !anchor_reverse) << what;
+    EXPECT_GE(h.position, window) << what;
+    EXPECT_LE(h.reference_end, window + target.size()) << what;
+    expect_edit_tags(h, forward, c, what);
+    EXPECT_EQ(cigar_score(h, forward, c, sc), h.score) << what;
+    EXPECT_GT(mate.mapq, 0) << what;
+  }
+}
+
+TEST_P(GappedMapperTest, RescueGivesTheSameBytesForAnySliceOfPairs) {
+  GappedMapper m = mapper();
+  std::vector<bool> rescuable;
+  const std::vector<SeqRecord> reads = rescue_pairs(*reference_, rescuable);
+  const auto single = map_all(m, reads, reads.size());
+  const auto whole = rescue_in_slices(m, reads, single, reads.size());
+  for (const std::size_t pairs : {1, 3}) {
+    const auto split = rescue_in_slices(m, reads, single, pairs);
+    for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(split[i]), describe(whole[i])) << pairs << " " << i;
+  }
+  // An odd count is no batch of pairs; no model: nothing to do.
+  std::vector<GappedReadAlignment> odd(single.begin(), single.begin() + 3);
+  EXPECT_FALSE(m.rescue_mates({reads.begin(), reads.begin() + 3}, odd, rescue_model(), 17).ok());
+  std::vector<GappedReadAlignment> unknown = single;
+  ASSERT_TRUE(m.rescue_mates(reads, unknown, aligner::InsertSizeModel{}, 17).ok());
+  for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(unknown[i]), describe(single[i])) << i;
+}
+
+// A given model with a huge max (-I 300,20,25000: proper inserts in [220, 25000]) makes windows of
+// up to 25000 - 220 + 120 bases, cut at the contig's ends; those longer than 20000 are not searched.
+TEST_P(GappedMapperTest, RescueSkipsWindowsLongerThanTwiceBwasMaxIns) {
+  GappedMapper m = mapper();
+  std::vector<bool> rescuable;
+  const std::vector<SeqRecord> reads = rescue_pairs(*reference_, rescuable);
+  std::vector<GappedReadAlignment> out = map_all(m, reads, reads.size());
+  ASSERT_TRUE(m.rescue_mates(reads, out, aligner::parse_insert_size("300,20,25000").value(), 17).ok());
+  const auto contig = static_cast<std::int64_t>(reference_->contigs[0].size());
+  std::size_t searched = 0, skipped = 0;
+  for (std::size_t p = 0; p < rescuable.size(); ++p) {
+    if (!rescuable[p]) continue;
+    const GappedHit& anchor = out[2 * p].primary;
+    const auto lo = anchor.reverse ? std::max<std::int64_t>(0, static_cast<std::int64_t>(anchor.reference_end) - 25000)
+                                   : static_cast<std::int64_t>(anchor.position + 220 - kMateLength);
+    const auto hi = anchor.reverse ? static_cast<std::int64_t>(anchor.reference_end - 220 + kMateLength)
+                                   : std::min<std::int64_t>(contig, static_cast<std::int64_t>(anchor.position) + 25000);
+    const bool short_enough = hi - lo <= 20000;
+    EXPECT_EQ(out[2 * p + 1].mapped, short_enough) << p << ": window of " << hi - lo;
+    (short_enough ? searched : skipped) += 1;
+  }
+  EXPECT_GT(searched, 0u);
+  EXPECT_GT(skipped, 0u);
+}
+
+// map() and rescue_mates() give the same bytes on the other backend.
 TEST_P(GappedMapperTest, CpuAndGpuGiveTheSameBytes) {
   if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
   const Backend other = GetParam() == Backend::cpu ? Backend::gpu : Backend::cpu;
@@ -718,6 +1027,12 @@ TEST_P(GappedMapperTest, CpuAndGpuGiveTheSameBytes) {
   const auto a = map_all(m, reads, 64);
   const auto b = map_all(other_mapper.value(), reads, 64);
   for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(a[i]), describe(b[i])) << i;
+  std::vector<bool> rescuable;
+  const std::vector<SeqRecord> pairs = rescue_pairs(*reference_, rescuable);
+  const auto ra = rescue_in_slices(m, pairs, map_all(m, pairs, pairs.size()), pairs.size());
+  const auto rb = rescue_in_slices(other_mapper.value(), pairs, map_all(other_mapper.value(), pairs, pairs.size()),
+                                   pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i) EXPECT_EQ(describe(ra[i]), describe(rb[i])) << "rescue " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GappedMapperTest, ::testing::Values(Backend::cpu, Backend::gpu),

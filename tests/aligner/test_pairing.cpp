@@ -355,6 +355,42 @@ TEST(PairGappedMates, AlternativeByTheMateBecomesPrimary) {
   EXPECT_EQ(f[0].mate_mapq, 40);
 }
 
+// A split mate (a supplementary hit) is paired by its primary only: the same alternative as above
+// stays an alternative, no pair is proper, and the MAPQs stay single-end.
+TEST(PairGappedMates, SplitMateOffersItsPrimaryOnly) {
+  gapped::GappedReadAlignment mates[2];
+  mates[0].mapped = mates[1].mapped = true;
+  mates[0].primary = gapped_hit(0, 1000, false, 100, {100u << 4}, 100);
+  mates[0].mapq = 60;
+  mates[1].primary = gapped_hit(0, 90000, true, 60, {60u << 4, 40u << 4 | 4}, 60);
+  mates[1].supplementary = {gapped_hit(0, 50000, true, 40, {60u << 4 | 4, 40u << 4}, 40)};
+  mates[1].alternatives = {gapped_hit(0, 1240, true, 60, {60u << 4, 40u << 4 | 4}, 60)};
+  mates[1].mapq = 0;
+  MateFields f[2];
+  pair_gapped_mates(mates, model_300_30(), PairScoring{}, f);
+  EXPECT_EQ(mates[1].primary.position, 90000u);
+  EXPECT_EQ(f[0].flag & kSamProperPair, 0);
+  EXPECT_EQ(f[0].mapq, 60);
+  EXPECT_EQ(f[1].mapq, 0);
+}
+
+TEST(GappedPairScoring, TakesTheRunsScoringAndTheCostOfOneDifference) {
+  gapped::Scoring s;
+  PairScoring p = gapped_pair_scoring(s, 17);
+  EXPECT_EQ(p.match, 1);
+  EXPECT_EQ(p.mismatch, 4);
+  EXPECT_EQ(p.unpaired, 17);
+  EXPECT_EQ(p.near_second, 7);  // max(1 + 4, 6 + 1, 6 + 1)
+  s.match = 2;
+  s.mismatch = 3;
+  s.open_ins = 9;
+  s.extend_ins = 2;
+  p = gapped_pair_scoring(s, 5);
+  EXPECT_EQ(p.match, 2);
+  EXPECT_EQ(p.unpaired, 5);
+  EXPECT_EQ(p.near_second, 11);  // max(2 + 3, 6 + 1, 9 + 2)
+}
+
 TEST(SampledInsertSize, GappedMatesUniqueEnoughAndFr) {
   gapped::GappedReadAlignment mates[2];
   mates[0].mapped = mates[1].mapped = true;
@@ -433,8 +469,10 @@ TEST(RescueWindow, LocalAlignmentInTheWindowFindsTheMate) {
 // ---- PairedSamWriterSink: which pairs the estimate takes ----------------------------------
 
 // Pair i of `inserts` (0: mate 2 unmapped): mate 1 forward at 1000 i, mate 2 reverse ending
-// `insert` after it; 100 bases each, unique and exact (MAPQ 37).
-std::vector<ReadBatch> pair_batches(const std::vector<std::int64_t>& inserts, std::size_t pairs_per_batch) {
+// `insert` after it; 100 bases each, unique and exact (k-mismatch: MAPQ 37; gapped: AS 100, no
+// sub-score, MAPQ 60).
+std::vector<ReadBatch> pair_batches(const std::vector<std::int64_t>& inserts, std::size_t pairs_per_batch,
+                                    bool gapped = false) {
   std::vector<ReadBatch> batches;
   for (std::size_t i = 0; i < inserts.size(); ++i) {
     if (i % pairs_per_batch == 0) batches.emplace_back();
@@ -445,10 +483,20 @@ std::vector<ReadBatch> pair_batches(const std::vector<std::int64_t>& inserts, st
       r.sequence = std::string(100, "ACGT"[m]);
       r.quality = std::string(100, 'I');
       b.keep_record();
+      const bool mapped = m == 0 || inserts[i] > 0;
+      const std::uint64_t position = m == 0 ? 1000 * i : 1000 * i + inserts[i] - 100;
+      if (gapped) {
+        gapped::GappedReadAlignment a;
+        a.mapped = mapped;
+        if (mapped) a.primary = gapped_hit(0, position, m == 1, 100, {100u << 4}, 100);
+        a.mapq = mapped ? 60 : 0;
+        b.gapped_alignments.push_back(a);
+        continue;
+      }
       ReadAlignment a;
-      a.mapped = m == 0 || inserts[i] > 0;
+      a.mapped = mapped;
       a.best_count = 1;
-      a.primary.position = m == 0 ? 1000 * i : 1000 * i + inserts[i] - 100;
+      a.primary.position = position;
       a.primary.reverse = m == 1;
       b.alignments.push_back(a);
     }
@@ -462,13 +510,15 @@ struct SinkRun {
   std::string sam;
 };
 
-SinkRun run_sink(const std::vector<ReadBatch>& batches, std::uint64_t sample_pairs, std::uint64_t window_pairs) {
+SinkRun run_sink(const std::vector<ReadBatch>& batches, std::uint64_t sample_pairs, std::uint64_t window_pairs,
+                 PairedSamWriterSink::Rescue rescue = {}) {
   const fmtest::TempDir dir;
   SamOptions options;
   options.path = dir.file("pairs.sam");
   auto writer = SamWriter::open(options, {{"c", 1000000}});
   EXPECT_TRUE(writer.ok());
   PairedSamWriterSink sink(*writer, 4, InsertSizeModel{}, PairScoring{}, sample_pairs, window_pairs);
+  sink.set_rescue(std::move(rescue));
   EXPECT_TRUE(sink.prepare(16).ok());
   for (const ReadBatch& b : batches) EXPECT_TRUE(sink.write(b).ok());
   EXPECT_TRUE(sink.finish().ok());
@@ -510,6 +560,51 @@ TEST(PairedSink, SameModelAndRecordsForAnyBatching) {
     EXPECT_EQ(split.model.mean, whole.model.mean) << per_batch;
     EXPECT_EQ(split.model.low, whole.model.low) << per_batch;
     EXPECT_EQ(split.model.high, whole.model.high) << per_batch;
+    EXPECT_EQ(split.sam, whole.sam) << per_batch;
+  }
+}
+
+// Gapped batches: the model from the same pairs as the k-mismatch mode's (unique mates, no
+// sub-score), the rescue called on every batch with that model before pairing, its finds paired
+// and written, and the same records for any batching.
+TEST(PairedSink, GappedBatchesAreRescuedWithTheSettledModelThenPaired) {
+  std::vector<std::int64_t> inserts;
+  for (std::int64_t i = 0; i < 40; ++i) inserts.push_back(i % 5 == 2 ? 0 : 250 + (i * 13) % 100);
+  const SinkRun mismatch = run_sink(pair_batches(inserts, 40), 10, 40);
+  ASSERT_TRUE(mismatch.model.known);
+  std::size_t calls = 0, pairs_seen = 0;
+  // A stand-in for GappedMapper::rescue_mates: mate 2 of every pair without one ends 300 after mate 1.
+  auto rescue = [&](const std::vector<SeqRecord>& reads, std::vector<gapped::GappedReadAlignment>& alignments,
+                    const InsertSizeModel& model) {
+    ++calls;
+    pairs_seen += reads.size() / 2;
+    EXPECT_EQ(model.mean, mismatch.model.mean);
+    EXPECT_EQ(alignments.size(), reads.size());
+    for (std::size_t i = 1; i < alignments.size(); i += 2) {
+      if (alignments[i].mapped) continue;
+      alignments[i].mapped = true;
+      alignments[i].primary = gapped_hit(0, alignments[i - 1].primary.position + 200, true, 70, {100u << 4}, 100);
+      alignments[i].mapq = 60;
+    }
+    return Status{};
+  };
+  const SinkRun whole = run_sink(pair_batches(inserts, 40, true), 10, 40, rescue);
+  EXPECT_EQ(whole.model.mean, mismatch.model.mean);
+  EXPECT_EQ(whole.model.low, mismatch.model.low);
+  EXPECT_EQ(calls, 1u);
+  EXPECT_EQ(pairs_seen, inserts.size());
+  EXPECT_EQ(whole.totals.singletons, 0u);  // every unmapped mate was rescued
+  std::uint64_t proper = 0;
+  for (const std::int64_t insert : inserts) {
+    const std::int64_t written = insert > 0 ? insert : 300;
+    proper += written >= mismatch.model.low && written <= mismatch.model.high;
+  }
+  EXPECT_EQ(whole.totals.proper, proper);
+  for (const std::size_t per_batch : {1, 7}) {
+    calls = pairs_seen = 0;
+    const SinkRun split = run_sink(pair_batches(inserts, per_batch, true), 10, 40, rescue);
+    EXPECT_EQ(calls, (inserts.size() + per_batch - 1) / per_batch);
+    EXPECT_EQ(pairs_seen, inserts.size());
     EXPECT_EQ(split.sam, whole.sam) << per_batch;
   }
 }

@@ -31,6 +31,7 @@ inline const char* code_name(StatusCode c) {
     case StatusCode::io_error: return "io_error";
     case StatusCode::corrupt_data: return "corrupt_data";
     case StatusCode::unavailable: return "unavailable";
+    case StatusCode::cancelled: return "cancelled";
   }
   return "?";
 }

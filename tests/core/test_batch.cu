@@ -191,6 +191,51 @@ TEST_P(BatchGpu, LaunchWithAnEpilogueCopiesItsResults) {
   for (std::size_t i = 0; i < kQueries; ++i) ASSERT_EQ(out[i], in[i] * in[i] + 1 + in[i]) << "result " << i;
 }
 
+// The workspace's buffers: made by reserve, kept while they are large enough, grown when not, the
+// staging buffers only for pageable sides; a request larger than the device fails with
+// out_of_memory and leaves the workspace usable.
+TEST(QueryWorkspaceGpu, ReserveGrowsKeepsAndRecovers) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  detail::QueryWorkspace ws;
+  ASSERT_TRUE(IsOk(ws.reserve(4096, 8192, 1, {false, true})));
+  ASSERT_NE(ws.stream(0), nullptr);
+  ASSERT_NE(ws.stream(1), nullptr);
+  ASSERT_NE(ws.first_invalid_on_device(), nullptr);
+  ASSERT_NE(ws.first_invalid_on_host(), nullptr);
+  EXPECT_NE(ws.next_query_on_device(0), ws.next_query_on_device(1));
+  void* const in = ws.device_in(0);
+  void* const out = ws.device_out(0);
+  ASSERT_NE(in, nullptr);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(ws.device_in(1), nullptr) << "one slot asked for";
+  EXPECT_EQ(ws.pinned_in(0), nullptr) << "pinned queries need no staging";
+  ASSERT_NE(ws.pinned_out(0), nullptr);
+  ASSERT_TRUE(IsOk(ws.reserve(1024, 8192, 1, {false, true})));
+  EXPECT_EQ(ws.device_in(0), in) << "a smaller batch reuses the buffers";
+  EXPECT_EQ(ws.device_out(0), out);
+  ASSERT_TRUE(IsOk(ws.reserve(1 << 20, 8192, 2, {true, true})));
+  EXPECT_NE(ws.device_in(1), nullptr);
+  EXPECT_NE(ws.pinned_in(0), nullptr);
+  EXPECT_NE(ws.pinned_in(1), nullptr);
+  // (a 1 MiB buffer of queries fits; one with the whole device's memory cannot)
+  std::size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  EXPECT_TRUE(HasCode(ws.reserve(total_bytes + 1, 8192, 2, {false, false}), StatusCode::out_of_memory));
+  ASSERT_TRUE(IsOk(ws.reserve(1 << 20, 8192, 2, {false, false})));
+  EXPECT_NE(ws.device_in(0), nullptr);
+  EXPECT_NE(ws.device_in(1), nullptr);
+  ASSERT_TRUE(IsOk(ws.reserve_timing()));
+  EXPECT_NE(ws.timing(0), nullptr);
+  EXPECT_NE(ws.timing(1), nullptr);
+  ASSERT_TRUE(IsOk(ws.reserve_scratch(12345)));
+  EXPECT_NE(ws.scratch(), nullptr);
+  // And a batch still runs through it.
+  const auto batch = queries<std::vector<std::uint64_t>>();
+  std::vector<std::uint64_t> results(kQueries);
+  ASSERT_TRUE(IsOk(detail::run_batch_gpu(SquareOp{1u << 20}, batch.data(), results.data(), kQueries, ws, "square")));
+  EXPECT_TRUE(squares_of(results, batch));
+}
+
 TEST(BatchCpu, RunBatchMatchesTheFormulaAndNamesABadQuery) {
   const auto in = queries<std::vector<std::uint64_t>>();
   std::vector<std::uint64_t> out(kQueries);

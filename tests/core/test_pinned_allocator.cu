@@ -1,15 +1,21 @@
 // pinned_allocator.hpp: a PinnedVector behaves as a std::vector on any machine (values kept as it
 // grows, CPU-only runs included); with a GPU its memory is page-locked, and an asynchronous copy
 // from the device into it has landed once its stream is synchronised.
+// pinned_buffer.hpp: a PinnedBuffer is page-locked, hands its memory over on a move and frees it
+// when destroyed or assigned over; without a device it is an error, never ordinary memory in
+// disguise.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "support.hpp"
 #include "wtmap/core/pinned_allocator.hpp"
+#include "wtmap/core/pinned_buffer.hpp"
 
 namespace wtmap::test {
 namespace {
@@ -68,6 +74,46 @@ TEST(PinnedVectorGpu, AsyncCopyFromTheDeviceLands) {
   for (std::size_t i = 0; i < kCount; ++i) ASSERT_EQ(v[i], source[i]) << "element " << i;
   cudaStreamDestroy(stream);
   cudaFree(device);
+}
+
+TEST(PinnedBuffer, ZeroBytesHoldNothing) {
+  Result<PinnedBuffer> empty = PinnedBuffer::allocate(0, "test");
+  ASSERT_TRUE(empty.ok()) << empty.status().message();
+  EXPECT_EQ(empty->data(), nullptr);
+  EXPECT_EQ(empty->size(), 0u);
+}
+
+TEST(PinnedBuffer, WithoutADeviceIsAnError) {
+  if (gpu_available()) GTEST_SKIP() << "a CUDA device is usable here";
+  Result<PinnedBuffer> b = PinnedBuffer::allocate(4096, "test staging");
+  ASSERT_FALSE(b.ok()) << "ordinary memory handed out as page-locked";
+  EXPECT_NE(b.status().message().find("test staging"), std::string::npos) << b.status().message();
+}
+
+TEST(PinnedBufferGpu, IsPageLockedMovesAndIsFreed) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  constexpr std::size_t kBytes = std::size_t{1} << 20;
+  Result<PinnedBuffer> made = PinnedBuffer::allocate(kBytes, "test");
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  PinnedBuffer first = std::move(made.value());
+  ASSERT_NE(first.data(), nullptr);
+  EXPECT_EQ(first.size(), kBytes);
+  EXPECT_TRUE(page_locked(first.data()));
+  EXPECT_TRUE(page_locked(first.data() + kBytes - 1));
+  std::byte* const memory = first.data();
+  PinnedBuffer second = std::move(first);
+  EXPECT_EQ(first.data(), nullptr);
+  EXPECT_EQ(first.size(), 0u);
+  EXPECT_EQ(second.data(), memory);
+  // Assigning over an owner frees what it held.
+  Result<PinnedBuffer> other = PinnedBuffer::allocate(4096, "test");
+  ASSERT_TRUE(other.ok());
+  second = std::move(other.value());
+  EXPECT_FALSE(page_locked(memory)) << "the old memory is still page-locked after the assignment";
+  std::byte* const last = second.data();
+  EXPECT_TRUE(page_locked(last));
+  { PinnedBuffer dying = std::move(second); }
+  EXPECT_FALSE(page_locked(last)) << "destruction left the memory page-locked";
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "wtmap/aligner/gapped/gapped_batch.hpp"
 #include "wtmap/core/buffer.hpp"
 #include "wtmap/core/detail/batch.cuh"
+#include "wtmap/core/detail/copy_runs.cuh"
 
 namespace wtmap::aligner::gapped {
 
@@ -140,6 +141,7 @@ Status ensure(Buffer& b, Backend backend, std::uint64_t bytes, const char* what)
 struct GappedAligner::Device {
   detail::QueryWorkspace workspace;
   Buffer query, target, scratch, cigar;
+  detail::RunStaging cigar_staging;
 };
 
 GappedAligner::GappedAligner(Backend backend, std::uint64_t scratch_budget)
@@ -152,17 +154,21 @@ GappedAligner::~GappedAligner() = default;
 void GappedAligner::release_device_memory() {
   device_->workspace.release();
   for (Buffer* b : {&device_->query, &device_->target, &device_->scratch, &device_->cigar}) *b = Buffer{};
+  device_->cigar_staging.release_device_memory();
 }
 
 namespace {
 
-// The codes as the backend reads them: the host arrays themselves, or their copies on the GPU.
-Result<CodesView> place_codes(Backend backend, const CodeArrays& codes, Buffer& query, Buffer& target) {
+// The codes as the backend reads them: the host arrays themselves, or their copies on the GPU
+// (staged through the workspace's pinned buffers on its own streams: several aligners' copies
+// then run side by side, which the default stream's copies do not).
+Result<CodesView> place_codes(Backend backend, const CodeArrays& codes, Buffer& query, Buffer& target,
+                              detail::QueryWorkspace& ws) {
   if (backend == Backend::cpu) return CodesView{codes.query, codes.query_size, codes.target, codes.target_size};
   WTMAP_TRY(ensure(query, backend, codes.query_size, "gapped alignment query codes"));
   WTMAP_TRY(ensure(target, backend, codes.target_size, "gapped alignment target codes"));
-  WTMAP_TRY(query.copy_from_host(0, codes.query, codes.query_size));
-  WTMAP_TRY(target.copy_from_host(0, codes.target, codes.target_size));
+  WTMAP_TRY(detail::upload_staged(ws, query.data(), codes.query, codes.query_size));
+  WTMAP_TRY(detail::upload_staged(ws, target.data(), codes.target, codes.target_size));
   return CodesView{reinterpret_cast<const std::uint8_t*>(query.data()), codes.query_size,
                    reinterpret_cast<const std::uint8_t*>(target.data()), codes.target_size};
 }
@@ -222,7 +228,7 @@ Status GappedAligner::run_tasks(Op op, const CodeArrays& codes, const Task* task
   op.codes = {codes.query, codes.query_size, codes.target, codes.target_size};
   WTMAP_TRY(check_tasks(op, tasks, count, what));
   if (count == 0) return {};
-  Result<CodesView> view = place_codes(backend_, codes, device_->query, device_->target);
+  Result<CodesView> view = place_codes(backend_, codes, device_->query, device_->target, device_->workspace);
   if (!view.ok()) return view.status();
   op.codes = view.value();
   return run_in_chunks(backend_, op, tasks, results, count, scratch_budget_, device_->scratch, device_->workspace,
@@ -245,15 +251,23 @@ Status GappedAligner::align_global(const Scoring& scoring, const CodeArrays& cod
   // The whole array is rewritten: each task's operations, zeros elsewhere (alike on both backends).
   std::fill(cigar, cigar + cigar_size, 0u);
   GlobalOp op{{{}, nullptr, scoring}, cigar, cigar_size};
-  const std::uint64_t bytes = cigar_size * sizeof(std::uint32_t);
-  if (backend_ == Backend::gpu && count > 0) {
-    WTMAP_TRY(ensure(device_->cigar, backend_, bytes, "global alignment CIGARs"));
-    WTMAP_TRY(device_->cigar.copy_from_host(0, cigar, bytes));
+  const bool on_gpu = backend_ == Backend::gpu && count > 0;
+  if (on_gpu) {
+    WTMAP_TRY(ensure(device_->cigar, backend_, cigar_size * sizeof(std::uint32_t), "global alignment CIGARs"));
     op.cigar = reinterpret_cast<std::uint32_t*>(device_->cigar.data());
   }
   WTMAP_TRY(run_tasks(op, codes, tasks, results, count, "global alignment"));
-  if (backend_ == Backend::gpu && count > 0) WTMAP_TRY(device_->cigar.copy_to_host(0, cigar, bytes));
-  return {};
+  if (!on_gpu) return {};
+  // Only the operations written come back (a room holds query + target length of them).
+  std::vector<detail::CopyRun> runs;
+  std::uint64_t packed = 0;
+  for (std::uint64_t k = 0; k < count; ++k) {
+    const std::uint32_t n = std::min(results[k].n_cigar, global_max_cigar_ops(tasks[k].query_length, tasks[k].target_length));
+    if (n == 0) continue;
+    runs.push_back({tasks[k].cigar_offset, packed, n});
+    packed += n;
+  }
+  return detail::copy_runs_to_host(device_->workspace, op.cigar, cigar, runs, packed, device_->cigar_staging);
 }
 
 }  // namespace wtmap::aligner::gapped

@@ -9,10 +9,13 @@
 // seed), chains and regions, and per round one reference window per extending read -- bounded by
 // the batch size times the read length (plus max_occurrences x seeds for the occurrences).
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <tuple>
 
 #include "mapper_reference.hpp"
 #include "mapper_steps.hpp"
+#include "mate_rescue.hpp"
 #include "wtmap/aligner/gapped/edit_tags.hpp"
 #include "wtmap/aligner/gapped/gapped_batch.hpp"
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
@@ -37,13 +40,7 @@ constexpr std::uint32_t kCigarSoftClip = 4;
 // NM/MD): some 10 us each, so that starting a thread pays.
 constexpr std::uint64_t kReadsPerThread = 256;
 
-// A read's codes and their reverse complement.
-struct ReadCodes {
-  std::vector<std::uint8_t> forward, reverse;
-  std::uint64_t hash = 0;
-};
-
-ReadCodes encode(const std::string& sequence) {
+ReadCodes encode_read(const std::string& sequence) {
   ReadCodes r;
   r.forward.resize(sequence.size());
   r.reverse.resize(sequence.size());
@@ -75,6 +72,19 @@ float repeat_fraction(const fmindex::Seed* seeds, std::uint32_t count, std::uint
   return length == 0 ? 0.f : static_cast<float>(covered) / static_cast<float>(length);
 }
 
+// Adds the seconds of its scope to a GappedStageSeconds field.
+class AddSeconds {
+ public:
+  explicit AddSeconds(double& seconds) : seconds_(seconds), start_(std::chrono::steady_clock::now()) {}
+  AddSeconds(const AddSeconds&) = delete;
+  AddSeconds& operator=(const AddSeconds&) = delete;
+  ~AddSeconds() { seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  double& seconds_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 // A hit to report: a region of a read and where its GappedHit goes.
 struct Reported {
   const Region* region;
@@ -97,26 +107,36 @@ struct ReadWork {
   std::vector<Reported> reported;  // its hits to report (choose_hits)
 };
 
+// The DP on the index's backend and what it reads: per round (or for the reported hits) the
+// codes of the reads that take part and their reference windows, all the aligner copies. map()
+// and rescue_mates() have one each, so that the two may run at once on different threads.
+struct DpWorkspace {
+  explicit DpWorkspace(Backend backend) : aligner(backend) {}
+  GappedAligner aligner;
+  std::vector<std::uint8_t> query, target;
+};
+
 }  // namespace
 
 struct GappedMapper::Impl {
-  Impl(const fmindex::FmIndex& i, const GappedOptions& o, MapperReference r)
-      : index(&i), options(o), reference(std::move(r)), seeder(i), aligner(i.backend()) {}
+  Impl(const fmindex::FmIndex& i, const GappedOptions& o, std::shared_ptr<const MapperReference> r)
+      : index(&i), options(o), shared_reference(std::move(r)), reference(*shared_reference), seeder(i),
+        dp(i.backend()), rescue_dp(i.backend()) {}
 
   const fmindex::FmIndex* index;
   GappedOptions options;
-  MapperReference reference;
+  std::shared_ptr<const MapperReference> shared_reference;  // with the mappers made by another()
+  const MapperReference& reference;
   fmindex::SmemSeeder seeder;
-  GappedAligner aligner;  // the DP of extensions and CIGARs, on the index's backend
+  DpWorkspace dp, rescue_dp;  // map()'s extensions and CIGARs; rescue_mates()' local alignments and CIGARs
+  GappedStageSeconds stage;   // map()'s
 
-  // Per batch: the seeds and their located occurrences. Per round (or for the reported hits): the
-  // codes of the reads that take part and their reference windows, all the aligner copies.
+  // Per batch: the seeds and their located occurrences.
   std::vector<std::uint8_t> codes;
   std::vector<fmindex::SeedingRead> seeding;
   std::vector<fmindex::Seed> seeds;
   std::vector<fmindex::SmemResult> seeded;
   std::vector<std::uint64_t> rows, positions;
-  std::vector<std::uint8_t> query, target;
 
   Status seed_and_locate(const std::vector<ReadCodes>& encoded, std::vector<std::uint64_t>& first_position);
   std::vector<SeedHit> seed_hits(std::size_t read, const std::vector<std::uint64_t>& first_position);
@@ -125,9 +145,11 @@ struct GappedMapper::Impl {
                            std::vector<ExtendResult>& results);
   Status extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded);
   void choose_hits(ReadWork& w, GappedReadAlignment& out) const;
-  Status align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded);
+  Status align_reported(DpWorkspace& ws, const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded);
   Status finish_hit(const Region& region, const ReadCodes& read, const std::uint32_t* ops, std::uint32_t n_ops,
                     GappedHit& hit) const;
+  Status search_windows(const std::vector<SeqRecord>& reads, const std::vector<RescueJob>& jobs,
+                        std::vector<LocalResult>& found);
 };
 
 Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded,
@@ -151,8 +173,12 @@ Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded
   seeded.assign(count, {});
   fmindex::SmemParams params;
   params.min_seed_len = options.min_seed_length;
-  WTMAP_TRY(seeder.find(codes.data(), codes.size(), seeding.data(), seeding.size(), params, seeds.data(), seeds.size(),
-                        seeded.data()));
+  {
+    AddSeconds clock(stage.seed);
+    WTMAP_TRY(seeder.find(codes.data(), codes.size(), seeding.data(), seeding.size(), params, seeds.data(),
+                          seeds.size(), seeded.data()));
+  }
+  AddSeconds clock(stage.locate);
   // Every row of every seed with at most max_occurrences hits, read by read, seed by seed.
   rows.clear();
   first_position.assign(count + 1, 0);
@@ -190,30 +216,65 @@ std::vector<SeedHit> GappedMapper::Impl::seed_hits(std::size_t read, const std::
   return hits;
 }
 
+// Lays out the round's (or the reported hits') arrays: item k takes query_length(k) codes at
+// query_offset[k] and target_length(k) at target_offset[k], one after another in item order; then
+// fill(k, query + query_offset[k], target + target_offset[k]) writes each item's codes, items
+// spread over the CPU threads (the copies of reference windows are a round's largest host work).
+template <class QueryLength, class TargetLength, class Fill>
+void lay_out_codes(std::size_t count, QueryLength query_length, TargetLength target_length, Fill fill,
+                   std::vector<std::uint64_t>& query_offset, std::vector<std::uint64_t>& target_offset,
+                   std::vector<std::uint8_t>& query, std::vector<std::uint8_t>& target) {
+  query_offset.resize(count);
+  target_offset.resize(count);
+  std::uint64_t q = 0, t = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    query_offset[k] = q;
+    target_offset[k] = t;
+    q += query_length(k);
+    t += target_length(k);
+  }
+  query.resize(q);
+  target.resize(t);
+  wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k) fill(k, query.data() + query_offset[k], target.data() + target_offset[k]);
+  }, kReadsPerThread);
+}
+
 // One round: every active read's next seed extended left, then right from the left's score, as
 // two batches on the backend (bwa's mem_chain2aln for one seed).
 Status GappedMapper::Impl::extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded) {
   const Scoring& sc = options.scoring;
-  query.clear();
-  target.clear();
+  wtmap::detail::parallel_for_ranges(active.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t a = begin; a < end; ++a) {
+      ReadWork& w = *active[a];
+      chain_window(w.chains[w.chain], static_cast<std::int32_t>(encoded[w.read].forward.size()), reference, sc, w.lo, w.hi);
+    }
+  }, kReadsPerThread);
+  std::vector<std::uint64_t> query_at, target_at;
+  lay_out_codes(
+      active.size(), [&](std::size_t a) { return encoded[active[a]->read].forward.size(); },
+      [&](std::size_t a) { return static_cast<std::uint64_t>(active[a]->hi - active[a]->lo); },
+      [&](std::size_t a, std::uint8_t* q, std::uint8_t* t) {
+        const ReadWork& w = *active[a];
+        const SeedHit& s = w.chains[w.chain].seeds[w.seed];
+        std::copy(encoded[w.read].forward.begin(), encoded[w.read].forward.end(), q);
+        for (std::int64_t i = w.lo; i < w.hi; ++i) *t++ = reference.base(s.contig, s.reverse, i);
+      },
+      query_at, target_at, dp.query, dp.target);
   std::vector<ExtendTask> left, right;
   std::vector<std::size_t> left_of(active.size(), SIZE_MAX), right_of(active.size(), SIZE_MAX);
   for (std::size_t a = 0; a < active.size(); ++a) {
     ReadWork& w = *active[a];
     const SeedHit& s = w.chains[w.chain].seeds[w.seed];
-    const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
-    chain_window(w.chains[w.chain], length, reference, sc, w.lo, w.hi);
-    w.query_offset = query.size();
-    query.insert(query.end(), encoded[w.read].forward.begin(), encoded[w.read].forward.end());
-    w.target_offset = target.size();
-    for (std::int64_t i = w.lo; i < w.hi; ++i) target.push_back(reference.base(s.contig, s.reverse, i));
+    w.query_offset = query_at[a];
+    w.target_offset = target_at[a];
     if (s.qbeg > 0) {
       left_of[a] = left.size();
       left.push_back({w.query_offset, w.target_offset, static_cast<std::uint32_t>(s.qbeg),
                       static_cast<std::uint32_t>(s.rbeg - w.lo), s.len * sc.match, 1});
     }
   }
-  const CodeArrays arrays{query.data(), query.size(), target.data(), target.size()};
+  const CodeArrays arrays{dp.query.data(), dp.query.size(), dp.target.data(), dp.target.size()};
   std::vector<ExtendResult> left_results, right_results;
   WTMAP_TRY(extend_with_retry(arrays, left, left_results));
   for (std::size_t a = 0; a < active.size(); ++a) {
@@ -248,7 +309,8 @@ Status GappedMapper::Impl::extend_with_retry(const CodeArrays& arrays, const std
   const Scoring& sc = options.scoring;
   results.assign(tasks.size(), {});
   if (tasks.empty()) return {};
-  WTMAP_TRY(aligner.extend(sc, arrays, tasks.data(), results.data(), tasks.size()));
+  AddSeconds clock(stage.extend_dp);
+  WTMAP_TRY(dp.aligner.extend(sc, arrays, tasks.data(), results.data(), tasks.size()));
   std::vector<ExtendTask> again;
   std::vector<std::size_t> which;
   const std::int32_t stray = (sc.band >> 1) + (sc.band >> 2);
@@ -261,7 +323,7 @@ Status GappedMapper::Impl::extend_with_retry(const CodeArrays& arrays, const std
   Scoring wide = sc;
   wide.band = 2 * sc.band;
   std::vector<ExtendResult> second(again.size());
-  WTMAP_TRY(aligner.extend(wide, arrays, again.data(), second.data(), again.size()));
+  WTMAP_TRY(dp.aligner.extend(wide, arrays, again.data(), second.data(), again.size()));
   for (std::size_t i = 0; i < again.size(); ++i) results[which[i]] = second[i];
   return {};
 }
@@ -316,27 +378,36 @@ void GappedMapper::Impl::choose_hits(ReadWork& w, GappedReadAlignment& out) cons
 
 // The CIGARs of the reported hits: one batch of banded global alignments on the backend, each
 // in a band that holds every alignment scoring the region's own (global_band_for_score).
-Status GappedMapper::Impl::align_reported(const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded) {
+Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Reported>& reported,
+                                          const std::vector<ReadCodes>& encoded) {
   const Scoring& sc = options.scoring;
-  query.clear();
-  target.clear();
-  std::vector<GlobalTask> tasks;
+  std::vector<std::uint64_t> query_at, target_at;
+  lay_out_codes(
+      reported.size(), [&](std::size_t k) { return static_cast<std::uint64_t>(reported[k].region->qe - reported[k].region->qb); },
+      [&](std::size_t k) { return static_cast<std::uint64_t>(reported[k].region->re - reported[k].region->rb); },
+      [&](std::size_t k, std::uint8_t* q, std::uint8_t* t) {
+        const Region& g = *reported[k].region;
+        const std::vector<std::uint8_t>& codes_of_read = encoded[reported[k].read].forward;
+        std::copy(codes_of_read.begin() + g.qb, codes_of_read.begin() + g.qe, q);
+        for (std::int64_t i = g.rb; i < g.re; ++i) *t++ = reference.base(g.contig, g.reverse, i);
+      },
+      query_at, target_at, ws.query, ws.target);
+  std::vector<GlobalTask> tasks(reported.size());
   std::uint64_t cigar_size = 0;
-  for (const Reported& r : reported) {
-    const Region& g = *r.region;
+  for (std::size_t k = 0; k < reported.size(); ++k) {
+    const Region& g = *reported[k].region;
     const auto qlen = static_cast<std::uint32_t>(g.qe - g.qb), tlen = static_cast<std::uint32_t>(g.re - g.rb);
-    tasks.push_back({query.size(), target.size(), qlen, tlen, global_band_for_score(qlen, tlen, g.true_score, sc),
-                     cigar_size});
-    const std::vector<std::uint8_t>& codes_of_read = encoded[r.read].forward;
-    query.insert(query.end(), codes_of_read.begin() + g.qb, codes_of_read.begin() + g.qe);
-    for (std::int64_t i = g.rb; i < g.re; ++i) target.push_back(reference.base(g.contig, g.reverse, i));
+    tasks[k] = {query_at[k], target_at[k], qlen, tlen, global_band_for_score(qlen, tlen, g.true_score, sc), cigar_size};
     cigar_size += global_max_cigar_ops(qlen, tlen);
   }
   std::vector<GlobalResult> results(tasks.size());
   std::vector<std::uint32_t> cigars(std::max<std::uint64_t>(cigar_size, 1));
-  const CodeArrays arrays{query.data(), query.size(), target.data(), target.size()};
-  if (!tasks.empty())
-    WTMAP_TRY(aligner.align_global(sc, arrays, tasks.data(), results.data(), tasks.size(), cigars.data(), cigars.size()));
+  const CodeArrays arrays{ws.query.data(), ws.query.size(), ws.target.data(), ws.target.size()};
+  if (!tasks.empty()) {
+    double rescue_seconds = 0;  // rescue_mates() runs beside map(): its time is the writer's (-v)
+    AddSeconds clock(&ws == &dp ? stage.cigar_dp : rescue_seconds);
+    WTMAP_TRY(ws.aligner.align_global(sc, arrays, tasks.data(), results.data(), tasks.size(), cigars.data(), cigars.size()));
+  }
   for (std::size_t k = 0; k < reported.size(); ++k) {
     if (results[k].n_cigar == 0 && tasks[k].query_length + tasks[k].target_length > 0)
       return Status(StatusCode::invalid_argument, "gapped: the CIGAR of a region did not fit");
@@ -390,6 +461,7 @@ GappedMapper& GappedMapper::operator=(GappedMapper&&) noexcept = default;
 GappedMapper::~GappedMapper() = default;
 
 const GappedOptions& GappedMapper::options() const { return impl_->options; }
+const GappedStageSeconds& GappedMapper::stage_seconds() const { return impl_->stage; }
 
 Result<GappedMapper> GappedMapper::create(const fmindex::FmIndex& index, const GappedOptions& options) {
   if (!options.scoring.valid()) return invalid_argument("gapped: invalid scoring (penalties >= 0, match > 0)");
@@ -397,24 +469,39 @@ Result<GappedMapper> GappedMapper::create(const fmindex::FmIndex& index, const G
   if (!index.can_locate()) return invalid_argument("gapped alignment needs an index that can locate (not search_only)");
   Result<MapperReference> reference = MapperReference::create(index);
   if (!reference.ok()) return reference.status();
-  return GappedMapper(std::make_unique<Impl>(index, options, std::move(reference).value()));
+  return GappedMapper(std::make_unique<Impl>(
+      index, options, std::make_shared<const MapperReference>(std::move(reference).value())));
+}
+
+GappedMapper GappedMapper::another() const {
+  return GappedMapper(std::make_unique<Impl>(*impl_->index, impl_->options, impl_->shared_reference));
+}
+
+std::vector<ReadCodes> GappedMapper::encode(const SeqRecord* reads, std::size_t count) {
+  std::vector<ReadCodes> encoded(count);
+  wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) encoded[i] = encode_read(reads[i].sequence);
+  }, kReadsPerThread);
+  return encoded;
 }
 
 void GappedMapper::release_device_memory() {
-  impl_->aligner.release_device_memory();
+  impl_->dp.aligner.release_device_memory();
   impl_->seeder.release_device_memory();
   impl_->index->release_workspace();
 }
 
 Status GappedMapper::map(const SeqRecord* reads, std::size_t count, std::vector<GappedReadAlignment>& alignments) {
+  return map(encode(reads, count), alignments);
+}
+
+Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<GappedReadAlignment>& alignments) {
   Impl& m = *impl_;
-  std::vector<ReadCodes> encoded(count);
-  for (std::size_t i = 0; i < count; ++i) encoded[i] = encode(reads[i].sequence);
   std::vector<std::uint64_t> first_position;
   WTMAP_TRY(m.seed_and_locate(encoded, first_position));
-  alignments.assign(count, {});
+  alignments.assign(encoded.size(), {});
   std::vector<ReadWork> work;
-  for (std::size_t i = 0; i < count; ++i) {
+  for (std::size_t i = 0; i < encoded.size(); ++i) {
     GappedReadAlignment& a = alignments[i];
     const std::size_t length = encoded[i].forward.size();
     if (length < m.options.min_seed_length || length > m.options.max_read_length) {
@@ -427,6 +514,7 @@ Status GappedMapper::map(const SeqRecord* reads, std::size_t count, std::vector<
   }
   // The host's per-read steps on the CPU threads: each read's own data only, so any split of
   // the reads gives the same result.
+  std::optional<AddSeconds> clock(std::in_place, m.stage.chain);
   wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t k = begin; k < end; ++k) {
       ReadWork& w = work[k];
@@ -434,16 +522,19 @@ Status GappedMapper::map(const SeqRecord* reads, std::size_t count, std::vector<
       w.plan.start(w.chains);
     }
   }, kReadsPerThread);
+  clock.emplace(m.stage.extend);
   WTMAP_TRY(m.extend_all(work, encoded));
+  clock.emplace(m.stage.choose);
   wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t k = begin; k < end; ++k) {
       finish_regions(work[k].regions, work[k].chains, encoded[work[k].read].hash, m.options);
       m.choose_hits(work[k], alignments[work[k].read]);
     }
   }, kReadsPerThread);
+  clock.emplace(m.stage.cigar);
   std::vector<Reported> reported;
   for (const ReadWork& w : work) reported.insert(reported.end(), w.reported.begin(), w.reported.end());
-  WTMAP_TRY(m.align_reported(reported, encoded));
+  WTMAP_TRY(m.align_reported(m.dp, reported, encoded));
   for (const ReadWork& w : work) {
     GappedReadAlignment& a = alignments[w.read];
     if (!a.mapped) continue;
@@ -460,6 +551,99 @@ Status GappedMapper::map(const SeqRecord* reads, std::size_t count, std::vector<
       part.repeat_fraction = a.repeat_fraction;
       r.hit->mapq = mapping_quality(part, m.options);
     }
+  }
+  return {};
+}
+
+// Every job's mate aligned locally in its window: one batch on the backend, unbanded (the
+// band covers the longest window), the window read on the strand the job names.
+Status GappedMapper::Impl::search_windows(const std::vector<SeqRecord>& reads, const std::vector<RescueJob>& jobs,
+                                          std::vector<LocalResult>& found) {
+  std::vector<std::uint8_t>& query = rescue_dp.query;
+  std::vector<std::uint8_t>& target = rescue_dp.target;
+  query.clear();
+  target.clear();
+  std::vector<LocalTask> tasks;
+  Scoring sc = options.scoring;
+  sc.band = 0;
+  for (const RescueJob& j : jobs) {
+    const std::string& mate = reads[j.read].sequence;
+    std::int64_t lo = 0, hi = 0;
+    strand_span(j.window, reference.contig_length(j.window.contig), lo, hi);
+    tasks.push_back({query.size(), target.size(), static_cast<std::uint32_t>(mate.size()), static_cast<std::uint32_t>(hi - lo)});
+    for (const char c : mate) query.push_back(fmindex::search_code(c));
+    for (std::int64_t i = lo; i < hi; ++i) target.push_back(reference.base(j.window.contig, j.window.reverse, i));
+    sc.band = std::max<std::int32_t>({sc.band, static_cast<std::int32_t>(mate.size()), static_cast<std::int32_t>(hi - lo)});
+  }
+  found.assign(tasks.size(), {});
+  if (tasks.empty()) return {};
+  const CodeArrays arrays{query.data(), query.size(), target.data(), target.size()};
+  return rescue_dp.aligner.align_local(sc, arrays, tasks.data(), found.data(), tasks.size());
+}
+
+Status GappedMapper::rescue_mates(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments,
+                                  const InsertSizeModel& model, std::int32_t unpaired) {
+  Impl& m = *impl_;
+  if (alignments.size() != reads.size() || reads.size() % 2 != 0) {
+    return invalid_argument("rescue_mates: " + std::to_string(reads.size()) + " reads (pairs: an even number), " +
+                            std::to_string(alignments.size()) + " alignments");
+  }
+  const std::vector<RescueJob> jobs = plan_rescues(reads, alignments, model, unpaired, m.reference, m.options);
+  std::vector<LocalResult> found;
+  WTMAP_TRY(m.search_windows(reads, jobs, found));
+  // The alignments good enough, as regions in strand coordinates (the read as given against the
+  // window's strand), each once: one overlapping an earlier one of its mate is the same find.
+  const std::int32_t bar = std::max<std::int32_t>(static_cast<std::int32_t>(m.options.min_seed_length), m.options.min_output_score);
+  std::vector<Region> regions;
+  std::vector<std::size_t> read_of;
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    if (found[k].score < bar) continue;
+    const RescueWindow& w = jobs[k].window;
+    std::int64_t lo = 0, hi = 0;
+    const std::uint64_t contig_length = m.reference.contig_length(w.contig);
+    strand_span(w, contig_length, lo, hi);
+    Region g;
+    g.contig = w.contig;
+    g.reverse = w.reverse;
+    g.rb = lo + found[k].target_begin;
+    g.re = lo + found[k].target_end;
+    g.qb = found[k].query_begin;
+    g.qe = found[k].query_end;
+    g.score = g.true_score = found[k].score;
+    g.seed_coverage = static_cast<std::int32_t>(std::min<std::int64_t>(g.re - g.rb, g.qe - g.qb) >> 1);
+    const auto forward_begin = static_cast<std::uint64_t>(g.reverse ? static_cast<std::int64_t>(contig_length) - g.re : g.rb);
+    const auto forward_end = forward_begin + static_cast<std::uint64_t>(g.re - g.rb);
+    if (overlaps_a_hit(alignments[jobs[k].read], g.contig, g.reverse, forward_begin, forward_end)) continue;
+    bool again = false;
+    for (std::size_t r = 0; r < regions.size() && !again; ++r) {
+      const Region& o = regions[r];
+      again = read_of[r] == jobs[k].read && o.contig == g.contig && o.reverse == g.reverse && o.rb < g.re && g.rb < o.re;
+    }
+    if (again) continue;
+    regions.push_back(g);
+    read_of.push_back(jobs[k].read);
+  }
+  // Their CIGARs, NM and MD as map() makes a hit's.
+  std::vector<GappedHit> hits(regions.size());
+  std::vector<ReadCodes> encoded(regions.size());
+  std::vector<Reported> reported;
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    encoded[r] = encode_read(reads[read_of[r]].sequence);
+    reported.push_back({&regions[r], r, &hits[r]});
+  }
+  WTMAP_TRY(m.align_reported(m.rescue_dp, reported, encoded));
+  // Each mate's rescued hits, best first (ties: in the order found), into its alignment.
+  std::vector<std::size_t> order(regions.size());
+  for (std::size_t r = 0; r < order.size(); ++r) order[r] = r;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return read_of[a] != read_of[b] ? read_of[a] < read_of[b] : hits[a].score > hits[b].score;
+  });
+  for (std::size_t begin = 0; begin < order.size();) {
+    std::size_t end = begin;
+    std::vector<GappedHit> rescued;
+    while (end < order.size() && read_of[order[end]] == read_of[order[begin]]) rescued.push_back(std::move(hits[order[end++]]));
+    add_rescued_hits(alignments[read_of[order[begin]]], rescued, regions[order[begin]].seed_coverage, m.options);
+    begin = end;
   }
   return {};
 }

@@ -1,7 +1,7 @@
 // wtmap aligner: the align pipeline -- reads parsed into batches, searched, finished and written,
 // each stage on a thread of its own so that the four overlap:
 //
-//   reader thread --(6)--> search (run()'s thread) --(1)--> finish thread --(2)--> writer thread
+//   reader thread --(6)--> search (run()'s thread) --(3)--> finish thread --(2)--> writer thread
 //        ^                                                                             |
 //        +------------------------ written batches, recycled --------------------------+
 //
@@ -129,7 +129,7 @@ struct PipelineOptions {
   std::function<void(const AlignTotals&)> on_written;
 };
 
-// What run() returns after cancel() (core's StatusCode has no code of its own for it yet).
+// What run() returns after cancel(): StatusCode::cancelled, "the run was cancelled".
 Status cancelled_status();
 
 // Runs the stages over one input: start_reading(), then run(). Not copyable; the destructor
@@ -137,9 +137,11 @@ Status cancelled_status();
 class AlignPipeline {
  public:
   // Queue capacities. Six batches read ahead keep the reader busy while a large index loads
-  // (1.5-2 s for a 1 Gbp genome) without holding the whole input.
-  static constexpr std::size_t kReadAhead = 6, kToFinish = 1, kToWrite = 2;
-  // The most batches in the stages at once: the queues' 9 and one in each of the 4 stages.
+  // (1.5-2 s for a 1 Gbp genome) without holding the whole input. Three searched batches waiting
+  // for the finish stage let an engine whose search() only queues work (GappedSearchEngine) have
+  // five batches in progress at once.
+  static constexpr std::size_t kReadAhead = 6, kToFinish = 3, kToWrite = 2;
+  // The most batches in the stages at once: the queues' 11 and one in each of the 4 stages.
   static constexpr std::size_t kMostInStages = kReadAhead + kToFinish + kToWrite + 4;
   // The most batches ever made: those, and 2 that a warming thread may be making when the reader
   // makes one itself.

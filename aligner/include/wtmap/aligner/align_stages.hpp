@@ -4,12 +4,16 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "wtmap/aligner/align_pipeline.hpp"
@@ -20,6 +24,7 @@
 #include "wtmap/aligner/pairing.hpp"
 #include "wtmap/aligner/sam_writer.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
+#include "wtmap/aligner/stage_clock.hpp"
 
 namespace wtmap::aligner {
 
@@ -115,30 +120,88 @@ class MismatchSearchEngine : public SplittingSearchEngine {
   std::optional<BatchAligner> aligner_;
 };
 
-// GappedMapper's alignment (bwa mem's algorithm, gapped_mapper.hpp) as the pipeline's engine, in
-// smaller batches where the GPU is short of memory (SplittingSearchEngine). search maps a whole
-// batch (the mapper runs its steps on the GPU or the CPU to the end) and keeps the results;
-// finish hands them to the batch in order, swapping vectors, so that the alignments' allocations
-// (CIGARs, MD strings) are reused batch after batch rather than made anew.
-// Space: the results of the batches between search and finish (at most two).
-class GappedSearchEngine : public SplittingSearchEngine {
+// GappedMapper's alignment (bwa mem's algorithm, gapped_mapper.hpp) as the pipeline's engine,
+// with several batches mapped at once: search() encodes the batch's reads (the job then owns
+// everything it reads) and queues it for the mapping threads, each with a GappedMapper of its own;
+// finish() waits for the oldest batch and hands its alignments over, swapping vectors so that the
+// alignments' allocations (CIGARs, MD strings) are reused batch after batch. A batch's host steps
+// (chaining, region choice, NM/MD) thus run beside another's device steps, and the result of a
+// batch does not depend on which thread mapped it. The pipeline holds at most kMostMappers batches
+// between search() and finish() (AlignPipeline::kToFinish + 2), so more threads would idle.
+// A GPU short of memory (batch_splitting.hpp): a job whose mapping fails with
+// device_out_of_memory is mapped again by its thread in parts (halved down to one read, or pair),
+// after the mapper freed its cached device buffers, and the parts' alignments are joined in order
+// (the same bytes: a read's alignment depends on the read alone). The part size is the engine's
+// (PartSize, said once on stderr per size): later jobs map in parts of it from the start, each
+// mapper frees its buffers once when it learns a smaller size, and the reader reads batches of no
+// more (most_reads_per_batch). Failures show in finish(), as every mapping error does.
+// Space: per mapping thread a GappedMapper (its device buffers); the codes and results of the
+// batches between search() and finish().
+class GappedSearchEngine : public SearchEngine {
  public:
-  // The index must outlive the engine, or its release().
-  Status start(const fmindex::FmIndex& index, const gapped::GappedOptions& options);
+  static constexpr unsigned kMostMappers = AlignPipeline::kToFinish + 2;
+  GappedSearchEngine() = default;
+  ~GappedSearchEngine() override;
+  GappedSearchEngine(const GappedSearchEngine&) = delete;
+  GappedSearchEngine& operator=(const GappedSearchEngine&) = delete;
 
-  // Frees the mapper (its device memory); the engine is unusable after.
+  // The index must outlive the engine, or its release(). mappers: 1..kMostMappers threads.
+  Status start(const fmindex::FmIndex& index, const gapped::GappedOptions& options, unsigned mappers = kMostMappers);
+
+  Status search(const ReadBatch& batch) override;
+  Status finish(ReadBatch& batch) override;
+  // The mappers' seconds per step, summed over the mapping threads, as of their last batch
+  // (`wtmap align -v`); kept after release().
+  gapped::GappedStageSeconds stage_seconds() const;
+  // GappedMapper::rescue_mates on pairs that were mapped here: from the writer stage, while the
+  // mapping threads map later batches (the first mapper's rescue DP buffers, its own; one call at
+  // a time).
+  Status rescue_mates(const std::vector<SeqRecord>& reads, std::vector<gapped::GappedReadAlignment>& alignments,
+                      const InsertSizeModel& model, std::int32_t unpaired);
+  // Stops the mapping threads (a batch being mapped is finished first, queued ones are dropped)
+  // and frees the mappers (their device memory); the engine is unusable after.
   void release();
 
- protected:
-  Status search_part(const SeqRecord* reads, std::size_t count) override;
-  Status finish_part(const SeqRecord* reads, std::size_t count, ReadBatch& out) override;
-  Status release_device_memory() override;
+  // PartSize::configure: the unit of a part (2 for PairedReadSource's batches: mates 2p and
+  // 2p + 1) and the report. Before the first batch.
+  void configure_splitting(std::size_t unit, std::function<void(const std::string&)> report) {
+    part_size_.configure(unit, std::move(report));
+  }
+  // Reads per part: SIZE_MAX until the device was first short of memory.
+  std::size_t part_size() const { return part_size_.get(); }
+  std::size_t most_reads_per_batch() const override { return part_size_.get(); }
+  // Tests only: whether a mapping of this many reads fits the device; one that does not fails
+  // with device_out_of_memory before the mapper runs, as a GPU short of memory would make it (CPU
+  // tests of the splitting). Before start().
+  void set_fit_check(std::function<bool(std::size_t reads)> fits) { fits_ = std::move(fits); }
 
  private:
-  std::mutex mutex_;
-  std::deque<std::vector<gapped::GappedReadAlignment>> in_flight_;  // mapped, not yet finished
-  std::vector<std::vector<gapped::GappedReadAlignment>> spare_;    // finished batches' old vectors
-  std::optional<gapped::GappedMapper> mapper_;
+  struct Job {
+    std::vector<gapped::ReadCodes> reads;
+    std::vector<gapped::GappedReadAlignment> results;
+    Status status;
+    bool done = false;
+  };
+  void map_jobs(std::size_t mapper);
+  // The job's alignments, whole or in parts of the part size; `released_at` is the part size the
+  // mapper last freed its device buffers for.
+  Status map_job(gapped::GappedMapper& mapper, Job& job, std::size_t& released_at);
+  Status map_in_parts(gapped::GappedMapper& mapper, Job& job, std::size_t& released_at);
+  // One mapping of codes (all of a job's, or a part's) into `results`, with their count checked.
+  Status map_codes(gapped::GappedMapper& mapper, const std::vector<gapped::ReadCodes>& codes,
+                   std::vector<gapped::GappedReadAlignment>& results);
+
+  PartSize part_size_;
+  std::function<bool(std::size_t)> fits_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::shared_ptr<Job>> in_flight_;  // searched, not yet finished, in search order
+  std::deque<std::shared_ptr<Job>> queued_;     // of those, not yet taken by a mapping thread
+  std::vector<std::vector<gapped::GappedReadAlignment>> spare_;  // finished batches' old vectors
+  bool stopping_ = false;
+  std::vector<std::unique_ptr<gapped::GappedMapper>> mappers_;
+  std::vector<gapped::GappedStageSeconds> mapper_seconds_;  // each mapper's, after its last batch
+  std::vector<std::thread> threads_;
 };
 
 // Records written by a SamWriter, which the caller opened and finishes through the pipeline.
@@ -157,29 +220,42 @@ class SamWriterSink : public AlignmentSink {
   SamWriter& writer_;
 };
 
-// Pairs written by a SamWriter: a batch of PairedReadSource's pairs, aligned mate by mate, is
-// paired (pair_mismatch_mates) and written with the pair fields. The insert-size model comes
-// from the first `sample_pairs` confident pairs among the first `window_pairs` pairs in input
-// order (or is given): batches wait here (copied) until those were seen, so the model and every
-// record are the same for any --batch. Space: at most window_pairs pairs waiting.
+// Pairs written by a SamWriter: a batch of PairedReadSource's pairs, aligned mate by mate in
+// either mode, is paired (pair_mismatch_mates, or mate rescue then pair_gapped_mates) and written
+// with the pair fields. The insert-size model comes from the first `sample_pairs` confident pairs
+// among the first `window_pairs` pairs in input order (or is given): batches wait here (copied)
+// until those were seen, so the model and every record are the same for any --batch. Space: at
+// most window_pairs pairs waiting.
 class PairedSamWriterSink : public AlignmentSink {
  public:
+  // Mate rescue of a batch of gapped pairs with the settled model (GappedMapper::rescue_mates).
+  using Rescue = std::function<Status(const std::vector<SeqRecord>&, std::vector<gapped::GappedReadAlignment>&,
+                                      const InsertSizeModel&)>;
+
   // `given`: -I's model, or none (known false) to estimate one.
   PairedSamWriterSink(SamWriter& writer, unsigned max_mismatches, const InsertSizeModel& given,
                       PairScoring scoring = {}, std::uint64_t sample_pairs = kInsertSamplePairs,
                       std::uint64_t window_pairs = kInsertWindowPairs)
       : writer_(writer), max_mismatches_(max_mismatches), model_(given), scoring_(scoring),
         sample_pairs_(sample_pairs), window_pairs_(window_pairs), settled_(given.known) {}
+  // Gapped batches are rescued with this before they are paired (none: no rescue).
+  void set_rescue(Rescue rescue) { rescue_ = std::move(rescue); }
   Status prepare(std::size_t batch_size) override { return writer_.reserve(batch_size); }
   Status write(const ReadBatch& batch) override;
   Status finish() override;
 
   const InsertSizeModel& model() const { return model_; }  // after finish()
   const PairTotals& totals() const { return totals_; }
+  // The writer stage's time in mate rescue and pairing (`wtmap align -v`), part of its busy time.
+  double rescue_seconds() const { return rescue_clock_.seconds(); }
+  double pairing_seconds() const { return pairing_clock_.seconds(); }
 
  private:
   Status write_paired(const ReadBatch& batch);
   Status settle();
+  // Pairs the batch's alignments (copied into `paired`) two by two with pair(mates, p, fields).
+  template <class Alignment, class Pair>
+  void pair_all(std::vector<Alignment>& paired, Pair pair);
 
   SamWriter& writer_;
   unsigned max_mismatches_;
@@ -187,11 +263,14 @@ class PairedSamWriterSink : public AlignmentSink {
   PairScoring scoring_;
   std::uint64_t sample_pairs_, window_pairs_, pairs_seen_ = 0;
   bool settled_;
+  Rescue rescue_;
   std::vector<std::int64_t> samples_;
   std::vector<ReadBatch> waiting_;  // batches before the model settled
   std::vector<ReadAlignment> paired_;  // a batch's alignments as paired
+  std::vector<gapped::GappedReadAlignment> gapped_paired_;
   std::vector<MateFields> fields_;
   PairTotals totals_;
+  StageClock rescue_clock_, pairing_clock_;
 };
 
 }  // namespace wtmap::aligner

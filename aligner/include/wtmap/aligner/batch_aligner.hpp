@@ -30,18 +30,16 @@ struct AlignOptions {
   std::uint32_t thread_work_slice = 0;
 };
 
-// The slice for an index of `rows` rows: 1024, or 2048 where a random 15-mer, the longest k-mer
-// lookup (search_kmer_length), occurs at least once on average (rows >= 4^15: genomes of 537 Mbp
-// and more). The slice trades the launch's tail, a chain of up to `slice` nodes on few threads
-// (~3.4 us a node there: on 10^6 E. coli reads, search only on an H100 took 0.0181 s at 1024,
-// 0.0216 s at 2048, 0.0282 s at 4096), against the groups' search of the reads past it, each about
-// a read's depth of group steps (only 528 groups fit an H100). 1024 suits E. coli, where 363 of
-// 10^6 reads go past it; 512 sent 20,000 reads to the groups and was slower. On a 1 Gbp genome a
-// read with one mismatch among its last 15 bases takes 1,100-1,800 nodes, since the 15-mers with a
-// second substitution there mostly occur (CPU, 20,000 reads: 2.4 % of them): at 1024, 27,094 of
-// 10^6 reads went to the groups, and search only took 0.0727 s against 0.0540 s at 2048 (1,676
-// reads), 0.0593 s at 4096 and 0.0702 s at 512 (bench/RESULTS.md). Both backends take the
-// same slice, so a read goes the same way on either.
+// The slice for an index of `rows` rows: 1024, or 2048 where a random 15-mer, the longest
+// k-mer lookup (search_kmer_length), occurs at least once on average (rows >= 4^15: genomes of
+// 537 Mbp and more). The slice trades the launch's tail, a chain of up to `slice` nodes on few
+// threads, against the groups' search of the reads past it, each about a read's depth of group
+// steps. On E. coli 1024 is fastest (search only 0.0181 s against 0.0216 s at 2048). On a 1 Gbp
+// genome a read with one mismatch among its last 15 bases takes 1,100-1,800 nodes, since the
+// 15-mers with a second substitution there mostly occur; 2048 sends 1,676 of 10^6 reads to the
+// groups instead of 27,094 and takes search only from 0.0727 s to 0.0540 s (H100;
+// bench/history/RESULTS-2026-11-26.md). Both backends take the same slice, so a read goes the
+// same way on either.
 inline std::uint32_t default_thread_work_slice(std::uint64_t rows) {
   return rows >= (std::uint64_t{1} << 30) ? 2048 : 1024;
 }

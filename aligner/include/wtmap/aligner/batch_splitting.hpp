@@ -28,6 +28,7 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "wtmap/aligner/align_pipeline.hpp"
@@ -35,11 +36,42 @@
 
 namespace wtmap::aligner {
 
-class SplittingSearchEngine : public SearchEngine {
+// The part size of a GPU short of memory, shared by SplittingSearchEngine and the gapped
+// engine's mapping threads (align_stages.hpp): halving after a failure, down to one unit (a read,
+// or a pair), and the one line that says so once the size got smaller. Safe to call from several
+// threads. Space and time: O(1) a call.
+class PartSize {
  public:
   // Reads that stay in one part (2: the mates of a pair), and where the line saying that the
   // parts got smaller goes (none: nowhere). Before the first batch.
-  void configure_splitting(std::size_t unit, std::function<void(const std::string&)> report);
+  void configure(std::size_t unit, std::function<void(const std::string&)> report);
+
+  // Reads per part: SIZE_MAX until the device was first short of memory.
+  std::size_t get() const { return size_.load(); }
+  // After `count` reads did not fit (`why`): the part size becomes half of count (whole units),
+  // unless another thread halved it further already; a count of one unit fails with
+  // device_out_of_memory, saying that a single read (pair) does not fit.
+  Status halve(std::size_t count, const Status& why);
+  // Once a batch split into parts is through, with the size its last parts took (a first part
+  // may fit where a later one does not): the report line, if the size is smaller than the one
+  // reported last.
+  void report_if_smaller();
+
+ private:
+  std::size_t unit_ = 1;
+  std::function<void(const std::string&)> report_;
+  std::atomic<std::size_t> size_{std::numeric_limits<std::size_t>::max()};
+  std::mutex mutex_;  // the rest
+  std::size_t reported_size_ = std::numeric_limits<std::size_t>::max();
+  std::size_t failed_size_ = 0;  // the first size that failed since the last report
+};
+
+class SplittingSearchEngine : public SearchEngine {
+ public:
+  // PartSize::configure: the unit of a part and the report. Before the first batch.
+  void configure_splitting(std::size_t unit, std::function<void(const std::string&)> report) {
+    part_size_.configure(unit, std::move(report));
+  }
 
   Status search(const ReadBatch& batch) final;
   Status finish(ReadBatch& batch) final;
@@ -48,8 +80,8 @@ class SplittingSearchEngine : public SearchEngine {
   // Reads per part: SIZE_MAX until the device was first short of memory. The reader then reads
   // batches of no more (most_reads_per_batch), so that later batches run whole, as two halves
   // that overlap with the next batch's, rather than in parts.
-  std::size_t part_size() const { return part_size_.load(); }
-  std::size_t most_reads_per_batch() const final { return part_size_.load(); }
+  std::size_t part_size() const { return part_size_.get(); }
+  std::size_t most_reads_per_batch() const final { return part_size_.get(); }
 
  protected:
   // The two halves of SearchEngine for reads[0, count) of a batch: search_part may return before
@@ -71,19 +103,11 @@ class SplittingSearchEngine : public SearchEngine {
     std::vector<gapped::GappedReadAlignment> gapped_alignments;
   };
   Status search_in_parts(const ReadBatch& batch);
-  // After `count` reads did not fit (`why`): the part size halves, or the run fails at one unit.
-  Status halve(std::size_t count, const Status& why);
   // False if the finish stage stopped first.
   bool wait_for_earlier_batches();
   void push(Searched searched);
 
-  std::size_t unit_ = 1;
-  std::function<void(const std::string&)> report_;
-  // The search thread's (the part size read by the reader too): the part size, the size reported
-  // last and the size that first failed since.
-  std::atomic<std::size_t> part_size_{std::numeric_limits<std::size_t>::max()};
-  std::size_t reported_size_ = std::numeric_limits<std::size_t>::max();
-  std::size_t failed_size_ = 0;
+  PartSize part_size_;  // halved on the search thread, read by the reader too
   std::mutex mutex_;
   std::condition_variable finished_;
   std::deque<Searched> searched_;  // searched, not yet finished

@@ -101,9 +101,8 @@ struct OtherHit {
 
 // What placing a read needs, in 48 bytes: its reported hit, the search's counts and flags, and
 // where its other listed hits are in the batch's list of them. Most reads list one hit, so a GPU
-// batch sends the host 48 bytes a read and 16 per other hit (10^6 E. coli reads: about 50 MB
-// across PCIe, where the 248-byte search results and 80-byte chosen hits of each read had been
-// 328 MB; bench/RESULTS.md).
+// batch sends the host 48 bytes a read and 16 per other hit: about 50 MB for 10^6 reads, where
+// the 248-byte search results alone would be 248 MB.
 struct ReadChoice {
   std::uint64_t where;                     // the reported hit's text position
   Edits edits;                             // its substitutions

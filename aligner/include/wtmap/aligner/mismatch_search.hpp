@@ -40,9 +40,8 @@ constexpr unsigned kMinReadLength = 10;
 constexpr unsigned kHitSlots = 8;         // distinct SA intervals kept per read
 constexpr unsigned kStackCapacity = 128;  // pending search nodes per read
 // The search of a read by a group of threads (ReadSearch's group steps): members per group (a
-// block of eight warps on the GPU: the longest read of 10^6 E. coli reads, 57,008 nodes, took
-// 4.3 ms in groups of 128 against 9.3 ms in warps of 32, and search only was 0.058-0.061 s with
-// groups of 256 against 0.060-0.066 s with 128 at a slice of 1024; bench/RESULTS.md) and pending
+// block of eight warps on the GPU: search only on 10^6 E. coli reads was 0.058-0.061 s with
+// groups of 256 against 0.060-0.066 s with 128; bench/history/RESULTS-2026-11-26.md) and pending
 // nodes per read (in scratch memory: a group pops up to 256 nodes and pushes up to 1024 a step).
 constexpr unsigned kGroupMembers = 256;
 constexpr unsigned kGroupStackCapacity = 4096;
@@ -58,24 +57,22 @@ constexpr std::uint8_t kGroupHit = 0xFF;  // ReadSearch::expand_member: the node
 // just past the k-mer table's lookup, most of them one row) dies within a step or two when
 // stepped, and one in 4^8 matches the 8 bases past a 12-mer; a row that matched 20 bases is
 // almost always one the read aligns to. The same hits either way: the path the steps would take
-// is the text's. On E. coli it takes 37 % of the search steps away (1.92 to 1.21 * 10^8 for 10^6
-// reads), but on the GPU its code costs registers (96 to 122) and convergence, so search only
-// gained about 4 % (0.0732 to 0.0706 s); the CPU backend searches 22 % faster (0.655 to 0.51 s
-// for 10^5 reads on 2 cores; bench/RESULTS.md).
+// is the text's. On E. coli it takes 37 % of the search steps away; the GPU gains less (its code
+// costs registers and convergence), the CPU backend searches 22 % faster
+// (bench/history/RESULTS-2026-11-26.md).
 constexpr unsigned kVerifyDepth = 20;
 // A node without mismatches is the read's own path, not one reached by chance: verified from
-// 12 bases on. On E. coli (s = 8) 93.8 instead of 101.1 search steps a read; from 10 on, the
-// same; but a mismatching node verified before 20 bases costs more than it saves (105.6 steps a
-// read at 14, 149.7 at 12).
+// 12 bases on (7 % fewer search steps on E. coli when measured; from 10 on, no fewer). A
+// mismatching node verified before 20 bases costs more than it saves.
 constexpr unsigned kVerifyDepthExact = 12;
 
 // The substitutions of a hit: read positions and the reference base at each, in one 64-bit word
 // (nine bits a position, two a base, three the count), so that copying or extending one is
-// whole-word work. In a GPU thread an Edits is one register pair (the search kernel went from
-// 128 to 96 registers, 16 to 21 warps per SM, and its GPU stage 30 % shorter; bench/RESULTS.md),
-// and a hit slot is 24 bytes instead of 32. On the CPU, search nodes copied right after one of
-// their edits was written no longer wait on store forwarding (fields of one and two bytes read
-// back as 8-byte words: 13 % of the CPU search's samples under perf).
+// whole-word work. In a GPU thread an Edits is one register pair (its GPU stage was 30 %
+// shorter than with byte fields; bench/history/RESULTS-2026-11-26.md), and a hit slot is 24
+// bytes instead of 32. On the CPU, search nodes copied right after one of their edits was
+// written no longer wait on store forwarding (fields of one and two bytes read back as 8-byte
+// words).
 class Edits {
  public:
   WTMAP_HD unsigned count() const { return static_cast<unsigned>(bits_ >> kCountShift); }
@@ -150,17 +147,13 @@ struct SearchParams {
 };
 
 // The k-mer table length (FmIndex::set_kmer_length) that the search wants on an index of `rows`
-// rows: the smallest k with 4^k >= 4 rows, at most 15 (13 on E. coli: 1 GiB). A branch with no mismatch to
-// spare takes its interval k bases deep from the table (skip_exact_steps), and most of
-// them, random k-mers, are absent: with 4^k >= 4 rows at least three in four die at the lookup
-// instead of a step or two later. On E. coli (rows 9.8 * 10^6), 10^6 ART 100 bp reads with up to
-// 4 mismatches took 99.4 search steps a read with k = 12 and 76.3 with k = 13 (65.5 with k = 14,
-// 4 GiB), and their search on reads already on an H100 0.0291-0.0294 s against 0.0253-0.0257 s
-// (0.0238 s), for a load 20 ms longer (the GPU builds the table) (bench/RESULTS.md). Before,
-// 4^k >= rows, at most 12: k = 10 had taken 261 nodes a read and k = 12 192. At most 15 (16 GiB
-// on the GPU; the CPU holds 13 levels and steps the rest, FmIndexView::kmer_interval): on a
-// 300 Mbp genome k = 13 left most lookups about 9 rows to step, and k = 15 took search only on an
-// H100 from 0.069 to 0.041 s (216.6 to 100.9 search nodes a read).
+// rows: the smallest k with 4^k >= 4 rows, at most 15 (13 on E. coli: 1 GiB; 15 from 34 Mbp:
+// 16 GiB on the GPU, while the CPU holds 13 levels and steps the rest,
+// FmIndexView::kmer_interval). A branch with no mismatch to spare takes its interval k bases deep
+// from the table (skip_exact_steps), and most of them, random k-mers, are absent: with
+// 4^k >= 4 rows at least three in four die at the lookup instead of a step or two later. On a
+// 300 Mbp genome k = 15 took search only on an H100 from 0.069 s (k = 13) to 0.041 s
+// (bench/history/RESULTS-2026-11-26.md).
 inline std::uint32_t search_kmer_length(std::uint64_t rows) {
   std::uint32_t k = 1;
   while (k < 15 && (std::uint64_t{1} << (2 * k)) < 4 * rows) ++k;
@@ -189,7 +182,7 @@ struct Node {
 // The stack of one read's search, kept apart from ReadSearch: an array indexed at run time
 // inside the search's own object would keep all of its state in GPU local memory instead of
 // registers (with the state in registers, the search kernel's DRAM traffic fell from 11-13 GB
-// to 0.2 GB per launch of 2^18 reads; bench/RESULTS.md).
+// to 0.2 GB per launch of 2^18 reads; bench/history/RESULTS-2026-11-26.md).
 struct SearchScratch {
   detail::Node stack[kStackCapacity];
 };
@@ -214,8 +207,8 @@ struct SearchScratch {
 //   collect_pass (opening): every hit within min(k, 1) mismatches, with D taken as 0 (a lower
 //                  bound too). Best stratum 0, or k <= 1: done. 87 % of 100 bp ART reads of
 //                  E. coli occur exactly, and the lower bound's step per base, the exact first
-//                  pass and the collect pass that walked the read's exact path again are saved:
-//                  275 steps per read instead of 429 (bench/RESULTS.md), the same results. Else:
+//                  pass and the collect pass that walked the read's exact path again are
+//                  saved (36 % fewer steps when measured, the same results). Else:
 //   lower_bounds:  bwt_cal_width -- D[i] = greedy count of disjoint pieces of read[0, i] absent
 //                  from the text, one base per step (a piece that occurs once: one locate and a
 //                  comparison with the text, extend_piece); then, if the opening pass found stratum 1
@@ -276,9 +269,8 @@ class ReadSearch {
   // Every way a step can end a pass leads to the one finish_pass call at its end: functions are
   // inlined (WTMAP_HD), and with a call per exit the kernel held six copies of finish_pass, each
   // with the next pass's begin_pass and skip_exact_steps. With one call, and for_each_child's
-  // loop kept rolled, the search kernel went from 5,968 to 2,904 SASS instructions (it had waited
-  // for an instruction in 16 % of its stalls), and search only on 10^6 E. coli reads from
-  // 0.060-0.062 s to 0.055-0.057 s with the same results (bench/RESULTS.md).
+  // loop kept rolled, the search kernel went from 5,968 to 2,904 SASS instructions, where it had
+  // waited for an instruction in 16 % of its stalls (bench/history/RESULTS-2026-11-26.md).
   WTMAP_HD bool step(const fmindex::FmIndexView& index, Result& out) {
     if (phase_ == Phase::done) return false;
     // Which rows this step extends, and whether it extends at all; whether the step's node is a
@@ -492,11 +484,9 @@ class ReadSearch {
   // every mismatch in the read's last k bases opens such a chain, and so does in a pass with limit
   // 2 of a read whose D is 1 before its last k bases (most reads with one mismatch). The same
   // intervals as the steps, so the same hits (a branch that D would have cut inside those k bases
-  // lives to the lookup, then dies as it goes on). With D's share, 52.0 instead of 75.6 steps a
-  // read on 98,778 E. coli reads (the collect pass of a read with one mismatch: 100 instead of
-  // 271), and search only on reads on an H100 0.0178-0.0181 s instead of 0.0228-0.0231 s with the
-  // located pieces below (bench/RESULTS.md). False when the node dies: an N among those bases, no
-  // occurrence, or more mismatches than the limit with those the rest needs (D).
+  // lives to the lookup, then dies as it goes on). With D's share, 31 % fewer steps a read on
+  // E. coli (bench/history/RESULTS-2026-11-26.md). False when the node dies: an N among those
+  // bases, no occurrence, or more mismatches than the limit with those the rest needs (D).
   WTMAP_HD bool skip_exact_steps(const fmindex::FmIndexView& index, detail::Node& node) const {
     const unsigned k = index.kmers.length;
     if (length_ < k || length_ - node.remaining >= k) return true;
@@ -621,7 +611,7 @@ class ReadSearch {
     // A piece that occurs once extends as far as its one occurrence matches the read: found by
     // locating its row and comparing the text there with the read, where a step per base would
     // take all the rest of the piece: the lower bound of a 100-base read with one mismatch takes
-    // 34 steps instead of 100, and all reads 75.6 instead of 84.2 steps a read (E. coli, s = 8).
+    // 34 steps instead of 100.
     if (locate_pays(index, interval_.lo, interval_.hi, length_ - position_)) {
       locating_ = true;
       locate_steps_ = 0;

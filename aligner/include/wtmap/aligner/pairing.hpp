@@ -19,6 +19,7 @@
 
 #include "wtmap/aligner/alignment.hpp"
 #include "wtmap/aligner/gapped/gapped_alignment.hpp"
+#include "wtmap/aligner/gapped/scoring.hpp"
 #include "wtmap/core/status.hpp"
 
 namespace wtmap::aligner {
@@ -78,6 +79,10 @@ struct PairScoring {
   // max(A + B, O + E) with bwa mem's defaults, the cost of one difference.
   int near_second = 7;
 };
+
+// A gapped run's: its -A and -B, `unpaired` (-U), and near_second bwa mem's max(A + B, O + E) over
+// both gap kinds (mem_pair's tmp).
+PairScoring gapped_pair_scoring(const gapped::Scoring& scoring, int unpaired);
 
 // The score of an ungapped hit of `length` bases with `mismatches` substitutions.
 int ungapped_score(std::size_t length, unsigned mismatches, const PairScoring& scoring);
@@ -203,7 +208,8 @@ MateHit rescued_hit(const RescueWindow& window, std::int64_t target_begin, std::
 // A gapped alignment's hits (its primary, then its XA alternatives), scored by their AS.
 std::vector<MateHit> mate_hits(const gapped::GappedReadAlignment& a);
 // Pairs two gapped mates (their mapq fields the single-end MAPQs) as pair_mismatch_mates pairs
-// k-mismatch ones; `scoring` takes -A and -U from the gapped run's options.
+// k-mismatch ones; `scoring` from gapped_pair_scoring. A mate with supplementary hits offers only
+// its primary (its alternatives are never promoted).
 void pair_gapped_mates(gapped::GappedReadAlignment (&mates)[2], const InsertSizeModel& model,
                        const PairScoring& scoring, MateFields (&out)[2]);
 // The insert size a gapped pair contributes to the estimate (bwa mem's mem_pestat): both mates

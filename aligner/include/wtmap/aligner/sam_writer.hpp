@@ -42,7 +42,7 @@ class SamWriter {
   // room for a read of some 150 bases and its tags: a pipeline's writer calls it while it waits
   // for its first batch. Allocated and first touched inside write(), on all threads at once, they
   // made the first batch of 10^5 reads take 130-190 ms to write where the next ones took 25-50 ms
-  // (H100 host, bench/RESULTS.md).
+  // (H100 host, bench/history/RESULTS-2026-11-26.md).
   Status reserve(std::size_t reads);
   // Writes one record per read, in order.
   Status write(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments);
@@ -55,6 +55,11 @@ class SamWriter {
   // Writes pairs as write() writes reads, each record with its read's pair fields (pairing.hpp):
   // FLAG bits, RNEXT/PNEXT/TLEN, the MAPQ after pairing, MC and MQ; `mates` has one per read.
   Status write_pairs(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments,
+                     const std::vector<MateFields>& mates);
+  // Gapped pairs: each read's lines as write() writes them, every line with its read's pair fields
+  // (bwa mem's mem_aln2sam gives a supplementary line its mate's fields too); a supplementary
+  // line keeps its own MAPQ (at most the primary's, which is the one after pairing).
+  Status write_pairs(const std::vector<SeqRecord>& reads, const std::vector<gapped::GappedReadAlignment>& alignments,
                      const std::vector<MateFields>& mates);
   // Flushes, closes and renames the temporary file to the requested name.
   Status finish();
@@ -70,6 +75,9 @@ class SamWriter {
  private:
   struct Impl;
   explicit SamWriter(std::unique_ptr<Impl> impl);
+  // write() of gapped alignments, each read's lines with its pair fields where `mates` is given.
+  Status write_gapped(const std::vector<SeqRecord>& reads, const std::vector<gapped::GappedReadAlignment>& alignments,
+                      const std::vector<MateFields>* mates);
   std::unique_ptr<Impl> impl_;
 };
 

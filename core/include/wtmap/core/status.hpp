@@ -19,6 +19,7 @@ enum class StatusCode {
   io_error,          // stream read/write failed
   corrupt_data,      // a serialized structure failed validation
   unavailable,       // requested backend not usable here (no GPU / no driver)
+  cancelled,         // the caller stopped the work before it was done (AlignPipeline::cancel)
 };
 
 // A status code plus a human-readable message naming what went wrong and where.

@@ -97,6 +97,9 @@ class WaveletTree {
   WaveletTree();
   void bind_view(const Layout& layout, std::uint64_t n, std::uint64_t sigma, bool has_alphabet,
                  const std::vector<std::uint64_t>& level_counts);
+  // build() on the backend of Builder (CpuTreeBuilder or GpuTreeBuilder in wavelet_tree.cu).
+  template <class Builder>
+  static Result<WaveletTree> build_with(Builder& builder, const Symbol* text, std::uint64_t n, std::uint64_t sigma);
   static Status check_support(const Buffer& storage, const Layout& layout, std::uint64_t n, std::uint64_t sigma,
                               bool has_alphabet, const std::vector<std::uint64_t>& counts);
 

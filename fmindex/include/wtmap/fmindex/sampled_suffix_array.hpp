@@ -19,9 +19,9 @@ namespace wtmap::fmindex {
 // The sample rate s of an index of n rows unless one is asked for (FmIndexOptions::sample_rate,
 // `wtmap index -s`): the smallest of 8, 16 and 32 whose samples (8 bytes each, n / s of them)
 // take at most 256 MiB, else 32. A search that verifies its one-row intervals against the text
-// (aligner/mismatch_search.hpp) locates one row per read: on E. coli, s = 8 took 10^6 reads from
-// 120.6 to 106.8 * 10^6 search steps and search only from 0.055-0.057 s to 0.049-0.051 s
-// (bench/RESULTS.md), for an index of 15.3 MB instead of 7.8 MB. References past 2^28 rows
+// (aligner/mismatch_search.hpp) locates one row per read: on E. coli, s = 8 took search only from
+// 0.055-0.057 s to 0.049-0.051 s (bench/history/RESULTS-2026-11-26.md), for an index of 15.3 MB
+// instead of 7.8 MB. References past 2^28 rows
 // (134 Mbp, both strands) keep 32, bwa's and bowtie's rate: GRCh38 at 8 would hold 6 GB of
 // samples.
 constexpr std::uint32_t default_sample_rate(std::uint64_t n) {

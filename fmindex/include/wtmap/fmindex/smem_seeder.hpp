@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "wtmap/core/buffer.hpp"
 #include "wtmap/core/config.hpp"
@@ -20,7 +21,9 @@
 namespace wtmap {
 namespace detail {
 class QueryWorkspace;
-}
+struct CopyRun;
+struct RunStaging;
+}  // namespace detail
 
 namespace fmindex {
 
@@ -88,9 +91,15 @@ class SmemSeeder {
   void release_device_memory();
 
  private:
+  // Brings back only the seeds written (a read's room is sized for the most a read can have, some
+  // 20 times what reads have: detail/copy_runs.cuh).
+  Status copy_seeds_written(const SeedingRead* reads, const SmemResult* results, std::size_t count, Seed* seeds);
+
   const FmIndex* index_;
   std::unique_ptr<detail::QueryWorkspace> workspace_;
   Buffer device_seeds_;
+  std::vector<detail::CopyRun> runs_;
+  std::unique_ptr<detail::RunStaging> staging_;
 };
 
 }  // namespace fmindex

@@ -3,7 +3,9 @@
 // both-strand index (fmindex/smem.hpp), their occurrences located, chained on the diagonal,
 // extended with banded affine-gap alignment and z-drop (extend.hpp), the regions deduplicated and
 // marked primary or secondary, the primary's CIGAR from a banded global alignment (global.hpp),
-// NM and MD from the reference (edit_tags.hpp). Options and defaults are bwa mem's.
+// NM and MD from the reference (edit_tags.hpp). For pairs, mate rescue (bwa mem's mem_matesw):
+// a mate aligned locally in the window an insert-size model allows (rescue_mates). Options and
+// defaults are bwa mem's.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 
 #include "wtmap/aligner/gapped/gapped_alignment.hpp"
 #include "wtmap/aligner/gapped/scoring.hpp"
+#include "wtmap/aligner/pairing.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/core/status.hpp"
 
@@ -33,10 +36,45 @@ struct GappedOptions {
   std::uint32_t max_read_length = 1000; // longer reads are left unmapped (kTooLong)
 };
 
+// Seconds spent in each step of map(), summed over its calls (`wtmap align -v`, the benchmark):
+// wall time of the calling thread, device work included where the step waits for it.
+struct GappedStageSeconds {
+  double seed = 0;    // SMEM seeds (backend)
+  double locate = 0;  // their occurrences (backend)
+  double chain = 0;   // seed hits placed on the reference and chained (host threads)
+  double extend = 0;     // rounds of banded extension (backend) and their windows (host)
+  double extend_dp = 0;  //   of which the backend's calls
+  double choose = 0;     // regions deduplicated, primary and alternatives chosen (host threads)
+  double cigar = 0;      // global alignments of the reported hits (backend), NM, MD, MAPQ (host)
+  double cigar_dp = 0;   //   of which the backend's call
+
+  GappedStageSeconds& operator+=(const GappedStageSeconds& o) {
+    seed += o.seed;
+    locate += o.locate;
+    chain += o.chain;
+    extend += o.extend;
+    extend_dp += o.extend_dp;
+    choose += o.choose;
+    cigar += o.cigar;
+    cigar_dp += o.cigar_dp;
+    return *this;
+  }
+};
+
+// A read's codes (0..4, anything but A/C/G/T/U is N) on both strands, and the hash that breaks
+// ties between its equally scoring hits.
+struct ReadCodes {
+  std::vector<std::uint8_t> forward, reverse;
+  std::uint64_t hash = 0;
+};
+
 // Aligns batches of reads against one index (which must outlive it). Not copyable; one batch at a time.
 class GappedMapper {
  public:
   static Result<GappedMapper> create(const fmindex::FmIndex& index, const GappedOptions& options);
+  // A mapper of the same index and options that shares this one's copy of the reference (one byte
+  // per base), to map another batch at the same time on another thread.
+  GappedMapper another() const;
   GappedMapper(GappedMapper&&) noexcept;
   GappedMapper& operator=(GappedMapper&&) noexcept;
   ~GappedMapper();
@@ -49,12 +87,32 @@ class GappedMapper {
   // The same for reads[0, count) of an array (a part of a batch). After a device_out_of_memory
   // the alignments are unspecified, and the same reads may be mapped again, whole or in parts.
   Status map(const SeqRecord* reads, std::size_t count, std::vector<GappedReadAlignment>& alignments);
+  // The same from reads already encoded: the batch's first step, apart so that a caller can keep
+  // a batch's codes once its records are gone (GappedSearchEngine's mapping threads).
+  static std::vector<ReadCodes> encode(const SeqRecord* reads, std::size_t count);
+  Status map(const std::vector<ReadCodes>& encoded, std::vector<GappedReadAlignment>& alignments);
 
-  // Frees the device buffers kept between batches (seeding, locate, the DP's); the next map()
-  // makes them anew, for its own size.
+  // Mate rescue (bwa mem's mem_matesw) over pairs -- reads 2p and 2p + 1 are mates, `alignments`
+  // as map() gave them: for each hit of a mate scoring within `unpaired` (-U) of its best, where
+  // the other mate has no hit the model pairs with it, the other mate (on the strand a proper
+  // pair needs) is aligned locally, unbanded, in the window the model allows (rescue_window). A
+  // local alignment scoring at least --min-seed (bwa's bar) and -T (so that every hit written
+  // passes -T), and overlapping none of the mate's hits, becomes one of its hits: CIGAR, NM, MD
+  // as map() makes them; the primary if the mate had none or it scores more (mate_rescue.hpp).
+  // All windows of a call run as one batch of local alignments on the backend (LocalOp), their
+  // CIGARs as one batch of global alignments. Nothing without a known model. The result depends
+  // on each pair and the model only. May run while map() runs on another thread (each has its
+  // own DP buffers), not beside another rescue_mates().
+  Status rescue_mates(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments,
+                      const InsertSizeModel& model, std::int32_t unpaired);
+
+  // Frees the device buffers map() keeps between batches (seeding, the index's locate workspace,
+  // the DP's); the next map() makes them anew, for its own size. Not rescue_mates()' DP buffers,
+  // which may be in use on another thread meanwhile.
   void release_device_memory();
 
   const GappedOptions& options() const;
+  const GappedStageSeconds& stage_seconds() const;
 
  private:
   struct Impl;

@@ -36,6 +36,8 @@
 #include <type_traits>
 
 #include "wtmap/core/buffer.hpp"
+#include "wtmap/core/device_handles.hpp"
+#include "wtmap/core/pinned_buffer.hpp"
 #include "wtmap/core/detail/cuda_check.hpp"
 #include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/core/config.hpp"
@@ -46,32 +48,26 @@ namespace wtmap::detail {
 constexpr unsigned kQueryBlockThreads = 256;
 
 // Device and pinned storage for batched queries, allocated on first use and reused; one per
-// structure. The mutex serialises concurrent batches on the same structure. Its device memory
-// comes from detail::device_allocate (device_memory.hpp): a batch too large for the device, or
-// for WTMAP_GPU_MEM_LIMIT, fails with device_out_of_memory before its work is enqueued.
+// structure. The mutex serialises concurrent batches on the same structure. Every resource is an
+// owner (Stream, Event, Buffer, PinnedBuffer), so destroying the workspace frees what was made and
+// nothing else; its device buffers go first, and cudaFree waits for the device, so no copy into
+// its pinned buffers is still running when they are freed. Its device memory comes from
+// Buffer::allocate (counted, device_memory.hpp): a batch too large for the device, or for
+// WTMAP_GPU_MEM_LIMIT, fails with device_out_of_memory before its work is enqueued.
+// Space: per slot (1 or 2), the device queries and results of its largest batch (or chunk), and
+// pinned staging of the same sizes for the sides that are pageable; the scratch; 3 counters.
 class QueryWorkspace {
  public:
   QueryWorkspace() = default;
   QueryWorkspace(const QueryWorkspace&) = delete;
   QueryWorkspace& operator=(const QueryWorkspace&) = delete;
-  ~QueryWorkspace();
-  // Waits for its streams and frees everything it holds (device and pinned memory, streams,
-  // events, the scratch); the next reserve makes them anew. The device memory of a batch size
-  // that no longer fits goes back this way (a caller retrying in smaller batches).
+  // Waits for its streams and frees its device and pinned memory (the scratch included; the
+  // streams and events stay); the next reserve makes them anew. The device memory of a batch size
+  // that no longer fits goes back this way (a caller retrying in smaller batches). The caller
+  // holds `mutex` and `scratch_mutex` (or knows no batch uses the workspace).
   void release();
 
   std::mutex mutex;
-  cudaStream_t streams[2] = {nullptr, nullptr};
-  void* device_in[2] = {nullptr, nullptr};
-  void* device_out[2] = {nullptr, nullptr};
-  void* pinned_in[2] = {nullptr, nullptr};
-  void* pinned_out[2] = {nullptr, nullptr};
-  unsigned long long* device_first_invalid = nullptr;
-  unsigned long long* device_next_query = nullptr;  // stepwise kernels: one counter per stream
-  unsigned long long* pinned_first_invalid = nullptr;
-  std::size_t in_capacity = 0, out_capacity = 0;                 // device bytes per slot
-  std::size_t pinned_in_capacity = 0, pinned_out_capacity = 0;   // staging bytes per slot
-  int slots = 0;                                                 // slots allocated: 1 or 2
 
   // Which sides of a batch pass through the pinned staging buffers: those in pageable memory.
   // Pinned queries or results are copied directly, and their staging buffer is not made:
@@ -83,19 +79,43 @@ class QueryWorkspace {
 
   // Makes sure each of the first `use_slots` slots holds in_bytes of queries and out_bytes of
   // results on the device, and as much staging memory where `staging` asks for it (one slot: a
-  // workspace that holds one batch in flight, launch_batch_gpu).
+  // workspace that holds one batch in flight, launch_batch_gpu). Makes the streams and counters.
   Status reserve(std::size_t in_bytes, std::size_t out_bytes, int use_slots = 2, Staging staging = {true, true});
+
+  cudaStream_t stream(int s) const { return streams_[s].get(); }
+  void* device_in(int s) { return device_in_[s].data(); }
+  void* device_out(int s) { return device_out_[s].data(); }
+  void* pinned_in(int s) { return pinned_in_[s].data(); }
+  void* pinned_out(int s) { return pinned_out_[s].data(); }
+  // The batch's first invalid query (on the device, and its copy in pinned memory), and the
+  // stepwise kernel's next query on stream s.
+  unsigned long long* first_invalid_on_device() { return counters() + 0; }
+  unsigned long long* next_query_on_device(int s) { return counters() + 1 + s; }
+  unsigned long long* first_invalid_on_host() { return reinterpret_cast<unsigned long long*>(pinned_first_invalid_.data()); }
 
   // Device memory for data the queries point into (a batch's pattern codes), grown on demand
   // and reused. A caller holds scratch_mutex from filling it to the end of its batch.
   std::mutex scratch_mutex;
-  Buffer scratch;
   Status reserve_scratch(std::size_t bytes);
+  std::byte* scratch() { return scratch_.data(); }
 
   // Two events that time a batch's device work (a caller records them on its stream and reads
   // cudaEventElapsedTime once the batch is done), made on first use.
-  cudaEvent_t timing[2] = {nullptr, nullptr};
   Status reserve_timing();
+  cudaEvent_t timing(int i) const { return timing_[i].get(); }
+
+ private:
+  friend Status upload_staged(QueryWorkspace& ws, void* device_dst, const void* src, std::size_t bytes);
+  unsigned long long* counters() { return reinterpret_cast<unsigned long long*>(counters_.data()); }
+
+  // Declared in the reverse of the order they are freed in (see the class comment).
+  Stream streams_[2];
+  PinnedBuffer pinned_in_[2], pinned_out_[2], pinned_first_invalid_;
+  Buffer device_in_[2], device_out_[2], counters_, scratch_;
+  Event timing_[2];
+  std::size_t in_capacity_ = 0, out_capacity_ = 0;                // device bytes per slot
+  std::size_t pinned_in_capacity_ = 0, pinned_out_capacity_ = 0;  // staging bytes per slot
+  int slots_ = 0;                                                 // slots allocated: 1 or 2
 };
 
 // Copies `bytes` of host memory to device memory `device_dst`: pageable memory goes in pieces
@@ -255,15 +275,15 @@ Status enqueue_chunk(const Op& op, const typename Op::In* src, typename Op::Out*
                      std::uint64_t begin, int s, QueryWorkspace& ws, const Epilogue& epilogue = {}) {
   using In = typename Op::In;
   using Out = typename Op::Out;
-  auto* d_in = static_cast<In*>(ws.device_in[s]);
-  auto* d_out = static_cast<Out*>(ws.device_out[s]);
-  WTMAP_CUDA_TRY(cudaMemcpyAsync(d_in, src, length * sizeof(In), cudaMemcpyHostToDevice, ws.streams[s]));
-  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_next_query + s, 0, sizeof(unsigned long long), ws.streams[s]));
-  batch_query_kernel<Op><<<grid_blocks<Op>(length), block_threads_of<Op>::value, 0, ws.streams[s]>>>(
-      op, d_in, d_out, length, begin, ws.device_first_invalid, ws.device_next_query + s);
+  auto* d_in = static_cast<In*>(ws.device_in(s));
+  auto* d_out = static_cast<Out*>(ws.device_out(s));
+  WTMAP_CUDA_TRY(cudaMemcpyAsync(d_in, src, length * sizeof(In), cudaMemcpyHostToDevice, ws.stream(s)));
+  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.next_query_on_device(s), 0, sizeof(unsigned long long), ws.stream(s)));
+  batch_query_kernel<Op><<<grid_blocks<Op>(length), block_threads_of<Op>::value, 0, ws.stream(s)>>>(
+      op, d_in, d_out, length, begin, ws.first_invalid_on_device(), ws.next_query_on_device(s));
   WTMAP_CUDA_TRY_LAUNCH();
-  WTMAP_TRY(epilogue(static_cast<const In*>(d_in), d_out, ws.streams[s]));
-  if (dst != nullptr) WTMAP_CUDA_TRY(cudaMemcpyAsync(dst, d_out, length * sizeof(Out), cudaMemcpyDeviceToHost, ws.streams[s]));
+  WTMAP_TRY(epilogue(static_cast<const In*>(d_in), d_out, ws.stream(s)));
+  if (dst != nullptr) WTMAP_CUDA_TRY(cudaMemcpyAsync(dst, d_out, length * sizeof(Out), cudaMemcpyDeviceToHost, ws.stream(s)));
   return {};
 }
 
@@ -282,15 +302,15 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* 
       count, std::max<std::uint64_t>(min_chunk, std::min<std::uint64_t>((count + 3) / 4, std::uint64_t{1} << 22)));
   const bool in_pinned = is_pinned(in), out_pinned = is_pinned(out);
   WTMAP_TRY(ws.reserve(chunk * sizeof(In), chunk * sizeof(Out), 2, {!in_pinned, !out_pinned}));
-  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_first_invalid, 0xFF, sizeof(unsigned long long), ws.streams[0]));
-  WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[0]));
+  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.first_invalid_on_device(), 0xFF, sizeof(unsigned long long), ws.stream(0)));
+  WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.stream(0)));
   const std::uint64_t chunks = (count + chunk - 1) / chunk;
   auto chunk_length = [&](std::uint64_t c) { return std::min(chunk, count - c * chunk); };
   // Results of chunk c staged in pinned memory are copied out once its stream is done.
   auto finish_chunk = [&](std::uint64_t c) -> Status {
     const int s = static_cast<int>(c & 1);
-    WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[s]));
-    if (!out_pinned) parallel_copy(out + c * chunk, ws.pinned_out[s], chunk_length(c) * sizeof(Out));
+    WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.stream(s)));
+    if (!out_pinned) parallel_copy(out + c * chunk, ws.pinned_out(s), chunk_length(c) * sizeof(Out));
     return {};
   };
   for (std::uint64_t c = 0; c < chunks; ++c) {
@@ -299,15 +319,15 @@ Status run_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Out* 
     const std::uint64_t begin = c * chunk, length = chunk_length(c);
     const In* src = in + begin;
     if (!in_pinned) {
-      parallel_copy(ws.pinned_in[s], src, length * sizeof(In));
-      src = static_cast<const In*>(ws.pinned_in[s]);
+      parallel_copy(ws.pinned_in(s), src, length * sizeof(In));
+      src = static_cast<const In*>(ws.pinned_in(s));
     }
-    Out* dst = out_pinned ? out + begin : static_cast<Out*>(ws.pinned_out[s]);
+    Out* dst = out_pinned ? out + begin : static_cast<Out*>(ws.pinned_out(s));
     WTMAP_TRY(enqueue_chunk(op, src, dst, length, begin, s, ws));
   }
   for (std::uint64_t c = chunks >= 2 ? chunks - 2 : 0; c < chunks; ++c) WTMAP_TRY(finish_chunk(c));
   unsigned long long bad = 0;
-  WTMAP_CUDA_TRY(cudaMemcpy(&bad, ws.device_first_invalid, sizeof bad, cudaMemcpyDeviceToHost));
+  WTMAP_CUDA_TRY(cudaMemcpy(&bad, ws.first_invalid_on_device(), sizeof bad, cudaMemcpyDeviceToHost));
   if (bad != std::numeric_limits<unsigned long long>::max()) return invalid_query_status(op, what, bad, in[bad]);
   return {};
 }
@@ -336,14 +356,14 @@ Status launch_batch_gpu(const Op& op, const typename Op::In* in, typename Op::Ou
   WTMAP_TRY(ws.reserve(count * sizeof(In), count * sizeof(Out), 1, {!in_pinned, !out_pinned}));
   const In* src = in;
   if (!in_pinned) {
-    parallel_copy(ws.pinned_in[0], in, count * sizeof(In));
-    src = static_cast<const In*>(ws.pinned_in[0]);
+    parallel_copy(ws.pinned_in(0), in, count * sizeof(In));
+    src = static_cast<const In*>(ws.pinned_in(0));
   }
-  Out* dst = out_pinned ? out : static_cast<Out*>(ws.pinned_out[0]);
-  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_first_invalid, 0xFF, sizeof(unsigned long long), ws.streams[0]));
+  Out* dst = out_pinned ? out : static_cast<Out*>(ws.pinned_out(0));
+  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.first_invalid_on_device(), 0xFF, sizeof(unsigned long long), ws.stream(0)));
   WTMAP_TRY(enqueue_chunk(op, src, dst, count, 0, 0, ws, epilogue));
-  WTMAP_CUDA_TRY(cudaMemcpyAsync(ws.pinned_first_invalid, ws.device_first_invalid, sizeof(unsigned long long),
-                                 cudaMemcpyDeviceToHost, ws.streams[0]));
+  WTMAP_CUDA_TRY(cudaMemcpyAsync(ws.first_invalid_on_host(), ws.first_invalid_on_device(), sizeof(unsigned long long),
+                                 cudaMemcpyDeviceToHost, ws.stream(0)));
   return {};
 }
 
@@ -353,9 +373,9 @@ Status collect_batch_gpu(const Op& op, const typename Op::In* in, typename Op::O
                          QueryWorkspace& ws, const char* what) {
   if (count == 0) return {};
   std::lock_guard<std::mutex> lock(ws.mutex);
-  WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.streams[0]));
-  if (out != nullptr && !is_pinned(out)) parallel_copy(out, ws.pinned_out[0], count * sizeof(typename Op::Out));
-  const unsigned long long bad = *ws.pinned_first_invalid;
+  WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.stream(0)));
+  if (out != nullptr && !is_pinned(out)) parallel_copy(out, ws.pinned_out(0), count * sizeof(typename Op::Out));
+  const unsigned long long bad = *ws.first_invalid_on_host();
   if (bad != std::numeric_limits<unsigned long long>::max()) return invalid_query_status(op, what, bad, in[bad]);
   return {};
 }
@@ -368,15 +388,15 @@ Status run_batch_device(const Op& op, const typename Op::In* d_in, typename Op::
   if (count == 0) return {};
   std::lock_guard<std::mutex> lock(ws.mutex);
   WTMAP_TRY(ws.reserve(0, 0, 1));
-  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_first_invalid, 0xFF, sizeof(unsigned long long), stream));
-  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.device_next_query, 0, sizeof(unsigned long long), stream));
+  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.first_invalid_on_device(), 0xFF, sizeof(unsigned long long), stream));
+  WTMAP_CUDA_TRY(cudaMemsetAsync(ws.next_query_on_device(0), 0, sizeof(unsigned long long), stream));
   batch_query_kernel<Op><<<grid_blocks<Op>(count), block_threads_of<Op>::value, 0, stream>>>(
-      op, d_in, d_out, count, 0, ws.device_first_invalid, ws.device_next_query);
+      op, d_in, d_out, count, 0, ws.first_invalid_on_device(), ws.next_query_on_device(0));
   WTMAP_CUDA_TRY_LAUNCH();
-  WTMAP_CUDA_TRY(cudaMemcpyAsync(ws.pinned_first_invalid, ws.device_first_invalid, sizeof(unsigned long long),
+  WTMAP_CUDA_TRY(cudaMemcpyAsync(ws.first_invalid_on_host(), ws.first_invalid_on_device(), sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, stream));
   WTMAP_CUDA_TRY(cudaStreamSynchronize(stream));
-  const unsigned long long bad = *ws.pinned_first_invalid;
+  const unsigned long long bad = *ws.first_invalid_on_host();
   if (bad != std::numeric_limits<unsigned long long>::max()) {
     typename Op::In q{};
     WTMAP_CUDA_TRY(cudaMemcpy(&q, d_in + bad, sizeof q, cudaMemcpyDeviceToHost));
@@ -395,7 +415,8 @@ __global__ void __launch_bounds__(kQueryBlockThreads) for_each_index_kernel(F f,
   for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) f(i);
 }
 
-// Enqueues for_each_index_kernel on `stream` and returns without waiting for it.
+// Enqueues for_each_index_kernel on `stream` and returns without waiting for it. The one place
+// that sizes its grid.
 template <class F>
 Status enqueue_for_each_index(const F& f, std::uint64_t count, cudaStream_t stream) {
   if (count == 0) return {};
@@ -404,6 +425,26 @@ Status enqueue_for_each_index(const F& f, std::uint64_t count, cudaStream_t stre
   const auto blocks = static_cast<unsigned>(std::min(resident_blocks, (count + kQueryBlockThreads - 1) / kQueryBlockThreads));
   for_each_index_kernel<F><<<blocks, kQueryBlockThreads, 0, stream>>>(f, count);
   WTMAP_CUDA_TRY_LAUNCH();
+  return {};
+}
+
+// f(i) for every i in [0, count) on `backend`, done when it returns: the construction steps' one
+// launcher, so that no build kernel computes its own grid. On the host a parallel loop (at least
+// cpu_min_per_thread indices a thread); on the GPU for_each_index_kernel on the default stream,
+// which the construction code's CUB calls and copies also use, waited for. f is a trivially
+// copyable functor with a WTMAP_HD operator()(std::uint64_t) whose calls are independent.
+template <class F>
+Status for_each_index(Backend backend, std::uint64_t count, const F& f,
+                      std::uint64_t cpu_min_per_thread = std::uint64_t{1} << 14) {
+  if (backend == Backend::cpu) {
+    parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
+      for (std::uint64_t i = begin; i < end; ++i) f(i);
+    }, cpu_min_per_thread);
+    return {};
+  }
+  if (count == 0) return {};
+  WTMAP_TRY(enqueue_for_each_index(f, count, nullptr));
+  WTMAP_CUDA_TRY(cudaStreamSynchronize(nullptr));
   return {};
 }
 
