@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <new>
 
 #include "index_file.hpp"
 #include "wtmap/core/device_memory.hpp"
@@ -260,6 +261,17 @@ Status FmIndex::save(const std::string& path) const {
 }
 
 Result<FmIndex> FmIndex::load(const std::string& path, Backend backend, std::uint32_t kmer_length, IndexParts parts) {
+  // The sections' large arrays report a failed allocation themselves; under a tight address-space
+  // limit any small one (a stream's buffer, a contig's name) may fail first.
+  try {
+    return load_sections(path, backend, kmer_length, parts);
+  } catch (const std::bad_alloc&) {
+    return Status{StatusCode::out_of_memory, path + ": not enough host memory to load the index"};
+  }
+}
+
+Result<FmIndex> FmIndex::load_sections(const std::string& path, Backend backend, std::uint32_t kmer_length,
+                                       IndexParts parts) {
   std::ifstream in;
   auto header = file::open_index(in, path);
   if (!header.ok()) return header.status();
