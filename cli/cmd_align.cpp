@@ -447,6 +447,51 @@ std::unique_ptr<aligner::ReadSource> make_read_source(aligner::SeqReader& reader
 
 }  // namespace
 
+// The line saying what was loaded and how the reads will be aligned.
+void log_index_loaded(const Log& log, const AlignCommand& c, const fmindex::FmIndex& index, Backend backend) {
+  if (c.is_gapped()) {
+    const aligner::gapped::Scoring& s = c.gapped.scoring;
+    log.info("index loaded on the %s; gapped alignment: -A %d -B %d -O %d,%d -E %d,%d -L %d,%d -w %d -d %d -T %d "
+             "--min-seed %u",
+             backend_name(backend), s.match, s.mismatch, s.open_del, s.open_ins, s.extend_del, s.extend_ins, s.clip5,
+             s.clip3, s.band, s.zdrop, c.gapped.min_output_score, c.gapped.min_seed_length);
+    return;
+  }
+  log.info("index loaded on the %s (k-mer table of k = %u, %u levels held); aligning with up to %llu mismatches",
+           backend_name(backend), index.kmer_length(), index.kmer_levels(), static_cast<unsigned long long>(c.mismatches));
+  if (const std::uint32_t wanted = aligner::search_kmer_length(index.view().rows); !c.io_only && index.kmer_length() < wanted) {
+    log.info("note: k = %u, not %u: the device has no room for the larger table; a read stopped by the work "
+             "cap may differ from the CPU backend's", index.kmer_length(), wanted);
+  }
+}
+
+// GPU memory (device_memory.hpp's counts): held by the index and engine before the first batch,
+// the peak while loading them, the peak of the batches.
+struct DeviceMemoryUse {
+  std::size_t before_batches, load_peak, batches_peak;
+};
+
+// -v's lines after the stage times: GPU memory (on a GPU), the gapped mapper's steps (gapped
+// mode), the write stage's rescue and pairing (pairs); those that do not apply are null.
+void log_engine_details(const Log& log, const DeviceMemoryUse* memory, const aligner::GappedSearchEngine* gapped,
+                        const aligner::PairedSamWriterSink* pairs) {
+  if (memory != nullptr) {
+    log.info("GPU memory held: %zu bytes before the first batch (%zu at the peak of loading), %zu at the peak of "
+             "the batches", memory->before_batches, memory->load_peak, memory->batches_peak);
+  }
+  if (gapped != nullptr) {
+    const aligner::gapped::GappedStageSeconds t = gapped->stage_seconds();
+    log.info("gapped mapping, seconds summed over %u mapping threads: seeds %.2f, locate %.2f, chains %.2f, "
+             "extension %.2f (device calls %.2f), region choice %.2f, CIGAR and tags %.2f (device calls %.2f)",
+             aligner::GappedSearchEngine::kMostMappers, t.seed, t.locate, t.chain, t.extend, t.extend_dp, t.choose,
+             t.cigar, t.cigar_dp);
+  }
+  if (pairs != nullptr) {
+    log.info("pairs, busy seconds of the write stage: mate rescue %.2f, pairing %.2f", pairs->rescue_seconds(),
+             pairs->pairing_seconds());
+  }
+}
+
 int align_main(int argc, char** argv) {
   AlignCommand c;
   if (const int rc = parse_align_command(argc, argv, c); rc >= 0) return rc;
@@ -511,21 +556,7 @@ int align_main(int argc, char** argv) {
   if (!index.ok()) return fail("align", index.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
   if (!writer.ok()) return fail("align", writer.status());
-  if (gapped) {
-    const aligner::gapped::Scoring& s = c.gapped.scoring;
-    log.info("index loaded on the %s; gapped alignment: -A %d -B %d -O %d,%d -E %d,%d -L %d,%d -w %d -d %d -T %d "
-             "--min-seed %u",
-             backend_name(*backend), s.match, s.mismatch, s.open_del, s.open_ins, s.extend_del, s.extend_ins, s.clip5,
-             s.clip3, s.band, s.zdrop, c.gapped.min_output_score, c.gapped.min_seed_length);
-  } else {
-    log.info("index loaded on the %s (k-mer table of k = %u, %u levels held); aligning with up to %llu mismatches",
-             backend_name(*backend), index->kmer_length(), index->kmer_levels(), static_cast<unsigned long long>(c.mismatches));
-    if (const std::uint32_t wanted = aligner::search_kmer_length(index->view().rows);
-        !c.io_only && index->kmer_length() < wanted) {
-      log.info("note: k = %u, not %u: the device has no room for the larger table; a read stopped by the work "
-               "cap may differ from the CPU backend's", index->kmer_length(), wanted);
-    }
-  }
+  log_index_loaded(log, c, *index, *backend);
 
   // reader thread -> search (this thread: the letters to the GPU, the launch of the search, of
   // the long reads' group search and of the hit choice and locate; or the gapped mapping of the
@@ -563,7 +594,7 @@ int align_main(int argc, char** argv) {
     }
   } teardown{pipeline, mismatch_engine, gapped_engine};
   // -v: what the index and the engine hold, what loading them took at most, and the batches' peak.
-  const std::size_t device_bytes_before_batches = device_memory_held(), device_load_peak = device_memory_peak();
+  DeviceMemoryUse device_memory{device_memory_held(), device_memory_peak(), 0};
   reset_device_memory_peak();
   aligner::SamWriterSink single_sink(*writer);
   std::optional<aligner::PairedSamWriterSink> pair_sink;
@@ -585,21 +616,11 @@ int align_main(int argc, char** argv) {
   const bool rescuing = c.is_paired() && engine == &gapped_engine;
   const Status run = pipeline.run(engine, sink, rescuing ? std::function<void()>{} : std::function<void()>{release_gpu_and_indexes});
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
+  device_memory.batches_peak = device_memory_peak();
   log_stage_times(log, pipeline, *reader, *writer, start_seconds, c.verbosity);
-  if (c.verbosity >= 1 && *backend == Backend::gpu) {
-    log.info("GPU memory held: %zu bytes before the first batch (%zu at the peak of loading), %zu at the peak of "
-             "the batches", device_bytes_before_batches, device_load_peak, device_memory_peak());
-  }
-  if (engine == &gapped_engine && c.verbosity >= 1) {
-    const aligner::gapped::GappedStageSeconds t = gapped_engine.stage_seconds();
-    log.info("gapped mapping, seconds summed over %u mapping threads: seeds %.2f, locate %.2f, chains %.2f, "
-             "extension %.2f (device calls %.2f), region choice %.2f, CIGAR and tags %.2f (device calls %.2f)",
-             aligner::GappedSearchEngine::kMostMappers, t.seed, t.locate, t.chain, t.extend, t.extend_dp, t.choose,
-             t.cigar, t.cigar_dp);
-  }
-  if (pair_sink && c.verbosity >= 1) {
-    log.info("pairs, busy seconds of the write stage: mate rescue %.2f, pairing %.2f", pair_sink->rescue_seconds(),
-             pair_sink->pairing_seconds());
+  if (c.verbosity >= 1) {
+    log_engine_details(log, *backend == Backend::gpu ? &device_memory : nullptr,
+                       engine == &gapped_engine ? &gapped_engine : nullptr, pair_sink ? &*pair_sink : nullptr);
   }
   aligner::AlignTotals totals = pipeline.totals();
   if (pair_sink) {  // the mates as written: after rescue and pairing
