@@ -497,19 +497,28 @@ TEST_P(GappedMapperTest, AChimericReadHasASupplementaryHitForItsOtherPart) {
   }
 }
 
+// A random contig holding `pieces` in order, each after `gap` random bases (`at`: where each
+// starts), then 500 random bases.
+std::string contig_with_copies(std::mt19937_64& rng, const std::vector<const std::string*>& pieces, std::size_t gap,
+                               std::vector<std::size_t>& at) {
+  std::string contig;
+  at.clear();
+  for (const std::string* piece : pieces) {
+    contig += random_bases(rng, gap);
+    at.push_back(contig.size());
+    contig += *piece;
+  }
+  return contig + random_bases(rng, 500);
+}
+
 // Alternatives (XA) come all or none: a piece in 3 copies has its 2 others listed, one in 7
 // copies none (6 > max_xa_hits 5); the primary is one of the copies either way, sub = its score.
 TEST_P(GappedMapperTest, AlternativesAreListedUpToMaxXaHits) {
   std::mt19937_64 rng(31);
   const std::string few = random_bases(rng, 200), many = random_bases(rng, 200);
-  std::string contig;
-  std::vector<std::size_t> few_at, many_at;
-  for (int k = 0; k < 10; ++k) {
-    contig += random_bases(rng, 500);
-    (k < 3 ? few_at : many_at).push_back(contig.size());
-    contig += k < 3 ? few : many;
-  }
-  contig += random_bases(rng, 500);
+  std::vector<std::size_t> at;
+  const std::string contig = contig_with_copies(rng, {&few, &few, &few, &many, &many, &many, &many, &many, &many, &many}, 500, at);
+  const std::vector<std::size_t> few_at(at.begin(), at.begin() + 3), many_at(at.begin() + 3, at.end());
   TempDir dir;
   const fmindex::Reference fasta = fmtest::load_reference(dir, {{"copies", contig}});
   const fmindex::FmIndex index = fmtest::build_index(fasta, GetParam(), 8);
@@ -875,14 +884,8 @@ TEST_P(GappedMapperTest, RescueSkipsWindowsLongerThanTwiceBwasMaxIns) {
 TEST_P(GappedMapperTest, PairingChoosesAmongEveryCopyNotOnlyTheReportedOnes) {
   std::mt19937_64 rng(37);
   const std::string many = random_bases(rng, 200);
-  std::string contig;
   std::vector<std::size_t> at;
-  for (int k = 0; k < 7; ++k) {
-    contig += random_bases(rng, 700);
-    at.push_back(contig.size());
-    contig += many;
-  }
-  contig += random_bases(rng, 500);
+  const std::string contig = contig_with_copies(rng, std::vector<const std::string*>(7, &many), 700, at);
   TempDir dir;
   const fmindex::Reference fasta = fmtest::load_reference(dir, {{"copies", contig}});
   const fmindex::FmIndex index = fmtest::build_index(fasta, GetParam(), 8);

@@ -180,6 +180,8 @@ struct GappedMapper::Impl {
   Status align_reported(DpWorkspace& ws, const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded);
   Status finish_hit(const Region& region, const ReadCodes& read, const std::uint32_t* ops, std::uint32_t n_ops,
                     GappedHit& hit) const;
+  Status align_found(const std::vector<SeqRecord>& reads, const std::vector<Region>& regions,
+                     const std::vector<std::size_t>& read_of, std::vector<GappedHit>& hits);
   Status align_pair_choices(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments,
                             const InsertSizeModel& model, std::int32_t unpaired);
   Status search_windows(const std::vector<SeqRecord>& reads, const std::vector<RescueJob>& jobs,
@@ -689,14 +691,8 @@ Status GappedMapper::rescue_mates(const std::vector<SeqRecord>& reads, std::vect
     read_of.push_back(jobs[k].read);
   }
   // Their CIGARs, NM and MD as map() makes a hit's.
-  std::vector<GappedHit> hits(regions.size());
-  std::vector<ReadCodes> encoded(regions.size());
-  std::vector<Reported> reported;
-  for (std::size_t r = 0; r < regions.size(); ++r) {
-    encoded[r] = encode_read(reads[read_of[r]].sequence);
-    reported.push_back({&regions[r], r, &hits[r]});
-  }
-  if (!reported.empty()) WTMAP_TRY(m.align_reported(m.rescue_dp, reported, encoded));
+  std::vector<GappedHit> hits;
+  WTMAP_TRY(m.align_found(reads, regions, read_of, hits));
   // Each mate's rescued hits, best first (ties: in the order found), into its alignment.
   std::vector<std::size_t> order(regions.size());
   for (std::size_t r = 0; r < order.size(); ++r) order[r] = r;
@@ -711,6 +707,20 @@ Status GappedMapper::rescue_mates(const std::vector<SeqRecord>& reads, std::vect
     begin = end;
   }
   return m.align_pair_choices(reads, alignments, model, unpaired);
+}
+
+// The hits of regions found beside map() (rescued, or chosen by pairing) -- region r of read
+// read_of[r] -- as map() makes a hit's: one batch of global alignments on rescue_dp.
+Status GappedMapper::Impl::align_found(const std::vector<SeqRecord>& reads, const std::vector<Region>& regions,
+                                       const std::vector<std::size_t>& read_of, std::vector<GappedHit>& hits) {
+  hits.assign(regions.size(), {});
+  std::vector<ReadCodes> encoded(regions.size());
+  std::vector<Reported> reported;
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    encoded[r] = encode_read(reads[read_of[r]].sequence);
+    reported.push_back({&regions[r], r, &hits[r]});
+  }
+  return reported.empty() ? Status{} : align_reported(rescue_dp, reported, encoded);
 }
 
 // The hits pair_gapped_mates will write that no mate holds yet -- a chosen candidate that is not
@@ -742,14 +752,8 @@ Status GappedMapper::Impl::align_pair_choices(const std::vector<SeqRecord>& read
       }
     }
   }
-  std::vector<GappedHit> hits(regions.size());
-  std::vector<ReadCodes> encoded(regions.size());
-  std::vector<Reported> reported;
-  for (std::size_t r = 0; r < regions.size(); ++r) {
-    encoded[r] = encode_read(reads[read_of[r]].sequence);
-    reported.push_back({&regions[r], r, &hits[r]});
-  }
-  if (!reported.empty()) WTMAP_TRY(align_reported(rescue_dp, reported, encoded));
+  std::vector<GappedHit> hits;
+  WTMAP_TRY(align_found(reads, regions, read_of, hits));
   for (std::size_t r = 0; r < regions.size(); ++r) alignments[read_of[r]].pair_hits.push_back(std::move(hits[r]));
   return {};
 }
