@@ -20,6 +20,7 @@
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/sam_writer.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
+#include "wtmap/core/device_memory.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
 #include "wtmap/io/output_file.hpp"
 
@@ -75,8 +76,8 @@ constexpr const char* kUsage =
     "                    pairs; max, min: mean +- 4 std]\n"
     "  -U INT            pairs: penalty of an unpaired pair against a proper one, 0..1000 [17]\n"
     "  -v                at the end, print the busy seconds of each pipeline stage (and of\n"
-    "                    the gapped mapper's steps); twice (-v -v), also each batch's reads\n"
-    "                    and when each stage began and ended it\n"
+    "                    the gapped mapper's steps) and the GPU memory held; twice (-v -v),\n"
+    "                    also each batch's reads and when each stage began and ended it\n"
     "\n"
     "Gapped mode (bwa mem's names and defaults; INT,INT: deletions, insertions or 5', 3'):\n"
     "  -A INT            match score, 1..1000 [1]\n"
@@ -124,7 +125,10 @@ constexpr const char* kUsage =
     "4^k >= 8 * the reference length, at most 15: 1 GiB from about 2 Mbp of reference on,\n"
     "4 GiB from 8.4 Mbp, 16 GiB from 34 Mbp. A GPU without room for it (half its free memory)\n"
     "takes a shorter k; then a read stopped by the work cap may differ from the CPU backend's.\n"
-    "The CPU backend keeps 13 levels of the table (1 GiB) and steps the rest.\n";
+    "The CPU backend keeps 13 levels of the table (1 GiB) and steps the rest.\n"
+    "Beyond the index, device memory grows with --batch. A GPU short of memory for a batch\n"
+    "searches it in halves (down to one read or pair), with the same output, says so once on\n"
+    "stderr and keeps the smaller batches.\n";
 
 // Ends a run whose output is complete and closed without tearing it down: freeing some 4 * 10^6
 // record strings, the index and the pinned buffers one by one, and the CUDA runtime's teardown,
@@ -499,6 +503,10 @@ int align_main(int argc, char** argv) {
   // neither them nor the k-mer table of the k-mismatch search.
   aligner::MismatchSearchEngine mismatch_engine(c.batch_size, *backend, !c.io_only && !gapped);
   aligner::GappedSearchEngine gapped_engine;
+  // A GPU short of memory for a batch: smaller batches (pairs kept whole), said once on stderr.
+  auto say = [&log](const std::string& line) { log.info("%s", line.c_str()); };
+  mismatch_engine.configure_splitting(c.is_paired() ? 2 : 1, say);
+  gapped_engine.configure_splitting(c.is_paired() ? 2 : 1, say);
   auto index = load_dna_index(c.prefix, *backend, c.io_only || gapped);
   if (!index.ok()) return fail("align", index.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
@@ -554,6 +562,9 @@ int align_main(int argc, char** argv) {
       gapped_engine.release();
     }
   } teardown{pipeline, mismatch_engine, gapped_engine};
+  // -v: what the index and the engine hold, what loading them took at most, and the batches' peak.
+  const std::size_t device_bytes_before_batches = device_memory_held(), device_load_peak = device_memory_peak();
+  reset_device_memory_peak();
   aligner::SamWriterSink single_sink(*writer);
   std::optional<aligner::PairedSamWriterSink> pair_sink;
   if (c.is_paired()) {
@@ -579,6 +590,10 @@ int align_main(int argc, char** argv) {
   const Status run = pipeline.run(engine, sink, rescuing ? std::function<void()>{} : std::function<void()>{release_gpu_and_indexes});
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
   log_stage_times(log, pipeline, *reader, *writer, start_seconds, c.verbosity);
+  if (c.verbosity >= 1 && *backend == Backend::gpu) {
+    log.info("GPU memory held: %zu bytes before the first batch (%zu at the peak of loading), %zu at the peak of "
+             "the batches", device_bytes_before_batches, device_load_peak, device_memory_peak());
+  }
   if (engine == &gapped_engine && c.verbosity >= 1) {
     const aligner::gapped::GappedStageSeconds t = gapped_engine.stage_seconds();
     log.info("gapped mapping, seconds summed over %u mapping threads: seeds %.2f, locate %.2f, chains %.2f, "

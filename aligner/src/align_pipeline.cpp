@@ -142,6 +142,11 @@ struct AlignPipeline::Impl {
     spare->filled = 0;
     return std::move(*spare);
   }
+  // --batch, or fewer where the engine (once run() named it) asks for smaller batches.
+  std::size_t batch_reads() const {
+    const SearchEngine* e = engine.load();
+    return e == nullptr ? options.batch_size : std::min(options.batch_size, e->most_reads_per_batch());
+  }
   Status read_all(ReadSource& source);
   Status search_all(SearchEngine* engine);
   Status finish_all(SearchEngine* engine);
@@ -152,6 +157,7 @@ struct AlignPipeline::Impl {
   BoundedQueue<ReadBatch> spare_batches{kMostInStages};  // written, back to the reader; never full
   BatchWarmer warmer;
   std::atomic<bool> cancelled{false};
+  std::atomic<const SearchEngine*> engine{nullptr};  // run()'s, for the reader's batch_reads()
   std::atomic<bool> searched_all{false};  // the search stage has searched every batch read
   Status read_status, search_status, finish_status, write_status;  // each set by its stage's thread
   StageClocks clocks;  // each clock touched by its own stage's thread only
@@ -164,7 +170,7 @@ Status AlignPipeline::Impl::read_all(ReadSource& source) {
     ReadBatch batch = next_batch();
     bool more = true;
     WTMAP_TRY(clocks.read.time([&]() -> Status {
-      auto filled = source.fill(batch, options.batch_size);
+      auto filled = source.fill(batch, batch_reads());
       if (!filled.ok()) return filled.status();
       more = *filled;
       batch.end_filling();
@@ -245,6 +251,7 @@ void AlignPipeline::start_reading(ReadSource& source) {
 Status AlignPipeline::run(SearchEngine* engine, AlignmentSink& sink, std::function<void()> release) {
   Impl& p = *impl_;
   if (!p.read_thread.joinable()) return invalid_argument("AlignPipeline::run: start_reading was not called");
+  p.engine = engine;
   p.write_thread = std::thread([&p, &sink] {
     p.write_status = guarded([&] { return p.write_all(sink); });
     p.to_write.close();  // on a write error, stop the stages before it too

@@ -1,6 +1,8 @@
 #include "wtmap/aligner/align_stages.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <new>
 #include <string>
 #include <system_error>
@@ -99,16 +101,21 @@ void SearchedBatchPool::release() {
   }
 }
 
-Status MismatchSearchEngine::search(const ReadBatch& batch) {
+Status MismatchSearchEngine::search_part(const SeqRecord* reads, std::size_t count) {
   if (!aligner_) return invalid_argument("MismatchSearchEngine::search before start()");
   std::unique_ptr<SearchedBatch> searched = pool_.take();
-  WTMAP_TRY(aligner_->search(batch.reads, *searched));
+  const Status status = aligner_->search(reads, count, *searched);
+  if (!status.ok()) {
+    // Short of device memory, nothing was launched into it: kept for the smaller parts.
+    if (status.code() == StatusCode::device_out_of_memory) pool_.give_back(std::move(searched));
+    return status;
+  }
   const std::lock_guard<std::mutex> lock(in_flight_mutex_);
   in_flight_.push_back(std::move(searched));
   return {};
 }
 
-Status MismatchSearchEngine::finish(ReadBatch& batch) {
+Status MismatchSearchEngine::finish_part(const SeqRecord* reads, std::size_t count, ReadBatch& out) {
   std::unique_ptr<SearchedBatch> searched;
   {
     const std::lock_guard<std::mutex> lock(in_flight_mutex_);
@@ -116,9 +123,14 @@ Status MismatchSearchEngine::finish(ReadBatch& batch) {
     searched = std::move(in_flight_.front());
     in_flight_.pop_front();
   }
-  WTMAP_TRY(aligner_->finish(batch.reads, *searched, batch.alignments));
+  out.gapped_alignments.clear();
+  WTMAP_TRY(aligner_->finish(reads, count, *searched, out.alignments));
   pool_.give_back(std::move(searched));
   return {};
+}
+
+Status MismatchSearchEngine::release_device_memory() {
+  return aligner_ ? aligner_->release_device_memory() : Status{};
 }
 
 GappedSearchEngine::~GappedSearchEngine() { release(); }
@@ -142,6 +154,7 @@ Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::Ga
 
 void GappedSearchEngine::map_jobs(std::size_t k) {
   gapped::GappedMapper& mapper = *mappers_[k];
+  std::size_t released_at = part_size_.get();
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return stopping_ || !queued_.empty(); });
@@ -149,17 +162,72 @@ void GappedSearchEngine::map_jobs(std::size_t k) {
     const std::shared_ptr<Job> job = std::move(queued_.front());
     queued_.pop_front();
     lock.unlock();
-    Status status = guarded([&] { return mapper.map(job->reads, job->results); });
-    if (status.ok() && job->results.size() != job->reads.size()) {
-      status = invalid_argument("the gapped mapper gave " + std::to_string(job->results.size()) + " alignments for " +
-                                std::to_string(job->reads.size()) + " reads");
-    }
+    Status status = guarded([&] { return map_job(mapper, *job, released_at); });
     lock.lock();
     mapper_seconds_[k] = mapper.stage_seconds();
     job->status = std::move(status);
     job->done = true;
     changed_.notify_all();
   }
+}
+
+Status GappedSearchEngine::map_codes(gapped::GappedMapper& mapper, const std::vector<gapped::ReadCodes>& codes,
+                                     std::vector<gapped::GappedReadAlignment>& results) {
+  if (fits_ && !fits_(codes.size())) {
+    return {StatusCode::device_out_of_memory, "the fit check refused " + std::to_string(codes.size()) + " reads"};
+  }
+  WTMAP_TRY(mapper.map(codes, results));
+  if (results.size() != codes.size()) {
+    return invalid_argument("the gapped mapper gave " + std::to_string(results.size()) + " alignments for " +
+                            std::to_string(codes.size()) + " reads");
+  }
+  return {};
+}
+
+Status GappedSearchEngine::map_job(gapped::GappedMapper& mapper, Job& job, std::size_t& released_at) {
+  const std::size_t n = job.reads.size();
+  // A smaller size that another thread found: this mapper's buffers of larger batches go first.
+  if (part_size_.get() < released_at) {
+    mapper.release_device_memory();
+    released_at = part_size_.get();
+  }
+  if (n <= part_size_.get()) {
+    const Status whole = map_codes(mapper, job.reads, job.results);
+    if (whole.code() != StatusCode::device_out_of_memory) return whole;
+    WTMAP_TRY(part_size_.halve(n, whole));
+  }
+  return map_in_parts(mapper, job, released_at);
+}
+
+Status GappedSearchEngine::map_in_parts(gapped::GappedMapper& mapper, Job& job, std::size_t& released_at) {
+  std::vector<gapped::ReadCodes>& reads = job.reads;
+  std::vector<gapped::ReadCodes> part;
+  std::vector<gapped::GappedReadAlignment> part_results, joined;
+  joined.reserve(reads.size());
+  for (std::size_t begin = 0; begin < reads.size();) {
+    if (part_size_.get() < released_at) {
+      mapper.release_device_memory();
+      released_at = part_size_.get();
+    }
+    const std::size_t count = std::min(part_size_.get(), reads.size() - begin);
+    // The part's codes moved out and back: the job keeps them for a smaller retry.
+    const auto first = reads.begin() + static_cast<std::ptrdiff_t>(begin);
+    const auto last = first + static_cast<std::ptrdiff_t>(count);
+    part.assign(std::make_move_iterator(first), std::make_move_iterator(last));
+    const Status mapped = map_codes(mapper, part, part_results);
+    std::move(part.begin(), part.end(), first);
+    if (mapped.code() == StatusCode::device_out_of_memory) {
+      WTMAP_TRY(part_size_.halve(count, mapped));
+      continue;
+    }
+    WTMAP_TRY(mapped);
+    joined.insert(joined.end(), std::make_move_iterator(part_results.begin()),
+                  std::make_move_iterator(part_results.end()));
+    begin += count;
+  }
+  part_size_.report_if_smaller();
+  job.results = std::move(joined);
+  return {};
 }
 
 Status GappedSearchEngine::search(const ReadBatch& batch) {

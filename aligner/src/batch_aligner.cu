@@ -35,7 +35,7 @@ Status BatchAligner::align(const std::vector<SeqRecord>& reads, std::vector<Read
   return finish(reads, own_, out);
 }
 
-Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& batch) {
+Status BatchAligner::search(const SeqRecord* reads, std::size_t count, SearchedBatch& batch) {
   if (options_.max_alternatives > kMaxAlternatives) {
     return invalid_argument("at most " + std::to_string(kMaxAlternatives) + " alternative hits can be listed");
   }
@@ -43,7 +43,7 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
     return invalid_argument("the index was loaded for search only, without its sampled suffix array: nothing to locate hits with");
   }
   Lap lap;
-  const std::size_t n = reads.size();
+  const std::size_t n = count;
   WTMAP_TRY(backend_->reclaim(batch));  // a batch searched again before it was finished
   lap.restart();
   // Offsets serially (a prefix sum); then the backend's gathering of the bases, in parallel.
@@ -65,14 +65,16 @@ Status BatchAligner::search(const std::vector<SeqRecord>& reads, SearchedBatch& 
   return backend_->search(batch, params, sliced, lap);
 }
 
-Status BatchAligner::finish(const std::vector<SeqRecord>& reads, SearchedBatch& batch, std::vector<ReadAlignment>& out) {
-  const std::size_t n = reads.size();
+Status BatchAligner::finish(const SeqRecord*, std::size_t count, SearchedBatch& batch, std::vector<ReadAlignment>& out) {
+  const std::size_t n = count;
   if (batch.choices.size() != n) return invalid_argument("finish() needs the batch that search() was given");
   WTMAP_TRY(backend_->choose(batch));  // (on a GPU index, search() had the GPU choose them: collected here)
   out.resize(n);
   place_chosen(batch, out);
   return {};
 }
+
+Status BatchAligner::release_device_memory() { return backend_->release_device_memory(); }
 
 // Also counts the search's nodes, in the same pass over the choices (a serial pass of its own
 // over the 248-byte results took its time on the finish thread).

@@ -31,8 +31,8 @@ class CpuMismatchBackend : public MismatchBackend {
 
   Status reclaim(SearchedBatch&) override { return {}; }
 
-  void gather(const std::vector<SeqRecord>& reads, SearchedBatch& batch) override {
-    const std::size_t n = reads.size();
+  void gather(const SeqRecord* reads, SearchedBatch& batch) override {
+    const std::size_t n = batch.patterns.size();
     wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
       for (std::uint64_t r = begin; r < end; ++r) {
         encode_read(reads[r].sequence, batch.codes.data() + batch.patterns[r].offset);

@@ -170,8 +170,8 @@ class GpuMismatchBackend : public MismatchBackend {
   }
 
   // A copy per read, on at most kGatherThreads threads: more would wait for busy cores.
-  void gather(const std::vector<SeqRecord>& reads, SearchedBatch& batch) override {
-    const std::size_t n = reads.size();
+  void gather(const SeqRecord* reads, SearchedBatch& batch) override {
+    const std::size_t n = batch.patterns.size();
     wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
       for (std::uint64_t r = begin; r < end; ++r) {
         std::memcpy(batch.codes.data() + batch.patterns[r].offset, reads[r].sequence.data(), reads[r].sequence.size());
@@ -189,13 +189,19 @@ class GpuMismatchBackend : public MismatchBackend {
     lap.restart();
     if (n == 0) return {};
     wtmap::detail::QueryWorkspace& ws = workspaces_[slot];
-    WTMAP_TRY(ws.reserve(0, 0, 1));  // its stream
+    // Every device buffer before any work is enqueued (a device_out_of_memory launches nothing):
+    // its stream, launch_batch_gpu's patterns and search results (staging the patterns only if
+    // they could not be page-locked)...
+    const bool patterns_pinned = wtmap::detail::is_pinned(batch.patterns.data());
+    WTMAP_TRY(ws.reserve(n * sizeof(fmindex::PatternRef), n * sizeof(SearchResult), 1, {!patterns_pinned, false}));
     WTMAP_TRY(ws.reserve_timing());
     const cudaStream_t stream = ws.stream(0);
-    // The other hits are written across PCIe by the kernel into batch.others where it is
-    // page-locked, else into the scratch and copied.
+    // ...and the scratch (MismatchScratchLayout). The other hits are written across PCIe by the
+    // kernel into batch.others where it is page-locked, else into the scratch and copied. No more
+    // group blocks than reads, so that a small batch takes little memory (a stack per block).
     const bool others_pinned = batch.others.empty() || wtmap::detail::is_pinned(batch.others.data());
-    const unsigned group_blocks = static_cast<unsigned>(wtmap::detail::multiprocessor_count()) * kGroupBlocksPerSm;
+    const unsigned group_blocks = static_cast<unsigned>(std::min<std::uint64_t>(
+        n, std::uint64_t{static_cast<unsigned>(wtmap::detail::multiprocessor_count())} * kGroupBlocksPerSm));
     const MismatchScratchLayout layout(batch.codes.size(), n, sliced ? group_blocks : 0,
                                        others_pinned ? 0 : batch.others.size());
     WTMAP_TRY(ws.reserve_scratch(layout.total));
@@ -245,6 +251,14 @@ class GpuMismatchBackend : public MismatchBackend {
 
   Status choose(SearchedBatch& batch) override {
     for (unsigned slot = 0; slot < kLaunchSlots; ++slot) WTMAP_TRY(collect(slot, &batch));  // (adds to search)
+    return {};
+  }
+
+  Status release_device_memory() override {
+    for (unsigned slot = 0; slot < kLaunchSlots; ++slot) {
+      WTMAP_TRY(collect(slot, nullptr));
+      workspaces_[slot].release();
+    }
     return {};
   }
 

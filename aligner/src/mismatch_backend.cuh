@@ -81,15 +81,20 @@ class MismatchBackend {
   // First in search(): a batch searched again before it was finished has its last launch
   // collected (GPU).
   virtual Status reclaim(SearchedBatch& batch) = 0;
-  // The reads' bases into batch.codes at their patterns' offsets (as search codes, or letters
-  // that the GPU encodes), and batch.results and packed_codes sized for the search.
-  virtual void gather(const std::vector<SeqRecord>& reads, SearchedBatch& batch) = 0;
+  // The bases of reads[0, batch.patterns.size()) into batch.codes at their patterns' offsets (as
+  // search codes, or letters that the GPU encodes), and batch.results and packed_codes sized for
+  // the search.
+  virtual void gather(const SeqRecord* reads, SearchedBatch& batch) = 0;
   // Searches the batch with `params`, whose work cap the slice replaced when `sliced` (the reads
   // it cut short then searched again in groups to options.search's cap). A GPU also chooses and
-  // locates the hits, and returns once the batch is launched. `lap` adds to the stage seconds.
+  // locates the hits, and returns once the batch is launched; its device buffers are made before
+  // anything is enqueued, so that a device_out_of_memory launches nothing. `lap` adds to the
+  // stage seconds.
   virtual Status search(SearchedBatch& batch, const SearchParams& params, bool sliced, Lap& lap) = 0;
   // Each read's choice and other hits in batch.choices and batch.others, for placement.
   virtual Status choose(SearchedBatch& batch) = 0;
+  // BatchAligner::release_device_memory: every launch collected, the device buffers freed.
+  virtual Status release_device_memory() { return {}; }
 };
 
 // The backend of `index`'s backend. `options` (resolved) and `seconds` belong to the BatchAligner,

@@ -11,6 +11,7 @@
 #endif
 
 #include "wtmap/core/detail/cuda_check.hpp"
+#include "wtmap/core/device_memory.hpp"
 
 namespace wtmap {
 namespace {
@@ -36,7 +37,7 @@ void* host_allocate(std::size_t size) {
 Buffer::~Buffer() {
   if (data_ == nullptr) return;
   if (backend_ == Backend::gpu) {
-    cudaFree(data_);  // nothing useful to do with an error in a destructor
+    detail::device_free(data_);
   } else {
     std::free(data_);
   }
@@ -57,15 +58,8 @@ Result<Buffer> Buffer::allocate(Backend backend, std::size_t size, const char* w
     b.data_ = static_cast<std::byte*>(p);
     return std::move(b);
   }
-  std::size_t free_bytes = 0, total_bytes = 0;
-  WTMAP_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (size > free_bytes) {
-    return Status{StatusCode::out_of_memory, std::string(what) + " needs " + std::to_string(size) +
-                                                 " bytes of device memory but only " + std::to_string(free_bytes) +
-                                                 " are free"};
-  }
   void* p = nullptr;
-  WTMAP_CUDA_TRY(cudaMalloc(&p, size));
+  WTMAP_TRY(detail::device_allocate(&p, size, what));  // within the free memory and the limit
   b.data_ = static_cast<std::byte*>(p);
   // The fill runs on the legacy default stream, which the non-blocking streams of the batch API
   // do not wait for: data copied into a fresh buffer on one of them could be zeroed after the

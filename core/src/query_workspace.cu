@@ -4,6 +4,29 @@
 
 namespace wtmap::detail {
 
+void QueryWorkspace::release() {
+  // Only streams that were made: even a synchronize starts the CUDA runtime and creates a context,
+  // which a CPU-backend run never needs. Their kernels may still use the buffers.
+  for (Stream& s : streams_) {
+    if (s) cudaStreamSynchronize(s.get());  // nothing useful to do with an error here
+  }
+  // Device memory first, as the destructor frees it (see the class comment); the streams and
+  // events hold no memory to speak of and stay.
+  scratch_ = Buffer{};
+  counters_ = Buffer{};  // reserve makes the counters (and their pinned copy) anew
+  for (int s = 0; s < 2; ++s) {
+    device_in_[s] = Buffer{};
+    device_out_[s] = Buffer{};
+  }
+  for (int s = 0; s < 2; ++s) {
+    pinned_in_[s] = PinnedBuffer{};
+    pinned_out_[s] = PinnedBuffer{};
+  }
+  pinned_first_invalid_ = PinnedBuffer{};
+  in_capacity_ = out_capacity_ = pinned_in_capacity_ = pinned_out_capacity_ = 0;
+  slots_ = 0;
+}
+
 namespace {
 
 Result<Buffer> allocate_device(std::size_t bytes) { return Buffer::allocate(Backend::gpu, bytes, "query batch buffers"); }

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <fstream>
+#include <new>
 
 #include "index_file.hpp"
-#include "wtmap/core/detail/cuda_check.hpp"
+#include "wtmap/core/device_memory.hpp"
 
 namespace wtmap::fmindex {
 namespace {
@@ -202,13 +203,14 @@ Status FmIndex::set_kmer_length(std::uint32_t k, std::uint32_t most_levels) {
   if (k != 0) {  // searched through the current table, if any: the intervals are the same
     // Levels held: on the CPU at most kMaxStoredOnCpu (and most_levels); on the GPU all of them
     // (kmer_interval does not step on the device), k itself lowered until its table takes at most
-    // half the free device memory (the rest is the batches').
+    // half the device memory available (free, within WTMAP_GPU_MEM_LIMIT; the rest is the batches').
     std::uint32_t stored = std::max(1u, std::min(k, most_levels));
     if (backend() == Backend::cpu) {
       stored = std::min(stored, KmerIntervalTable::kMaxStoredOnCpu);
     } else if (k <= KmerIntervalTable::kMaxLength) {
-      std::size_t free_bytes = 0, total_bytes = 0;
-      WTMAP_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+      const Result<std::size_t> available = device_memory_available();
+      if (!available.ok()) return available.status();
+      const std::size_t free_bytes = available.value();
       while (k > 1 && (sizeof(SaInterval) << (2 * k)) > free_bytes / 2) --k;
       stored = k;
     }
@@ -259,6 +261,17 @@ Status FmIndex::save(const std::string& path) const {
 }
 
 Result<FmIndex> FmIndex::load(const std::string& path, Backend backend, std::uint32_t kmer_length, IndexParts parts) {
+  // The sections' large arrays report a failed allocation themselves; under a tight address-space
+  // limit any small one (a stream's buffer, a contig's name) may fail first.
+  try {
+    return load_sections(path, backend, kmer_length, parts);
+  } catch (const std::bad_alloc&) {
+    return Status{StatusCode::out_of_memory, path + ": not enough host memory to load the index"};
+  }
+}
+
+Result<FmIndex> FmIndex::load_sections(const std::string& path, Backend backend, std::uint32_t kmer_length,
+                                       IndexParts parts) {
   std::ifstream in;
   auto header = file::open_index(in, path);
   if (!header.ok()) return header.status();

@@ -78,6 +78,12 @@ Status FmIndexBase<View>::search(const std::uint8_t* codes, std::uint64_t codes_
 }
 
 template <class View>
+void FmIndexBase<View>::release_workspace() const {
+  std::scoped_lock lock(workspace_->scratch_mutex, workspace_->mutex);
+  workspace_->release();
+}
+
+template <class View>
 Status FmIndexBase<View>::locate(const std::uint64_t* rows, std::uint64_t* text_positions, std::size_t count) const {
   if (!can_locate()) {
     return invalid_argument("locate: the index was loaded for search only, without its sampled suffix array");

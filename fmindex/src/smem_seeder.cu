@@ -26,6 +26,13 @@ SmemSeeder::SmemSeeder(SmemSeeder&&) noexcept = default;
 SmemSeeder& SmemSeeder::operator=(SmemSeeder&&) noexcept = default;
 SmemSeeder::~SmemSeeder() = default;
 
+void SmemSeeder::release_device_memory() {
+  std::lock_guard<std::mutex> lock(workspace_->scratch_mutex);
+  workspace_->release();
+  device_seeds_ = Buffer{};
+  staging_->release_device_memory();
+}
+
 Status SmemSeeder::find(const std::uint8_t* codes, std::uint64_t codes_size, const SeedingRead* reads,
                         std::size_t count, const SmemParams& params, Seed* seeds, std::uint64_t seeds_size,
                         SmemResult* results) {

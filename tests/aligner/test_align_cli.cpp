@@ -22,6 +22,7 @@
 #include "align_oracle.hpp"
 #include "bgzf_support.hpp"
 #include "fm_support.hpp"
+#include "gpu_memory_limit.hpp"
 #include "sam_readback.hpp"
 #include "wtmap/core/config.hpp"
 
@@ -463,6 +464,67 @@ TEST_F(AlignCli, ConcurrentGpuRunsMatchACpuRun) {
     for (std::size_t j = 0; j < got.size(); ++j) differ += got[j] != expected[j];
     EXPECT_EQ(differ, 0u) << "run " << i << ": records differing from the CPU run";
   }
+}
+
+// A GPU short of memory: WTMAP_GPU_MEM_LIMIT between what the input in one batch needs and what
+// one read needs (each measured by a run with -v), and above what the load needs and what keeps
+// the k-mer table's k (half the memory available after the index is the table's). The run searches in smaller batches and
+// writes the unlimited run's output byte for byte, with one line saying so.
+TEST_F(AlignCli, GpuShortOfMemoryWritesTheSameOutputInSmallerBatches) {
+  if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
+  std::string many;  // one batch of some 25,000 reads, which needs far more than one read
+  for (int copy = 0; copy < 100; ++copy) {
+    std::vector<Read> renamed = reads_;
+    for (Read& r : renamed) r.name += "_" + std::to_string(copy);
+    many += fastq_text(renamed);
+  }
+  fmtest::write_file(input_.file("many.fq"), many);
+  const std::vector<std::string> args = {"align", "-x", prefix(), "-k", std::to_string(kCliMismatches), "--device",
+                                         "gpu", "-v", input_.file("many.fq")};
+  std::vector<std::string> one_read_args = args;  // each read alone (the copies' originals)
+  one_read_args.back() = reads_path();
+  one_read_args.insert(one_read_args.end() - 1, {"--batch", "1"});
+  const WtmapRun whole = run_wtmap(args), one_read = run_wtmap(one_read_args);
+  ASSERT_EQ(whole.exit_code, 0) << describe(whole);
+  ASSERT_EQ(one_read.exit_code, 0) << describe(one_read);
+  ASSERT_EQ(record_lines(whole.out).size(), 100 * reads_.size());
+  const std::optional<GpuMemoryUse> batch_use = gpu_memory_use(whole.err), read_use = gpu_memory_use(one_read.err);
+  ASSERT_TRUE(batch_use && read_use) << whole.err;
+  std::smatch k;
+  ASSERT_TRUE(std::regex_search(whole.err, k, std::regex(R"(k-mer table of k = (\d+))"))) << whole.err;
+  const std::uint64_t table_bytes = std::uint64_t{16} << (2 * std::stoul(k[1]));
+  const std::uint64_t floor =
+      std::max({read_use->peak, batch_use->before_batches + table_bytes, batch_use->loading_peak});
+  ASSERT_LT(floor, batch_use->peak) << "one batch of the input needs too little for the test";
+  const std::uint64_t limit = floor + (batch_use->peak - floor) / 2;
+  WtmapRun limited;
+  {
+    const ScopedGpuMemoryLimit scoped(limit);
+    limited = run_wtmap(args);
+  }
+  ASSERT_EQ(limited.exit_code, 0) << describe(limited);
+  EXPECT_EQ(limited.out, whole.out);
+  EXPECT_EQ(shortage_lines(limited.err), 1u) << limited.err;
+  EXPECT_NE(limited.err.find("k-mer table of k = " + std::string(k[1])), std::string::npos) << limited.err;
+  const std::optional<GpuMemoryUse> limited_use = gpu_memory_use(limited.err);
+  ASSERT_TRUE(limited_use) << limited.err;
+  EXPECT_LE(limited_use->peak, limit);
+  EXPECT_EQ(shortage_lines(whole.err), 0u) << whole.err;
+}
+
+// A WTMAP_GPU_MEM_LIMIT that is no byte count stops a GPU run at its first device allocation,
+// naming the variable and its value; no output is left behind.
+TEST_F(AlignCli, GpuMemoryLimitThatIsNoByteCountIsRefused) {
+  if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
+  const std::string out = output_.file("out.sam");
+  WtmapRun r;
+  {
+    const ScopedGpuMemoryLimit scoped("12 MB");
+    r = align({"--device", "gpu", "-o", out}, reads_path());
+  }
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find("WTMAP_GPU_MEM_LIMIT='12 MB' is not a byte count"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
 }
 
 // A bad record after many good ones stops the run while batches are in every stage, on either

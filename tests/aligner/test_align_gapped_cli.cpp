@@ -12,12 +12,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "../cli/cli_support.hpp"
 #include "gapped_sam_support.hpp"
+#include "gpu_memory_limit.hpp"
 #include "sam_readback.hpp"
 #include "wtmap/core/config.hpp"
 
@@ -268,6 +272,69 @@ TEST_F(GappedCliAlignment, GpuOutputMatchesCpu) {
   ASSERT_EQ(cpu.exit_code, 0) << describe(cpu);
   ASSERT_EQ(gpu.exit_code, 0) << describe(gpu);
   EXPECT_EQ(records_of(cpu.out), records_of(gpu.out));
+}
+
+// Reads from all over the contig, 100..150 bases, some reverse-complemented, some with a
+// deletion or a substitution: `count` of them.
+std::vector<fmtest::Pattern> many_reads(std::size_t count) {
+  std::vector<fmtest::Pattern> reads;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t length = 100 + i % 51;
+    std::string read = kContig.substr(i * 7919 % (kContig.size() - length), length);
+    if (i % 4 == 2) read.erase(40, 2);
+    if (i % 5 == 3) read[60] = read[60] == 'A' ? 'C' : 'A';
+    if (i % 3 == 1) read = fmtest::revcomp(read);
+    reads.push_back({"m" + std::to_string(i), read});
+  }
+  return reads;
+}
+
+// A GPU short of memory: WTMAP_GPU_MEM_LIMIT between what the input in one batch needs and what
+// one read needs (each measured by a run with -v): the run maps in smaller batches and writes the
+// unlimited run's output byte for byte, with one line saying so. With no room beyond what the
+// index and the mapper hold before the first batch, not even one read fits: the run fails saying
+// so, and leaves no output file.
+TEST_F(GappedCliAlignment, GpuShortOfMemoryWritesTheSameOutputInSmallerBatches) {
+  if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";
+  const std::vector<fmtest::Pattern> reads = many_reads(4000);
+  const RunResult whole = align(reads, "--device gpu -v");
+  const RunResult one_read = align(reads, "--device gpu -v --batch 1");
+  ASSERT_EQ(whole.exit_code, 0) << describe(whole);
+  ASSERT_EQ(one_read.exit_code, 0) << describe(one_read);
+  const std::optional<GpuMemoryUse> batch_use = gpu_memory_use(whole.err), read_use = gpu_memory_use(one_read.err);
+  ASSERT_TRUE(batch_use && read_use) << whole.err;
+  const std::uint64_t floor = std::max(read_use->peak, batch_use->loading_peak);
+  ASSERT_LT(floor, batch_use->peak) << "one batch of the input needs too little for the test";
+  const std::uint64_t limit = floor + (batch_use->peak - floor) / 2;
+  RunResult limited;
+  {
+    const ScopedGpuMemoryLimit scoped(limit);
+    limited = align(reads, "--device gpu -v");
+  }
+  ASSERT_EQ(limited.exit_code, 0) << describe(limited);
+  EXPECT_EQ(limited.out, whole.out);
+  EXPECT_GT(std::count(whole.out.begin(), whole.out.end(), '\n'), 4000);
+  EXPECT_EQ(shortage_lines(limited.err), 1u) << limited.err;
+  EXPECT_EQ(shortage_lines(whole.err), 0u) << whole.err;
+  const std::optional<GpuMemoryUse> limited_use = gpu_memory_use(limited.err);
+  ASSERT_TRUE(limited_use) << limited.err;
+  EXPECT_LE(limited_use->peak, limit);
+  // Room for the load and no more: a case only where loading needs less than a read beside what
+  // the index and the mapper hold.
+  const std::uint64_t load_only = std::max(batch_use->before_batches, batch_use->loading_peak);
+  if (load_only >= read_use->peak) {
+    std::fprintf(stderr, "note: loading needs as much as one read; no limit between them to try\n");
+    return;
+  }
+  const std::string out = dir_->file("too_little.sam");
+  RunResult too_little;
+  {
+    const ScopedGpuMemoryLimit scoped(load_only);
+    too_little = align(reads, "--device gpu -o " + shell_quote(out));
+  }
+  EXPECT_EQ(too_little.exit_code, 1) << describe(too_little);
+  EXPECT_NE(too_little.err.find("a single read does not fit in the GPU's memory"), std::string::npos) << too_little.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace

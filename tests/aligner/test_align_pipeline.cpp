@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "wtmap/aligner/align_pipeline.hpp"
+#include "wtmap/aligner/batch_splitting.hpp"
 
 namespace wtmap::altest {
 namespace {
@@ -143,7 +144,38 @@ class FakeSource : public ReadSource {
   Pace pace_;
 };
 
-std::uint64_t read_number(const ReadBatch& batch, std::size_t r) { return std::stoull(batch.reads[r].name); }
+std::uint64_t read_number(const aligner::SeqRecord& read) { return std::stoull(read.name); }
+std::uint64_t read_number(const ReadBatch& batch, std::size_t r) { return read_number(batch.reads[r]); }
+
+// Reads [0, count) their alignments by the rules above into `out`: k-mismatch ones, or gapped
+// ones (GappedSearchEngine's kind: MAPQ 60 where a k-mismatch read would have MAPQ > 0), with
+// `both_kinds` the k-mismatch ones left in too.
+void give_alignments(const aligner::SeqRecord* reads, std::size_t count, ReadBatch& out, bool gapped = false,
+                     bool both_kinds = false) {
+  out.alignments.assign(count, ReadAlignment{});
+  out.gapped_alignments.clear();
+  for (std::size_t r = 0; r < count; ++r) {
+    const std::uint64_t n = read_number(reads[r]);
+    ReadAlignment& a = out.alignments[r];
+    a.mapped = mapped(n);
+    a.best_count = a.mapped ? (repeat(n) ? 2 : 1) : 0;
+    a.primary.position = n;  // which read this alignment belongs to
+    a.flags = static_cast<std::uint8_t>((capped(n) ? aligner::kWorkCapped : 0) | (too_short(n) ? aligner::kTooShort : 0) |
+                                        (too_long(n) ? aligner::kTooLong : 0));
+  }
+  if (!gapped) return;
+  out.gapped_alignments.assign(count, aligner::gapped::GappedReadAlignment{});
+  for (std::size_t r = 0; r < count; ++r) {
+    const std::uint64_t n = read_number(reads[r]);
+    aligner::gapped::GappedReadAlignment& a = out.gapped_alignments[r];
+    a.mapped = mapped(n);
+    a.mapq = a.mapped && !repeat(n) && !capped(n) ? 60 : 0;
+    a.primary.position = n;
+    if (a.mapped && split(n)) a.supplementary.resize(2);
+    a.flags = static_cast<std::uint8_t>((too_short(n) ? aligner::kTooShort : 0) | (too_long(n) ? aligner::kTooLong : 0));
+  }
+  if (!both_kinds) out.alignments.clear();
+}
 
 class FakeEngine : public SearchEngine {
  public:
@@ -175,38 +207,13 @@ class FakeEngine : public SearchEngine {
       if (!in_flight_.empty()) in_flight_.pop_front();
     }
     finish_pace_.step();
-    batch.alignments.assign(batch.reads.size() - (wrong_count ? 1 : 0), ReadAlignment{});
-    for (std::size_t r = 0; r < batch.alignments.size(); ++r) {
-      const std::uint64_t n = read_number(batch, r);
-      ReadAlignment& a = batch.alignments[r];
-      a.mapped = mapped(n);
-      a.best_count = a.mapped ? (repeat(n) ? 2 : 1) : 0;
-      a.primary.position = n;  // which read this alignment belongs to
-      a.flags = static_cast<std::uint8_t>((capped(n) ? aligner::kWorkCapped : 0) | (too_short(n) ? aligner::kTooShort : 0) |
-                                          (too_long(n) ? aligner::kTooLong : 0));
-    }
-    if (gapped) give_gapped(batch);
+    give_alignments(batch.reads.data(), batch.reads.size() - (wrong_count ? 1 : 0), batch, gapped, both_kinds);
     ++finished;
     return {};
   }
   void finish_stopped() override { ++stopped; }
 
  private:
-  // The same rules as gapped alignments: MAPQ 60 where a k-mismatch read would have MAPQ > 0.
-  void give_gapped(ReadBatch& batch) const {
-    batch.gapped_alignments.assign(batch.alignments.size(), aligner::gapped::GappedReadAlignment{});
-    for (std::size_t r = 0; r < batch.alignments.size(); ++r) {
-      const std::uint64_t n = read_number(batch, r);
-      aligner::gapped::GappedReadAlignment& a = batch.gapped_alignments[r];
-      a.mapped = mapped(n);
-      a.mapq = a.mapped && !repeat(n) && !capped(n) ? 60 : 0;
-      a.primary.position = n;
-      if (a.mapped && split(n)) a.supplementary.resize(2);
-      a.flags = static_cast<std::uint8_t>((too_short(n) ? aligner::kTooShort : 0) | (too_long(n) ? aligner::kTooLong : 0));
-    }
-    if (!both_kinds) batch.alignments.clear();
-  }
-
   Pace search_pace_, finish_pace_;
   std::size_t searched_ = 0;
   std::mutex mutex_;
@@ -589,6 +596,232 @@ TEST(AlignPipeline, RunWithoutStartReadingIsAnError) {
   FakeSink sink(flow, 0);
   AlignPipeline pipeline(options_of(20));
   EXPECT_EQ(pipeline.run(&engine, sink).code(), StatusCode::invalid_argument);
+}
+
+// ---- SplittingSearchEngine: a device short of memory ------------------------------------------
+
+// A fake device that holds at most `fits` reads at once: search_part fails above that with
+// device_out_of_memory, leaving nothing behind, as a GPU engine's search fails at its first
+// allocation; else the part waits for finish_part, which gives its reads the rules' alignments
+// after a random pause (so that the finish thread lags behind the search thread). It records
+// every part it was asked to search, and whether the halves ever saw parts out of order or at
+// once.
+class ShortDeviceEngine : public aligner::SplittingSearchEngine {
+ public:
+  ShortDeviceEngine(std::size_t fits, bool gapped) : fits(fits), gapped_(gapped) {}
+  std::atomic<std::size_t> fits;
+  std::vector<std::size_t> tried;  // search_part's counts, in order (the search thread's)
+  std::atomic<bool> out_of_order{false};
+  std::atomic<std::size_t> released{0};
+  Failure search_failure;  // an error other than a shortage, at that call
+  // After this many tries, the device holds only shrunk_fits reads.
+  std::size_t shrink_after_tries = ~std::size_t{0}, shrunk_fits = 0;
+  // As the GPU k-mismatch engine's two launch slots: each slot keeps the buffers of the largest
+  // part it took (until release_device_memory), and the two together must fit.
+  bool two_slots = false;
+
+ protected:
+  Status search_part(const aligner::SeqRecord* reads, std::size_t count) override {
+    tried.push_back(count);
+    if (search_failure.due(tried.size() - 1)) return injected("search", tried.size() - 1);
+    if (tried.size() > shrink_after_tries) fits = shrunk_fits;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    // With two slots, the slot keeps the largest part it took, beside the other slot's.
+    const std::size_t slot_size = two_slots ? std::max(count, kept_[slot_]) : count;
+    if (slot_size + (two_slots ? kept_[1 - slot_] : 0) > fits.load()) {
+      return {StatusCode::device_out_of_memory, "fake device: " + std::to_string(count) + " reads need too much"};
+    }
+    kept_[slot_] = slot_size;
+    slot_ = 1 - slot_;
+    parts_.push_back({reads, count});
+    return {};
+  }
+  Status finish_part(const aligner::SeqRecord* reads, std::size_t count, ReadBatch& out) override {
+    pace_.step();
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (parts_.empty() || parts_.front().first != reads || parts_.front().second != count) out_of_order = true;
+      if (!parts_.empty()) parts_.pop_front();
+    }
+    give_alignments(reads, count, out, gapped_);
+    return {};
+  }
+  Status release_device_memory() override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!parts_.empty()) out_of_order = true;  // released with a part in flight
+    ++released;
+    kept_[0] = kept_[1] = 0;
+    return {};
+  }
+
+ private:
+  bool gapped_;
+  Pace pace_{300, 5};
+  std::mutex mutex_;
+  std::deque<std::pair<const aligner::SeqRecord*, std::size_t>> parts_;
+  std::size_t kept_[2] = {0, 0}, slot_ = 0;
+};
+
+// Every record as text, in the order written: what an unsplit run and a split run must both give.
+class TextSink : public AlignmentSink {
+ public:
+  std::string text;
+  Status prepare(std::size_t) override { return {}; }
+  Status write(const ReadBatch& batch) override {
+    for (std::size_t r = 0; r < batch.size(); ++r) {
+      text += batch.reads[r].name;
+      if (r < batch.gapped_alignments.size()) {
+        const aligner::gapped::GappedReadAlignment& a = batch.gapped_alignments[r];
+        text += " gapped " + std::to_string(a.mapped) + " " + std::to_string(a.primary.position) + " " +
+                std::to_string(a.mapq) + " " + std::to_string(a.supplementary.size()) + " " + std::to_string(a.flags);
+      }
+      if (r < batch.alignments.size()) {
+        const ReadAlignment& a = batch.alignments[r];
+        text += " " + std::to_string(a.mapped) + " " + std::to_string(a.primary.position) + " " +
+                std::to_string(a.best_count) + " " + std::to_string(a.flags);
+      }
+      text += '\n';
+    }
+    return {};
+  }
+  Status finish() override { return {}; }
+};
+
+struct SplitRun {
+  Status status;
+  std::string text;
+  std::vector<std::string> reports;
+  std::vector<std::size_t> batch_reads;  // the reader's batches
+};
+
+// `reads` reads in batches of `batch_size` through `engine` (`unit`: reads kept together), written
+// as text.
+SplitRun run_split(ShortDeviceEngine& engine, std::uint64_t reads, std::size_t batch_size, std::size_t unit = 1) {
+  SplitRun run;
+  engine.configure_splitting(unit, [&run](const std::string& line) { run.reports.push_back(line); });
+  Flow flow;
+  FakeSource source(flow, reads, 50);
+  TextSink sink;
+  within_deadline(30, [&] {
+    AlignPipeline pipeline(options_of(batch_size));
+    pipeline.start_reading(source);
+    run.status = pipeline.run(&engine, sink);
+    run.batch_reads = pipeline.totals().batch_reads;
+  });
+  run.text = std::move(sink.text);
+  return run;
+}
+
+// Halving from 256: 128 and 64 fail too, 32 fits. The output is the unsplit run's, byte for byte;
+// the shortage is said once, with the size that failed and the size used from then on; no try
+// fails after the first batch: the batches read ahead go in parts of 32, and the reader then
+// reads batches of 32, which run whole; the halves never see parts out of order.
+TEST(SplittingSearchEngine, SplitOutputIsTheUnsplitOutput) {
+  constexpr std::uint64_t kReads = 5000;  // 19 batches of 256 and one of 136, or later ones of 32
+  for (bool gapped : {false, true}) {
+    SCOPED_TRACE(gapped);
+    ShortDeviceEngine roomy(~std::size_t{0}, gapped), short_of_memory(50, gapped);
+    const SplitRun whole = run_split(roomy, kReads, 256);
+    ASSERT_TRUE(whole.status.ok()) << whole.status.message();
+    EXPECT_TRUE(whole.reports.empty());
+    std::vector<std::size_t> batches(19, 256);
+    batches.push_back(136);
+    EXPECT_EQ(roomy.tried, batches);
+    const SplitRun split = run_split(short_of_memory, kReads, 256);
+    ASSERT_TRUE(split.status.ok()) << split.status.message();
+    EXPECT_EQ(split.text, whole.text);
+    EXPECT_EQ(std::count(whole.text.begin(), whole.text.end(), '\n'), static_cast<std::ptrdiff_t>(kReads));
+    ASSERT_EQ(split.reports.size(), 1u);
+    EXPECT_EQ(split.reports[0],
+              "the GPU was short of memory for a batch of 256 reads: batches of 32 reads from now on (--batch 32 "
+              "avoids the retries)");
+    // Whether read ahead (in parts) or read later (whole), 5000 - 3 * 256 reads go 32 at a time.
+    std::vector<std::size_t> want = {256, 128, 64};
+    want.insert(want.end(), (kReads - 8) / 32, 32);
+    want.push_back(8);
+    EXPECT_EQ(short_of_memory.tried, want);
+    EXPECT_FALSE(short_of_memory.out_of_order.load());
+    EXPECT_EQ(short_of_memory.part_size(), 32u);
+    EXPECT_GE(short_of_memory.released.load(), 3u);  // before each smaller size's first try
+    // The reader took the smaller size: its last batches hold 32 reads (the 20 first ones cannot
+    // all have been read ahead while the first failed), and none after a small one is larger.
+    ASSERT_GT(split.batch_reads.size(), 20u);
+    const auto first_small = std::find(split.batch_reads.begin(), split.batch_reads.end(), 32u);
+    EXPECT_TRUE(std::all_of(first_small, split.batch_reads.end(), [](std::size_t n) { return n <= 32; }));
+  }
+}
+
+// Two slots: the first part of 32 fits, the second beside it does not; 16 do. Said once, after
+// the first batch, with the size that holds from then on.
+TEST(SplittingSearchEngine, TwoSlotDeviceIsReportedOnceWithTheSizeThatHolds) {
+  ShortDeviceEngine roomy(~std::size_t{0}, false), engine(50, false);
+  engine.two_slots = true;
+  const SplitRun whole = run_split(roomy, 1000, 256);
+  const SplitRun split = run_split(engine, 1000, 256);
+  ASSERT_TRUE(split.status.ok()) << split.status.message();
+  EXPECT_EQ(split.text, whole.text);
+  ASSERT_EQ(split.reports.size(), 1u);
+  EXPECT_NE(split.reports[0].find("a batch of 256 reads: batches of 16 reads"), std::string::npos) << split.reports[0];
+  const std::vector<std::size_t> first = {256, 128, 64, 32, 32, 16};
+  ASSERT_GT(engine.tried.size(), first.size());
+  EXPECT_TRUE(std::equal(first.begin(), first.end(), engine.tried.begin()));
+  EXPECT_TRUE(std::all_of(engine.tried.begin() + 6, engine.tried.end(), [](std::size_t c) { return c <= 16; }));
+}
+
+// Pairs stay whole: every part holds an even number of reads, 4 where the device holds 5.
+TEST(SplittingSearchEngine, PairsStayInOnePart) {
+  ShortDeviceEngine roomy(~std::size_t{0}, false), short_of_memory(5, false);
+  const SplitRun whole = run_split(roomy, 200, 64, 2);
+  const SplitRun split = run_split(short_of_memory, 200, 64, 2);
+  ASSERT_TRUE(split.status.ok()) << split.status.message();
+  EXPECT_EQ(split.text, whole.text);
+  ASSERT_EQ(split.reports.size(), 1u);
+  EXPECT_NE(split.reports[0].find("batches of 4 reads"), std::string::npos) << split.reports[0];
+  for (std::size_t count : short_of_memory.tried) EXPECT_EQ(count % 2, 0u) << count;
+}
+
+// The device shrinks during the run (another process took memory): the size halves again and
+// this is said again; it never grows back.
+TEST(SplittingSearchEngine, LaterShortageHalvesAgain) {
+  ShortDeviceEngine roomy(~std::size_t{0}, false), engine(40, false);
+  engine.shrink_after_tries = 8;  // then 10 reads fit
+  engine.shrunk_fits = 10;
+  const SplitRun whole = run_split(roomy, 600, 64);  // 9 batches of 64 and one of 24
+  const SplitRun split = run_split(engine, 600, 64);
+  ASSERT_TRUE(split.status.ok()) << split.status.message();
+  EXPECT_EQ(split.text, whole.text);
+  ASSERT_EQ(split.reports.size(), 2u);
+  EXPECT_NE(split.reports[0].find("a batch of 64 reads: batches of 32 reads"), std::string::npos) << split.reports[0];
+  EXPECT_NE(split.reports[1].find("a batch of 32 reads: batches of 8 reads"), std::string::npos) << split.reports[1];
+  EXPECT_TRUE(std::is_sorted(engine.tried.rbegin(), engine.tried.rend())) << "a part larger than one tried before";
+  EXPECT_EQ(engine.part_size(), 8u);
+}
+
+// One read (one pair) that does not fit ends the run with device_out_of_memory and a message
+// that says so and keeps the device's; no output is written for that batch.
+TEST(SplittingSearchEngine, SingleReadThatDoesNotFitFailsTheRun) {
+  for (std::size_t unit : {1, 2}) {
+    SCOPED_TRACE(unit);
+    ShortDeviceEngine engine(unit - 1, false);
+    const SplitRun run = run_split(engine, 100, 16, unit);
+    EXPECT_EQ(run.status.code(), StatusCode::device_out_of_memory);
+    const std::string want = unit == 1 ? "a single read does not fit in the GPU's memory: fake device: 1 reads need too much"
+                                       : "a single pair of reads does not fit in the GPU's memory: fake device: 2 reads "
+                                         "need too much";
+    EXPECT_EQ(run.status.message(), want);
+    EXPECT_TRUE(run.reports.empty());
+    EXPECT_TRUE(run.text.empty());
+  }
+}
+
+// Any other error of a part is the run's at once: no split, no retry.
+TEST(SplittingSearchEngine, OtherErrorsAreNotRetried) {
+  ShortDeviceEngine engine(~std::size_t{0}, false);
+  engine.search_failure.batch = 2;
+  const SplitRun run = run_split(engine, 1000, 50);
+  EXPECT_EQ(run.status.code(), StatusCode::io_error);
+  EXPECT_EQ(engine.tried, (std::vector<std::size_t>{50, 50, 50}));
+  EXPECT_TRUE(run.reports.empty());
 }
 
 }  // namespace

@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <mutex>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <string>
@@ -20,6 +23,7 @@
 #include "wtmap/aligner/align_stages.hpp"
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/mismatch_search.hpp"
+#include "wtmap/core/device_memory.hpp"
 
 namespace wtmap::test {
 namespace {
@@ -694,10 +698,78 @@ TEST_P(GappedMapperTest, BatchSizesAndThreadCountsGiveTheSameBytes) {
   }
 }
 
+// release_device_memory (after a batch too large for the GPU) gives back every device byte the
+// mapper took for its batches, and the next batch, made anew, maps as before; a part of a batch
+// (reads[k, n) of the array) maps as those reads alone.
+TEST_P(GappedMapperTest, ReleasedDeviceMemoryComesBackAndPartsMapAlike) {
+  GappedMapper m = mapper();
+  const std::vector<SeqRecord> reads = records(varied_reads(*reference_, 4));
+  m.release_device_memory();  // whatever the index's build left in its workspace
+  const std::size_t before_batches = device_memory_held();
+  const auto all = map_all(m, reads, reads.size());
+  if (GetParam() == Backend::gpu) {
+    EXPECT_GT(device_memory_held(), before_batches);
+  }
+  m.release_device_memory();
+  EXPECT_EQ(device_memory_held(), before_batches);
+  const auto again = map_all(m, reads, reads.size());
+  const std::size_t k = reads.size() / 3;
+  std::vector<GappedReadAlignment> tail;
+  ASSERT_TRUE(m.map(reads.data() + k, reads.size() - k, tail).ok());
+  ASSERT_EQ(tail.size(), reads.size() - k);
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    EXPECT_EQ(describe(again[i]), describe(all[i])) << i;
+    if (i >= k) {
+      EXPECT_EQ(describe(tail[i - k]), describe(all[i])) << i;
+    }
+  }
+}
+
+// The batches of `batch` reads of `reads`, as ReadBatches.
+std::vector<aligner::ReadBatch> batches_of(const std::vector<SeqRecord>& reads, std::size_t batch) {
+  std::vector<aligner::ReadBatch> batches;
+  for (std::size_t i = 0; i < reads.size(); i += batch) {
+    aligner::ReadBatch& b = batches.emplace_back();
+    b.reads.assign(reads.begin() + i, reads.begin() + std::min(reads.size(), i + batch));
+    b.filled = b.reads.size();
+  }
+  return batches;
+}
+
+// Every batch of `batch` reads through the engine with the pipeline's pattern of calls (search
+// runs up to kMostMappers batches ahead of finish); the alignments in read order, or the first error.
+Status run_engine(aligner::GappedSearchEngine& engine, const std::vector<SeqRecord>& reads, std::size_t batch,
+                  std::vector<GappedReadAlignment>& got) {
+  std::vector<aligner::ReadBatch> batches = batches_of(reads, batch);
+  got.clear();
+  std::size_t finished = 0;
+  auto finish_one = [&]() -> Status {
+    WTMAP_TRY(engine.finish(batches[finished]));
+    got.insert(got.end(), batches[finished].gapped_alignments.begin(), batches[finished].gapped_alignments.end());
+    ++finished;
+    return {};
+  };
+  for (std::size_t searched = 0; searched < batches.size(); ++searched) {
+    WTMAP_TRY(engine.search(batches[searched]));
+    if (searched - finished + 1 >= aligner::GappedSearchEngine::kMostMappers) WTMAP_TRY(finish_one());
+  }
+  while (finished < batches.size()) WTMAP_TRY(finish_one());
+  return {};
+}
+
+// run_engine gives `expected`, read by read.
+void expect_engine_gives(aligner::GappedSearchEngine& engine, const std::vector<SeqRecord>& reads, std::size_t batch,
+                         const std::vector<GappedReadAlignment>& expected, const std::string& what) {
+  std::vector<GappedReadAlignment> got;
+  const Status ran = run_engine(engine, reads, batch, got);
+  ASSERT_TRUE(ran.ok()) << what << ": " << ran.message();
+  ASSERT_EQ(got.size(), expected.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(describe(got[i]), describe(expected[i])) << what << ", read " << i;
+}
+
 // The pipeline's engine maps several batches at once on mapping threads (mappers made by
 // another(), sharing the reference): each batch's alignments equal one GappedMapper's, whichever
-// thread mapped it, with the pipeline's pattern of calls (search runs up to kMostMappers batches
-// ahead of finish); release() with batches still queued returns.
+// thread mapped it; release() with batches still queued returns.
 TEST_P(GappedMapperTest, SearchEngineWithSeveralMappersGivesEachBatchsBytes) {
   GappedMapper m = mapper();
   const std::vector<SeqRecord> reads = records(varied_reads(*reference_, 4));
@@ -705,37 +777,118 @@ TEST_P(GappedMapperTest, SearchEngineWithSeveralMappersGivesEachBatchsBytes) {
   const auto expected = map_all(m, reads, kBatch);
   GappedMapper sibling = m.another();
   const auto from_sibling = map_all(sibling, reads, kBatch);
+  for (std::size_t i = 0; i < reads.size(); ++i) ASSERT_EQ(describe(from_sibling[i]), describe(expected[i])) << i;
   for (unsigned mappers = 1; mappers <= aligner::GappedSearchEngine::kMostMappers; ++mappers) {
     aligner::GappedSearchEngine engine;
     ASSERT_TRUE(engine.start(*index_, {}, mappers).ok());
-    std::vector<aligner::ReadBatch> batches;
-    for (std::size_t i = 0; i < reads.size(); i += kBatch) {
-      aligner::ReadBatch& b = batches.emplace_back();
-      b.reads.assign(reads.begin() + i, reads.begin() + std::min(reads.size(), i + kBatch));
-      b.filled = b.reads.size();
-    }
-    std::vector<GappedReadAlignment> got;
-    std::size_t finished = 0;
-    for (std::size_t searched = 0; searched < batches.size(); ++searched) {
-      ASSERT_TRUE(engine.search(batches[searched]).ok());
-      if (searched - finished + 1 < aligner::GappedSearchEngine::kMostMappers) continue;
-      ASSERT_TRUE(engine.finish(batches[finished]).ok());
-      got.insert(got.end(), batches[finished].gapped_alignments.begin(), batches[finished].gapped_alignments.end());
-      ++finished;
-    }
-    for (; finished < batches.size(); ++finished) {
-      ASSERT_TRUE(engine.finish(batches[finished]).ok());
-      got.insert(got.end(), batches[finished].gapped_alignments.begin(), batches[finished].gapped_alignments.end());
-    }
-    ASSERT_EQ(got.size(), reads.size());
-    for (std::size_t i = 0; i < reads.size(); ++i) {
-      ASSERT_EQ(describe(got[i]), describe(expected[i])) << mappers << " mappers, read " << i;
-      ASSERT_EQ(describe(from_sibling[i]), describe(expected[i])) << "another(), read " << i;
-    }
+    expect_engine_gives(engine, reads, kBatch, expected, std::to_string(mappers) + " mappers");
+    if (HasFatalFailure()) return;
     // Batches searched and never finished: release() drops the queued ones and returns.
+    std::vector<aligner::ReadBatch> batches = batches_of(reads, kBatch);
     for (std::size_t k = 0; k < 3 && k < batches.size(); ++k) ASSERT_TRUE(engine.search(batches[k]).ok());
     engine.release();
     EXPECT_FALSE(engine.search(batches[0]).ok());
+  }
+}
+
+// A device short of memory, made by the engine's test-only fit check (a mapping of more than
+// `most` reads fails with device_out_of_memory before the mapper runs): what a run of the engine
+// saw -- every count the check was asked about, those it refused, and the report lines.
+struct ShortDeviceRun {
+  std::mutex mutex;
+  std::vector<std::size_t> asked, refused;
+  std::vector<std::string> reports;
+};
+
+void make_short_of_memory(aligner::GappedSearchEngine& engine, ShortDeviceRun& run, std::size_t most,
+                          std::size_t unit = 1) {
+  engine.configure_splitting(unit, [&run](const std::string& line) {
+    const std::lock_guard<std::mutex> lock(run.mutex);
+    run.reports.push_back(line);
+  });
+  engine.set_fit_check([&run, most](std::size_t count) {
+    const std::lock_guard<std::mutex> lock(run.mutex);
+    run.asked.push_back(count);
+    if (count > most) run.refused.push_back(count);
+    return count <= most;
+  });
+}
+
+// Jobs of 17 reads on a device that holds 5: each job whose mapping fails is mapped again in
+// parts (17 -> 8 -> 4 reads) by its thread, the parts' alignments joined in order, so every batch
+// gets one GappedMapper's bytes, for one mapping thread or the most. The size is said once, and
+// later jobs map in parts of 4 from the start: at most two refusals per job mapped before the size
+// was known (exactly two with one thread, whose jobs run one after another).
+TEST_P(GappedMapperTest, SearchEngineShortOfMemoryMapsJobsInPartsWithTheSameBytes) {
+  GappedMapper m = mapper();
+  std::vector<SeqRecord> reads = records(varied_reads(*reference_, 4));
+  constexpr std::size_t kBatch = 17;
+  reads.resize(reads.size() / kBatch * kBatch);  // whole jobs only: each one's first try is 17 reads
+  ASSERT_GT(reads.size(), 3 * kBatch);
+  const auto expected = map_all(m, reads, kBatch);
+  for (unsigned mappers : {1u, aligner::GappedSearchEngine::kMostMappers}) {
+    aligner::GappedSearchEngine engine;
+    ShortDeviceRun run;
+    make_short_of_memory(engine, run, 5);
+    EXPECT_EQ(engine.most_reads_per_batch(), std::numeric_limits<std::size_t>::max());
+    ASSERT_TRUE(engine.start(*index_, {}, mappers).ok());
+    expect_engine_gives(engine, reads, kBatch, expected, std::to_string(mappers) + " mappers");
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(engine.part_size(), 4u);
+    EXPECT_EQ(engine.most_reads_per_batch(), 4u);
+    ASSERT_EQ(run.reports.size(), 1u) << mappers << " mappers";
+    EXPECT_EQ(run.reports[0],
+              "the GPU was short of memory for a batch of 17 reads: batches of 4 reads from now on (--batch 4 "
+              "avoids the retries)");
+    for (std::size_t count : run.refused) EXPECT_TRUE(count == 17 || count == 8) << count;
+    if (mappers == 1) {
+      EXPECT_EQ(run.refused.size(), 2u);
+    } else {
+      EXPECT_LE(run.refused.size(), 2u * mappers);
+    }
+    const std::size_t mapped = std::accumulate(run.asked.begin(), run.asked.end(), std::size_t{0}) -
+                               std::accumulate(run.refused.begin(), run.refused.end(), std::size_t{0});
+    EXPECT_EQ(mapped, reads.size());  // every read mapped once, in a part that fit
+  }
+}
+
+// Pairs (unit 2, as PairedReadSource lays mates 2p and 2p + 1 side by side) stay in one part: a
+// device that holds 3 reads maps jobs of 16 in parts of 2, every count asked about is even, and
+// the bytes are one mapper's.
+TEST_P(GappedMapperTest, SearchEngineShortOfMemoryKeepsPairsWhole) {
+  GappedMapper m = mapper();
+  std::vector<SeqRecord> reads = records(varied_reads(*reference_, 4));
+  reads.resize(reads.size() / 2 * 2);
+  constexpr std::size_t kBatch = 16;
+  const auto expected = map_all(m, reads, kBatch);
+  aligner::GappedSearchEngine engine;
+  ShortDeviceRun run;
+  make_short_of_memory(engine, run, 3, 2);
+  ASSERT_TRUE(engine.start(*index_, {}, 2).ok());
+  expect_engine_gives(engine, reads, kBatch, expected, "pairs");
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(engine.part_size(), 2u);
+  for (std::size_t count : run.asked) EXPECT_EQ(count % 2, 0u) << count;
+  EXPECT_EQ(run.reports.size(), 1u);
+}
+
+// A single read (or pair) that does not fit fails its job, in finish(), saying so; no report line.
+TEST_P(GappedMapperTest, SearchEngineShortOfMemoryForOneReadFailsTheJob) {
+  const std::vector<SeqRecord> reads = records(varied_reads(*reference_, 4));
+  for (std::size_t unit : {1, 2}) {
+    aligner::GappedSearchEngine engine;
+    ShortDeviceRun run;
+    make_short_of_memory(engine, run, 0, unit);
+    ASSERT_TRUE(engine.start(*index_, {}, 1).ok());
+    std::vector<aligner::ReadBatch> batches = batches_of(std::vector<SeqRecord>(reads.begin(), reads.begin() + 8), 8);
+    ASSERT_TRUE(engine.search(batches[0]).ok());  // the failure shows in finish()
+    const Status finished = engine.finish(batches[0]);
+    EXPECT_EQ(finished.code(), StatusCode::device_out_of_memory);
+    const std::string what = unit == 1 ? "a single read does not fit in the GPU's memory: "
+                                       : "a single pair of reads does not fit in the GPU's memory: ";
+    EXPECT_EQ(finished.message().rfind(what, 0), 0u) << finished.message();
+    EXPECT_TRUE(run.reports.empty());
+    EXPECT_EQ(run.asked.back(), unit);
   }
 }
 

@@ -28,6 +28,7 @@
 #include "wtmap/aligner/batch_aligner.hpp"
 #include "wtmap/aligner/mismatch_search.hpp"
 #include "wtmap/aligner/sam_writer.hpp"
+#include "wtmap/core/device_memory.hpp"
 
 namespace wtmap::altest {
 namespace {
@@ -755,6 +756,42 @@ TEST_P(BatchAlignerOn, BatchesInFlightFinishInAnyOrder) {
   std::vector<ReadAlignment> got;
   ASSERT_TRUE(batch.finish(parts[0], searched[0], got).ok());
   expect_same_alignments(got, expected[0], parts[0]);
+}
+
+// release_device_memory (after a batch too large for the GPU) with a batch in flight: its results
+// survive, and every device byte the aligner took for batches goes back. Searched anew, in two
+// parts of the read array as SplittingSearchEngine runs them, the reads get align()'s alignments.
+TEST_P(BatchAlignerOn, ReleasedDeviceMemoryComesBackAndPartsGiveTheBatchsAlignments) {
+  WTMAP_FM_SKIP_WITHOUT(GetParam());
+  const auto contigs = make_reference(Shape::near_copy);
+  const auto index = index_of(contigs, GetParam());
+  std::vector<aligner::SeqRecord> records;
+  for (const std::string& r : planted_reads(contigs, 100, 2, 13)) records.push_back({"r" + std::to_string(records.size()), r, ""});
+  std::vector<ReadAlignment> expected;
+  {
+    aligner::BatchAligner alone(index, aligner::AlignOptions{});
+    ASSERT_TRUE(alone.align(records, expected).ok());
+  }
+  const std::size_t before_batches = device_memory_held();
+  aligner::BatchAligner batch(index, aligner::AlignOptions{});
+  aligner::SearchedBatch searched;
+  ASSERT_TRUE(batch.search(records, searched).ok());
+  if (GetParam() == Backend::gpu) {
+    EXPECT_GT(device_memory_held(), before_batches);
+  }
+  ASSERT_TRUE(batch.release_device_memory().ok());
+  EXPECT_EQ(device_memory_held(), before_batches);
+  std::vector<ReadAlignment> got;
+  ASSERT_TRUE(batch.finish(records, searched, got).ok());
+  expect_same_alignments(got, expected, records);
+  const std::size_t half = records.size() / 2;
+  std::vector<ReadAlignment> first, second;
+  ASSERT_TRUE(batch.search(records.data(), half, searched).ok());
+  ASSERT_TRUE(batch.finish(records.data(), half, searched, first).ok());
+  ASSERT_TRUE(batch.search(records.data() + half, records.size() - half, searched).ok());
+  ASSERT_TRUE(batch.finish(records.data() + half, records.size() - half, searched, second).ok());
+  first.insert(first.end(), second.begin(), second.end());
+  expect_same_alignments(first, expected, records);
 }
 
 // MismatchSearchEngine, the pipeline's real engine: batches of 7 reads through AlignPipeline,

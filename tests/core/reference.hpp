@@ -26,6 +26,7 @@ inline const char* code_name(StatusCode c) {
     case StatusCode::ok: return "ok";
     case StatusCode::invalid_argument: return "invalid_argument";
     case StatusCode::out_of_memory: return "out_of_memory";
+    case StatusCode::device_out_of_memory: return "device_out_of_memory";
     case StatusCode::cuda_error: return "cuda_error";
     case StatusCode::io_error: return "io_error";
     case StatusCode::corrupt_data: return "corrupt_data";

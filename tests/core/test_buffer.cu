@@ -1,15 +1,18 @@
 // buffer.hpp: an allocation is zero-filled, sized and copied to and from the host on either
 // backend; on the GPU the zero fill and copy_from_host are complete when they return, so a
 // non-blocking stream (as the batch API's are) that uses the buffer at once sees their bytes.
+// device_memory.hpp: the limit's byte counts; the device bytes held and a request beyond the card.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "support.hpp"
 #include "wtmap/core/buffer.hpp"
+#include "wtmap/core/device_memory.hpp"
 
 namespace wtmap::test {
 namespace {
@@ -104,6 +107,57 @@ TEST(BufferGpu, CopyFromHostIsDoneWhenItReturns) {
   }
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   cudaStreamDestroy(stream);
+}
+
+// device_memory.hpp: WTMAP_GPU_MEM_LIMIT's byte counts, against their closed forms.
+TEST(DeviceMemory, ParsesByteCounts) {
+  EXPECT_EQ(parse_byte_count("0"), std::optional<std::size_t>(0));
+  EXPECT_EQ(parse_byte_count("4096"), std::optional<std::size_t>(4096));
+  EXPECT_EQ(parse_byte_count("512K"), std::optional<std::size_t>(512 * 1024));
+  EXPECT_EQ(parse_byte_count("64m"), std::optional<std::size_t>(64 * 1024 * 1024));
+  EXPECT_EQ(parse_byte_count("2G"), std::optional<std::size_t>(std::size_t{2} * 1024 * 1024 * 1024));
+  EXPECT_EQ(parse_byte_count("18446744073709551615"), std::optional<std::size_t>(~std::size_t{0}));
+  EXPECT_EQ(parse_byte_count("17179869183G"), std::optional<std::size_t>((std::size_t{17179869183}) << 30));
+  for (const char* bad : {"", "K", "-1", "+5", " 5", "5 ", "5KB", "5T", "1.5G", "0x10", "18446744073709551616",
+                          "17179869184G", "99999999999999999999999"}) {
+    EXPECT_EQ(parse_byte_count(bad), std::nullopt) << "'" << bad << "'";
+  }
+}
+
+// A GPU buffer's bytes count as held while it lives, and towards the peak.
+TEST(DeviceMemoryGpu, CountsWhatBuffersHold) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  const std::size_t before = device_memory_held();
+  constexpr std::size_t kBytes = (std::size_t{3} << 20) + 5;
+  {
+    auto buffer = Buffer::allocate(Backend::gpu, kBytes, "test buffer");
+    ASSERT_TRUE(buffer.ok()) << buffer.status().message();
+    EXPECT_EQ(device_memory_held(), before + kBytes);
+    EXPECT_GE(device_memory_peak(), before + kBytes);
+    Buffer moved = std::move(buffer.value());  // one owner still: counted once
+    EXPECT_EQ(device_memory_held(), before + kBytes);
+  }
+  EXPECT_EQ(device_memory_held(), before);
+  auto host = Buffer::allocate(Backend::cpu, kBytes, "test buffer");  // host memory is not counted
+  ASSERT_TRUE(host.ok());
+  EXPECT_EQ(device_memory_held(), before);
+}
+
+// More than the card holds: device_out_of_memory naming the allocation, nothing held, and no error
+// left behind for the next launch's check.
+TEST(DeviceMemoryGpu, RequestBeyondTheCardIsDeviceOutOfMemory) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  const std::size_t before = device_memory_held();
+  auto buffer = Buffer::allocate(Backend::gpu, total_bytes + 1, "oversized test buffer");
+  EXPECT_TRUE(HasCode(buffer, StatusCode::device_out_of_memory));
+  if (!buffer.ok()) EXPECT_NE(buffer.status().message().find("oversized test buffer"), std::string::npos);
+  EXPECT_EQ(device_memory_held(), before);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  auto available = device_memory_available();
+  ASSERT_TRUE(available.ok());
+  EXPECT_LE(available.value(), total_bytes);
 }
 
 }  // namespace

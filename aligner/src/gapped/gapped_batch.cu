@@ -151,6 +151,12 @@ GappedAligner::GappedAligner(Backend backend, std::uint64_t scratch_budget)
 
 GappedAligner::~GappedAligner() = default;
 
+void GappedAligner::release_device_memory() {
+  device_->workspace.release();
+  for (Buffer* b : {&device_->query, &device_->target, &device_->scratch, &device_->cigar}) *b = Buffer{};
+  device_->cigar_staging.release_device_memory();
+}
+
 namespace {
 
 // The codes as the backend reads them: the host arrays themselves, or their copies on the GPU

@@ -558,8 +558,14 @@ std::vector<ReadCodes> GappedMapper::encode(const SeqRecord* reads, std::size_t 
   return encoded;
 }
 
-Status GappedMapper::map(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments) {
-  return map(encode(reads.data(), reads.size()), alignments);
+void GappedMapper::release_device_memory() {
+  impl_->dp.aligner.release_device_memory();
+  impl_->seeder.release_device_memory();
+  impl_->index->release_workspace();
+}
+
+Status GappedMapper::map(const SeqRecord* reads, std::size_t count, std::vector<GappedReadAlignment>& alignments) {
+  return map(encode(reads, count), alignments);
 }
 
 Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<GappedReadAlignment>& alignments) {

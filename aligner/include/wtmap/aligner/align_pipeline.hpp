@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -83,6 +84,10 @@ class SearchEngine {
   // The finish stage has stopped (the last batch finished, an error, or a cancel): a search()
   // waiting for something that finish() hands back must wait no longer.
   virtual void finish_stopped() {}
+  // The most reads a batch should hold from now on (a GPU short of memory lowers it,
+  // batch_splitting.hpp): the reader fills the batches it reads after that with no more.
+  // Called from the reader thread.
+  virtual std::size_t most_reads_per_batch() const { return std::numeric_limits<std::size_t>::max(); }
 };
 
 // The writer stage: runs on the writer thread.

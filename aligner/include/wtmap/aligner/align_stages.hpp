@@ -11,11 +11,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "wtmap/aligner/align_pipeline.hpp"
 #include "wtmap/aligner/batch_aligner.hpp"
+#include "wtmap/aligner/batch_splitting.hpp"
 #include "wtmap/aligner/bounded_queue.hpp"
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/pairing.hpp"
@@ -88,21 +91,25 @@ class SearchedBatchPool {
   std::thread thread_;
 };
 
-// BatchAligner's k-mismatch search as the pipeline's engine. Made before the index loads (its
-// SearchedBatch pool warms up meanwhile); start() then makes the aligner. The SearchedBatch of
-// each batch between search() and finish() waits in a queue here: batches reach finish() in the
-// order they left search().
-class MismatchSearchEngine : public SearchEngine {
+// BatchAligner's k-mismatch search as the pipeline's engine, in smaller batches where the GPU is
+// short of memory (SplittingSearchEngine). Made before the index loads (its SearchedBatch pool
+// warms up meanwhile); start() then makes the aligner. The SearchedBatch of each batch (or part)
+// between search and finish waits in a queue here: they reach finish in the order they left
+// search.
+class MismatchSearchEngine : public SplittingSearchEngine {
  public:
   MismatchSearchEngine(std::size_t batch_size, Backend backend, bool warm_up) : pool_(batch_size, backend, warm_up) {}
   // The index must outlive the engine, or its release().
   void start(const fmindex::FmIndex& index, const AlignOptions& options) { aligner_.emplace(index, options); }
 
-  Status search(const ReadBatch& batch) override;
-  Status finish(ReadBatch& batch) override;
-  void finish_stopped() override { pool_.close(); }
   // Frees the aligner (its device memory) and the pinned batches; the engine is unusable after.
   void release();
+
+ protected:
+  Status search_part(const SeqRecord* reads, std::size_t count) override;
+  Status finish_part(const SeqRecord* reads, std::size_t count, ReadBatch& out) override;
+  Status release_device_memory() override;
+  void on_finish_stopped() override { pool_.close(); }
 
  private:
   // Declared before the aligner, so destroyed after it: the aligner waits for its kernels, which
@@ -121,6 +128,13 @@ class MismatchSearchEngine : public SearchEngine {
 // (chaining, region choice, NM/MD) thus run beside another's device steps, and the result of a
 // batch does not depend on which thread mapped it. The pipeline holds at most kMostMappers batches
 // between search() and finish() (AlignPipeline::kToFinish + 2), so more threads would idle.
+// A GPU short of memory (batch_splitting.hpp): a job whose mapping fails with
+// device_out_of_memory is mapped again by its thread in parts (halved down to one read, or pair),
+// after the mapper freed its cached device buffers, and the parts' alignments are joined in order
+// (the same bytes: a read's alignment depends on the read alone). The part size is the engine's
+// (PartSize, said once on stderr per size): later jobs map in parts of it from the start, each
+// mapper frees its buffers once when it learns a smaller size, and the reader reads batches of no
+// more (most_reads_per_batch). Failures show in finish(), as every mapping error does.
 // Space: per mapping thread a GappedMapper (its device buffers); the codes and results of the
 // batches between search() and finish().
 class GappedSearchEngine : public SearchEngine {
@@ -148,6 +162,19 @@ class GappedSearchEngine : public SearchEngine {
   // and frees the mappers (their device memory); the engine is unusable after.
   void release();
 
+  // PartSize::configure: the unit of a part (2 for PairedReadSource's batches: mates 2p and
+  // 2p + 1) and the report. Before the first batch.
+  void configure_splitting(std::size_t unit, std::function<void(const std::string&)> report) {
+    part_size_.configure(unit, std::move(report));
+  }
+  // Reads per part: SIZE_MAX until the device was first short of memory.
+  std::size_t part_size() const { return part_size_.get(); }
+  std::size_t most_reads_per_batch() const override { return part_size_.get(); }
+  // Tests only: whether a mapping of this many reads fits the device; one that does not fails
+  // with device_out_of_memory before the mapper runs, as a GPU short of memory would make it (CPU
+  // tests of the splitting). Before start().
+  void set_fit_check(std::function<bool(std::size_t reads)> fits) { fits_ = std::move(fits); }
+
  private:
   struct Job {
     std::vector<gapped::ReadCodes> reads;
@@ -156,7 +183,16 @@ class GappedSearchEngine : public SearchEngine {
     bool done = false;
   };
   void map_jobs(std::size_t mapper);
+  // The job's alignments, whole or in parts of the part size; `released_at` is the part size the
+  // mapper last freed its device buffers for.
+  Status map_job(gapped::GappedMapper& mapper, Job& job, std::size_t& released_at);
+  Status map_in_parts(gapped::GappedMapper& mapper, Job& job, std::size_t& released_at);
+  // One mapping of codes (all of a job's, or a part's) into `results`, with their count checked.
+  Status map_codes(gapped::GappedMapper& mapper, const std::vector<gapped::ReadCodes>& codes,
+                   std::vector<gapped::GappedReadAlignment>& results);
 
+  PartSize part_size_;
+  std::function<bool(std::size_t)> fits_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::shared_ptr<Job>> in_flight_;  // searched, not yet finished, in search order

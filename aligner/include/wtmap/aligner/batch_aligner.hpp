@@ -103,8 +103,22 @@ class BatchAligner {
   // its results come back in finish() or in the second search() after it, whichever comes first:
   // so the next batch's kernel runs beside the tail of this one's (its slowest reads on few
   // threads). A searched batch must live until it is finished or the BatchAligner is destroyed.
-  Status search(const std::vector<SeqRecord>& reads, SearchedBatch& batch);
-  Status finish(const std::vector<SeqRecord>& reads, SearchedBatch& batch, std::vector<ReadAlignment>& out);
+  // A search() that fails with device_out_of_memory (its device buffers do not fit) has launched
+  // nothing: the batch may be searched again, whole or in parts (release_device_memory first).
+  Status search(const std::vector<SeqRecord>& reads, SearchedBatch& batch) {
+    return search(reads.data(), reads.size(), batch);
+  }
+  Status finish(const std::vector<SeqRecord>& reads, SearchedBatch& batch, std::vector<ReadAlignment>& out) {
+    return finish(reads.data(), reads.size(), batch, out);
+  }
+  // The same for reads[0, count) of an array (a part of a batch).
+  Status search(const SeqRecord* reads, std::size_t count, SearchedBatch& batch);
+  Status finish(const SeqRecord* reads, std::size_t count, SearchedBatch& batch, std::vector<ReadAlignment>& out);
+
+  // Waits for every batch in flight (their results kept in their SearchedBatch for finish()) and
+  // frees the device buffers kept between batches; the next search() makes them anew, for its
+  // own size. After a device_out_of_memory: the buffers of a larger batch hold no memory then.
+  Status release_device_memory();
 
   // Wall seconds spent in each stage, summed over all calls: where a batch's time goes (the
   // search includes the copies of reads and results between host and GPU, and on the GPU the

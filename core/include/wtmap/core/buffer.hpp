@@ -10,8 +10,9 @@
 namespace wtmap {
 
 // Move-only owner of `size` bytes on the CPU (aligned host memory) or the GPU (cudaMalloc).
-// Device allocations are checked against the free device memory first and never use managed
-// memory, so an oversized request fails with out_of_memory instead of oversubscribing the card.
+// Device allocations are checked against the free device memory and the limit first
+// (device_memory.hpp) and never use managed memory, so an oversized request fails with
+// device_out_of_memory instead of oversubscribing the card.
 class Buffer {
  public:
   Buffer() = default;

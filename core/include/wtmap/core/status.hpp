@@ -11,7 +11,10 @@ namespace wtmap {
 enum class StatusCode {
   ok = 0,
   invalid_argument,  // caller error: out-of-range query, symbol outside the alphabet, ...
-  out_of_memory,     // host or device allocation failed, or would exceed free device memory
+  out_of_memory,     // a host allocation failed (or pinned host memory)
+  // A device allocation failed, or would exceed the free device memory or WTMAP_GPU_MEM_LIMIT
+  // (device_memory.hpp): the same work in smaller batches may fit.
+  device_out_of_memory,
   cuda_error,        // a CUDA runtime call failed
   io_error,          // stream read/write failed
   corrupt_data,      // a serialized structure failed validation

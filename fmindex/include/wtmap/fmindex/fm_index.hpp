@@ -72,6 +72,9 @@ class FmIndex : public FmIndexBase<FmIndexView> {
   FmIndex(WaveletTree<std::uint8_t, 4>&& bwt, SampledSuffixArray&& sa, std::vector<Contig> contigs,
           std::vector<Fragment> fragments, std::uint64_t forward_length, std::uint32_t sample_rate);
   Status bind(std::uint32_t kmer_length);
+  // load() without its guard against an allocation that throws.
+  static Result<FmIndex> load_sections(const std::string& path, Backend backend, std::uint32_t kmer_length,
+                                       IndexParts parts);
 
   WaveletTree<std::uint8_t, 4> bwt_;
   Buffer tables_;  // special rows | special counts per bucket, on the backend

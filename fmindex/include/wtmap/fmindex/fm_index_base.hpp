@@ -99,6 +99,9 @@ class FmIndexBase {
   // Text position of each row (rows < view().rows); invalid_argument where !can_locate(); corrupt_data
   // where a walk meets no SA sample within s steps (a corrupt index the loader could not tell).
   Status locate(const std::uint64_t* rows, std::uint64_t* text_positions, std::size_t count) const;
+  // Frees the device buffers that search() and locate() keep between batches (they are made anew
+  // for the next one's size): after a batch too large for the device's memory.
+  void release_workspace() const;
 
  protected:
   FmIndexBase(SampledSuffixArray&& sa, std::vector<Contig> contigs, std::vector<Fragment> fragments,

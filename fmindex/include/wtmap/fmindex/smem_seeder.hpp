@@ -87,6 +87,9 @@ class SmemSeeder {
                         std::size_t count, const SmemParams& params, Seed* seeds, std::uint64_t seeds_size,
                         SmemResult* results);
 
+  // Frees the device buffers kept between batches; the next find() makes them anew, for its size.
+  void release_device_memory();
+
  private:
   // Brings back only the seeds written (a read's room is sized for the most a read can have, some
   // 20 times what reads have: detail/copy_runs.cuh).

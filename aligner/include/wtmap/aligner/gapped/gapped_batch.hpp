@@ -73,6 +73,10 @@ class GappedAligner {
 
   Backend backend() const { return backend_; }
 
+  // Frees the device buffers kept between batches (codes, DP scratch, CIGARs, the workspace);
+  // the next batch makes them anew, for its own size (after a device_out_of_memory).
+  void release_device_memory();
+
   // results[i] = extend(task i) with `scoring` (its band and z-drop). invalid_argument names the
   // first task whose ranges leave the arrays or whose h0 is not positive, or bad scoring.
   Status extend(const Scoring& scoring, const CodeArrays& codes, const ExtendTask* tasks, ExtendResult* results,

@@ -82,7 +82,12 @@ class GappedMapper {
 
   // One alignment per read (letters as SeqRecord::sequence holds them; anything but A/C/G/T/U is N),
   // the same bytes on either backend, for any batch size or thread count. mapq is filled.
-  Status map(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments);
+  Status map(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments) {
+    return map(reads.data(), reads.size(), alignments);
+  }
+  // The same for reads[0, count) of an array (a part of a batch). After a device_out_of_memory
+  // the alignments are unspecified, and the same reads may be mapped again, whole or in parts.
+  Status map(const SeqRecord* reads, std::size_t count, std::vector<GappedReadAlignment>& alignments);
   // The same from reads already encoded: the batch's first step, apart so that a caller can keep
   // a batch's codes once its records are gone (GappedSearchEngine's mapping threads).
   static std::vector<ReadCodes> encode(const SeqRecord* reads, std::size_t count);
@@ -104,6 +109,11 @@ class GappedMapper {
   // own DP buffers), not beside another rescue_mates().
   Status rescue_mates(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments,
                       const InsertSizeModel& model, std::int32_t unpaired);
+
+  // Frees the device buffers map() keeps between batches (seeding, the index's locate workspace,
+  // the DP's); the next map() makes them anew, for its own size. Not rescue_mates()' DP buffers,
+  // which may be in use on another thread meanwhile.
+  void release_device_memory();
 
   const GappedOptions& options() const;
   const GappedStageSeconds& stage_seconds() const;

@@ -51,7 +51,9 @@ constexpr unsigned kQueryBlockThreads = 256;
 // structure. The mutex serialises concurrent batches on the same structure. Every resource is an
 // owner (Stream, Event, Buffer, PinnedBuffer), so destroying the workspace frees what was made and
 // nothing else; its device buffers go first, and cudaFree waits for the device, so no copy into
-// its pinned buffers is still running when they are freed.
+// its pinned buffers is still running when they are freed. Its device memory comes from
+// Buffer::allocate (counted, device_memory.hpp): a batch too large for the device, or for
+// WTMAP_GPU_MEM_LIMIT, fails with device_out_of_memory before its work is enqueued.
 // Space: per slot (1 or 2), the device queries and results of its largest batch (or chunk), and
 // pinned staging of the same sizes for the sides that are pageable; the scratch; 3 counters.
 class QueryWorkspace {
@@ -59,6 +61,11 @@ class QueryWorkspace {
   QueryWorkspace() = default;
   QueryWorkspace(const QueryWorkspace&) = delete;
   QueryWorkspace& operator=(const QueryWorkspace&) = delete;
+  // Waits for its streams and frees its device and pinned memory (the scratch included; the
+  // streams and events stay); the next reserve makes them anew. The device memory of a batch size
+  // that no longer fits goes back this way (a caller retrying in smaller batches). The caller
+  // holds `mutex` and `scratch_mutex` (or knows no batch uses the workspace).
+  void release();
 
   std::mutex mutex;
 

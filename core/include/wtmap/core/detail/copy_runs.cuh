@@ -32,6 +32,11 @@ struct CopyRun {
 struct RunStaging {
   Buffer device_runs, device_packed;
   std::vector<std::byte> host_packed;
+  // Frees the device buffers (after a batch too large for the device); the next copy makes them.
+  void release_device_memory() {
+    device_runs = Buffer{};
+    device_packed = Buffer{};
+  }
 };
 
 // Makes `b` a GPU buffer of at least `bytes` (a new one when it is smaller; the old one freed

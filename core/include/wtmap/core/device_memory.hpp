@@ -1,0 +1,52 @@
+// wtmap core: the device memory wtmap's own allocations hold, and the limit they keep to.
+//
+// Every device allocation of the libraries (Buffer, the batch workspaces of detail/batch.cuh)
+// goes through detail::device_allocate, which counts the bytes held and refuses a request
+// beyond the free device memory or beyond WTMAP_GPU_MEM_LIMIT with device_out_of_memory, so
+// that a caller can retry with smaller batches. The limit lets a test make any card short of
+// memory (docs/architecture.md); it is not a user option.
+//
+// Space: one map entry per live device allocation. Time: an allocation or free takes a mutex
+// and a hash-map update beside the CUDA call (allocations are per batch size, not per batch).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "wtmap/core/status.hpp"
+
+namespace wtmap {
+
+// The environment variable of the limit: bytes, optionally followed by K, M or G (powers of 1024).
+constexpr const char* kDeviceMemoryLimitVariable = "WTMAP_GPU_MEM_LIMIT";
+
+// A byte count as the limit's variable holds it ("4096", "512K", "64M", "2G"); none for anything
+// else (empty, signs, spaces, other suffixes, or a count past 2^64).
+std::optional<std::size_t> parse_byte_count(const std::string& text);
+
+// The limit: the variable's value, read once per process; SIZE_MAX when it is unset.
+// invalid_argument when it is set but not a byte count.
+Result<std::size_t> device_memory_limit();
+
+// Bytes held now by wtmap's device allocations, and the most held at once so far (since the
+// process started, or since the last reset_device_memory_peak, which sets it to what is held).
+std::size_t device_memory_held();
+std::size_t device_memory_peak();
+void reset_device_memory_peak();
+
+// Bytes one more device allocation may take now: the free device memory, and no more than the
+// limit leaves.
+Result<std::size_t> device_memory_available();
+
+namespace detail {
+
+// cudaMalloc of `bytes` (> 0) into *p, counted; device_out_of_memory, naming `what`, when it
+// exceeds the limit, the free memory or cudaMalloc fails for want of memory (that error is
+// cleared, so later checks of cudaGetLastError do not see it).
+Status device_allocate(void** p, std::size_t bytes, const char* what);
+// cudaFree of an allocation device_allocate made (null: nothing).
+void device_free(void* p);
+
+}  // namespace detail
+}  // namespace wtmap

@@ -1,0 +1,156 @@
+#include "wtmap/core/device_memory.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+#include <unordered_map>
+
+#include "wtmap/core/detail/cuda_check.hpp"
+
+namespace wtmap {
+namespace {
+
+// The bytes each live allocation holds, their sum and its peak.
+struct Ledger {
+  std::mutex mutex;
+  std::unordered_map<void*, std::size_t> sizes;
+  std::size_t held = 0, peak = 0;
+};
+
+Ledger& ledger() {
+  static Ledger* l = new Ledger;  // never destroyed: buffers may be freed during static destruction
+  return *l;
+}
+
+Result<std::size_t> read_limit() {
+  const char* text = std::getenv(kDeviceMemoryLimitVariable);
+  if (text == nullptr) return std::numeric_limits<std::size_t>::max();
+  const std::optional<std::size_t> bytes = parse_byte_count(text);
+  if (!bytes) {
+    return invalid_argument(std::string(kDeviceMemoryLimitVariable) + "='" + text +
+                            "' is not a byte count (digits, optionally followed by K, M or G)");
+  }
+  return *bytes;
+}
+
+Status free_device_bytes(std::size_t& free_bytes) {
+  std::size_t total_bytes = 0;
+  WTMAP_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return {};
+}
+
+std::string bytes_text(std::size_t bytes) { return std::to_string(bytes) + " bytes"; }
+
+}  // namespace
+
+std::optional<std::size_t> parse_byte_count(const std::string& text) {
+  std::size_t digits = 0;
+  std::uint64_t value = 0;
+  constexpr std::uint64_t kMost = std::numeric_limits<std::uint64_t>::max();
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+    const auto d = static_cast<std::uint64_t>(text[digits] - '0');
+    if (value > (kMost - d) / 10) return std::nullopt;
+    value = value * 10 + d;
+    ++digits;
+  }
+  if (digits == 0 || text.size() > digits + 1) return std::nullopt;
+  unsigned shift = 0;
+  if (text.size() == digits + 1) {
+    const char unit = text[digits];
+    if (unit == 'K' || unit == 'k') {
+      shift = 10;
+    } else if (unit == 'M' || unit == 'm') {
+      shift = 20;
+    } else if (unit == 'G' || unit == 'g') {
+      shift = 30;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (value > (kMost >> shift)) return std::nullopt;
+  return static_cast<std::size_t>(value << shift);
+}
+
+Result<std::size_t> device_memory_limit() {
+  static const Result<std::size_t> limit = read_limit();
+  return limit;
+}
+
+std::size_t device_memory_held() {
+  std::lock_guard<std::mutex> lock(ledger().mutex);
+  return ledger().held;
+}
+
+std::size_t device_memory_peak() {
+  std::lock_guard<std::mutex> lock(ledger().mutex);
+  return ledger().peak;
+}
+
+void reset_device_memory_peak() {
+  std::lock_guard<std::mutex> lock(ledger().mutex);
+  ledger().peak = ledger().held;
+}
+
+Result<std::size_t> device_memory_available() {
+  Result<std::size_t> limit = device_memory_limit();
+  if (!limit.ok()) return limit.status();
+  std::size_t free_bytes = 0;
+  WTMAP_TRY(free_device_bytes(free_bytes));
+  const std::size_t held = device_memory_held();
+  return std::min(free_bytes, *limit > held ? *limit - held : 0);
+}
+
+namespace detail {
+
+Status device_allocate(void** p, std::size_t bytes, const char* what) {
+  *p = nullptr;
+  Result<std::size_t> limit = device_memory_limit();
+  if (!limit.ok()) return limit.status();
+  Ledger& l = ledger();
+  // Held across the cudaMalloc, so that two threads cannot both pass the limit's check.
+  std::lock_guard<std::mutex> lock(l.mutex);
+  if (bytes > *limit || l.held > *limit - bytes) {
+    return {StatusCode::device_out_of_memory,
+            std::string(what) + " needs " + bytes_text(bytes) + " of device memory, but " +
+                kDeviceMemoryLimitVariable + " (" + bytes_text(*limit) + ") leaves " +
+                bytes_text(*limit - std::min(*limit, l.held))};
+  }
+  std::size_t free_bytes = 0;
+  WTMAP_TRY(free_device_bytes(free_bytes));
+  if (bytes > free_bytes) {
+    return {StatusCode::device_out_of_memory, std::string(what) + " needs " + bytes_text(bytes) +
+                                                  " of device memory but only " + bytes_text(free_bytes) +
+                                                  " are free"};
+  }
+  const cudaError_t err = cudaMalloc(p, bytes);
+  if (err != cudaSuccess) {
+    *p = nullptr;
+    cudaGetLastError();  // a failed cudaMalloc leaves its error for the next launch check to find
+    const Status why = cuda_status(err, "cudaMalloc", __FILE__, __LINE__);
+    if (err != cudaErrorMemoryAllocation) return why;
+    return {StatusCode::device_out_of_memory, std::string(what) + " (" + bytes_text(bytes) + "): " + why.message()};
+  }
+  l.sizes[*p] = bytes;
+  l.held += bytes;
+  l.peak = std::max(l.peak, l.held);
+  return {};
+}
+
+void device_free(void* p) {
+  if (p == nullptr) return;
+  Ledger& l = ledger();
+  // Under the lock: once freed, the address may come back from another thread's cudaMalloc.
+  std::lock_guard<std::mutex> lock(l.mutex);
+  cudaFree(p);  // nothing useful to do with an error here (destructors call this)
+  const auto it = l.sizes.find(p);
+  if (it == l.sizes.end()) return;
+  l.held -= it->second;
+  l.sizes.erase(it);
+}
+
+}  // namespace detail
+}  // namespace wtmap
