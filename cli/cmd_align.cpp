@@ -601,7 +601,11 @@ int align_main(int argc, char** argv) {
   if (c.is_paired()) {
     aligner::PairScoring pair_scoring;
     pair_scoring.unpaired = c.unpaired;
-    if (gapped) pair_scoring = aligner::gapped_pair_scoring(c.gapped.scoring, c.unpaired);
+    if (gapped) {
+      pair_scoring = aligner::gapped_pair_scoring(c.gapped.scoring, c.unpaired);
+      pair_scoring.xa_drop_ratio = c.gapped.xa_drop_ratio;
+      pair_scoring.max_xa_hits = c.gapped.max_xa_hits;
+    }
     pair_sink.emplace(*writer, static_cast<unsigned>(c.mismatches), insert_size, pair_scoring);
     if (engine == &gapped_engine) {
       pair_sink->set_rescue([&gapped_engine, unpaired = c.unpaired](const std::vector<aligner::SeqRecord>& reads,

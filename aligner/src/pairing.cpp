@@ -279,35 +279,115 @@ std::int64_t sampled_insert_size(const gapped::GappedReadAlignment (&mates)[2]) 
   return size > kMaxSampledInsert ? -1 : size;
 }
 
-std::vector<MateHit> mate_hits(const gapped::GappedReadAlignment& a) {
+std::vector<gapped::PairCandidate> pairing_candidates(const gapped::GappedReadAlignment& a) {
+  if (!a.mapped) return {};
+  if (!a.candidates.empty()) return a.candidates;
+  auto candidate = [](const gapped::GappedHit& h, std::int32_t secondary) {
+    return gapped::PairCandidate{h.contig, h.position, h.reference_end, h.reverse, h.query_begin, h.query_end,
+                                 h.score, h.score, secondary};
+  };
+  std::vector<gapped::PairCandidate> c{candidate(a.primary, -1)};
+  for (const gapped::GappedHit& h : a.alternatives) c.push_back(candidate(h, 0));
+  return c;
+}
+
+namespace {
+std::vector<MateHit> hits_of(const std::vector<gapped::PairCandidate>& candidates) {
   std::vector<MateHit> hits;
-  if (!a.mapped) return hits;
-  auto hit = [](const gapped::GappedHit& h) { return MateHit{h.contig, h.position, h.reference_end, h.reverse, h.score}; };
-  hits.push_back(hit(a.primary));
-  for (const gapped::GappedHit& h : a.alternatives) hits.push_back(hit(h));
+  hits.reserve(candidates.size());
+  for (const gapped::PairCandidate& c : candidates) hits.push_back({c.contig, c.position, c.reference_end, c.reverse, c.score});
   return hits;
 }
+}  // namespace
+
+std::vector<MateHit> mate_hits(const gapped::GappedReadAlignment& a) { return hits_of(pairing_candidates(a)); }
+
+PairChoice choose_gapped_pair(const gapped::GappedReadAlignment& first, const gapped::GappedReadAlignment& second,
+                              const InsertSizeModel& model, const PairScoring& scoring,
+                              std::vector<gapped::PairCandidate> (&candidates)[2]) {
+  const gapped::GappedReadAlignment* mates[2] = {&first, &second};
+  for (int m = 0; m < 2; ++m) {
+    candidates[m] = pairing_candidates(*mates[m]);
+    // A split mate offers its primary only: its supplementary hits belong to that primary.
+    if (!mates[m]->supplementary.empty()) candidates[m].resize(std::min<std::size_t>(candidates[m].size(), 1));
+  }
+  const std::vector<MateHit> hits[2] = {hits_of(candidates[0]), hits_of(candidates[1])};
+  const int mapq[2] = {first.mapped ? first.mapq : 0, second.mapped ? second.mapq : 0};
+  return choose_pair(hits, mapq, model, scoring);
+}
+
+std::vector<std::size_t> gapped_written_candidates(const std::vector<gapped::PairCandidate>& candidates,
+                                                   std::size_t chosen, const PairScoring& scoring) {
+  std::vector<std::size_t> written{chosen};
+  // mem_sam_pe's switch: the chosen one's primary and that primary's secondaries become the
+  // chosen one's secondaries (a primary chosen keeps its own).
+  const std::int32_t leader = candidates[chosen].secondary >= 0 ? candidates[chosen].secondary
+                                                                : static_cast<std::int32_t>(chosen);
+  const double bar = scoring.xa_drop_ratio * candidates[chosen].score;
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    const bool in_group = static_cast<std::int32_t>(k) == leader || candidates[k].secondary == leader;
+    if (k != chosen && in_group && candidates[k].score >= bar) written.push_back(k);
+  }
+  if (written.size() - 1 > scoring.max_xa_hits) written.resize(1);
+  return written;
+}
+
+const gapped::GappedHit* hit_of_candidate(const gapped::GappedReadAlignment& a, const gapped::PairCandidate& c) {
+  auto same = [&](const gapped::GappedHit& h) {
+    return h.contig == c.contig && h.reverse == c.reverse && h.position == c.position &&
+           h.reference_end == c.reference_end && h.query_begin == c.query_begin && h.query_end == c.query_end &&
+           h.score == c.score;
+  };
+  if (!a.mapped) return nullptr;
+  if (same(a.primary)) return &a.primary;
+  for (const std::vector<gapped::GappedHit>* list : {&a.alternatives, &a.supplementary, &a.pair_hits}) {
+    for (const gapped::GappedHit& h : *list) {
+      if (same(h)) return &h;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+// The hits a mate written at candidate `chosen` shows (gapped_written_candidates); false if one
+// of them has no hit (no CIGAR computed).
+bool written_hits(const gapped::GappedReadAlignment& a, const std::vector<gapped::PairCandidate>& candidates,
+                  std::size_t chosen, const PairScoring& scoring, std::vector<gapped::GappedHit>& out) {
+  for (const std::size_t k : gapped_written_candidates(candidates, chosen, scoring)) {
+    const gapped::GappedHit* h = hit_of_candidate(a, candidates[k]);
+    if (h == nullptr) return false;
+    out.push_back(*h);
+  }
+  return true;
+}
+}  // namespace
 
 void pair_gapped_mates(gapped::GappedReadAlignment (&mates)[2], const InsertSizeModel& model,
                        const PairScoring& scoring, MateFields (&out)[2]) {
-  std::vector<MateHit> hits[2] = {mate_hits(mates[0]), mate_hits(mates[1])};
-  // A split mate offers its primary only: its supplementary hits belong to that primary (bwa mem
-  // does not pair a mate by other hits once it has a supplementary one: mem_sam_pe's is_multi).
+  std::vector<gapped::PairCandidate> candidates[2];
+  PairChoice choice = choose_gapped_pair(mates[0], mates[1], model, scoring, candidates);
+  std::vector<gapped::GappedHit> written[2];
+  bool ready = true;
   for (int m = 0; m < 2; ++m) {
-    if (!mates[m].supplementary.empty()) hits[m].resize(std::min<std::size_t>(hits[m].size(), 1));
+    if (choice.hit[m] > 0) ready = ready && written_hits(mates[m], candidates[m], choice.hit[m], scoring, written[m]);
   }
-  const int mapq[2] = {mates[0].mapped ? mates[0].mapq : 0, mates[1].mapped ? mates[1].mapq : 0};
-  auto promote = [](gapped::GappedReadAlignment& a, std::size_t alternative) {
-    std::swap(a.primary, a.alternatives[alternative]);
-  };
-  auto written = [](const gapped::GappedReadAlignment& a, int, int mapq_after) {
-    return WrittenMate{a.mapped, a.primary.contig, a.primary.position, a.primary.reference_end, a.primary.reverse,
-                       mapq_after, gapped::cigar_text(a.primary.cigar)};
-  };
-  pair_mates(mates, hits, mapq, model, scoring, promote, written, out);
-  // The pair's MAPQ is the mate's MAPQ from now on.
-  mates[0].mapq = static_cast<std::uint8_t>(out[0].mapq);
-  mates[1].mapq = static_cast<std::uint8_t>(out[1].mapq);
+  if (!ready) choice = PairChoice{false, {0, 0}, {mates[0].mapped ? mates[0].mapq : 0, mates[1].mapped ? mates[1].mapq : 0}};
+  WrittenMate as_written[2];
+  for (int m = 0; m < 2; ++m) {
+    gapped::GappedReadAlignment& a = mates[m];
+    if (choice.hit[m] > 0) {
+      // bwa mem's: a secondary chosen takes its primary's score as its sub-score (XS).
+      const gapped::PairCandidate& chosen = candidates[m][choice.hit[m]];
+      if (chosen.secondary >= 0) a.sub_score = candidates[m][static_cast<std::size_t>(chosen.secondary)].score;
+      a.primary = std::move(written[m].front());
+      a.alternatives.assign(std::make_move_iterator(written[m].begin() + 1), std::make_move_iterator(written[m].end()));
+    }
+    // The pair's MAPQ is the mate's MAPQ from now on.
+    a.mapq = static_cast<std::uint8_t>(choice.mapq[m]);
+    as_written[m] = WrittenMate{a.mapped, a.primary.contig, a.primary.position, a.primary.reference_end,
+                                a.primary.reverse, choice.mapq[m], gapped::cigar_text(a.primary.cigar)};
+  }
+  mate_fields(as_written, choice.proper, out);
 }
 
 std::int64_t sampled_insert_size(const ReadAlignment (&mates)[2], const std::size_t (&lengths)[2],

@@ -208,6 +208,11 @@ std::string describe(const GappedReadAlignment& a) {
     << " n" << a.sub_count << " cov" << a.seed_coverage << " rep" << a.repeat_fraction << " | " << describe(a.primary);
   for (const GappedHit& h : a.supplementary) s << " | SA " << describe(h);
   for (const GappedHit& h : a.alternatives) s << " | XA " << describe(h);
+  for (const aligner::gapped::PairCandidate& c : a.candidates) {
+    s << " | cand " << c.contig << ':' << c.position << '-' << c.reference_end << (c.reverse ? '-' : '+') << " q"
+      << c.query_begin << '-' << c.query_end << " AS" << c.score << '/' << c.true_score << " sec" << c.secondary;
+  }
+  for (const GappedHit& h : a.pair_hits) s << " | pair " << describe(h);
   return s.str();
 }
 
@@ -496,19 +501,28 @@ TEST_P(GappedMapperTest, AChimericReadHasASupplementaryHitForItsOtherPart) {
   }
 }
 
+// A random contig holding `pieces` in order, each after `gap` random bases (`at`: where each
+// starts), then 500 random bases.
+std::string contig_with_copies(std::mt19937_64& rng, const std::vector<const std::string*>& pieces, std::size_t gap,
+                               std::vector<std::size_t>& at) {
+  std::string contig;
+  at.clear();
+  for (const std::string* piece : pieces) {
+    contig += random_bases(rng, gap);
+    at.push_back(contig.size());
+    contig += *piece;
+  }
+  return contig + random_bases(rng, 500);
+}
+
 // Alternatives (XA) come all or none: a piece in 3 copies has its 2 others listed, one in 7
 // copies none (6 > max_xa_hits 5); the primary is one of the copies either way, sub = its score.
 TEST_P(GappedMapperTest, AlternativesAreListedUpToMaxXaHits) {
   std::mt19937_64 rng(31);
   const std::string few = random_bases(rng, 200), many = random_bases(rng, 200);
-  std::string contig;
-  std::vector<std::size_t> few_at, many_at;
-  for (int k = 0; k < 10; ++k) {
-    contig += random_bases(rng, 500);
-    (k < 3 ? few_at : many_at).push_back(contig.size());
-    contig += k < 3 ? few : many;
-  }
-  contig += random_bases(rng, 500);
+  std::vector<std::size_t> at;
+  const std::string contig = contig_with_copies(rng, {&few, &few, &few, &many, &many, &many, &many, &many, &many, &many}, 500, at);
+  const std::vector<std::size_t> few_at(at.begin(), at.begin() + 3), many_at(at.begin() + 3, at.end());
   TempDir dir;
   const fmindex::Reference fasta = fmtest::load_reference(dir, {{"copies", contig}});
   const fmindex::FmIndex index = fmtest::build_index(fasta, GetParam(), 8);
@@ -1013,6 +1027,64 @@ TEST_P(GappedMapperTest, RescueSkipsWindowsLongerThanTwiceBwasMaxIns) {
   }
   EXPECT_GT(searched, 0u);
   EXPECT_GT(skipped, 0u);
+}
+
+// Pairing's candidates (bwa mem's mem_pair scores every region): the piece in 7 copies has all 7,
+// the primary first, the others secondary to it, though XA lists none. Paired with a unique mate
+// 300 bases from a copy that is not its primary (insert [220, 380]: no other copy in reach),
+// rescue_mates aligns that copy (pair_hits: 150M, NM 0, MD 150, the reverse strand) and
+// pair_gapped_mates writes it, MAPQ 0 + 40, XS the former primary's 150, no XA (6 > -h 5).
+TEST_P(GappedMapperTest, PairingChoosesAmongEveryCopyNotOnlyTheReportedOnes) {
+  std::mt19937_64 rng(37);
+  const std::string many = random_bases(rng, 200);
+  std::vector<std::size_t> at;
+  const std::string contig = contig_with_copies(rng, std::vector<const std::string*>(7, &many), 700, at);
+  TempDir dir;
+  const fmindex::Reference fasta = fmtest::load_reference(dir, {{"copies", contig}});
+  const fmindex::FmIndex index = fmtest::build_index(fasta, GetParam(), 8);
+  auto m = GappedMapper::create(index, {});
+  ASSERT_TRUE(m.ok());
+  const std::string repeat_mate = reverse_complement(many.substr(20, 150));  // reverse on [at + 20, at + 170)
+  std::vector<GappedReadAlignment> alone;
+  ASSERT_TRUE(m->map({{"many", repeat_mate, ""}}, alone).ok());
+  const GappedReadAlignment& a = alone[0];
+  ASSERT_TRUE(a.mapped);
+  EXPECT_TRUE(a.alternatives.empty()) << describe(a);
+  ASSERT_EQ(a.candidates.size(), 7u) << describe(a);
+  std::vector<std::size_t> places;
+  for (std::size_t c = 0; c < 7; ++c) {
+    const aligner::gapped::PairCandidate& x = a.candidates[c];
+    places.push_back(x.position - 20);
+    EXPECT_EQ(x.score, 150);
+    EXPECT_TRUE(x.reverse);
+    EXPECT_EQ(x.reference_end, x.position + 150);
+    EXPECT_EQ(x.secondary, c == 0 ? -1 : 0);
+  }
+  EXPECT_EQ(a.candidates[0].position, a.primary.position);
+  std::sort(places.begin(), places.end());
+  EXPECT_EQ(places, at);
+  // A unique mate 300 bases before the end of a copy other than the primary's.
+  const std::size_t k = a.primary.position == at[3] + 20 ? 4 : 3;
+  const std::vector<SeqRecord> reads = {{"unique", contig.substr(at[k] + 170 - 300, 100), ""}, {"many", repeat_mate, ""}};
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m->map(reads, out).ok());
+  const aligner::InsertSizeModel model = rescue_model();
+  ASSERT_TRUE(m->rescue_mates(reads, out, model, 17).ok());
+  const std::string what = describe(out[1]);
+  ASSERT_EQ(out[1].pair_hits.size(), 1u) << what;
+  const GappedHit& h = out[1].pair_hits[0];
+  EXPECT_EQ(describe(h), describe(GappedHit{0, at[k] + 20, at[k] + 170, true, 0, 150, 150, {150u << 4}, 0, "150", 0}));
+  aligner::PairScoring scoring = aligner::gapped_pair_scoring(Scoring{}, 17);
+  aligner::MateFields f[2];
+  GappedReadAlignment mates[2] = {out[0], out[1]};
+  aligner::pair_gapped_mates(mates, model, scoring, f);
+  EXPECT_EQ(describe(mates[1].primary), describe(h));
+  EXPECT_TRUE(mates[1].alternatives.empty());
+  EXPECT_EQ(mates[1].sub_score, 150);
+  EXPECT_EQ(f[1].flag & aligner::kSamProperPair, aligner::kSamProperPair);
+  EXPECT_EQ(f[0].mapq, 60);
+  EXPECT_EQ(f[1].mapq, 40);
+  EXPECT_EQ(f[0].tlen, 300);
 }
 
 // map() and rescue_mates() give the same bytes on the other backend.

@@ -374,6 +374,89 @@ TEST(PairGappedMates, SplitMateOffersItsPrimaryOnly) {
   EXPECT_EQ(f[1].mapq, 0);
 }
 
+gapped::PairCandidate candidate(std::uint64_t position, bool reverse, std::int32_t score, std::int32_t secondary,
+                                std::uint32_t query_begin = 0, std::uint32_t query_end = 100) {
+  return {0, position, position + 100, reverse, query_begin, query_end, score, score, secondary};
+}
+
+// bwa mem's XA of a mate moved to a secondary (mem_sam_pe's switch, then mem_gen_alt): its former
+// primary and the primary's other secondaries scoring at least 0.8 of it, all or none (-h); one
+// moved to another primary keeps that primary's own secondaries.
+TEST(GappedWrittenCandidates, TheFormerPrimarysGroupAboveTheXaShareAllOrNone) {
+  const std::vector<gapped::PairCandidate> c = {
+      candidate(1000, false, 100, -1), candidate(2000, false, 100, 0), candidate(3000, false, 90, 0),
+      candidate(4000, false, 70, 0),  // 70 < 0.8 * 90
+      candidate(5000, false, 60, -1, 100, 160), candidate(6000, false, 50, 4, 100, 160)};
+  PairScoring s;
+  EXPECT_EQ(gapped_written_candidates(c, 2, s), (std::vector<std::size_t>{2, 0, 1}));
+  EXPECT_EQ(gapped_written_candidates(c, 1, s), (std::vector<std::size_t>{1, 0, 2}));  // 70 < 80 still
+  EXPECT_EQ(gapped_written_candidates(c, 4, s), (std::vector<std::size_t>{4, 5}));     // 50 >= 48
+  s.max_xa_hits = 1;
+  EXPECT_EQ(gapped_written_candidates(c, 2, s), (std::vector<std::size_t>{2}));
+  EXPECT_EQ(gapped_written_candidates(c, 4, s), (std::vector<std::size_t>{4, 5}));
+}
+
+// Both mates in a repeat of 3 copies, each mate's candidates all its copies though neither lists
+// an XA: 3 proper pairs score alike, so the pair's MAPQ is 0 (6.02 * 0 - 4.343 ln 3 < 0) and the
+// mates keep MAPQ 0. With the candidates left out (primaries only, in one copy) the one pair
+// would raise both to 40: the bug this guards against.
+TEST(PairGappedMates, TiedPairsOverUnreportedCandidatesKeepMapqZero) {
+  gapped::GappedReadAlignment mates[2];
+  for (int m = 0; m < 2; ++m) {
+    mates[m].mapped = true;
+    mates[m].mapq = 0;
+    mates[m].sub_score = 100;
+  }
+  mates[0].primary = gapped_hit(0, 10000, false, 100, {100u << 4}, 100);
+  mates[1].primary = gapped_hit(0, 10200, true, 100, {100u << 4}, 100);
+  for (const std::uint64_t copy : {10000u, 30000u, 50000u}) {
+    mates[0].candidates.push_back(candidate(copy, false, 100, mates[0].candidates.empty() ? -1 : 0));
+    mates[1].candidates.push_back(candidate(copy + 200, true, 100, mates[1].candidates.empty() ? -1 : 0));
+  }
+  gapped::GappedReadAlignment without[2] = {mates[0], mates[1]};
+  without[0].candidates.clear();
+  without[1].candidates.clear();
+  MateFields f[2], g[2];
+  pair_gapped_mates(mates, model_300_30(), PairScoring{}, f);
+  pair_gapped_mates(without, model_300_30(), PairScoring{}, g);
+  EXPECT_EQ(f[0].flag & kSamProperPair, kSamProperPair);
+  EXPECT_EQ(f[0].mapq, 0);
+  EXPECT_EQ(f[1].mapq, 0);
+  EXPECT_EQ(mates[0].primary.position, 10000u);  // ties keep the primaries
+  EXPECT_EQ(g[0].mapq, 40);
+  EXPECT_EQ(g[1].mapq, 40);
+}
+
+// A chosen candidate no hit holds (no CIGAR: rescue_mates did not run) leaves the pair unpaired
+// rather than writing a place without its alignment; with its hit in pair_hits it is written.
+TEST(PairGappedMates, AChosenCandidateNeedsItsHit) {
+  gapped::GappedReadAlignment mates[2];
+  mates[0].mapped = mates[1].mapped = true;
+  mates[0].primary = gapped_hit(0, 1000, false, 100, {100u << 4}, 100);
+  mates[0].mapq = 60;
+  mates[0].candidates = {candidate(1000, false, 100, -1)};
+  mates[1].primary = gapped_hit(0, 90000, true, 100, {100u << 4}, 100);
+  mates[1].mapq = 0;
+  mates[1].candidates = {candidate(90000, true, 100, -1), candidate(1200, true, 100, 0)};
+  mates[1].primary.query_end = 100;  // a hit is its candidate's when their read parts agree too
+  gapped::GappedReadAlignment ready[2] = {mates[0], mates[1]};
+  ready[1].pair_hits = {gapped_hit(0, 1200, true, 100, {100u << 4}, 100)};
+  ready[1].pair_hits[0].query_end = 100;
+  MateFields f[2];
+  pair_gapped_mates(mates, model_300_30(), PairScoring{}, f);
+  EXPECT_EQ(f[0].flag & kSamProperPair, 0);
+  EXPECT_EQ(mates[1].primary.position, 90000u);
+  EXPECT_EQ(f[1].mapq, 0);
+  pair_gapped_mates(ready, model_300_30(), PairScoring{}, f);
+  EXPECT_EQ(f[0].flag & kSamProperPair, kSamProperPair);
+  EXPECT_EQ(ready[1].primary.position, 1200u);
+  ASSERT_EQ(ready[1].alternatives.size(), 1u);  // the former primary, 100 >= 0.8 * 100
+  EXPECT_EQ(ready[1].alternatives[0].position, 90000u);
+  EXPECT_EQ(ready[1].sub_score, 100);
+  EXPECT_EQ(f[1].mapq, 40);
+  EXPECT_EQ(f[0].tlen, 300);
+}
+
 TEST(GappedPairScoring, TakesTheRunsScoringAndTheCostOfOneDifference) {
   gapped::Scoring s;
   PairScoring p = gapped_pair_scoring(s, 17);

@@ -91,6 +91,28 @@ class AddSeconds {
   std::chrono::steady_clock::time_point start_;
 };
 
+// A region as pairing sees it (forward coordinates), and back (strand coordinates, for its CIGAR).
+PairCandidate candidate_of(const Region& r, const MapperReference& reference) {
+  const auto contig_length = static_cast<std::int64_t>(reference.contig_length(r.contig));
+  const auto position = static_cast<std::uint64_t>(r.reverse ? contig_length - r.re : r.rb);
+  return PairCandidate{r.contig, position, position + static_cast<std::uint64_t>(r.re - r.rb), r.reverse,
+                       static_cast<std::uint32_t>(r.qb), static_cast<std::uint32_t>(r.qe), r.score, r.true_score,
+                       r.secondary};
+}
+Region region_of(const PairCandidate& c, const MapperReference& reference) {
+  const auto contig_length = static_cast<std::int64_t>(reference.contig_length(c.contig));
+  Region r;
+  r.contig = c.contig;
+  r.reverse = c.reverse;
+  r.rb = c.reverse ? contig_length - static_cast<std::int64_t>(c.reference_end) : static_cast<std::int64_t>(c.position);
+  r.re = r.rb + static_cast<std::int64_t>(c.reference_end - c.position);
+  r.qb = static_cast<std::int32_t>(c.query_begin);
+  r.qe = static_cast<std::int32_t>(c.query_end);
+  r.score = c.score;
+  r.true_score = c.true_score;
+  return r;
+}
+
 // A hit to report: a region of a read and where its GappedHit goes.
 struct Reported {
   const Region* region;
@@ -158,6 +180,10 @@ struct GappedMapper::Impl {
   Status align_reported(DpWorkspace& ws, const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded);
   Status finish_hit(const Region& region, const ReadCodes& read, const std::uint32_t* ops, std::uint32_t n_ops,
                     GappedHit& hit) const;
+  Status align_found(const std::vector<SeqRecord>& reads, const std::vector<Region>& regions,
+                     const std::vector<std::size_t>& read_of, std::vector<GappedHit>& hits);
+  Status align_pair_choices(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments,
+                            const InsertSizeModel& model, std::int32_t unpaired);
   Status search_windows(const std::vector<SeqRecord>& reads, const std::vector<RescueJob>& jobs,
                         std::vector<LocalResult>& found);
 };
@@ -407,6 +433,9 @@ void GappedMapper::Impl::choose_hits(ReadWork& w, GappedReadAlignment& out) cons
     alternatives += r.secondary == 0 && r.score >= options.xa_drop_ratio * best.score;
     supplementary += r.secondary < 0 && r.score >= options.min_output_score;
   }
+  out.candidates.clear();
+  for (std::size_t i = 0; i < w.regions.size() && i < kMaxPairCandidates; ++i)
+    out.candidates.push_back(candidate_of(w.regions[i], reference));
   out.alternatives.resize(alternatives <= options.max_xa_hits ? alternatives : 0);
   out.supplementary.resize(supplementary);
   reported.push_back({&best, w.read, &out.primary});
@@ -668,14 +697,8 @@ Status GappedMapper::rescue_mates(const std::vector<SeqRecord>& reads, std::vect
     read_of.push_back(jobs[k].read);
   }
   // Their CIGARs, NM and MD as map() makes a hit's.
-  std::vector<GappedHit> hits(regions.size());
-  std::vector<ReadCodes> encoded(regions.size());
-  std::vector<Reported> reported;
-  for (std::size_t r = 0; r < regions.size(); ++r) {
-    encoded[r] = encode_read(reads[read_of[r]].sequence);
-    reported.push_back({&regions[r], r, &hits[r]});
-  }
-  WTMAP_TRY(m.align_reported(m.rescue_dp, reported, encoded));
+  std::vector<GappedHit> hits;
+  WTMAP_TRY(m.align_found(reads, regions, read_of, hits));
   // Each mate's rescued hits, best first (ties: in the order found), into its alignment.
   std::vector<std::size_t> order(regions.size());
   for (std::size_t r = 0; r < order.size(); ++r) order[r] = r;
@@ -689,6 +712,55 @@ Status GappedMapper::rescue_mates(const std::vector<SeqRecord>& reads, std::vect
     add_rescued_hits(alignments[read_of[order[begin]]], rescued, regions[order[begin]].seed_coverage, m.options);
     begin = end;
   }
+  return m.align_pair_choices(reads, alignments, model, unpaired);
+}
+
+// The hits of regions found beside map() (rescued, or chosen by pairing) -- region r of read
+// read_of[r] -- as map() makes a hit's: one batch of global alignments on rescue_dp.
+Status GappedMapper::Impl::align_found(const std::vector<SeqRecord>& reads, const std::vector<Region>& regions,
+                                       const std::vector<std::size_t>& read_of, std::vector<GappedHit>& hits) {
+  hits.assign(regions.size(), {});
+  std::vector<ReadCodes> encoded(regions.size());
+  std::vector<Reported> reported;
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    encoded[r] = encode_read(reads[read_of[r]].sequence);
+    reported.push_back({&regions[r], r, &hits[r]});
+  }
+  return reported.empty() ? Status{} : align_reported(rescue_dp, reported, encoded);
+}
+
+// The hits pair_gapped_mates will write that no mate holds yet -- a chosen candidate that is not
+// the primary, and its new XA list (gapped_written_candidates) -- as one batch of global
+// alignments, into each mate's pair_hits. The choice is pair_gapped_mates' own (choose_gapped_pair
+// with the same scoring), so it finds them there.
+Status GappedMapper::Impl::align_pair_choices(const std::vector<SeqRecord>& reads,
+                                              std::vector<GappedReadAlignment>& alignments,
+                                              const InsertSizeModel& model, std::int32_t unpaired) {
+  PairScoring scoring = gapped_pair_scoring(options.scoring, unpaired);
+  scoring.xa_drop_ratio = options.xa_drop_ratio;
+  scoring.max_xa_hits = options.max_xa_hits;
+  std::vector<Region> regions;
+  std::vector<std::size_t> read_of;
+  for (std::size_t first = 0; first + 1 < alignments.size(); first += 2) {
+    GappedReadAlignment& a0 = alignments[first];
+    GappedReadAlignment& a1 = alignments[first + 1];
+    a0.pair_hits.clear();
+    a1.pair_hits.clear();
+    const GappedReadAlignment* mates[2] = {&a0, &a1};
+    std::vector<PairCandidate> candidates[2];
+    const PairChoice choice = choose_gapped_pair(a0, a1, model, scoring, candidates);
+    for (std::size_t m = 0; m < 2; ++m) {
+      if (choice.hit[m] == 0) continue;
+      for (const std::size_t k : gapped_written_candidates(candidates[m], choice.hit[m], scoring)) {
+        if (hit_of_candidate(*mates[m], candidates[m][k]) != nullptr) continue;
+        regions.push_back(region_of(candidates[m][k], reference));
+        read_of.push_back(first + m);
+      }
+    }
+  }
+  std::vector<GappedHit> hits;
+  WTMAP_TRY(align_found(reads, regions, read_of, hits));
+  for (std::size_t r = 0; r < regions.size(); ++r) alignments[read_of[r]].pair_hits.push_back(std::move(hits[r]));
   return {};
 }
 

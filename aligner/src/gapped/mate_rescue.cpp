@@ -46,13 +46,51 @@ bool overlaps_a_hit(const GappedReadAlignment& a, std::uint32_t contig, bool rev
   auto overlaps = [&](const GappedHit& h) {
     return h.contig == contig && h.reverse == reverse && h.position < reference_end && position < h.reference_end;
   };
+  // Every region of the mate counts, reported or not (bwa mem's mem_matesw tests them all).
+  auto overlaps_candidate = [&](const PairCandidate& c) {
+    return c.contig == contig && c.reverse == reverse && c.position < reference_end && position < c.reference_end;
+  };
   return overlaps(a.primary) || std::any_of(a.alternatives.begin(), a.alternatives.end(), overlaps) ||
-         std::any_of(a.supplementary.begin(), a.supplementary.end(), overlaps);
+         std::any_of(a.supplementary.begin(), a.supplementary.end(), overlaps) ||
+         std::any_of(a.candidates.begin(), a.candidates.end(), overlaps_candidate);
 }
+
+namespace {
+// The rescued hits join the mate's candidates, which are then marked again as bwa mem's
+// mem_sam_pe reruns mem_mark_primary_se after mem_matesw: by score (a stable sort: ties stay in
+// order, so that candidates[0] stays the primary add_rescued_hits keeps), each secondary to the
+// first better primary it overlaps on the read by mask_level of the shorter.
+void add_rescued_candidates(GappedReadAlignment& a, const std::vector<GappedHit>& hits, const GappedOptions& options) {
+  for (const GappedHit& h : hits) {
+    a.candidates.push_back({h.contig, h.position, h.reference_end, h.reverse, h.query_begin, h.query_end, h.score,
+                            h.score, -1});
+  }
+  std::stable_sort(a.candidates.begin(), a.candidates.end(),
+                   [](const PairCandidate& x, const PairCandidate& y) { return x.score > y.score; });
+  std::vector<std::int32_t> primaries;
+  for (std::size_t i = 0; i < a.candidates.size(); ++i) {
+    PairCandidate& c = a.candidates[i];
+    c.secondary = -1;
+    for (const std::int32_t z : primaries) {
+      const PairCandidate& p = a.candidates[static_cast<std::size_t>(z)];
+      const std::uint32_t b = std::max(p.query_begin, c.query_begin), e = std::min(p.query_end, c.query_end);
+      const std::uint32_t shorter = std::min(p.query_end - p.query_begin, c.query_end - c.query_begin);
+      if (e > b && e - b >= shorter * options.mask_level) {
+        c.secondary = z;
+        break;
+      }
+    }
+    if (c.secondary < 0) primaries.push_back(static_cast<std::int32_t>(i));
+  }
+}
+}  // namespace
+
 
 void add_rescued_hits(GappedReadAlignment& a, std::vector<GappedHit>& hits, std::int32_t seed_coverage,
                       const GappedOptions& options) {
   if (hits.empty()) return;
+  a.candidates = pairing_candidates(a);  // primary and XA where the mapper gave none; none if unmapped
+  add_rescued_candidates(a, hits, options);
   auto rest = hits.begin() + 1;
   if (!a.mapped) {
     a.mapped = true;

@@ -39,8 +39,8 @@ std::vector<RescueJob> plan_rescues(const std::vector<SeqRecord>& reads, const s
 void strand_span(const RescueWindow& window, std::uint64_t contig_length, std::int64_t& lo, std::int64_t& hi);
 
 // Whether a found alignment on forward span [position, reference_end) overlaps a hit of `a` --
-// primary, alternative or supplementary -- on the same contig and strand (then it is one the
-// mapper already found).
+// primary, alternative or supplementary -- or a pairing candidate on the same contig and strand
+// (then it is one the mapper already found).
 bool overlaps_a_hit(const GappedReadAlignment& a, std::uint32_t contig, bool reverse, std::uint64_t position,
                     std::uint64_t reference_end);
 
@@ -48,6 +48,8 @@ bool overlaps_a_hit(const GappedReadAlignment& a, std::uint32_t contig, bool rev
 // others as alternatives, its sub-score the second's; a mapped one keeps its hits, a rescued hit
 // scoring more than its primary taking the primary's place (the old primary then counts as the
 // sub-score). `seed_coverage`: the new primary's (bwa: half its shorter span). MAPQ recomputed.
+// They join its pairing candidates, marked primary or secondary again as bwa mem's
+// mem_mark_primary_se does (candidates[0] stays the primary).
 void add_rescued_hits(GappedReadAlignment& a, std::vector<GappedHit>& hits, std::int32_t seed_coverage,
                       const GappedOptions& options);
 

@@ -9,7 +9,8 @@
 // mem_sam_pe: unpaired penalty -U, MAPQ from the pair score margin) and samtools fixmate
 // (bam_mate.c: TLEN as the distance between the mates' 5' ends, mate fields of an unmapped mate),
 // written anew here. Space: O(hits) per pair; time O(hits1 * hits2) per pair, with at most
-// 1 + kMaxAlternatives hits a mate in the k-mismatch mode.
+// 1 + kMaxAlternatives hits a mate in the k-mismatch mode and kMaxPairCandidates plus the rescued
+// ones in the gapped mode (mem_pair scores every region of both mates, reported or not).
 #pragma once
 
 #include <cstdint>
@@ -78,6 +79,10 @@ struct PairScoring {
   // Pairs scoring within this of the second best pair count as its equals (bwa mem's n_sub):
   // max(A + B, O + E) with bwa mem's defaults, the cost of one difference.
   int near_second = 7;
+  // The gapped mode's -h and XA share (GappedOptions): the XA list of a mate that pairing moves
+  // to another of its regions is rebuilt with them (gapped_written_candidates).
+  float xa_drop_ratio = 0.80f;
+  unsigned max_xa_hits = 5;
 };
 
 // A gapped run's: its -A and -B, `unpaired` (-U), and near_second bwa mem's max(A + B, O + E) over
@@ -205,11 +210,35 @@ MateHit rescued_hit(const RescueWindow& window, std::int64_t target_begin, std::
 
 // ---- the gapped mode ------------------------------------------------------------------------
 
-// A gapped alignment's hits (its primary, then its XA alternatives), scored by their AS.
+// What a gapped mate offers to pairing: its candidates (every region the mapper found, best
+// first, and the rescued hits), or, for an alignment made without them, its primary and its XA
+// alternatives (secondary to the primary).
+std::vector<gapped::PairCandidate> pairing_candidates(const gapped::GappedReadAlignment& a);
+// The hits pairing scores: pairing_candidates, each scored by its AS.
 std::vector<MateHit> mate_hits(const gapped::GappedReadAlignment& a);
+
+// bwa mem's mem_pair over every candidate of both mates (choose_pair; `mapq` fields the
+// single-end MAPQs): the chosen hits index `candidates`, each mate's pairing_candidates. A mate
+// with supplementary hits offers only its primary (bwa mem pairs no split read: mem_sam_pe's
+// is_multi).
+PairChoice choose_gapped_pair(const gapped::GappedReadAlignment& first, const gapped::GappedReadAlignment& second,
+                              const InsertSizeModel& model, const PairScoring& scoring,
+                              std::vector<gapped::PairCandidate> (&candidates)[2]);
+
+// The candidates a mate written at candidate `chosen` shows (indices into `candidates`): the chosen
+// first, then its XA as bwa mem writes it after mem_sam_pe moved the primary there -- the chosen
+// one's primary and that primary's other secondaries, those scoring at least xa_drop_ratio of
+// the chosen, all or none (max_xa_hits), in candidate order (mem_gen_alt).
+std::vector<std::size_t> gapped_written_candidates(const std::vector<gapped::PairCandidate>& candidates,
+                                                   std::size_t chosen, const PairScoring& scoring);
+// The hit of `a` (primary, alternative, supplementary or pair_hits) at candidate `c`; nullptr if none.
+const gapped::GappedHit* hit_of_candidate(const gapped::GappedReadAlignment& a, const gapped::PairCandidate& c);
+
 // Pairs two gapped mates (their mapq fields the single-end MAPQs) as pair_mismatch_mates pairs
-// k-mismatch ones; `scoring` from gapped_pair_scoring. A mate with supplementary hits offers only
-// its primary (its alternatives are never promoted).
+// k-mismatch ones, over every candidate (choose_gapped_pair); `scoring` from gapped_pair_scoring.
+// A mate whose chosen candidate is not its primary is written there, with the XA list and XS
+// (the former primary's score) bwa mem gives it; the hits that needs must be among its hits or
+// pair_hits (GappedMapper::rescue_mates computes them), else the pair is written unpaired.
 void pair_gapped_mates(gapped::GappedReadAlignment (&mates)[2], const InsertSizeModel& model,
                        const PairScoring& scoring, MateFields (&out)[2]);
 // The insert size a gapped pair contributes to the estimate (bwa mem's mem_pestat): both mates

@@ -15,6 +15,7 @@
 // GappedReadAlignment one hit plus its supplementary and alternative hits.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,6 +39,20 @@ struct GappedHit {
   std::uint8_t mapq = 0;
 };
 
+// A place of a read that pairing may choose (bwa mem's mem_pair scores every region of both
+// mates, not only the reported ones): a region after finish_regions, without its CIGAR. bwa mem
+// keeps every region; kMaxPairCandidates bounds them (a read has more only inside a repeat of
+// more copies, where its pairs tie anyway). Some 48 bytes each.
+struct PairCandidate {
+  std::uint32_t contig = 0;
+  std::uint64_t position = 0, reference_end = 0;  // forward strand, as GappedHit's
+  bool reverse = false;
+  std::uint32_t query_begin = 0, query_end = 0;  // in the read as given
+  std::int32_t score = 0, true_score = 0;        // true_score: the band its global alignment needs
+  std::int32_t secondary = -1;                   // the candidate it is secondary to; -1: a primary
+};
+constexpr std::size_t kMaxPairCandidates = 100;
+
 struct GappedReadAlignment {
   bool mapped = false;
   GappedHit primary;
@@ -51,6 +66,11 @@ struct GappedReadAlignment {
   std::uint8_t flags = 0;            // SearchFlags (kTooShort, kTooLong, ...) where a read was not aligned
   std::vector<GappedHit> supplementary;  // other parts of a chimeric read (flag 0x800; SA)
   std::vector<GappedHit> alternatives;   // XA: other placements of the primary's part
+  // Pairing's: every region of the read, best first (candidates[0] is the primary), and the hits
+  // of those among them that pairing may write and no hit above holds (GappedMapper::rescue_mates
+  // aligns them).
+  std::vector<PairCandidate> candidates;
+  std::vector<GappedHit> pair_hits;
 };
 
 }  // namespace wtmap::aligner::gapped

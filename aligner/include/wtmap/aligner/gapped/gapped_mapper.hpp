@@ -4,7 +4,8 @@
 // extended with banded affine-gap alignment and z-drop (extend.hpp), the regions deduplicated and
 // marked primary or secondary, the primary's CIGAR from a banded global alignment (global.hpp),
 // NM and MD from the reference (edit_tags.hpp). For pairs, mate rescue (bwa mem's mem_matesw):
-// a mate aligned locally in the window an insert-size model allows (rescue_mates). Options and
+// a mate aligned locally in the window an insert-size model allows, and the alignments of the
+// regions pairing will write that map() did not report (rescue_mates). Options and
 // defaults are bwa mem's.
 #pragma once
 
@@ -100,8 +101,11 @@ class GappedMapper {
   // passes -T), and overlapping none of the mate's hits, becomes one of its hits: CIGAR, NM, MD
   // as map() makes them; the primary if the mate had none or it scores more (mate_rescue.hpp).
   // All windows of a call run as one batch of local alignments on the backend (LocalOp), their
-  // CIGARs as one batch of global alignments. Nothing without a known model. The result depends
-  // on each pair and the model only. May run while map() runs on another thread (each has its
+  // CIGARs as one batch of global alignments. Then pairing's choice (choose_gapped_pair over every
+  // candidate of both mates, with -U `unpaired` and the options' scoring, -h and XA share, as
+  // pair_gapped_mates makes it): a mate that will be written at a candidate no hit holds, or with
+  // an XA list holding such candidates, gets their hits in pair_hits, one more batch of global
+  // alignments. Nothing without a known model. The result depends on each pair and the model only. May run while map() runs on another thread (each has its
   // own DP buffers), not beside another rescue_mates().
   Status rescue_mates(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments,
                       const InsertSizeModel& model, std::int32_t unpaired);
