@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -41,6 +42,15 @@ Buffer::~Buffer() {
   } else {
     std::free(data_);
   }
+}
+
+Status Buffer::grow_to(Backend backend, std::size_t size, const char* what) {
+  if (size_ >= size && data_ != nullptr) return {};
+  *this = Buffer{};
+  Result<Buffer> fresh = allocate(backend, std::max<std::size_t>(size, 16), what);
+  if (!fresh.ok()) return fresh.status();
+  *this = std::move(fresh.value());
+  return {};
 }
 
 Result<Buffer> Buffer::allocate(Backend backend, std::size_t size, const char* what) {

@@ -1,6 +1,7 @@
 // buffer.hpp: an allocation is zero-filled, sized and copied to and from the host on either
-// backend; on the GPU the zero fill and copy_from_host are complete when they return, so a
-// non-blocking stream (as the batch API's are) that uses the buffer at once sees their bytes.
+// backend, and grow_to keeps or replaces it; on the GPU the zero fill and copy_from_host are
+// complete when they return, so a non-blocking stream (as the batch API's are) that uses the
+// buffer at once sees their bytes.
 // device_memory.hpp: the limit's byte counts; the device bytes held and a request beyond the card.
 #include <gtest/gtest.h>
 
@@ -51,6 +52,32 @@ TEST_P(BufferOn, EmptyBufferHasNoData) {
   ASSERT_TRUE(buffer.ok());
   EXPECT_EQ(buffer->size(), 0u);
   EXPECT_EQ(buffer->data(), nullptr);
+}
+
+// grow_to: an empty buffer becomes one of 16 bytes at least; a large enough one is kept as it is
+// (same bytes, same place); a smaller one is replaced by a zero-filled one of the size asked.
+TEST_P(BufferOn, GrowToKeepsALargeEnoughBufferAndReplacesASmallerOne) {
+  WTMAP_SKIP_WITHOUT(GetParam());
+  Buffer b;
+  ASSERT_TRUE(b.grow_to(GetParam(), 0, "test buffer").ok());
+  EXPECT_EQ(b.size(), 16u);
+  EXPECT_EQ(b.backend(), GetParam());
+  ASSERT_TRUE(b.grow_to(GetParam(), 1000, "test buffer").ok());
+  ASSERT_EQ(b.size(), 1000u);
+  const std::vector<std::uint8_t> ones(1000, 1);
+  ASSERT_TRUE(b.copy_from_host(0, ones.data(), ones.size()).ok());
+  const std::byte* place = b.data();
+  ASSERT_TRUE(b.grow_to(GetParam(), 999, "test buffer").ok());
+  EXPECT_EQ(b.data(), place);
+  EXPECT_EQ(b.size(), 1000u);
+  std::vector<std::uint8_t> back(1000);
+  ASSERT_TRUE(b.copy_to_host(0, back.data(), back.size()).ok());
+  EXPECT_EQ(back, ones);
+  ASSERT_TRUE(b.grow_to(GetParam(), 4000, "test buffer").ok());
+  ASSERT_EQ(b.size(), 4000u);
+  back.assign(4000, 0xAB);
+  ASSERT_TRUE(b.copy_to_host(0, back.data(), back.size()).ok());
+  EXPECT_EQ(back, std::vector<std::uint8_t>(4000, 0));
 }
 
 // Keeps the legacy default stream busy for about `cycles` clock cycles.

@@ -25,6 +25,10 @@ class Buffer {
   // `what` names the allocation in error messages ("wavelet tree levels", ...). The zero fill is
   // complete when it returns, so any stream may write the buffer at once.
   static Result<Buffer> allocate(Backend backend, std::size_t size, const char* what);
+  // Makes this a buffer of at least `size` bytes (16 at least) on `backend`: kept if it is one,
+  // else freed first (so that the old and the new one need not fit at once) and allocated anew,
+  // zero-filled. For buffers reused batch after batch that grow with the largest batch.
+  Status grow_to(Backend backend, std::size_t size, const char* what);
 
   Backend backend() const { return backend_; }
   std::byte* data() { return data_; }

@@ -39,17 +39,6 @@ struct RunStaging {
   }
 };
 
-// Makes `b` a GPU buffer of at least `bytes` (a new one when it is smaller; the old one freed
-// first, so that both need not fit at once).
-inline Status ensure_device_bytes(Buffer& b, std::uint64_t bytes, const char* what) {
-  if (b.size() >= bytes && b.data() != nullptr) return {};
-  b = Buffer{};
-  Result<Buffer> fresh = Buffer::allocate(Backend::gpu, std::max<std::uint64_t>(bytes, 16), what);
-  if (!fresh.ok()) return fresh.status();
-  b = std::move(fresh.value());
-  return {};
-}
-
 template <class T>
 struct PackRuns {
   const T* from;
@@ -68,8 +57,8 @@ template <class T>
 Status copy_runs_to_host(QueryWorkspace& ws, const T* device, T* host, const std::vector<CopyRun>& runs,
                          std::uint64_t packed_total, RunStaging& staging) {
   if (packed_total == 0) return {};
-  WTMAP_TRY(ensure_device_bytes(staging.device_runs, runs.size() * sizeof(CopyRun), "copy runs"));
-  WTMAP_TRY(ensure_device_bytes(staging.device_packed, packed_total * sizeof(T), "packed runs"));
+  WTMAP_TRY(staging.device_runs.grow_to(Backend::gpu, runs.size() * sizeof(CopyRun), "copy runs"));
+  WTMAP_TRY(staging.device_packed.grow_to(Backend::gpu, packed_total * sizeof(T), "packed runs"));
   WTMAP_TRY(upload_staged(ws, staging.device_runs.data(), runs.data(), runs.size() * sizeof(CopyRun)));
   T* packed = reinterpret_cast<T*>(staging.device_packed.data());
   const cudaStream_t stream = ws.stream(0);
