@@ -632,25 +632,34 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
 // band covers the longest window), the window read on the strand the job names.
 Status GappedMapper::Impl::search_windows(const std::vector<SeqRecord>& reads, const std::vector<RescueJob>& jobs,
                                           std::vector<LocalResult>& found) {
-  std::vector<std::uint8_t>& query = rescue_dp.query;
-  std::vector<std::uint8_t>& target = rescue_dp.target;
-  query.clear();
-  target.clear();
-  std::vector<LocalTask> tasks;
+  std::vector<std::int64_t> lo(jobs.size()), hi(jobs.size());
   Scoring sc = options.scoring;
   sc.band = 0;
-  for (const RescueJob& j : jobs) {
-    const std::string& mate = reads[j.read].sequence;
-    std::int64_t lo = 0, hi = 0;
-    strand_span(j.window, reference.contig_length(j.window.contig), lo, hi);
-    tasks.push_back({query.size(), target.size(), static_cast<std::uint32_t>(mate.size()), static_cast<std::uint32_t>(hi - lo)});
-    for (const char c : mate) query.push_back(fmindex::search_code(c));
-    for (std::int64_t i = lo; i < hi; ++i) target.push_back(reference.base(j.window.contig, j.window.reverse, i));
-    sc.band = std::max<std::int32_t>({sc.band, static_cast<std::int32_t>(mate.size()), static_cast<std::int32_t>(hi - lo)});
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    const RescueJob& j = jobs[k];
+    strand_span(j.window, reference.contig_length(j.window.contig), lo[k], hi[k]);
+    sc.band = std::max<std::int32_t>(
+        {sc.band, static_cast<std::int32_t>(reads[j.read].sequence.size()), static_cast<std::int32_t>(hi[k] - lo[k])});
+  }
+  std::vector<std::uint64_t> query_at, target_at;
+  lay_out_codes(
+      jobs.size(), [&](std::size_t k) { return reads[jobs[k].read].sequence.size(); },
+      [&](std::size_t k) { return static_cast<std::uint64_t>(hi[k] - lo[k]); },
+      [&](std::size_t k, std::uint8_t* q, std::uint8_t* t) {
+        const RescueJob& j = jobs[k];
+        for (const char c : reads[j.read].sequence) *q++ = fmindex::search_code(c);
+        for (std::int64_t i = lo[k]; i < hi[k]; ++i) *t++ = reference.base(j.window.contig, j.window.reverse, i);
+      },
+      query_at, target_at, rescue_dp.query, rescue_dp.target);
+  std::vector<LocalTask> tasks(jobs.size());
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    tasks[k] = {query_at[k], target_at[k], static_cast<std::uint32_t>(reads[jobs[k].read].sequence.size()),
+                static_cast<std::uint32_t>(hi[k] - lo[k])};
   }
   found.assign(tasks.size(), {});
   if (tasks.empty()) return {};
-  const CodeArrays arrays{query.data(), query.size(), target.data(), target.size()};
+  const CodeArrays arrays{rescue_dp.query.data(), rescue_dp.query.size(), rescue_dp.target.data(),
+                          rescue_dp.target.size()};
   return rescue_dp.aligner.align_local(sc, arrays, tasks.data(), found.data(), tasks.size());
 }
 
