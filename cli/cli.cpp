@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "wtmap/core/gpu_host_wait.hpp"
+
 namespace wtmap::cli {
 
 int fail(const char* command, const Status& s) {
@@ -40,15 +42,25 @@ int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& 
   return usage_error(command, std::string("unknown or incomplete option '") + argv[i] + "'", usage);
 }
 
+namespace {
+
+// The GPU, with the host's way of waiting for it that WTMAP_GPU_WAIT may name (gpu_host_wait.hpp).
+Result<Backend> gpu_backend() {
+  if (Status s = set_gpu_host_wait_from_environment(); !s.ok()) return s;
+  return Backend::gpu;
+}
+
+}  // namespace
+
 Result<Backend> CommonOptions::apply(const Log& log) const {
   set_cpu_threads(static_cast<unsigned>(threads));
   if (device == "cpu") return Backend::cpu;
   if (device == "gpu") {
     if (!gpu_available()) return Status{StatusCode::unavailable, "--device gpu: no usable CUDA device (driver or card missing)"};
-    return Backend::gpu;
+    return gpu_backend();
   }
   if (device != "auto") return invalid_argument("--device must be auto, gpu or cpu, not '" + device + "'");
-  if (gpu_available()) return Backend::gpu;
+  if (gpu_available()) return gpu_backend();
   log.info("no usable CUDA device: running on the CPU (slower)");
   return Backend::cpu;
 }
