@@ -27,6 +27,9 @@
 namespace wtmap::fmindex {
 
 extern template class FmIndexBase<FmIndexView>;
+namespace pipeline {
+struct DnaIndexPolicy;
+}
 
 // Inherited from FmIndexBase: view(), backend(), sample_rate(), contigs(), fragments(),
 // forward_length(); search() with codes 0..3 (search_code in reference.hpp; any other code never
@@ -72,16 +75,14 @@ class FmIndex : public FmIndexBase<FmIndexView> {
   FmIndex(WaveletTree<std::uint8_t, 4>&& bwt, SampledSuffixArray&& sa, std::vector<Contig> contigs,
           std::vector<Fragment> fragments, std::uint64_t forward_length, std::uint32_t sample_rate);
   Status bind(std::uint32_t kmer_length);
-  // load() without its guard against an allocation that throws.
-  static Result<FmIndex> load_sections(const std::string& path, Backend backend, std::uint32_t kmer_length,
-                                       IndexParts parts);
+  friend struct pipeline::DnaIndexPolicy;  // build, load and save: DNA's steps of the pipeline
 
   WaveletTree<std::uint8_t, 4> bwt_;
   Buffer tables_;  // special rows | special counts per bucket, on the backend
   PackedText text_;
   std::vector<std::uint64_t> special_rows_host_;
   KmerIntervalTable kmers_;
-  std::uint64_t C_[5] = {0, 0, 0, 0, 0};
+  std::uint64_t C_[4] = {0, 0, 0, 0};
 };
 
 }  // namespace wtmap::fmindex
