@@ -1,8 +1,6 @@
 #include "wtmap/fmindex/fm_index.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <new>
 
 #include "fm_index_pipeline.hpp"
 #include "index_file.hpp"
@@ -10,10 +8,6 @@
 
 namespace wtmap::fmindex {
 namespace {
-
-using pipeline::kFirstTextSymbol;
-using pipeline::kTextEnd;
-using pipeline::kTextSeparator;
 
 // The text positions of T = F # rc(F) $ that follow a separator, or (0) the terminator, for F
 // the fragments one separator apart: every fragment's start on either strand (the sampled

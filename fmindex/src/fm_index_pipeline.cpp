@@ -1,16 +1,10 @@
-// The build steps both FM-indexes share (fm_index_pipeline.hpp).
+// The one pass over the suffix array that both FM-indexes' builds share (fm_index_pipeline.hpp).
 #include "fm_index_pipeline.hpp"
 
 namespace wtmap::fmindex::pipeline {
 
-Result<std::vector<std::int64_t>> suffix_array(const std::vector<std::uint8_t>& text, const Progress& progress) {
-  progress("suffix array of " + std::to_string(text.size()) + " symbols (divsufsort64)");
-  return full_suffix_array(text.data(), text.size());
-}
-
 Result<BwtRows> bwt_and_samples(std::vector<std::uint8_t> text, std::vector<std::int64_t> sa, std::uint32_t sample_rate,
-                                std::uint8_t tree_code_offset, bool list_separator_rows, const Progress& progress) {
-  progress("BWT and SA samples (every " + std::to_string(sample_rate) + " text positions)");
+                                std::uint8_t tree_code_offset, bool list_separator_rows) {
   const std::uint64_t n = text.size();
   BwtRows rows{std::vector<std::uint8_t>(n), SampledSuffixArray::Builder(n, sample_rate), {}, {}};
   struct Piece {  // what each piece of rows keeps of its own, joined in row order below

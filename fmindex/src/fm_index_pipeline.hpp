@@ -47,26 +47,6 @@ namespace wtmap::fmindex::pipeline {
 // Codes of the suffix-sorted text shared by both alphabets: $ < # < every symbol.
 constexpr std::uint8_t kTextEnd = 0, kTextSeparator = 1, kFirstTextSymbol = 2;
 
-// options.progress, if set.
-class Progress {
- public:
-  explicit Progress(const FmIndexOptions& options) : options_(options) {}
-  void operator()(const std::string& line) const {
-    if (options_.progress) options_.progress(line);
-  }
-
- private:
-  const FmIndexOptions& options_;
-};
-
-// The sample rate asked for (not 0: build_index refuses that first) or the one by size.
-inline std::uint32_t sample_rate_for(const FmIndexOptions& options, std::uint64_t n) {
-  return options.sample_rate == kSampleRateBySize ? default_sample_rate(n) : options.sample_rate;
-}
-
-// The whole suffix array of the text (full_suffix_array), announced on `progress`.
-Result<std::vector<std::int64_t>> suffix_array(const std::vector<std::uint8_t>& text, const Progress& progress);
-
 // What the one pass over the suffix array derives.
 struct BwtRows {
   std::vector<std::uint8_t> bwt;  // tree codes, n of them
@@ -79,21 +59,27 @@ struct BwtRows {
 // sample_rate positions and after every separator, the separator rows (if list_separator_rows)
 // and the counts; frees the text and the suffix array once read.
 Result<BwtRows> bwt_and_samples(std::vector<std::uint8_t> text, std::vector<std::int64_t> sa, std::uint32_t sample_rate,
-                                std::uint8_t tree_code_offset, bool list_separator_rows, const Progress& progress);
+                                std::uint8_t tree_code_offset, bool list_separator_rows);
 
 template <class Policy>
 Result<typename Policy::Index> build_index(const typename Policy::Reference& ref, const FmIndexOptions& options,
                                            Policy policy) {
-  const Progress progress(options);
+  auto progress = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+  };
   if (options.sample_rate == 0) return invalid_argument("the SA sample rate must be at least 1");
   auto text = policy.encode_text(ref);
   if (!text.ok()) return text.status();
   const std::uint64_t n = text->size();
-  const std::uint32_t sample_rate = sample_rate_for(options, n);
-  auto sa = suffix_array(*text, progress);
+  const std::uint32_t sample_rate =
+      options.sample_rate == kSampleRateBySize ? default_sample_rate(n) : options.sample_rate;
+
+  progress("suffix array of " + std::to_string(n) + " symbols (divsufsort64)");
+  auto sa = full_suffix_array(text->data(), n);
   if (!sa.ok()) return sa.status();
+  progress("BWT and SA samples (every " + std::to_string(sample_rate) + " text positions)");
   auto rows = bwt_and_samples(std::move(text.value()), std::move(sa.value()), sample_rate, Policy::kTreeCodeOffset,
-                              Policy::kListsSeparatorRows, progress);
+                              Policy::kListsSeparatorRows);
   if (!rows.ok()) return rows.status();
 
   progress(policy.tree_name() + " and sampled-row vector on the " + std::string(backend_name(options.backend)));

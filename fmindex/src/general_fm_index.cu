@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
 #include "fm_index_pipeline.hpp"
 #include "index_file.hpp"
@@ -70,30 +69,6 @@ Result<SymbolMap> read_symbol_map(std::istream& in, const std::string& path, Alp
   return SymbolMap(alphabet, std::move(used));
 }
 
-// The tree spans the text with the identity map over the symbols and code 0, which occurs once
-// per record (the separators and $), and the rows of # and $ are sampled: an LF step through one
-// would take the merged code's rank.
-Status check_general_tables(const WaveletTree<std::uint8_t, 2>& tree, const SymbolMap& symbols, const SampledSuffixArray& sa,
-                            std::uint64_t records, const std::string& path) {
-  if (tree.sigma() != symbols.size() + 1 || tree.view().alphabet != nullptr) {
-    return corrupt_data(path + ": the wavelet tree disagrees with the symbol map");
-  }
-  const RankQuery<std::uint8_t> separators{tree.size(), GeneralFmIndexView::kSeparatorCode};
-  std::uint64_t separator_count = 0;
-  WTMAP_TRY(tree.rank(&separators, &separator_count, 1));  // the tree may live on the GPU
-  if (separator_count != records) return corrupt_data(path + ": the wavelet tree disagrees with the record count");
-  std::vector<SelectQuery<std::uint8_t>> separator_rows(separator_count);
-  for (std::uint64_t k = 0; k < separator_count; ++k) separator_rows[k] = {k + 1, GeneralFmIndexView::kSeparatorCode};
-  std::vector<std::uint64_t> rows(separator_count);
-  std::vector<std::uint8_t> marked(separator_count);
-  WTMAP_TRY(tree.select(separator_rows.data(), rows.data(), rows.size()));
-  WTMAP_TRY(sa.marks().access(rows.data(), marked.data(), marked.size()));
-  if (std::count(marked.begin(), marked.end(), 0) != 0) {
-    return corrupt_data(path + ": corrupt sampled-row marks (SMPB: a separator row is not marked as sampled)");
-  }
-  return {};
-}
-
 }  // namespace
 
 namespace pipeline {
@@ -153,9 +128,30 @@ struct GeneralIndexPolicy {
     for (const Fragment& f : fragments) record_starts.push_back(f.text_start);
     return record_starts;
   }
+  // The tree spans the text with the identity map over the symbols and code 0, which occurs once
+  // per record (the separators and $), and the rows of # and $ are sampled: an LF step through
+  // one would take the merged code's rank.
   Status check_tables(const Tree& tree, const SampledSuffixArray& sa, const std::vector<Fragment>& fragments, IndexParts,
                       const std::string& path) const {
-    return check_general_tables(tree, symbols, sa, fragments.size(), path);
+    if (tree.sigma() != symbols.size() + 1 || tree.view().alphabet != nullptr) {
+      return corrupt_data(path + ": the wavelet tree disagrees with the symbol map");
+    }
+    const RankQuery<std::uint8_t> separators{tree.size(), GeneralFmIndexView::kSeparatorCode};
+    std::uint64_t separator_count = 0;
+    WTMAP_TRY(tree.rank(&separators, &separator_count, 1));  // the tree may live on the GPU
+    if (separator_count != fragments.size()) {
+      return corrupt_data(path + ": the wavelet tree disagrees with the record count");
+    }
+    std::vector<SelectQuery<std::uint8_t>> separator_rows(separator_count);
+    for (std::uint64_t k = 0; k < separator_count; ++k) separator_rows[k] = {k + 1, GeneralFmIndexView::kSeparatorCode};
+    std::vector<std::uint64_t> rows(separator_count);
+    std::vector<std::uint8_t> marked(separator_count);
+    WTMAP_TRY(tree.select(separator_rows.data(), rows.data(), rows.size()));
+    WTMAP_TRY(sa.marks().access(rows.data(), marked.data(), marked.size()));
+    if (std::count(marked.begin(), marked.end(), 0) != 0) {
+      return corrupt_data(path + ": corrupt sampled-row marks (SMPB: a separator row is not marked as sampled)");
+    }
+    return {};
   }
 
   Result<Index> make_index(Tree&& tree, SampledSuffixArray&& sa, std::vector<Contig> contigs,
