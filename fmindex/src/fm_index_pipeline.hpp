@@ -1,6 +1,6 @@
 // wtmap fmindex (internal): the one build, load and save pipeline of both FM-indexes, FmIndex
 // (DNA) and GeneralFmIndex (protein, byte), with what differs per alphabet supplied by a policy
-// type (detail::DnaIndexPolicy in fm_index.cu, detail::GeneralIndexPolicy in general_fm_index.cu),
+// type (pipeline::DnaIndexPolicy in fm_index.cu, pipeline::GeneralIndexPolicy in general_fm_index.cu),
 // as core's rank_select_build.cu keeps its backends' steps apart around the shared ones.
 //
 // Build: check the options -> the alphabet encodes the text T (checking its reference) -> suffix

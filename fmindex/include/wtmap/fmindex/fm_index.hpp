@@ -8,7 +8,8 @@
 // Construction: libdivsufsort's divsufsort64 on the host (8 bytes per text symbol, the peak),
 // then the wavelet tree and bit vector on the chosen backend. See fm_index_view.hpp for queries.
 // Protein and byte references have GeneralFmIndex (general_fm_index.hpp); both share the tables,
-// the sampled suffix array, search, locate and the index file's sections (fm_index_base.hpp).
+// the sampled suffix array, search and locate (fm_index_base.hpp), and one build, load and save
+// pipeline with the alphabet as a policy (fmindex/src/fm_index_pipeline.hpp).
 #pragma once
 
 #include <cstdint>
