@@ -1,17 +1,13 @@
 #include "wtmap/fmindex/fm_index.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <new>
 
+#include "fm_index_pipeline.hpp"
 #include "index_file.hpp"
 #include "wtmap/core/device_memory.hpp"
 
 namespace wtmap::fmindex {
 namespace {
-
-// Symbols of the suffix-sorted text: $ < # < A < C < G < T.
-constexpr std::uint8_t kTextEnd = 0, kTextSeparator = 1, kTextBase = 2;
 
 // The text positions of T = F # rc(F) $ that follow a separator, or (0) the terminator, for F
 // the fragments one separator apart: every fragment's start on either strand (the sampled
@@ -32,7 +28,7 @@ std::vector<std::uint64_t> positions_after_separators(const std::vector<Fragment
 // each holding the placeholder A in the tree and (with a sampled suffix array) marked as sampled
 // -- so that no LF step leaves through one -- and C[c + 1] - C[c] (C[4] = n) the BWT's count of
 // base c, what the tree holds at n less the special rows for A. Then every LF step stays < n.
-Status check_tables(const WaveletTree<std::uint8_t, 4>& tree, const std::uint64_t (&C)[4],
+Status check_dna_tables(const WaveletTree<std::uint8_t, 4>& tree, const std::uint64_t (&C)[4],
                     const std::vector<std::uint64_t>& special_rows, std::uint64_t separators,
                     const SampledSuffixArray& sa, bool has_sa) {
   const std::uint64_t n = tree.size();
@@ -75,7 +71,150 @@ Status check_tables(const WaveletTree<std::uint8_t, 4>& tree, const std::uint64_
   return {};
 }
 
+// CARR: C[0..3].
+Status read_c_array(std::istream& in, const std::string& path, std::uint64_t (&C)[4]) {
+  auto carray = file::read_section(in, "CARR", path);
+  if (!carray.ok()) return carray.status();
+  file::PayloadReader r(*carray, path + ": C array");
+  for (auto& c : C) WTMAP_TRY(r.get(c));
+  return r.finish();
+}
+
+// SPEC: at most n special rows (check_dna_tables checks them against the tree).
+Status read_special_rows(std::istream& in, const std::string& path, std::uint64_t n, std::vector<std::uint64_t>& rows) {
+  auto specials = file::read_section(in, "SPEC", path);
+  if (!specials.ok()) return specials.status();
+  file::PayloadReader r(*specials, path + ": special-row");
+  WTMAP_TRY(r.get_array(rows, n));
+  return r.finish();
+}
+
+// PACK: the forward text's words; for IndexParts::search_only checksummed on the way past and
+// not kept (text stays empty).
+Status read_packed_text(std::istream& in, const std::string& path, std::uint64_t m, const std::vector<Fragment>& fragments,
+                        IndexParts parts, Backend backend, PackedText& text) {
+  using Words = std::vector<std::uint64_t>;
+  auto read_words = [&](std::istream& payload, std::uint64_t size) -> Result<Words> {
+    if (parts == IndexParts::search_only) {
+      payload.ignore(static_cast<std::streamsize>(size));
+      if (static_cast<std::uint64_t>(payload.gcount()) != size) return corrupt_data("truncated index file (in the PACK section)");
+      return Words{};
+    }
+    return file::read_u64_array(payload, size, PackedText::num_words(m), "packed text");
+  };
+  auto words = file::read_streamed_section(in, "PACK", path, read_words);
+  if (!words.ok()) return words.status();
+  if (parts == IndexParts::search_only) return {};
+  auto packed = PackedText::from_words(*words, m, fragments, backend);
+  if (!packed.ok()) return Status{packed.status().code(), path + ": " + packed.status().message()};
+  text = std::move(packed.value());
+  return {};
+}
+
 }  // namespace
+
+namespace pipeline {
+
+// The DNA alphabet's steps of the pipeline (fm_index_pipeline.hpp): T = F # rc(F) $ over both
+// strands, the BWT in one quad-vector level with # and $ as a placeholder A listed as special
+// rows (CARR, SPEC), the packed forward text (PACK) and the k-mer table built at every load.
+struct DnaIndexPolicy {
+  using Index = FmIndex;
+  using Reference = fmindex::Reference;
+  using Tree = WaveletTree<std::uint8_t, 4>;
+  static constexpr std::uint8_t kTreeCodeOffset = kFirstTextSymbol;  // base c: text code 2 + c, tree code c
+  static constexpr bool kListsSeparatorRows = true;                  // the special rows
+
+  std::uint32_t kmer_length = kKmerLengthBySize;
+  std::uint64_t C[4] = {0, 0, 0, 0};
+  std::vector<std::uint64_t> special_rows;
+  PackedText text;
+
+  // T = F # rc(F) $
+  Result<std::vector<std::uint8_t>> encode_text(const Reference& ref) const {
+    const std::uint64_t m = ref.forward.size();
+    const std::uint64_t n = 2 * m + 2;
+    std::vector<std::uint8_t> t(n);
+    for (std::uint64_t i = 0; i < m; ++i) {
+      const std::uint8_t c = ref.forward[i];
+      t[i] = c == kSeparator ? kTextSeparator : static_cast<std::uint8_t>(kFirstTextSymbol + c);
+      t[2 * m - i] = c == kSeparator ? kTextSeparator : static_cast<std::uint8_t>(kFirstTextSymbol + 3 - c);
+    }
+    t[m] = kTextSeparator;
+    t[n - 1] = kTextEnd;
+    return t;
+  }
+  std::uint64_t sigma() const { return 4; }
+  std::string tree_name() const { return "wavelet tree"; }
+  Status keep_build_tables(const Reference& ref, BwtRows& rows, Backend backend) {
+    C[0] = rows.separator_rows.size();  // the rows whose suffix starts with $ or #
+    for (unsigned c = 0; c + 1 < 4; ++c) C[c + 1] = C[c] + rows.counts[c];
+    special_rows = std::move(rows.separator_rows);
+    auto packed = PackedText::build(ref.forward, ref.fragments, backend);
+    if (!packed.ok()) return packed.status();
+    text = std::move(packed.value());
+    return {};
+  }
+
+  Status check_header(const file::IndexHeader& header, const std::string& path) const {
+    if (header.alphabet != Alphabet::dna) {
+      return invalid_argument(path + ": a " + std::string(alphabet_name(header.alphabet)) +
+                              " index (wtmap index --alphabet " + alphabet_name(header.alphabet) +
+                              "); this needs a DNA index");
+    }
+    if (header.rows != 2 * header.forward_length + 2) return corrupt_data(path + ": inconsistent index header");
+    return {};
+  }
+  Status read_tables(std::istream& in, const std::string& path, const file::IndexHeader& header,
+                     const std::vector<Contig>&, const std::vector<Fragment>& fragments, IndexParts parts,
+                     Backend backend) {
+    WTMAP_TRY(read_c_array(in, path, C));
+    WTMAP_TRY(read_special_rows(in, path, header.rows, special_rows));
+    if (header.version < kDnaIndexVersion) return {};  // no packed text in a version 1 file
+    return read_packed_text(in, path, header.forward_length, fragments, parts, backend, text);
+  }
+  std::vector<std::uint64_t> sampled_after_separators(const std::vector<Fragment>& fragments, std::uint64_t m) const {
+    return positions_after_separators(fragments, m);
+  }
+  Status check_tables(const Tree& tree, const SampledSuffixArray& sa, const std::vector<Fragment>& fragments,
+                      IndexParts parts, const std::string& path) const {
+    if (tree.sigma() != 4) return corrupt_data(path + ": sections disagree on the text length");
+    if (Status checked = check_dna_tables(tree, C, special_rows, 2 * fragments.size(), sa, parts == IndexParts::all);
+        !checked.ok()) {
+      return Status{checked.code(), path + ": " + checked.message()};
+    }
+    return {};
+  }
+
+  Result<Index> make_index(Tree&& tree, SampledSuffixArray&& sa, std::vector<Contig> contigs,
+                           std::vector<Fragment> fragments, std::uint64_t m, std::uint32_t sample_rate) {
+    FmIndex index(std::move(tree), std::move(sa), std::move(contigs), std::move(fragments), m, sample_rate);
+    std::copy(C, C + 4, index.C_);
+    index.special_rows_host_ = std::move(special_rows);
+    index.text_ = std::move(text);
+    WTMAP_TRY(index.bind(kmer_length));
+    return std::move(index);
+  }
+
+  static const Tree& tree(const Index& index) { return index.bwt_; }
+  // Version 3 with the packed text, version 1 again for an index loaded from one (no text).
+  static Status file_parts(const Index& index, file::IndexHeader& header, std::vector<file::Section>& own) {
+    const bool has_text = !index.text_.view().empty();
+    header.version = has_text ? kDnaIndexVersion : kDnaIndexVersionWithoutText;
+    header.alphabet = Alphabet::dna;
+    own = {{"CARR", {}}, {"SPEC", {}}};
+    for (unsigned c = 0; c < 4; ++c) file::put(own[0].payload, index.C_[c]);
+    file::put_array(own[1].payload, index.special_rows_host_);
+    if (!has_text) return {};
+    auto words = index.text_.words();
+    if (!words.ok()) return words.status();
+    own.push_back({"PACK", {}});
+    file::put_array(own[2].payload, *words);
+    return {};
+  }
+};
+
+}  // namespace pipeline
 
 FmIndex::FmIndex(FmIndex&&) noexcept = default;
 FmIndex& FmIndex::operator=(FmIndex&&) noexcept = default;
@@ -86,79 +225,9 @@ std::size_t FmIndex::size_in_bytes() const {
 }
 
 Result<FmIndex> FmIndex::build(const Reference& ref, const FmIndexOptions& options) {
-  auto progress = [&](const std::string& s) {
-    if (options.progress) options.progress(s);
-  };
-  if (options.sample_rate == 0) return invalid_argument("the SA sample rate must be at least 1");
-  const std::uint64_t m = ref.forward.size();
-  const std::uint64_t n = 2 * m + 2;
-  const std::uint32_t sample_rate =
-      options.sample_rate == kSampleRateBySize ? default_sample_rate(n) : options.sample_rate;
-  // T = F # rc(F) $
-  std::vector<std::uint8_t> text(n);
-  for (std::uint64_t i = 0; i < m; ++i) {
-    const std::uint8_t c = ref.forward[i];
-    text[i] = c == kSeparator ? kTextSeparator : static_cast<std::uint8_t>(kTextBase + c);
-    text[2 * m - i] = c == kSeparator ? kTextSeparator : static_cast<std::uint8_t>(kTextBase + 3 - c);
-  }
-  text[m] = kTextSeparator;
-  text[n - 1] = kTextEnd;
-
-  progress("suffix array of " + std::to_string(n) + " symbols (divsufsort64)");
-  auto suffixes = full_suffix_array(text.data(), n);
-  if (!suffixes.ok()) return suffixes.status();
-  std::vector<std::int64_t> sa = std::move(suffixes.value());
-
-  progress("BWT and SA samples (every " + std::to_string(sample_rate) + " text positions)");
-  std::vector<std::uint8_t> bwt(n);
-  SampledSuffixArray::Builder samples(n, sample_rate);
-  struct Piece {  // what each piece of rows keeps of its own, joined in row order below
-    std::vector<std::uint64_t> special_rows;
-    std::uint64_t counts[kTextBase + 4] = {0, 0, 0, 0, 0, 0};
-  };
-  std::vector<Piece> pieces(samples.num_pieces());
-  WTMAP_TRY(samples.for_each_piece([&](std::uint64_t p, std::uint64_t begin, std::uint64_t end) {
-    Piece& piece = pieces[p];
-    for (std::uint64_t r = begin; r < end; ++r) {
-      const auto pos = static_cast<std::uint64_t>(sa[r]);
-      const std::uint8_t prev = text[pos == 0 ? n - 1 : pos - 1];
-      ++piece.counts[text[pos]];
-      const bool special = prev < kTextBase;
-      bwt[r] = special ? 0 : static_cast<std::uint8_t>(prev - kTextBase);
-      if (special) piece.special_rows.push_back(r);
-      samples.add(p, r, pos, special);
-    }
-  }));
-  std::vector<std::uint64_t> special_rows;
-  std::uint64_t counts[kTextBase + 4] = {0, 0, 0, 0, 0, 0};
-  {
-    std::uint64_t num_special = 0;
-    for (const Piece& piece : pieces) num_special += piece.special_rows.size();
-    special_rows.reserve(num_special);
-  }
-  for (Piece& piece : pieces) {
-    special_rows.insert(special_rows.end(), piece.special_rows.begin(), piece.special_rows.end());
-    for (unsigned c = 0; c < kTextBase + 4; ++c) counts[c] += piece.counts[c];
-    piece = Piece{};
-  }
-  sa.clear();
-  sa.shrink_to_fit();
-
-  progress("wavelet tree and sampled-row vector on the " + std::string(backend_name(options.backend)));
-  auto tree = WaveletTree<std::uint8_t, 4>::build(bwt.data(), n, {options.backend, 4});
-  if (!tree.ok()) return tree.status();
-  auto sampled = samples.finish(options.backend);
-  if (!sampled.ok()) return sampled.status();
-  auto packed = PackedText::build(ref.forward, ref.fragments, options.backend);
-  if (!packed.ok()) return packed.status();
-
-  FmIndex index(std::move(tree.value()), std::move(sampled.value()), ref.contigs, ref.fragments, m, sample_rate);
-  index.C_[0] = counts[kTextEnd] + counts[kTextSeparator];
-  for (unsigned c = 0; c < 4; ++c) index.C_[c + 1] = index.C_[c] + counts[kTextBase + c];
-  index.special_rows_host_ = std::move(special_rows);
-  index.text_ = std::move(packed.value());
-  WTMAP_TRY(index.bind(options.kmer_length));
-  return std::move(index);
+  pipeline::DnaIndexPolicy dna;
+  dna.kmer_length = options.kmer_length;
+  return pipeline::build_index(ref, options, std::move(dna));
 }
 
 FmIndex::FmIndex(WaveletTree<std::uint8_t, 4>&& bwt, SampledSuffixArray&& sa, std::vector<Contig> contigs,
@@ -237,118 +306,12 @@ ReferenceHit FmIndex::to_reference(std::uint64_t p, std::uint64_t length) const 
   return hit;
 }
 
-Status FmIndex::save(const std::string& path) const {
-  if (sa_.marks().size() != view_.rows) {
-    return invalid_argument(path + ": an index loaded for search only, without its sampled suffix array, cannot be saved");
-  }
-  file::IndexHeader h;
-  const bool has_text = !text_.view().empty();
-  h.version = has_text ? kDnaIndexVersion : kDnaIndexVersionWithoutText;
-  h.alphabet = Alphabet::dna;
-  h.sample_rate = sample_rate_;
-  h.forward_length = forward_length_;
-  h.rows = bwt_.size();
-  std::vector<file::Section> own = {{"CARR", {}}, {"SPEC", {}}};
-  for (unsigned c = 0; c < 4; ++c) file::put(own[0].payload, C_[c]);
-  file::put_array(own[1].payload, special_rows_host_);
-  if (has_text) {
-    auto words = text_.words();
-    if (!words.ok()) return words.status();
-    own.push_back({"PACK", {}});
-    file::put_array(own[2].payload, *words);
-  }
-  return file::write_index(path, h, contigs_, fragments_, std::move(own), bwt_, sa_);
-}
+Status FmIndex::save(const std::string& path) const { return pipeline::save_index<pipeline::DnaIndexPolicy>(*this, path); }
 
 Result<FmIndex> FmIndex::load(const std::string& path, Backend backend, std::uint32_t kmer_length, IndexParts parts) {
-  // The sections' large arrays report a failed allocation themselves; under a tight address-space
-  // limit any small one (a stream's buffer, a contig's name) may fail first.
-  try {
-    return load_sections(path, backend, kmer_length, parts);
-  } catch (const std::bad_alloc&) {
-    return Status{StatusCode::out_of_memory, path + ": not enough host memory to load the index"};
-  }
-}
-
-Result<FmIndex> FmIndex::load_sections(const std::string& path, Backend backend, std::uint32_t kmer_length,
-                                       IndexParts parts) {
-  std::ifstream in;
-  auto header = file::open_index(in, path);
-  if (!header.ok()) return header.status();
-  if (header->alphabet != Alphabet::dna) {
-    return invalid_argument(path + ": a " + std::string(alphabet_name(header->alphabet)) +
-                            " index (wtmap index --alphabet " + alphabet_name(header->alphabet) +
-                            "); this needs a DNA index");
-  }
-  const std::uint64_t m = header->forward_length, n = header->rows;
-  if (n != 2 * m + 2) return corrupt_data(path + ": inconsistent index header");
-
-  auto contigs = file::read_contigs(in, path);
-  if (!contigs.ok()) return contigs.status();
-  auto fragments = file::read_fragments(in, path, *contigs, m);
-  if (!fragments.ok()) return fragments.status();
-  auto carray = file::read_section(in, "CARR", path);
-  if (!carray.ok()) return carray.status();
-  std::uint64_t C[4];
-  {
-    file::PayloadReader r(*carray, path + ": C array");
-    for (auto& c : C) WTMAP_TRY(r.get(c));
-    WTMAP_TRY(r.finish());
-  }
-  auto specials = file::read_section(in, "SPEC", path);
-  if (!specials.ok()) return specials.status();
-  std::vector<std::uint64_t> special_rows;
-  {
-    file::PayloadReader r(*specials, path + ": special-row");
-    WTMAP_TRY(r.get_array(special_rows, n));
-    WTMAP_TRY(r.finish());
-  }
-  PackedText text;  // none in a version 1 file
-  if (header->version >= kDnaIndexVersion) {
-    using Words = std::vector<std::uint64_t>;
-    auto read_words = [&](std::istream& payload, std::uint64_t size) -> Result<Words> {
-      if (parts == IndexParts::search_only) {  // checksummed on the way past, not kept
-        payload.ignore(static_cast<std::streamsize>(size));
-        if (static_cast<std::uint64_t>(payload.gcount()) != size) {
-          return corrupt_data("truncated index file (in the PACK section)");
-        }
-        return Words{};
-      }
-      return file::read_u64_array(payload, size, PackedText::num_words(m), "packed text");
-    };
-    auto words = file::read_streamed_section(in, "PACK", path, read_words);
-    if (!words.ok()) return words.status();
-    if (parts == IndexParts::all) {
-      auto packed = PackedText::from_words(*words, m, *fragments, backend);
-      if (!packed.ok()) return Status{packed.status().code(), path + ": " + packed.status().message()};
-      text = std::move(packed.value());
-    }
-  }
-  auto tree = file::read_streamed_section(in, "BWTW", path, [&](std::istream& payload, std::uint64_t) {
-    return WaveletTree<std::uint8_t, 4>::load(payload, backend);
-  });
-  if (!tree.ok()) return tree.status();
-  auto sa = parts == IndexParts::all
-                ? file::read_sampled_suffix_array(in, path, n, header->sample_rate,
-                                                  positions_after_separators(*fragments, m), backend)
-                : SampledSuffixArray::empty(backend);
-  if (!sa.ok()) return sa.status();
-  if (parts == IndexParts::all) WTMAP_TRY(file::expect_end(in, path));
-
-  // Cross-checks that keep every query in bounds.
-  if (tree->size() != n || tree->sigma() != 4) return corrupt_data(path + ": sections disagree on the text length");
-  if (Status checked = check_tables(*tree, C, special_rows, 2 * fragments->size(), *sa, parts == IndexParts::all);
-      !checked.ok()) {
-    return Status{checked.code(), path + ": " + checked.message()};
-  }
-
-  FmIndex index(std::move(tree.value()), std::move(sa.value()), std::move(contigs.value()), std::move(fragments.value()),
-                m, header->sample_rate);
-  for (unsigned c = 0; c < 4; ++c) index.C_[c] = C[c];
-  index.special_rows_host_ = std::move(special_rows);
-  index.text_ = std::move(text);
-  WTMAP_TRY(index.bind(kmer_length));
-  return std::move(index);
+  pipeline::DnaIndexPolicy dna;
+  dna.kmer_length = kmer_length;
+  return pipeline::load_index(path, backend, parts, std::move(dna));
 }
 
 }  // namespace wtmap::fmindex

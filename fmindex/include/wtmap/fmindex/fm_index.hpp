@@ -8,7 +8,8 @@
 // Construction: libdivsufsort's divsufsort64 on the host (8 bytes per text symbol, the peak),
 // then the wavelet tree and bit vector on the chosen backend. See fm_index_view.hpp for queries.
 // Protein and byte references have GeneralFmIndex (general_fm_index.hpp); both share the tables,
-// the sampled suffix array, search, locate and the index file's sections (fm_index_base.hpp).
+// the sampled suffix array, search and locate (fm_index_base.hpp), and one build, load and save
+// pipeline with the alphabet as a policy (fmindex/src/fm_index_pipeline.hpp).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,9 @@
 namespace wtmap::fmindex {
 
 extern template class FmIndexBase<FmIndexView>;
+namespace pipeline {
+struct DnaIndexPolicy;
+}
 
 // Inherited from FmIndexBase: view(), backend(), sample_rate(), contigs(), fragments(),
 // forward_length(); search() with codes 0..3 (search_code in reference.hpp; any other code never
@@ -72,16 +76,14 @@ class FmIndex : public FmIndexBase<FmIndexView> {
   FmIndex(WaveletTree<std::uint8_t, 4>&& bwt, SampledSuffixArray&& sa, std::vector<Contig> contigs,
           std::vector<Fragment> fragments, std::uint64_t forward_length, std::uint32_t sample_rate);
   Status bind(std::uint32_t kmer_length);
-  // load() without its guard against an allocation that throws.
-  static Result<FmIndex> load_sections(const std::string& path, Backend backend, std::uint32_t kmer_length,
-                                       IndexParts parts);
+  friend struct pipeline::DnaIndexPolicy;  // build, load and save: DNA's steps of the pipeline
 
   WaveletTree<std::uint8_t, 4> bwt_;
   Buffer tables_;  // special rows | special counts per bucket, on the backend
   PackedText text_;
   std::vector<std::uint64_t> special_rows_host_;
   KmerIntervalTable kmers_;
-  std::uint64_t C_[5] = {0, 0, 0, 0, 0};
+  std::uint64_t C_[4] = {0, 0, 0, 0};
 };
 
 }  // namespace wtmap::fmindex

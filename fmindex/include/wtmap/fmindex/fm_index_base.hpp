@@ -1,7 +1,8 @@
 // wtmap fmindex: what the DNA index (FmIndex, fm_index.hpp) and the general one (GeneralFmIndex,
 // general_fm_index.hpp) share on the host -- the build options, the contig and fragment tables, the
 // sampled suffix array, and batched backward search and locate on the CPU or the GPU through the
-// index's view.
+// index's view. Both build, load and save through one pipeline beside this class
+// (fmindex/src/fm_index_pipeline.hpp), each alphabet supplying its own steps as a policy.
 //
 // A View has rows, backward_search(codes, length) and locate(row) as __host__ __device__
 // functions; FmIndexBase<View> runs them over a batch with core's batch machinery (one generic
@@ -88,6 +89,8 @@ class FmIndexBase {
   const std::vector<Contig>& contigs() const { return contigs_; }
   const std::vector<Fragment>& fragments() const { return fragments_; }
   std::uint64_t forward_length() const { return forward_length_; }  // m
+  // Empty (no rows) for an index loaded with IndexParts::search_only.
+  const SampledSuffixArray& sampled_suffix_array() const { return sa_; }
 
   // SA interval of each pattern; codes in host memory, as the index's search codes make them
   // (a code outside them never matches).

@@ -25,6 +25,9 @@
 namespace wtmap::fmindex {
 
 extern template class FmIndexBase<GeneralFmIndexView>;
+namespace pipeline {
+struct GeneralIndexPolicy;
+}
 
 // Inherited from FmIndexBase: view(), backend(), sample_rate(), contigs(), fragments(),
 // forward_length(); search() with the codes of symbols() (code(), below; 0 never matches) and
@@ -62,6 +65,7 @@ class GeneralFmIndex : public FmIndexBase<GeneralFmIndexView> {
                  std::vector<Contig> contigs, std::vector<Fragment> fragments, std::uint64_t forward_length,
                  std::uint32_t sample_rate);
   void bind();
+  friend struct pipeline::GeneralIndexPolicy;  // build, load and save: the general alphabets' steps
 
   WaveletTree<std::uint8_t, 2> bwt_;
   SymbolMap symbols_;
