@@ -100,6 +100,7 @@ void add_rescued_hits(GappedReadAlignment& a, std::vector<GappedHit>& hits, std:
     a.chain_sub_score = 0;
     a.sub_count = 0;
     a.seed_coverage = static_cast<std::uint32_t>(seed_coverage);
+    a.repeat_fraction = 0;  // bwa's rescued region has no seeds: frac_rep 0, in its MAPQ and the pair's
     a.supplementary.clear();
     a.alternatives.clear();
   } else if (hits.front().score > a.primary.score) {
@@ -107,6 +108,7 @@ void add_rescued_hits(GappedReadAlignment& a, std::vector<GappedHit>& hits, std:
     a.alternatives.insert(a.alternatives.begin(), std::move(a.primary));
     a.primary = std::move(hits.front());
     a.seed_coverage = static_cast<std::uint32_t>(seed_coverage);
+    a.repeat_fraction = 0;
   } else {
     rest = hits.begin();
   }

@@ -47,7 +47,8 @@ bool overlaps_a_hit(const GappedReadAlignment& a, std::uint32_t contig, bool rev
 // Adds rescued hits (best first) to a mate: an unmapped mate gets the best as its primary, the
 // others as alternatives, its sub-score the second's; a mapped one keeps its hits, a rescued hit
 // scoring more than its primary taking the primary's place (the old primary then counts as the
-// sub-score). `seed_coverage`: the new primary's (bwa: half its shorter span). MAPQ recomputed.
+// sub-score). `seed_coverage`: the new primary's (bwa: half its shorter span); a rescued primary's
+// repeat_fraction is 0 (bwa's rescued region has no seeds). MAPQ recomputed.
 // They join its pairing candidates, marked primary or secondary again as bwa mem's
 // mem_mark_primary_se does (candidates[0] stays the primary).
 void add_rescued_hits(GappedReadAlignment& a, std::vector<GappedHit>& hits, std::int32_t seed_coverage,
