@@ -977,6 +977,13 @@ TEST_P(GappedMapperTest, RescueFindsSeedlessMatesAsTheFullSmithWatermanScoresThe
     const std::int64_t best = local_answer(gotoh(codes(forward), codes(target), sc, OracleMode::local, 0, unbanded())).score;
     const GappedHit& h = mate.primary;
     EXPECT_EQ(h.score, best) << what;
+    // csub: ksw's score2 over the window's rows as the rescue reads them -- the read as given
+    // against the window on the mate's strand.
+    const GotohMatrices strand = gotoh(codes(read), codes(anchor_reverse ? target : reverse_complement(target)), sc,
+                                       OracleMode::local, 0, unbanded());
+    const OracleExtension strand_best = local_answer(strand);
+    EXPECT_EQ(mate.chain_sub_score, ksw_score2(strand, 19, strand_best.score, strand_best.tle, 1)) << what;
+    EXPECT_EQ(mate.repeat_fraction, 0.0f) << what;
     EXPECT_EQ(h.reverse, !anchor_reverse) << what;
     EXPECT_GE(h.position, window) << what;
     EXPECT_LE(h.reference_end, window + target.size()) << what;
@@ -1085,6 +1092,48 @@ TEST_P(GappedMapperTest, PairingChoosesAmongEveryCopyNotOnlyTheReportedOnes) {
   EXPECT_EQ(f[0].mapq, 60);
   EXPECT_EQ(f[1].mapq, 40);
   EXPECT_EQ(f[0].tlen, 300);
+}
+
+// bwa mem's tandem cap (mem_matesw's csub, ksw_align2's score2): the reverse mate's window by a
+// unique forward mate at 1000 ([1100, 1380) for inserts [220, 380]) holds two seedless copies of
+// it, one with 8 substitutions at [1250, 1370) (score 120 - 8 * 5 = 80) and one with 9 at
+// [1100, 1220) (75), whose ends lie 150 apart, beyond the best's reach of 80. The rescue finds
+// the first with csub 75; pairing then raises its MAPQ to at most 6.02 * (80 - 75) = 30.
+TEST_P(GappedMapperTest, RescueInATandemRepeatIsCappedAtTheSecondCopysScore) {
+  std::mt19937_64 rng(41);
+  std::string contig = random_bases(rng, 3000);
+  const std::string mate = random_bases(rng, 120);  // mate 2's forward-strand bases
+  std::string eight = mate, nine = mate;
+  for (std::size_t at = 8; at < 120; at += 15) {
+    eight[at] = eight[at] == 'A' ? 'C' : 'A';
+    nine[at] = eight[at];
+  }
+  nine[60] = nine[60] == 'G' ? 'T' : 'G';
+  contig.replace(1250, 120, eight);
+  contig.replace(1100, 120, nine);
+  TempDir dir;
+  const fmindex::Reference fasta = fmtest::load_reference(dir, {{"tandem", contig}});
+  const fmindex::FmIndex index = fmtest::build_index(fasta, GetParam(), 8);
+  auto m = GappedMapper::create(index, {});
+  ASSERT_TRUE(m.ok());
+  const std::vector<SeqRecord> reads = {{"pair", contig.substr(1000, 120), ""}, {"pair", reverse_complement(mate), ""}};
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m->map(reads, out).ok());
+  ASSERT_TRUE(out[0].mapped);
+  ASSERT_FALSE(out[1].mapped) << describe(out[1]) << ": seeds found the mate, the test plants it wrong";
+  const aligner::InsertSizeModel model = rescue_model();
+  ASSERT_TRUE(m->rescue_mates(reads, out, model, 17).ok());
+  const GappedReadAlignment& rescued = out[1];
+  ASSERT_TRUE(rescued.mapped);
+  EXPECT_EQ(describe(rescued.primary), describe(GappedHit{0, 1250, 1370, true, 0, 120, 80, {120u << 4}, 8, rescued.primary.md, 0}));
+  EXPECT_EQ(rescued.chain_sub_score, 75);
+  EXPECT_EQ(rescued.repeat_fraction, 0.0f);
+  aligner::MateFields f[2];
+  GappedReadAlignment mates[2] = {out[0], out[1]};
+  aligner::pair_gapped_mates(mates, model, aligner::gapped_pair_scoring(Scoring{}, 17), f);
+  EXPECT_EQ(f[0].flag & aligner::kSamProperPair, aligner::kSamProperPair);
+  EXPECT_EQ(f[0].mapq, 60);
+  EXPECT_EQ(f[1].mapq, static_cast<int>(6.02 * (80 - 75) + .499));
 }
 
 // map() and rescue_mates() give the same bytes on the other backend.

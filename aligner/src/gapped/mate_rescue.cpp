@@ -60,10 +60,12 @@ namespace {
 // mem_sam_pe reruns mem_mark_primary_se after mem_matesw: by score (a stable sort: ties stay in
 // order, so that candidates[0] stays the primary add_rescued_hits keeps), each secondary to the
 // first better primary it overlaps on the read by mask_level of the shorter.
-void add_rescued_candidates(GappedReadAlignment& a, const std::vector<GappedHit>& hits, const GappedOptions& options) {
-  for (const GappedHit& h : hits) {
+void add_rescued_candidates(GappedReadAlignment& a, const std::vector<GappedHit>& hits,
+                            const std::vector<std::int32_t>& tandem, const GappedOptions& options) {
+  for (std::size_t k = 0; k < hits.size(); ++k) {
+    const GappedHit& h = hits[k];
     a.candidates.push_back({h.contig, h.position, h.reference_end, h.reverse, h.query_begin, h.query_end, h.score,
-                            h.score, -1});
+                            h.score, -1, tandem[k]});
   }
   std::stable_sort(a.candidates.begin(), a.candidates.end(),
                    [](const PairCandidate& x, const PairCandidate& y) { return x.score > y.score; });
@@ -83,34 +85,57 @@ void add_rescued_candidates(GappedReadAlignment& a, const std::vector<GappedHit>
     if (c.secondary < 0) primaries.push_back(static_cast<std::int32_t>(i));
   }
 }
+
+// mem_mark_primary_se's sub and sub_n of the primary (candidates[0]) among `candidates`: the
+// score of its best secondary, and how many of its secondaries score within the cost of one
+// difference of it.
+void primary_sub_scores(const std::vector<PairCandidate>& candidates, const GappedOptions& options,
+                        std::int32_t& sub, std::uint32_t& sub_n) {
+  const Scoring& sc = options.scoring;
+  const std::int32_t close = std::max({sc.match + sc.mismatch, sc.open_del + sc.extend_del, sc.open_ins + sc.extend_ins});
+  sub = 0;
+  sub_n = 0;
+  for (const PairCandidate& c : candidates) {
+    if (c.secondary != 0) continue;
+    if (sub == 0) sub = c.score;
+    sub_n += candidates[0].score - c.score <= close;
+  }
+}
 }  // namespace
 
-
-void add_rescued_hits(GappedReadAlignment& a, std::vector<GappedHit>& hits, std::int32_t seed_coverage,
-                      const GappedOptions& options) {
+void add_rescued_hits(GappedReadAlignment& a, std::vector<GappedHit>& hits, const std::vector<std::int32_t>& tandem,
+                      std::int32_t seed_coverage, const GappedOptions& options) {
   if (hits.empty()) return;
   a.candidates = pairing_candidates(a);  // primary and XA where the mapper gave none; none if unmapped
-  add_rescued_candidates(a, hits, options);
+  add_rescued_candidates(a, hits, tandem, options);
   auto rest = hits.begin() + 1;
+  const bool new_primary = !a.mapped || hits.front().score > a.primary.score;
   if (!a.mapped) {
     a.mapped = true;
     a.flags = 0;
-    a.primary = std::move(hits.front());
-    a.sub_score = hits.size() > 1 ? hits[1].score : 0;
-    a.chain_sub_score = 0;
-    a.sub_count = 0;
-    a.seed_coverage = static_cast<std::uint32_t>(seed_coverage);
-    a.repeat_fraction = 0;  // bwa's rescued region has no seeds: frac_rep 0, in its MAPQ and the pair's
     a.supplementary.clear();
     a.alternatives.clear();
-  } else if (hits.front().score > a.primary.score) {
-    a.sub_score = std::max(a.sub_score, a.primary.score);
+  } else if (new_primary) {
     a.alternatives.insert(a.alternatives.begin(), std::move(a.primary));
-    a.primary = std::move(hits.front());
-    a.seed_coverage = static_cast<std::uint32_t>(seed_coverage);
-    a.repeat_fraction = 0;
   } else {
     rest = hits.begin();
+  }
+  if (new_primary) {
+    // The rescued region is the read's best now: its sub-scores are counted afresh among all the
+    // candidates; bwa's rescued region has csub ksw's score2 and no seeds (frac_rep 0).
+    a.primary = std::move(hits.front());
+    a.chain_sub_score = tandem.front();
+    a.seed_coverage = static_cast<std::uint32_t>(seed_coverage);
+    a.repeat_fraction = 0;
+    primary_sub_scores(a.candidates, options, a.sub_score, a.sub_count);
+  } else {
+    // The kept primary's sub-scores with the rescued hits secondary to it. The mapper's are over
+    // all its regions, the candidates only the first kMaxPairCandidates of them: the larger.
+    std::int32_t sub = 0;
+    std::uint32_t sub_n = 0;
+    primary_sub_scores(a.candidates, options, sub, sub_n);
+    a.sub_score = std::max(a.sub_score, sub);
+    a.sub_count = std::max(a.sub_count, sub_n);
   }
   a.alternatives.insert(a.alternatives.end(), std::make_move_iterator(rest), std::make_move_iterator(hits.end()));
   a.mapq = mapping_quality(a, options);
