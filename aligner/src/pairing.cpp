@@ -369,17 +369,18 @@ std::vector<std::size_t> gapped_written_candidates(const std::vector<gapped::Pai
   return written;
 }
 
+bool is_hit_of(const gapped::GappedHit& h, const gapped::PairCandidate& c) {
+  return h.contig == c.contig && h.reverse == c.reverse && h.position == c.position &&
+         h.reference_end == c.reference_end && h.query_begin == c.query_begin && h.query_end == c.query_end &&
+         h.score == c.score;
+}
+
 const gapped::GappedHit* hit_of_candidate(const gapped::GappedReadAlignment& a, const gapped::PairCandidate& c) {
-  auto same = [&](const gapped::GappedHit& h) {
-    return h.contig == c.contig && h.reverse == c.reverse && h.position == c.position &&
-           h.reference_end == c.reference_end && h.query_begin == c.query_begin && h.query_end == c.query_end &&
-           h.score == c.score;
-  };
   if (!a.mapped) return nullptr;
-  if (same(a.primary)) return &a.primary;
+  if (is_hit_of(a.primary, c)) return &a.primary;
   for (const std::vector<gapped::GappedHit>* list : {&a.alternatives, &a.supplementary, &a.pair_hits}) {
     for (const gapped::GappedHit& h : *list) {
-      if (same(h)) return &h;
+      if (is_hit_of(h, c)) return &h;
     }
   }
   return nullptr;

@@ -1136,6 +1136,43 @@ TEST_P(GappedMapperTest, RescueInATandemRepeatIsCappedAtTheSecondCopysScore) {
   EXPECT_EQ(f[1].mapq, static_cast<int>(6.02 * (80 - 75) + .499));
 }
 
+// bwa mem's XA after rescue (mem_gen_alt over the regions mem_matesw added to): mate 1 lies in two
+// exact copies (1000 and 4000); mate 2 is unique by the first (reverse on [1180, 1300)) and, in the
+// window of the second ([4100, 4380)), half of it with a substitution every 15 bases (no seed):
+// read bases [0, 60) on [4200, 4260), 4 mismatches, score 40. That find is secondary to mate 2's
+// primary (60S60M on the forward strand): its sub-score (XS) but not in XA (40 < 0.8 * 120); it
+// waits in pair_hits.
+TEST_P(GappedMapperTest, RescuedHitsBelowTheXaShareCountAsSubButAreNotListed) {
+  std::mt19937_64 rng(43);
+  std::string contig = random_bases(rng, 6000);
+  contig.replace(4000, 120, contig.substr(1000, 120));
+  const std::string mate = contig.substr(1180, 120);  // mate 2's forward-strand bases
+  std::string half = mate.substr(60, 60);
+  for (const std::size_t o : {9, 24, 39, 54}) half[o] = half[o] == 'A' ? 'C' : 'A';
+  contig.replace(4200, 60, half);
+  contig[4199] = mate[59] == 'A' ? 'C' : 'A';  // the read's next base does not match on
+  TempDir dir;
+  const fmindex::Reference fasta = fmtest::load_reference(dir, {{"copies", contig}});
+  const fmindex::FmIndex index = fmtest::build_index(fasta, GetParam(), 8);
+  auto m = GappedMapper::create(index, {});
+  ASSERT_TRUE(m.ok());
+  const std::vector<SeqRecord> reads = {{"pair", contig.substr(1000, 120), ""}, {"pair", reverse_complement(mate), ""}};
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m->map(reads, out).ok());
+  ASSERT_EQ(out[0].alternatives.size(), 1u) << describe(out[0]);
+  ASSERT_EQ(out[1].candidates.size(), 1u) << describe(out[1]) << ": seeds found the half copy, the test plants it wrong";
+  ASSERT_EQ(out[1].sub_score, 0);
+  ASSERT_TRUE(m->rescue_mates(reads, out, rescue_model(), 17).ok());
+  const GappedReadAlignment& a = out[1];
+  EXPECT_EQ(a.primary.position, 1180u);
+  EXPECT_TRUE(a.alternatives.empty()) << describe(a);
+  EXPECT_EQ(a.sub_score, 40);
+  ASSERT_EQ(a.pair_hits.size(), 1u) << describe(a);
+  EXPECT_EQ(describe(a.pair_hits[0]), describe(GappedHit{0, 4200, 4260, true, 0, 60, 40, {60u << 4 | 4, 60u << 4}, 4, a.pair_hits[0].md, 0}));
+  ASSERT_EQ(a.candidates.size(), 2u);
+  EXPECT_EQ(a.candidates[1].secondary, 0);
+}
+
 // map() and rescue_mates() give the same bytes on the other backend.
 TEST_P(GappedMapperTest, CpuAndGpuGiveTheSameBytes) {
   if (!gpu_available()) GTEST_SKIP() << "no usable CUDA device";

@@ -677,6 +677,7 @@ Status GappedMapper::rescue_mates(const std::vector<SeqRecord>& reads, std::vect
     return invalid_argument("rescue_mates: " + std::to_string(reads.size()) + " reads (pairs: an even number), " +
                             std::to_string(alignments.size()) + " alignments");
   }
+  for (GappedReadAlignment& a : alignments) a.pair_hits.clear();  // add_rescued_hits and align_pair_choices fill them
   const std::vector<RescueJob> jobs = plan_rescues(reads, alignments, model, unpaired, m.reference, m.options);
   std::vector<LocalResult> found;
   WTMAP_TRY(m.search_windows(reads, jobs, found));
@@ -765,8 +766,6 @@ Status GappedMapper::Impl::align_pair_choices(const std::vector<SeqRecord>& read
   for (std::size_t first = 0; first + 1 < alignments.size(); first += 2) {
     GappedReadAlignment& a0 = alignments[first];
     GappedReadAlignment& a1 = alignments[first + 1];
-    a0.pair_hits.clear();
-    a1.pair_hits.clear();
     const GappedReadAlignment* mates[2] = {&a0, &a1};
     std::vector<PairCandidate> candidates[2];
     const PairChoice choice = choose_gapped_pair(a0, a1, model, scoring, candidates);

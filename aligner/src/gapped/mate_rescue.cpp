@@ -103,26 +103,54 @@ void primary_sub_scores(const std::vector<PairCandidate>& candidates, const Gapp
 }
 }  // namespace
 
+namespace {
+// bwa mem writes XA from the regions as rescue leaves them (mem_gen_alt): the primary's
+// secondaries scoring xa_drop_ratio of it, all or none (gapped_written_candidates of the primary),
+// each from the hit in `pool` that is its; the other hits of the pool go to pair_hits, where
+// pairing may choose them without aligning them again. A secondary without a hit here (a region
+// the mapper did not report, now within the share) leaves no XA.
+void choose_alternatives(GappedReadAlignment& a, std::vector<GappedHit>& pool, const GappedOptions& options) {
+  PairScoring xa;
+  xa.xa_drop_ratio = options.xa_drop_ratio;
+  xa.max_xa_hits = options.max_xa_hits;
+  const std::vector<std::size_t> written = gapped_written_candidates(a.candidates, 0, xa);
+  std::vector<std::size_t> chosen;
+  for (std::size_t w = 1; w < written.size(); ++w) {
+    const PairCandidate& c = a.candidates[written[w]];
+    std::size_t j = 0;
+    while (j < pool.size() && (!is_hit_of(pool[j], c) || std::find(chosen.begin(), chosen.end(), j) != chosen.end())) ++j;
+    if (j == pool.size()) {
+      chosen.clear();
+      break;
+    }
+    chosen.push_back(j);
+  }
+  a.alternatives.clear();
+  for (const std::size_t j : chosen) a.alternatives.push_back(pool[j]);
+  for (std::size_t j = 0; j < pool.size(); ++j) {
+    if (std::find(chosen.begin(), chosen.end(), j) == chosen.end()) a.pair_hits.push_back(std::move(pool[j]));
+  }
+}
+}  // namespace
+
 void add_rescued_hits(GappedReadAlignment& a, std::vector<GappedHit>& hits, const std::vector<std::int32_t>& tandem,
                       std::int32_t seed_coverage, const GappedOptions& options) {
   if (hits.empty()) return;
   a.candidates = pairing_candidates(a);  // primary and XA where the mapper gave none; none if unmapped
   add_rescued_candidates(a, hits, tandem, options);
-  auto rest = hits.begin() + 1;
   const bool new_primary = !a.mapped || hits.front().score > a.primary.score;
-  if (!a.mapped) {
-    a.mapped = true;
-    a.flags = 0;
-    a.supplementary.clear();
-    a.alternatives.clear();
-  } else if (new_primary) {
-    a.alternatives.insert(a.alternatives.begin(), std::move(a.primary));
-  } else {
-    rest = hits.begin();
-  }
+  // Every hit the mate holds besides its primary: its XA, then the rescued ones.
+  std::vector<GappedHit> pool = a.mapped ? std::move(a.alternatives) : std::vector<GappedHit>{};
+  if (new_primary && a.mapped) pool.insert(pool.begin(), std::move(a.primary));
+  pool.insert(pool.end(), std::make_move_iterator(hits.begin() + (new_primary ? 1 : 0)), std::make_move_iterator(hits.end()));
   if (new_primary) {
     // The rescued region is the read's best now: its sub-scores are counted afresh among all the
     // candidates; bwa's rescued region has csub ksw's score2 and no seeds (frac_rep 0).
+    if (!a.mapped) {
+      a.mapped = true;
+      a.flags = 0;
+      a.supplementary.clear();
+    }
     a.primary = std::move(hits.front());
     a.chain_sub_score = tandem.front();
     a.seed_coverage = static_cast<std::uint32_t>(seed_coverage);
@@ -137,7 +165,7 @@ void add_rescued_hits(GappedReadAlignment& a, std::vector<GappedHit>& hits, cons
     a.sub_score = std::max(a.sub_score, sub);
     a.sub_count = std::max(a.sub_count, sub_n);
   }
-  a.alternatives.insert(a.alternatives.end(), std::make_move_iterator(rest), std::make_move_iterator(hits.end()));
+  choose_alternatives(a, pool, options);
   a.mapq = mapping_quality(a, options);
 }
 

@@ -253,6 +253,8 @@ PairChoice choose_gapped_pair(const gapped::GappedReadAlignment& first, const ga
 // the chosen, all or none (max_xa_hits), in candidate order (mem_gen_alt).
 std::vector<std::size_t> gapped_written_candidates(const std::vector<gapped::PairCandidate>& candidates,
                                                    std::size_t chosen, const PairScoring& scoring);
+// Whether hit `h` is candidate `c`'s (the same place, read part and score).
+bool is_hit_of(const gapped::GappedHit& h, const gapped::PairCandidate& c);
 // The hit of `a` (primary, alternative, supplementary or pair_hits) at candidate `c`; nullptr if none.
 const gapped::GappedHit* hit_of_candidate(const gapped::GappedReadAlignment& a, const gapped::PairCandidate& c);
 

@@ -69,7 +69,7 @@ struct GappedReadAlignment {
   std::vector<GappedHit> alternatives;   // XA: other placements of the primary's part
   // Pairing's: every region of the read, best first (candidates[0] is the primary), and the hits
   // of those among them that pairing may write and no hit above holds (GappedMapper::rescue_mates
-  // aligns them).
+  // keeps there the rescued hits outside XA, and aligns those pairing chooses).
   std::vector<PairCandidate> candidates;
   std::vector<GappedHit> pair_hits;
 };
