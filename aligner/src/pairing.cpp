@@ -243,11 +243,13 @@ void PairTotals::add(const MateFields& first, const MateFields& second) {
 std::vector<MateHit> mate_hits(const ReadAlignment& a, std::size_t length, const PairScoring& scoring) {
   std::vector<MateHit> hits;
   if (!a.mapped) return hits;
-  auto hit = [&](const Placement& p) {
-    return MateHit{p.contig, p.position, p.position + length, p.reverse, ungapped_score(length, p.edits.count(), scoring)};
+  // The alternatives are other places of the same read: secondary to the primary.
+  auto hit = [&](const Placement& p, bool secondary) {
+    return MateHit{p.contig, p.position, p.position + length, p.reverse, ungapped_score(length, p.edits.count(), scoring),
+                   secondary};
   };
-  hits.push_back(hit(a.primary));
-  for (const Placement& p : a.alternatives) hits.push_back(hit(p));
+  hits.push_back(hit(a.primary, false));
+  for (const Placement& p : a.alternatives) hits.push_back(hit(p, true));
   return hits;
 }
 

@@ -1094,6 +1094,24 @@ TEST_P(GappedMapperTest, PairingChoosesAmongEveryCopyNotOnlyTheReportedOnes) {
   EXPECT_EQ(f[0].tlen, 300);
 }
 
+// One pair on a reference of one contig: map()'s alignments, then rescue_mates()' (rescue_model()).
+struct MappedPair {
+  std::vector<GappedReadAlignment> single, rescued;
+};
+MappedPair map_and_rescue(const std::string& contig, const std::vector<SeqRecord>& reads, Backend backend) {
+  TempDir dir;
+  const fmindex::Reference fasta = fmtest::load_reference(dir, {{"contig", contig}});
+  const fmindex::FmIndex index = fmtest::build_index(fasta, backend, 8);
+  auto m = GappedMapper::create(index, {});
+  if (!m.ok()) throw std::runtime_error(m.status().message());
+  MappedPair out;
+  Status s = m->map(reads, out.single);
+  out.rescued = out.single;
+  if (s.ok()) s = m->rescue_mates(reads, out.rescued, rescue_model(), 17);
+  if (!s.ok()) throw std::runtime_error(s.message());
+  return out;
+}
+
 // bwa mem's tandem cap (mem_matesw's csub, ksw_align2's score2): the reverse mate's window by a
 // unique forward mate at 1000 ([1100, 1380) for inserts [220, 380]) holds two seedless copies of
 // it, one with 8 substitutions at [1250, 1370) (score 120 - 8 * 5 = 80) and one with 9 at
@@ -1111,26 +1129,18 @@ TEST_P(GappedMapperTest, RescueInATandemRepeatIsCappedAtTheSecondCopysScore) {
   nine[60] = nine[60] == 'G' ? 'T' : 'G';
   contig.replace(1250, 120, eight);
   contig.replace(1100, 120, nine);
-  TempDir dir;
-  const fmindex::Reference fasta = fmtest::load_reference(dir, {{"tandem", contig}});
-  const fmindex::FmIndex index = fmtest::build_index(fasta, GetParam(), 8);
-  auto m = GappedMapper::create(index, {});
-  ASSERT_TRUE(m.ok());
-  const std::vector<SeqRecord> reads = {{"pair", contig.substr(1000, 120), ""}, {"pair", reverse_complement(mate), ""}};
-  std::vector<GappedReadAlignment> out;
-  ASSERT_TRUE(m->map(reads, out).ok());
-  ASSERT_TRUE(out[0].mapped);
-  ASSERT_FALSE(out[1].mapped) << describe(out[1]) << ": seeds found the mate, the test plants it wrong";
-  const aligner::InsertSizeModel model = rescue_model();
-  ASSERT_TRUE(m->rescue_mates(reads, out, model, 17).ok());
-  const GappedReadAlignment& rescued = out[1];
+  const MappedPair out = map_and_rescue(contig, {{"pair", contig.substr(1000, 120), ""}, {"pair", reverse_complement(mate), ""}},
+                                        GetParam());
+  ASSERT_TRUE(out.single[0].mapped);
+  ASSERT_FALSE(out.single[1].mapped) << describe(out.single[1]) << ": seeds found the mate, the test plants it wrong";
+  const GappedReadAlignment& rescued = out.rescued[1];
   ASSERT_TRUE(rescued.mapped);
   EXPECT_EQ(describe(rescued.primary), describe(GappedHit{0, 1250, 1370, true, 0, 120, 80, {120u << 4}, 8, rescued.primary.md, 0}));
   EXPECT_EQ(rescued.chain_sub_score, 75);
   EXPECT_EQ(rescued.repeat_fraction, 0.0f);
   aligner::MateFields f[2];
-  GappedReadAlignment mates[2] = {out[0], out[1]};
-  aligner::pair_gapped_mates(mates, model, aligner::gapped_pair_scoring(Scoring{}, 17), f);
+  GappedReadAlignment mates[2] = {out.rescued[0], out.rescued[1]};
+  aligner::pair_gapped_mates(mates, rescue_model(), aligner::gapped_pair_scoring(Scoring{}, 17), f);
   EXPECT_EQ(f[0].flag & aligner::kSamProperPair, aligner::kSamProperPair);
   EXPECT_EQ(f[0].mapq, 60);
   EXPECT_EQ(f[1].mapq, static_cast<int>(6.02 * (80 - 75) + .499));
@@ -1151,19 +1161,12 @@ TEST_P(GappedMapperTest, RescuedHitsBelowTheXaShareCountAsSubButAreNotListed) {
   for (const std::size_t o : {9, 24, 39, 54}) half[o] = half[o] == 'A' ? 'C' : 'A';
   contig.replace(4200, 60, half);
   contig[4199] = mate[59] == 'A' ? 'C' : 'A';  // the read's next base does not match on
-  TempDir dir;
-  const fmindex::Reference fasta = fmtest::load_reference(dir, {{"copies", contig}});
-  const fmindex::FmIndex index = fmtest::build_index(fasta, GetParam(), 8);
-  auto m = GappedMapper::create(index, {});
-  ASSERT_TRUE(m.ok());
-  const std::vector<SeqRecord> reads = {{"pair", contig.substr(1000, 120), ""}, {"pair", reverse_complement(mate), ""}};
-  std::vector<GappedReadAlignment> out;
-  ASSERT_TRUE(m->map(reads, out).ok());
-  ASSERT_EQ(out[0].alternatives.size(), 1u) << describe(out[0]);
-  ASSERT_EQ(out[1].candidates.size(), 1u) << describe(out[1]) << ": seeds found the half copy, the test plants it wrong";
-  ASSERT_EQ(out[1].sub_score, 0);
-  ASSERT_TRUE(m->rescue_mates(reads, out, rescue_model(), 17).ok());
-  const GappedReadAlignment& a = out[1];
+  const MappedPair out = map_and_rescue(contig, {{"pair", contig.substr(1000, 120), ""}, {"pair", reverse_complement(mate), ""}},
+                                        GetParam());
+  ASSERT_EQ(out.single[0].alternatives.size(), 1u) << describe(out.single[0]);
+  ASSERT_EQ(out.single[1].candidates.size(), 1u) << describe(out.single[1]) << ": seeds found the half copy, the test plants it wrong";
+  ASSERT_EQ(out.single[1].sub_score, 0);
+  const GappedReadAlignment& a = out.rescued[1];
   EXPECT_EQ(a.primary.position, 1180u);
   EXPECT_TRUE(a.alternatives.empty()) << describe(a);
   EXPECT_EQ(a.sub_score, 40);

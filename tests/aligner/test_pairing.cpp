@@ -407,6 +407,17 @@ gapped::GappedHit gapped_hit(std::uint32_t contig, std::uint64_t position, bool 
   return h;
 }
 
+// Two mapped gapped mates with these primaries and single-end MAPQs.
+void mapped_mates(gapped::GappedReadAlignment (&mates)[2], gapped::GappedHit first, int first_mapq,
+                  gapped::GappedHit second, int second_mapq) {
+  mates[0] = mates[1] = gapped::GappedReadAlignment{};
+  mates[0].mapped = mates[1].mapped = true;
+  mates[0].primary = std::move(first);
+  mates[0].mapq = static_cast<std::uint8_t>(first_mapq);
+  mates[1].primary = std::move(second);
+  mates[1].mapq = static_cast<std::uint8_t>(second_mapq);
+}
+
 // The gapped mode through the same pairing: mate 2's best hit is far away, an alternative with a
 // 2-base deletion (reference span 102) lies by mate 1 and scores as well: it becomes the primary,
 // TLEN runs to its reference end, and mate 1's MC is its CIGAR.
@@ -438,13 +449,10 @@ TEST(PairGappedMates, AlternativeByTheMateBecomesPrimary) {
 // stays an alternative, no pair is proper, and the MAPQs stay single-end.
 TEST(PairGappedMates, SplitMateOffersItsPrimaryOnly) {
   gapped::GappedReadAlignment mates[2];
-  mates[0].mapped = mates[1].mapped = true;
-  mates[0].primary = gapped_hit(0, 1000, false, 100, {100u << 4}, 100);
-  mates[0].mapq = 60;
-  mates[1].primary = gapped_hit(0, 90000, true, 60, {60u << 4, 40u << 4 | 4}, 60);
+  mapped_mates(mates, gapped_hit(0, 1000, false, 100, {100u << 4}, 100), 60,
+               gapped_hit(0, 90000, true, 60, {60u << 4, 40u << 4 | 4}, 60), 0);
   mates[1].supplementary = {gapped_hit(0, 50000, true, 40, {60u << 4 | 4, 40u << 4}, 40)};
   mates[1].alternatives = {gapped_hit(0, 1240, true, 60, {60u << 4, 40u << 4 | 4}, 60)};
-  mates[1].mapq = 0;
   MateFields f[2];
   pair_gapped_mates(mates, model_300_30(), PairScoring{}, f);
   EXPECT_EQ(mates[1].primary.position, 90000u);
@@ -458,12 +466,9 @@ TEST(PairGappedMates, SplitMateOffersItsPrimaryOnly) {
 // 60 and 20 + 40); and mate 1, whose primary is far, is not moved to its alternative by mate 2.
 TEST(PairGappedMates, SplitMateIsFlaggedAtItsPrimaryButNotPaired) {
   gapped::GappedReadAlignment mates[2];
-  mates[0].mapped = mates[1].mapped = true;
-  mates[0].primary = gapped_hit(0, 1000, false, 100, {100u << 4}, 100);
-  mates[0].mapq = 30;
-  mates[1].primary = gapped_hit(0, 1240, true, 60, {60u << 4, 40u << 4 | 4}, 60);
+  mapped_mates(mates, gapped_hit(0, 1000, false, 100, {100u << 4}, 100), 30,
+               gapped_hit(0, 1240, true, 60, {60u << 4, 40u << 4 | 4}, 60), 20);
   mates[1].supplementary = {gapped_hit(0, 50000, true, 40, {60u << 4 | 4, 40u << 4}, 40)};
-  mates[1].mapq = 20;
   MateFields f[2];
   pair_gapped_mates(mates, model_300_30(), PairScoring{}, f);
   EXPECT_EQ(f[0].flag & kSamProperPair, kSamProperPair);
@@ -488,12 +493,8 @@ TEST(PairGappedMates, SplitMateIsFlaggedAtItsPrimaryButNotPaired) {
 // 10) rises to and mate 1 (60) stays above.
 TEST(PairGappedMates, RepeatFractionsScaleThePairMapq) {
   gapped::GappedReadAlignment mates[2];
-  mates[0].mapped = mates[1].mapped = true;
-  mates[0].primary = gapped_hit(0, 1000, false, 100, {100u << 4}, 100);
-  mates[0].mapq = 60;
+  mapped_mates(mates, gapped_hit(0, 1000, false, 100, {100u << 4}, 100), 60, gapped_hit(0, 1200, true, 100, {100u << 4}, 100), 10);
   mates[0].repeat_fraction = 0.4f;
-  mates[1].primary = gapped_hit(0, 1200, true, 100, {100u << 4}, 100);
-  mates[1].mapq = 10;
   mates[1].repeat_fraction = 0.2f;
   MateFields f[2];
   pair_gapped_mates(mates, model_300_30(), PairScoring{}, f);

@@ -22,10 +22,8 @@ std::vector<RescueJob> plan_rescues(const std::vector<SeqRecord>& reads, const s
         if (anchor.score < hits[m][0].score - unpaired) continue;
         if (anchors++ == kMaxRescueAnchors) break;
         // The other mate already pairs with this hit: nothing to search (bwa's skip[]).
-        const bool paired = std::any_of(hits[1 - m].begin(), hits[1 - m].end(), [&](const MateHit& h) {
-          const std::int64_t size = fr_insert_size(anchor, h);
-          return size >= model.low && size <= model.high;
-        });
+        const bool paired = std::any_of(hits[1 - m].begin(), hits[1 - m].end(),
+                                        [&](const MateHit& h) { return within_bounds(anchor, h, model); });
         if (paired) continue;
         const RescueWindow w = rescue_window(anchor, length, model, reference.contig_length(anchor.contig));
         if (w.end > w.begin && w.end - w.begin <= kMaxRescueWindow) jobs.push_back({other, w});
