@@ -1,6 +1,7 @@
 // wtmap aligner (gapped): banded affine-gap extension of a seed with z-drop, the step with which
 // bwa mem grows a seed into an alignment (bwa's ksw.c ksw_extend2; Li 2013, arXiv:1303.3997), and
-// the local (Smith-Waterman) mode of the same DP for a mate searched in a window.
+// the local (Smith-Waterman) mode of the same DP for a mate searched in a window, with the score of
+// a second copy there (ksw.c's ksw_align2 score2, bwa mem's csub of a rescued hit).
 //
 // The DP (Gotoh 1982) runs row by row over the target, one cell per query base: H(I, J) is the best
 // score of an alignment of query[0, J) with target[0, I) that starts at the seed's end with score
