@@ -116,8 +116,14 @@ int ungapped_score(std::size_t length, unsigned mismatches, const PairScoring& s
   return static_cast<int>(length) * scoring.match - static_cast<int>(mismatches) * (scoring.match + scoring.mismatch);
 }
 
+bool within_bounds(const MateHit& a, const MateHit& b, const InsertSizeModel& model) {
+  if (!model.known) return false;
+  const std::int64_t size = fr_insert_size(a, b);
+  return size >= model.low && size <= model.high;  // -1 (not FR) is below every low
+}
+
 PairChoice choose_pair(const std::vector<MateHit> (&hits)[2], const int (&mapq)[2], const InsertSizeModel& model,
-                       const PairScoring& scoring) {
+                       const PairScoring& scoring, const float (&repeat_fraction)[2]) {
   PairChoice choice;
   choice.mapq[0] = mapq[0];
   choice.mapq[1] = mapq[1];
@@ -125,10 +131,9 @@ PairChoice choose_pair(const std::vector<MateHit> (&hits)[2], const int (&mapq)[
   constexpr long long kNone = std::numeric_limits<long long>::min();
   // The score of the pair of hits i and j, kNone unless FR within the bounds.
   auto pair_score = [&](std::size_t i, std::size_t j) {
-    const std::int64_t size = fr_insert_size(hits[0][i], hits[1][j]);
-    if (size < model.low || size > model.high) return kNone;  // also -1: not FR
-    const double sigmas = model.std > 0 ? (static_cast<double>(size) - model.mean) / model.std
-                                        : (static_cast<double>(size) == model.mean ? 0.0 : HUGE_VAL);
+    if (!within_bounds(hits[0][i], hits[1][j], model)) return kNone;
+    const double size = static_cast<double>(fr_insert_size(hits[0][i], hits[1][j]));
+    const double sigmas = model.std > 0 ? (size - model.mean) / model.std : (size == model.mean ? 0.0 : HUGE_VAL);
     const double raw = hits[0][i].score + hits[1][j].score + insert_log_likelihood(sigmas, scoring.match);
     return std::max<long long>(0, static_cast<long long>(std::floor(raw + .499)));
   };
@@ -146,8 +151,13 @@ PairChoice choose_pair(const std::vector<MateHit> (&hits)[2], const int (&mapq)[
       }
     }
   }
+  if (best == kNone || best == 0) {  // mem_pair found nothing: no_pairing, which flags the best hits
+    choice.hit[0] = choice.hit[1] = 0;
+    choice.proper = within_bounds(hits[0][0], hits[1][0], model);
+    return choice;
+  }
   const long long unpaired = static_cast<long long>(hits[0][0].score) + hits[1][0].score - scoring.unpaired;
-  if (best == kNone || best <= unpaired) {
+  if (best <= unpaired) {
     choice.hit[0] = choice.hit[1] = 0;
     return choice;
   }
@@ -160,14 +170,20 @@ PairChoice choose_pair(const std::vector<MateHit> (&hits)[2], const int (&mapq)[
       near_second += score != kNone && !(i == choice.hit[0] && j == choice.hit[1]) && second - score <= scoring.near_second;
     }
   }
-  int pair_mapq = raw_mapq(best - std::max(second, unpaired), scoring.match);
+  // bwa's sub is 0 without a second pair (pair scores are never below 0).
+  int pair_mapq = raw_mapq(best - std::max({0LL, second, unpaired}), scoring.match);
   if (near_second > 0) pair_mapq -= static_cast<int>(4.343 * std::log(near_second + 1.0) + .499);
   pair_mapq = std::clamp(pair_mapq, 0, 60);
+  // A pair of reads in repeats is trusted no more than their seeds are unique.
+  pair_mapq = static_cast<int>(pair_mapq * (1.0 - 0.5 * (repeat_fraction[0] + repeat_fraction[1])) + .499);
   for (int m = 0; m < 2; ++m) {
-    // A hit worse than the mate's best is no unique single-end hit (bwa mem recomputes its MAPQ
-    // against the best, which then outscores it).
-    const int single = hits[m][choice.hit[m]].score < hits[m][0].score ? 0 : mapq[m];
-    choice.mapq[m] = single > pair_mapq ? single : std::min(pair_mapq, single + 40);
+    const MateHit& chosen = hits[m][choice.hit[m]];
+    // A hit other than the mate's best is no unique single-end hit: bwa mem recomputes its MAPQ
+    // with the better hit's score as sub, which gives 0.
+    const int single = choice.hit[m] == 0 ? mapq[m] : chosen.secondary || chosen.score < hits[m][0].score ? 0 : mapq[m];
+    const int raised = single > pair_mapq ? single : std::min(pair_mapq, single + 40);
+    // bwa's cap at the tandem repeat score (a second copy in the same rescue window).
+    choice.mapq[m] = std::clamp(raw_mapq(chosen.score - chosen.tandem_sub, scoring.match), 0, raised);
   }
   return choice;
 }
@@ -198,8 +214,19 @@ void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2
     f.mate_mapq = mate.mapq;
     f.has_mate_cigar = mate.mapped || self.mapped;
     f.mate_cigar = mate.mapped ? mate.cigar : "*";
+    if (mate.mapped) f.mate_five_prime = five_prime(mate);
     out[i] = std::move(f);
   }
+}
+
+MateFields supplementary_mate_fields(const MateFields& primary, const gapped::GappedHit& line) {
+  MateFields f = primary;
+  const bool mate_mapped = (primary.flag & kSamMateUnmapped) == 0;
+  const auto own_five_prime = static_cast<std::int64_t>(line.reverse ? line.reference_end : line.position);
+  f.tlen = mate_mapped && primary.mate_contig == static_cast<std::int32_t>(line.contig)
+               ? primary.mate_five_prime - own_five_prime
+               : 0;
+  return f;
 }
 
 void PairTotals::add(const MateFields& first, const MateFields& second) {
@@ -216,11 +243,13 @@ void PairTotals::add(const MateFields& first, const MateFields& second) {
 std::vector<MateHit> mate_hits(const ReadAlignment& a, std::size_t length, const PairScoring& scoring) {
   std::vector<MateHit> hits;
   if (!a.mapped) return hits;
-  auto hit = [&](const Placement& p) {
-    return MateHit{p.contig, p.position, p.position + length, p.reverse, ungapped_score(length, p.edits.count(), scoring)};
+  // The alternatives are other places of the same read: secondary to the primary.
+  auto hit = [&](const Placement& p, bool secondary) {
+    return MateHit{p.contig, p.position, p.position + length, p.reverse, ungapped_score(length, p.edits.count(), scoring),
+                   secondary};
   };
-  hits.push_back(hit(a.primary));
-  for (const Placement& p : a.alternatives) hits.push_back(hit(p));
+  hits.push_back(hit(a.primary, false));
+  for (const Placement& p : a.alternatives) hits.push_back(hit(p, true));
   return hits;
 }
 
@@ -295,7 +324,9 @@ namespace {
 std::vector<MateHit> hits_of(const std::vector<gapped::PairCandidate>& candidates) {
   std::vector<MateHit> hits;
   hits.reserve(candidates.size());
-  for (const gapped::PairCandidate& c : candidates) hits.push_back({c.contig, c.position, c.reference_end, c.reverse, c.score});
+  for (const gapped::PairCandidate& c : candidates) {
+    hits.push_back({c.contig, c.position, c.reference_end, c.reverse, c.score, c.secondary >= 0, c.tandem_sub});
+  }
   return hits;
 }
 }  // namespace
@@ -305,15 +336,23 @@ std::vector<MateHit> mate_hits(const gapped::GappedReadAlignment& a) { return hi
 PairChoice choose_gapped_pair(const gapped::GappedReadAlignment& first, const gapped::GappedReadAlignment& second,
                               const InsertSizeModel& model, const PairScoring& scoring,
                               std::vector<gapped::PairCandidate> (&candidates)[2]) {
-  const gapped::GappedReadAlignment* mates[2] = {&first, &second};
-  for (int m = 0; m < 2; ++m) {
-    candidates[m] = pairing_candidates(*mates[m]);
-    // A split mate offers its primary only: its supplementary hits belong to that primary.
-    if (!mates[m]->supplementary.empty()) candidates[m].resize(std::min<std::size_t>(candidates[m].size(), 1));
-  }
+  candidates[0] = pairing_candidates(first);
+  candidates[1] = pairing_candidates(second);
   const std::vector<MateHit> hits[2] = {hits_of(candidates[0]), hits_of(candidates[1])};
   const int mapq[2] = {first.mapped ? first.mapq : 0, second.mapped ? second.mapq : 0};
-  return choose_pair(hits, mapq, model, scoring);
+  // bwa mem pairs no split read (mem_sam_pe's is_multi: another primary region scoring -T): both
+  // mates are written at their primaries with their single-end MAPQs (no_pairing), proper if those
+  // are within the bounds.
+  const bool split = (first.mapped && !first.supplementary.empty()) || (second.mapped && !second.supplementary.empty());
+  if (split) {
+    PairChoice choice;
+    choice.mapq[0] = mapq[0];
+    choice.mapq[1] = mapq[1];
+    choice.proper = !hits[0].empty() && !hits[1].empty() && within_bounds(hits[0][0], hits[1][0], model);
+    return choice;
+  }
+  const float repeats[2] = {first.repeat_fraction, second.repeat_fraction};
+  return choose_pair(hits, mapq, model, scoring, repeats);
 }
 
 std::vector<std::size_t> gapped_written_candidates(const std::vector<gapped::PairCandidate>& candidates,
@@ -332,17 +371,18 @@ std::vector<std::size_t> gapped_written_candidates(const std::vector<gapped::Pai
   return written;
 }
 
+bool is_hit_of(const gapped::GappedHit& h, const gapped::PairCandidate& c) {
+  return h.contig == c.contig && h.reverse == c.reverse && h.position == c.position &&
+         h.reference_end == c.reference_end && h.query_begin == c.query_begin && h.query_end == c.query_end &&
+         h.score == c.score;
+}
+
 const gapped::GappedHit* hit_of_candidate(const gapped::GappedReadAlignment& a, const gapped::PairCandidate& c) {
-  auto same = [&](const gapped::GappedHit& h) {
-    return h.contig == c.contig && h.reverse == c.reverse && h.position == c.position &&
-           h.reference_end == c.reference_end && h.query_begin == c.query_begin && h.query_end == c.query_end &&
-           h.score == c.score;
-  };
   if (!a.mapped) return nullptr;
-  if (same(a.primary)) return &a.primary;
+  if (is_hit_of(a.primary, c)) return &a.primary;
   for (const std::vector<gapped::GappedHit>* list : {&a.alternatives, &a.supplementary, &a.pair_hits}) {
     for (const gapped::GappedHit& h : *list) {
-      if (same(h)) return &h;
+      if (is_hit_of(h, c)) return &h;
     }
   }
   return nullptr;

@@ -437,7 +437,11 @@ Status SamWriter::write_gapped(const std::vector<SeqRecord>& reads,
       [&](std::size_t i, bam1_t* const* records) {
         WTMAP_TRY(impl.format_gapped(reads[i], alignments[i], records));
         if (mates == nullptr) return Status{};
-        for (std::size_t r = 0; r < first[i + 1] - first[i]; ++r) WTMAP_TRY(add_mate_fields((*mates)[i], records[r]));
+        const MateFields& fields = (*mates)[i];
+        WTMAP_TRY(add_mate_fields(fields, records[0]));
+        for (std::size_t r = 1; r < first[i + 1] - first[i]; ++r) {
+          WTMAP_TRY(add_mate_fields(supplementary_mate_fields(fields, alignments[i].supplementary[r - 1]), records[r]));
+        }
         return Status{};
       });
 }

@@ -8,7 +8,9 @@
 // it must keep a score > 0. Local: it starts anywhere with score 0.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "wtmap/aligner/gapped/scoring.hpp"
@@ -105,6 +107,32 @@ inline OracleExtension local_answer(const GotohMatrices& g) {
     }
   }
   return r;
+}
+
+// ksw_align2's score2 (bwa's ksw.c with KSW_XSUBO, written out as ksw keeps it): the list b of
+// (row maximum, row) over the rows whose maximum reaches `floor` -- a row right after the last
+// entry's row replaces it if its maximum is higher, else (and any other row) is ignored or
+// appended -- then the highest entry whose row lies more than ceil(score / match) rows from `tle`,
+// the best local alignment's row (0 if none). From the full local matrices.
+inline std::int64_t ksw_score2(const GotohMatrices& g, std::int64_t floor, std::int64_t score, std::int64_t tle,
+                               std::int64_t match) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> b;  // (maximum, row)
+  for (std::int64_t i = 1; i < g.rows; ++i) {
+    std::int64_t row_max = 0;
+    for (std::int64_t j = 1; j < g.cols; ++j) row_max = std::max(row_max, g.best(i, j));
+    if (row_max < floor) continue;
+    if (b.empty() || b.back().second + 1 != i) {
+      b.push_back({row_max, i});
+    } else if (b.back().first < row_max) {
+      b.back() = {row_max, i};
+    }
+  }
+  const std::int64_t reach = (score + match - 1) / match;
+  std::int64_t score2 = 0;
+  for (const auto& [value, row] : b) {
+    if ((row < tle - reach || row > tle + reach) && value > score2) score2 = value;
+  }
+  return score2;
 }
 
 // Rescores an alignment given as BAM CIGAR operations (M, I, D) from the sequences alone: the

@@ -76,6 +76,9 @@ std::vector<ExtendResult> extend_one_by_one(const Batch& b, const Scoring& sc) {
   return out;
 }
 
+// The local tasks' tandem_score: for bests of at least 25, with bwa mem's floor 19.
+constexpr std::int32_t kTandemFloor = 19, kTandemKeep = 25;
+
 std::vector<LocalResult> local_one_by_one(const Batch& b, const Scoring& sc) {
   std::vector<LocalResult> out;
   for (const ExtendTask& t : b.extend) {
@@ -86,7 +89,8 @@ std::vector<LocalResult> local_one_by_one(const Batch& b, const Scoring& sc) {
     LocalResult l;
     if (end.score > 0) {
       const ExtendResult start = local_start(q, r, end, sc, rows);
-      l = {end.score, end.qle - start.qle, end.qle, end.tle - start.tle, end.tle};
+      l = {end.score, end.qle - start.qle, end.qle, end.tle - start.tle, end.tle, 0};
+      if (end.score >= kTandemKeep) l.tandem = tandem_score(q, t.query_length, r, t.target_length, end, sc, kTandemFloor, rows);
     }
     out.push_back(l);
   }
@@ -155,7 +159,7 @@ TEST_P(GappedBatchOn, LocalAlignmentsEqualTheFunctionsCalledOneByOne) {
   const Batch b = make_batch(many_pairs());
   std::vector<LocalTask> tasks;
   for (const ExtendTask& t : b.extend)
-    tasks.push_back({t.query_offset, t.target_offset, t.query_length, t.target_length});
+    tasks.push_back({t.query_offset, t.target_offset, t.query_length, t.target_length, kTandemFloor, kTandemKeep});
   for (std::int32_t band : {1000, 7}) {
     Scoring sc;
     sc.band = band;

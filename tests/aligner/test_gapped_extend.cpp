@@ -282,5 +282,57 @@ TEST(GappedLocal, EqualsTheFullSmithWatermanAndLocalStartFindsItsStart) {
   EXPECT_GT(with_start, 20);
 }
 
+// tandem_score (bwa's csub of a rescued hit) equals ksw_align2's score2 worked out from the full
+// Smith-Waterman (gotoh_oracle.hpp's ksw_score2) on the mixed pairs, several floors and scorings.
+TEST(GappedLocal, TandemScoreIsKswsScore2) {
+  int nonzero = 0;
+  for (const Pair& p : mixed_pairs(29)) {
+    for (const std::int32_t floor : {19, 8, 30}) {
+      for (const std::int32_t match : {1, 2}) {
+        Scoring sc = no_zdrop();
+        sc.match = match;
+        const GotohMatrices g = gotoh(p.query, p.target, sc, OracleMode::local, 0, unbanded());
+        const OracleExtension best = local_answer(g);
+        std::vector<std::int32_t> scratch(
+            aligner::gapped::extend_scratch_bytes(static_cast<std::uint32_t>(p.query.size())) / 4);
+        const auto ql = static_cast<std::uint32_t>(p.query.size()), tl = static_cast<std::uint32_t>(p.target.size());
+        const ForwardCodes q{p.query.data()}, t{p.target.data()};
+        const ExtendResult end = aligner::gapped::local_align(q, ql, t, tl, sc, DpRows<1>{scratch.data()});
+        const std::int32_t got = aligner::gapped::tandem_score(q, ql, t, tl, end, sc, floor, DpRows<1>{scratch.data()});
+        ASSERT_EQ(got, ksw_score2(g, floor, best.score, best.tle, match))
+            << p.what << ", floor " << floor << ", match " << match;
+        nonzero += got > 0;
+      }
+    }
+  }
+  EXPECT_GT(nonzero, 10);
+}
+
+// A window holding the read and, 150 bases on, a copy with 2 mismatches: the second copy's
+// score, 100 - 2 (A + B) = 90, ends 250 rows after the best's, beyond its reach of 100 rows.
+// Without the copy the window has no other alignment of 19.
+TEST(GappedLocal, TandemScoreOfASecondCopyIsItsScore) {
+  std::mt19937_64 rng(5);
+  const Codes read = random_codes(rng, 100);
+  Codes copy = read;
+  copy[30] = (copy[30] + 1) % 4;
+  copy[70] = (copy[70] + 2) % 4;
+  const Codes left = random_codes(rng, 50), spacer = random_codes(rng, 150), right = random_codes(rng, 50);
+  Codes with_copy = left, without = left;
+  for (const Codes* part : std::initializer_list<const Codes*>{&read, &spacer, &copy, &right}) with_copy.insert(with_copy.end(), part->begin(), part->end());
+  for (const Codes* part : std::initializer_list<const Codes*>{&read, &spacer, &right}) without.insert(without.end(), part->begin(), part->end());
+  const Scoring sc = no_zdrop();
+  for (const Codes* window : {&with_copy, &without}) {
+    std::vector<std::int32_t> scratch(aligner::gapped::extend_scratch_bytes(100) / 4);
+    const auto tl = static_cast<std::uint32_t>(window->size());
+    const ForwardCodes q{read.data()}, t{window->data()};
+    const ExtendResult end = aligner::gapped::local_align(q, 100, t, tl, sc, DpRows<1>{scratch.data()});
+    ASSERT_EQ(end.score, 100);
+    ASSERT_EQ(end.tle, 150);
+    EXPECT_EQ(aligner::gapped::tandem_score(q, 100, t, tl, end, sc, 19, DpRows<1>{scratch.data()}),
+              window == &with_copy ? 100 - 2 * (sc.match + sc.mismatch) : 0);
+  }
+}
+
 }  // namespace
 }  // namespace wtmap::test

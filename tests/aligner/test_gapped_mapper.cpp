@@ -977,6 +977,13 @@ TEST_P(GappedMapperTest, RescueFindsSeedlessMatesAsTheFullSmithWatermanScoresThe
     const std::int64_t best = local_answer(gotoh(codes(forward), codes(target), sc, OracleMode::local, 0, unbanded())).score;
     const GappedHit& h = mate.primary;
     EXPECT_EQ(h.score, best) << what;
+    // csub: ksw's score2 over the window's rows as the rescue reads them -- the read as given
+    // against the window on the mate's strand.
+    const GotohMatrices strand = gotoh(codes(read), codes(anchor_reverse ? target : reverse_complement(target)), sc,
+                                       OracleMode::local, 0, unbanded());
+    const OracleExtension strand_best = local_answer(strand);
+    EXPECT_EQ(mate.chain_sub_score, ksw_score2(strand, 19, strand_best.score, strand_best.tle, 1)) << what;
+    EXPECT_EQ(mate.repeat_fraction, 0.0f) << what;
     EXPECT_EQ(h.reverse, !anchor_reverse) << what;
     EXPECT_GE(h.position, window) << what;
     EXPECT_LE(h.reference_end, window + target.size()) << what;
@@ -1085,6 +1092,88 @@ TEST_P(GappedMapperTest, PairingChoosesAmongEveryCopyNotOnlyTheReportedOnes) {
   EXPECT_EQ(f[0].mapq, 60);
   EXPECT_EQ(f[1].mapq, 40);
   EXPECT_EQ(f[0].tlen, 300);
+}
+
+// One pair on a reference of one contig: map()'s alignments, then rescue_mates()' (rescue_model()).
+struct MappedPair {
+  std::vector<GappedReadAlignment> single, rescued;
+};
+MappedPair map_and_rescue(const std::string& contig, const std::vector<SeqRecord>& reads, Backend backend) {
+  TempDir dir;
+  const fmindex::Reference fasta = fmtest::load_reference(dir, {{"contig", contig}});
+  const fmindex::FmIndex index = fmtest::build_index(fasta, backend, 8);
+  auto m = GappedMapper::create(index, {});
+  if (!m.ok()) throw std::runtime_error(m.status().message());
+  MappedPair out;
+  Status s = m->map(reads, out.single);
+  out.rescued = out.single;
+  if (s.ok()) s = m->rescue_mates(reads, out.rescued, rescue_model(), 17);
+  if (!s.ok()) throw std::runtime_error(s.message());
+  return out;
+}
+
+// bwa mem's tandem cap (mem_matesw's csub, ksw_align2's score2): the reverse mate's window by a
+// unique forward mate at 1000 ([1100, 1380) for inserts [220, 380]) holds two seedless copies of
+// it, one with 8 substitutions at [1250, 1370) (score 120 - 8 * 5 = 80) and one with 9 at
+// [1100, 1220) (75), whose ends lie 150 apart, beyond the best's reach of 80. The rescue finds
+// the first with csub 75; pairing then raises its MAPQ to at most 6.02 * (80 - 75) = 30.
+TEST_P(GappedMapperTest, RescueInATandemRepeatIsCappedAtTheSecondCopysScore) {
+  std::mt19937_64 rng(41);
+  std::string contig = random_bases(rng, 3000);
+  const std::string mate = random_bases(rng, 120);  // mate 2's forward-strand bases
+  std::string eight = mate, nine = mate;
+  for (std::size_t at = 8; at < 120; at += 15) {
+    eight[at] = eight[at] == 'A' ? 'C' : 'A';
+    nine[at] = eight[at];
+  }
+  nine[60] = nine[60] == 'G' ? 'T' : 'G';
+  contig.replace(1250, 120, eight);
+  contig.replace(1100, 120, nine);
+  const MappedPair out = map_and_rescue(contig, {{"pair", contig.substr(1000, 120), ""}, {"pair", reverse_complement(mate), ""}},
+                                        GetParam());
+  ASSERT_TRUE(out.single[0].mapped);
+  ASSERT_FALSE(out.single[1].mapped) << describe(out.single[1]) << ": seeds found the mate, the test plants it wrong";
+  const GappedReadAlignment& rescued = out.rescued[1];
+  ASSERT_TRUE(rescued.mapped);
+  EXPECT_EQ(describe(rescued.primary), describe(GappedHit{0, 1250, 1370, true, 0, 120, 80, {120u << 4}, 8, rescued.primary.md, 0}));
+  EXPECT_EQ(rescued.chain_sub_score, 75);
+  EXPECT_EQ(rescued.repeat_fraction, 0.0f);
+  aligner::MateFields f[2];
+  GappedReadAlignment mates[2] = {out.rescued[0], out.rescued[1]};
+  aligner::pair_gapped_mates(mates, rescue_model(), aligner::gapped_pair_scoring(Scoring{}, 17), f);
+  EXPECT_EQ(f[0].flag & aligner::kSamProperPair, aligner::kSamProperPair);
+  EXPECT_EQ(f[0].mapq, 60);
+  EXPECT_EQ(f[1].mapq, static_cast<int>(6.02 * (80 - 75) + .499));
+}
+
+// bwa mem's XA after rescue (mem_gen_alt over the regions mem_matesw added to): mate 1 lies in two
+// exact copies (1000 and 4000); mate 2 is unique by the first (reverse on [1180, 1300)) and, in the
+// window of the second ([4100, 4380)), half of it with a substitution every 15 bases (no seed):
+// read bases [0, 60) on [4200, 4260), 4 mismatches, score 40. That find is secondary to mate 2's
+// primary (60S60M on the forward strand): its sub-score (XS) but not in XA (40 < 0.8 * 120); it
+// waits in pair_hits.
+TEST_P(GappedMapperTest, RescuedHitsBelowTheXaShareCountAsSubButAreNotListed) {
+  std::mt19937_64 rng(43);
+  std::string contig = random_bases(rng, 6000);
+  contig.replace(4000, 120, contig.substr(1000, 120));
+  const std::string mate = contig.substr(1180, 120);  // mate 2's forward-strand bases
+  std::string half = mate.substr(60, 60);
+  for (const std::size_t o : {9, 24, 39, 54}) half[o] = half[o] == 'A' ? 'C' : 'A';
+  contig.replace(4200, 60, half);
+  contig[4199] = mate[59] == 'A' ? 'C' : 'A';  // the read's next base does not match on
+  const MappedPair out = map_and_rescue(contig, {{"pair", contig.substr(1000, 120), ""}, {"pair", reverse_complement(mate), ""}},
+                                        GetParam());
+  ASSERT_EQ(out.single[0].alternatives.size(), 1u) << describe(out.single[0]);
+  ASSERT_EQ(out.single[1].candidates.size(), 1u) << describe(out.single[1]) << ": seeds found the half copy, the test plants it wrong";
+  ASSERT_EQ(out.single[1].sub_score, 0);
+  const GappedReadAlignment& a = out.rescued[1];
+  EXPECT_EQ(a.primary.position, 1180u);
+  EXPECT_TRUE(a.alternatives.empty()) << describe(a);
+  EXPECT_EQ(a.sub_score, 40);
+  ASSERT_EQ(a.pair_hits.size(), 1u) << describe(a);
+  EXPECT_EQ(describe(a.pair_hits[0]), describe(GappedHit{0, 4200, 4260, true, 0, 60, 40, {60u << 4 | 4, 60u << 4}, 4, a.pair_hits[0].md, 0}));
+  ASSERT_EQ(a.candidates.size(), 2u);
+  EXPECT_EQ(a.candidates[1].secondary, 0);
 }
 
 // map() and rescue_mates() give the same bytes on the other backend.

@@ -16,6 +16,7 @@
 #include "fm_support.hpp"
 #include "gapped_sam_support.hpp"
 #include "sam_readback.hpp"
+#include "wtmap/aligner/pairing.hpp"
 #include "wtmap/aligner/sam_writer.hpp"
 
 namespace wtmap::altest {
@@ -251,6 +252,47 @@ TEST(GappedSam, SamtoolsFindsNothingToRecompute) {
     ASSERT_EQ(std::system(view.c_str()), 0);
     EXPECT_EQ(fmtest::read_file(dir.file("count")), "7\n");
   }
+}
+
+// A pair whose mate 1 is the chimeric read above (primary chr1:201 forward, supplementary lines
+// chr2:11 forward and chr2:51 reverse) and mate 2 reverse on chr2 [100, 130): every line names
+// mate 2's primary (RNEXT chr2, PNEXT 100, MC, MQ), as bwa mem's mem_reg2sam passes it to each
+// line, and TLEN is measured from each line's own 5' end to mate 2's (130): 0 for the primary on
+// another contig, 130 - 10 for the forward line, 130 - 80 for the reverse one.
+TEST(GappedSam, SupplementaryLinesOfAMateMeasureTlenFromThemselves) {
+  const fmtest::TempDir dir;
+  aligner::SamOptions options;
+  options.path = dir.file("pair.bam");
+  auto writer = aligner::SamWriter::open(options, {{"chr1", kChr1.size()}, {"chr2", kChr2.size()}});
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  const Case c = cases();
+  const std::vector<SeqRecord> reads = {c.reads[3], read_of("chimeric", fmtest::revcomp(kChr2.substr(100, 30)))};
+  std::vector<GappedReadAlignment> mates = {c.alignments[3], GappedReadAlignment{}};
+  mates[1].mapped = true;
+  mates[1].primary = hit(1, 100, 30, true, {op(30, 'M')}, 30, 0, "30");
+  mates[1].mapq = 25;
+  const aligner::WrittenMate written[2] = {{true, 0, 200, 230, false, 40, "30M60S"}, {true, 1, 100, 130, true, 25, "30M"}};
+  aligner::MateFields fields[2];
+  aligner::mate_fields(written, false, fields);
+  ASSERT_TRUE(writer->write_pairs(reads, mates, {fields[0], fields[1]}).ok());
+  ASSERT_TRUE(writer->finish().ok());
+  const SamContents back = read_alignments(options.path);
+  ASSERT_EQ(back.records.size(), 4u);
+  const std::int64_t tlen[3] = {0, 130 - 10, 130 - 80};
+  for (int line = 0; line < 3; ++line) {
+    const SamRecord& r = back.records[line];
+    SCOPED_TRACE(line);
+    EXPECT_EQ(r.flag & ~(0x800 | 0x10), 0x1 | 0x20 | 0x40);
+    EXPECT_EQ(r.mate_tid, 1);
+    EXPECT_EQ(r.mate_pos, 100);
+    EXPECT_EQ(r.tlen, tlen[line]);
+    EXPECT_EQ(r.mc, "30M");
+    EXPECT_EQ(r.mq, 25);
+  }
+  EXPECT_EQ(back.records[1].flag & 0x800, 0x800);
+  EXPECT_EQ(back.records[2].flag & 0x810, 0x810);
+  EXPECT_EQ(back.records[2].mapq, 7);  // its own MAPQ, as single-end
+  EXPECT_EQ(back.records[3].tlen, 0);  // mate 2: its mate's primary is on chr1
 }
 
 TEST(GappedSam, HitsTheOutputCannotWriteAreRefused) {

@@ -206,6 +206,85 @@ TEST(ChoosePair, UnpairedPenaltyDecides) {
   EXPECT_EQ(c.mapq[1], pair_mapq);  // its hit is not its best: single-end 0, raised to the pair's
 }
 
+// bwa mem's q_pe * (1 - (frac_rep1 + frac_rep2) / 2): the unique-mate pair of RepetitiveMate... above
+// (pair MAPQ 60) with repeat fractions 0.5 and 0.3 has a pair MAPQ of 36, which mate 2 (0) rises
+// to and mate 1 (37) stays above.
+TEST(ChoosePair, RepeatFractionsScaleThePairMapq) {
+  const std::vector<MateHit> hits[2] = {{hit(100, false)}, {hit(50000, true), hit(300, true)}};
+  const int mapq[2] = {37, 0};
+  const float repeats[2] = {0.5f, 0.3f};
+  const PairChoice c = choose_pair(hits, mapq, model_300_30(), PairScoring{}, repeats);
+  ASSERT_TRUE(c.proper);
+  const int pair_mapq = static_cast<int>(60 * (1.0 - 0.5 * (0.5 + 0.3)) + .499);
+  ASSERT_EQ(pair_mapq, 36);
+  EXPECT_EQ(c.mapq[0], 37);
+  EXPECT_EQ(c.mapq[1], 36);
+  const float none[2] = {0, 0};
+  EXPECT_EQ(choose_pair(hits, mapq, model_300_30(), PairScoring{}, none).mapq[1], 40);
+  const float all[2] = {1, 1};
+  EXPECT_EQ(choose_pair(hits, mapq, model_300_30(), PairScoring{}, all).mapq[1], 0);
+}
+
+// bwa mem's cap at the tandem repeat score: a chosen hit whose rescue window held a second copy
+// scoring 95 (csub) rises to at most 6.02 * (100 - 95) = 30, from its 0 + 40; its mate (no csub)
+// is untouched; the cap also lowers a single-end MAPQ above it.
+TEST(ChoosePair, TandemCopyCapsTheRaisedMapq) {
+  std::vector<MateHit> hits[2] = {{hit(100, false)}, {hit(50000, true), hit(300, true)}};
+  hits[1][1].tandem_sub = 95;
+  const int mapq[2] = {37, 0};
+  PairChoice c = choose_pair(hits, mapq, model_300_30(), PairScoring{});
+  ASSERT_TRUE(c.proper);
+  ASSERT_EQ(c.hit[1], 1u);
+  EXPECT_EQ(c.mapq[0], 60);
+  EXPECT_EQ(c.mapq[1], static_cast<int>(6.02 * 5 + .499));
+  hits[0][0].tandem_sub = 96;  // 6.02 * 4 = 24 < 37
+  c = choose_pair(hits, mapq, model_300_30(), PairScoring{});
+  EXPECT_EQ(c.mapq[0], static_cast<int>(6.02 * 4 + .499));
+}
+
+// mem_sam_pe gives a chosen secondary its primary's score as sub, so its single-end MAPQ is 0
+// whatever the read's: raised by the pair to at most 0 + 40, not to the pair's 60.
+TEST(ChoosePair, AChosenSecondaryStartsFromZero) {
+  std::vector<MateHit> hits[2] = {{hit(100, false)}, {hit(50000, true), hit(300, true)}};
+  hits[1][1].secondary = true;
+  const int mapq[2] = {37, 25};
+  const PairChoice c = choose_pair(hits, mapq, model_300_30(), PairScoring{});
+  ASSERT_EQ(c.hit[1], 1u);
+  EXPECT_EQ(c.mapq[1], 40);
+  hits[1][1].secondary = false;  // another part's primary of equal score keeps the read's (bwa: its own)
+  EXPECT_EQ(choose_pair(hits, mapq, model_300_30(), PairScoring{}).mapq[1], 60);
+}
+
+// Short hits (scores 4 and 4): the only pair scores floor(8 + 0.721 ln 2 + .499) = 8 against
+// bwa's sub 0 (no second pair; unpaired 8 - 17 < 0), so the pair MAPQ is 6.02 * 8 = 48, not
+// 6.02 * 17; each mate then rises from 10 to 48, capped at 6.02 * 4 = 24 (csub 0).
+TEST(ChoosePair, WithoutASecondPairTheSubIsZero) {
+  const std::vector<MateHit> hits[2] = {{hit(100, false, 4)}, {hit(300, true, 4)}};
+  const int mapq[2] = {10, 10};
+  ASSERT_EQ(pair_score(4, 4, 300, 300, 30), 8);
+  const PairChoice c = choose_pair(hits, mapq, model_300_30(), PairScoring{});
+  ASSERT_TRUE(c.proper);
+  ASSERT_EQ(static_cast<int>(6.02 * 8 + .499), 48);
+  EXPECT_EQ(c.mapq[0], static_cast<int>(6.02 * 4 + .499));
+  EXPECT_EQ(c.mapq[1], 24);
+  const int high[2] = {50, 50};  // the cap lowers a single-end MAPQ too
+  EXPECT_EQ(choose_pair(hits, high, model_300_30(), PairScoring{}).mapq[0], 24);
+}
+
+// A pair inside the bounds scoring 0 (an insert 370 std from the mean: its likelihood underflows)
+// is no pair to mem_pair, so bwa mem goes to no_pairing, which flags the best hits proper when
+// they are within the bounds, and keeps the single-end MAPQs.
+TEST(ChoosePair, APairScoringZeroIsFlaggedProperWithoutRaisingMapq) {
+  const InsertSizeModel wide = given("300,10,5000");
+  const std::vector<MateHit> hits[2] = {{hit(100, false)}, {hit(4000, true)}};
+  ASSERT_TRUE(within_bounds(hits[0][0], hits[1][0], wide));
+  const int mapq[2] = {7, 3};
+  const PairChoice c = choose_pair(hits, mapq, wide, PairScoring{});
+  EXPECT_TRUE(c.proper);
+  EXPECT_EQ(c.mapq[0], 7);
+  EXPECT_EQ(c.mapq[1], 3);
+}
+
 TEST(UngappedScore, IsBwaMemsMatchAndMismatch) {
   EXPECT_EQ(ungapped_score(100, 0, PairScoring{}), 100);
   EXPECT_EQ(ungapped_score(100, 2, PairScoring{}), 90);
@@ -328,6 +407,17 @@ gapped::GappedHit gapped_hit(std::uint32_t contig, std::uint64_t position, bool 
   return h;
 }
 
+// Two mapped gapped mates with these primaries and single-end MAPQs.
+void mapped_mates(gapped::GappedReadAlignment (&mates)[2], gapped::GappedHit first, int first_mapq,
+                  gapped::GappedHit second, int second_mapq) {
+  mates[0] = mates[1] = gapped::GappedReadAlignment{};
+  mates[0].mapped = mates[1].mapped = true;
+  mates[0].primary = std::move(first);
+  mates[0].mapq = static_cast<std::uint8_t>(first_mapq);
+  mates[1].primary = std::move(second);
+  mates[1].mapq = static_cast<std::uint8_t>(second_mapq);
+}
+
 // The gapped mode through the same pairing: mate 2's best hit is far away, an alternative with a
 // 2-base deletion (reference span 102) lies by mate 1 and scores as well: it becomes the primary,
 // TLEN runs to its reference end, and mate 1's MC is its CIGAR.
@@ -359,19 +449,82 @@ TEST(PairGappedMates, AlternativeByTheMateBecomesPrimary) {
 // stays an alternative, no pair is proper, and the MAPQs stay single-end.
 TEST(PairGappedMates, SplitMateOffersItsPrimaryOnly) {
   gapped::GappedReadAlignment mates[2];
-  mates[0].mapped = mates[1].mapped = true;
-  mates[0].primary = gapped_hit(0, 1000, false, 100, {100u << 4}, 100);
-  mates[0].mapq = 60;
-  mates[1].primary = gapped_hit(0, 90000, true, 60, {60u << 4, 40u << 4 | 4}, 60);
+  mapped_mates(mates, gapped_hit(0, 1000, false, 100, {100u << 4}, 100), 60,
+               gapped_hit(0, 90000, true, 60, {60u << 4, 40u << 4 | 4}, 60), 0);
   mates[1].supplementary = {gapped_hit(0, 50000, true, 40, {60u << 4 | 4, 40u << 4}, 40)};
   mates[1].alternatives = {gapped_hit(0, 1240, true, 60, {60u << 4, 40u << 4 | 4}, 60)};
-  mates[1].mapq = 0;
   MateFields f[2];
   pair_gapped_mates(mates, model_300_30(), PairScoring{}, f);
   EXPECT_EQ(mates[1].primary.position, 90000u);
   EXPECT_EQ(f[0].flag & kSamProperPair, 0);
   EXPECT_EQ(f[0].mapq, 60);
   EXPECT_EQ(f[1].mapq, 0);
+}
+
+// bwa mem pairs no split read (is_multi, then no_pairing): mate 2's primary lies 300 from mate 1,
+// so the pair is flagged proper, but both keep their single-end MAPQs (paired they would rise to
+// 60 and 20 + 40); and mate 1, whose primary is far, is not moved to its alternative by mate 2.
+TEST(PairGappedMates, SplitMateIsFlaggedAtItsPrimaryButNotPaired) {
+  gapped::GappedReadAlignment mates[2];
+  mapped_mates(mates, gapped_hit(0, 1000, false, 100, {100u << 4}, 100), 30,
+               gapped_hit(0, 1240, true, 60, {60u << 4, 40u << 4 | 4}, 60), 20);
+  mates[1].supplementary = {gapped_hit(0, 50000, true, 40, {60u << 4 | 4, 40u << 4}, 40)};
+  MateFields f[2];
+  pair_gapped_mates(mates, model_300_30(), PairScoring{}, f);
+  EXPECT_EQ(f[0].flag & kSamProperPair, kSamProperPair);
+  EXPECT_EQ(f[0].mapq, 30);
+  EXPECT_EQ(f[1].mapq, 20);
+  EXPECT_EQ(mates[1].mapq, 20);
+  EXPECT_EQ(f[0].tlen, 1300 - 1000);
+
+  gapped::GappedReadAlignment far[2] = {mates[0], mates[1]};
+  far[0].primary = gapped_hit(0, 70000, false, 100, {100u << 4}, 100);
+  far[0].alternatives = {gapped_hit(0, 1000, false, 100, {100u << 4}, 100)};
+  far[0].mapq = 0;
+  pair_gapped_mates(far, model_300_30(), PairScoring{}, f);
+  EXPECT_EQ(far[0].primary.position, 70000u);
+  EXPECT_EQ(f[0].flag & kSamProperPair, 0);
+  EXPECT_EQ(f[0].mapq, 0);
+  EXPECT_EQ(f[1].mapq, 20);
+}
+
+// The gapped mode scales the pair MAPQ by the mates' repeat fractions (GappedReadAlignment's):
+// a unique pair at the mean (pair MAPQ 60) with 0.4 and 0.2 gives 42, which mate 2 (single-end
+// 10) rises to and mate 1 (60) stays above.
+TEST(PairGappedMates, RepeatFractionsScaleThePairMapq) {
+  gapped::GappedReadAlignment mates[2];
+  mapped_mates(mates, gapped_hit(0, 1000, false, 100, {100u << 4}, 100), 60, gapped_hit(0, 1200, true, 100, {100u << 4}, 100), 10);
+  mates[0].repeat_fraction = 0.4f;
+  mates[1].repeat_fraction = 0.2f;
+  MateFields f[2];
+  pair_gapped_mates(mates, model_300_30(), PairScoring{}, f);
+  EXPECT_EQ(f[0].flag & kSamProperPair, kSamProperPair);
+  EXPECT_EQ(f[0].mapq, 60);
+  EXPECT_EQ(f[1].mapq, static_cast<int>(60 * (1 - 0.5 * (0.4 + 0.2)) + .499));
+  EXPECT_EQ(f[1].mapq, 42);
+}
+
+// A supplementary line's TLEN runs from its own 5' end to the mate's (mem_aln2sam with the mate's
+// primary); its other pair fields are its primary's.
+TEST(SupplementaryMateFields, TlenFromTheLinesOwnFivePrimeEnd) {
+  const WrittenMate mates[2] = {written(true, 0, 1000, false, 60), written(true, 0, 1200, true, 40)};
+  MateFields f[2];
+  mate_fields(mates, true, f);
+  const gapped::GappedHit forward = gapped_hit(0, 700, false, 40, {60u << 4 | 4, 40u << 4}, 40);
+  const gapped::GappedHit reverse = gapped_hit(0, 5000, true, 40, {60u << 4 | 4, 40u << 4}, 40);
+  const gapped::GappedHit elsewhere = gapped_hit(3, 700, false, 40, {60u << 4 | 4, 40u << 4}, 40);
+  const MateFields s = supplementary_mate_fields(f[0], forward);
+  EXPECT_EQ(s.tlen, 1300 - 700);
+  EXPECT_EQ(s.flag, f[0].flag);
+  EXPECT_EQ(s.mate_contig, 0);
+  EXPECT_EQ(s.mate_position, 1200);
+  EXPECT_EQ(s.mate_cigar, "100M");
+  EXPECT_EQ(s.mate_mapq, 40);
+  EXPECT_EQ(supplementary_mate_fields(f[0], reverse).tlen, 1300 - 5040);
+  EXPECT_EQ(supplementary_mate_fields(f[0], elsewhere).tlen, 0);
+  const WrittenMate alone[2] = {written(true, 0, 1000, false, 60), written(false, 0, 0, false, 0)};
+  mate_fields(alone, false, f);
+  EXPECT_EQ(supplementary_mate_fields(f[0], forward).tlen, 0);  // no mate mapped: no TLEN
 }
 
 gapped::PairCandidate candidate(std::uint64_t position, bool reverse, std::int32_t score, std::int32_t secondary,

@@ -92,6 +92,9 @@ struct LocalOp : GappedOpData {
     out.query_end = end.qle;
     out.target_begin = end.tle - start.tle;
     out.target_end = end.tle;
+    if (t.tandem_floor > 0 && end.score >= t.tandem_keep) {
+      out.tandem = tandem_score(q, t.query_length, r, t.target_length, end, scoring, t.tandem_floor, rows);
+    }
     return out;
   }
   std::string why_invalid(const In& j) const { return describe_ranges(j.task) + " (ranges inside the codes)"; }

@@ -186,6 +186,11 @@ struct GappedMapper::Impl {
                             const InsertSizeModel& model, std::int32_t unpaired);
   Status search_windows(const std::vector<SeqRecord>& reads, const std::vector<RescueJob>& jobs,
                         std::vector<LocalResult>& found);
+  // What a rescued alignment must score to be kept: bwa's --min-seed bar, and -T so that every
+  // written hit passes it.
+  std::int32_t rescue_bar() const {
+    return std::max<std::int32_t>(static_cast<std::int32_t>(options.min_seed_length), options.min_output_score);
+  }
 };
 
 Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded,
@@ -651,10 +656,12 @@ Status GappedMapper::Impl::search_windows(const std::vector<SeqRecord>& reads, c
         for (std::int64_t i = lo[k]; i < hi[k]; ++i) *t++ = reference.base(j.window.contig, j.window.reverse, i);
       },
       query_at, target_at, rescue_dp.query, rescue_dp.target);
+  // A find kept (rescue_bar) also gets bwa's csub: ksw_align2's score2 with min_seed_len * A.
+  const auto floor = static_cast<std::int32_t>(options.min_seed_length) * options.scoring.match;
   std::vector<LocalTask> tasks(jobs.size());
   for (std::size_t k = 0; k < jobs.size(); ++k) {
     tasks[k] = {query_at[k], target_at[k], static_cast<std::uint32_t>(reads[jobs[k].read].sequence.size()),
-                static_cast<std::uint32_t>(hi[k] - lo[k])};
+                static_cast<std::uint32_t>(hi[k] - lo[k]), floor, rescue_bar()};
   }
   found.assign(tasks.size(), {});
   if (tasks.empty()) return {};
@@ -670,12 +677,13 @@ Status GappedMapper::rescue_mates(const std::vector<SeqRecord>& reads, std::vect
     return invalid_argument("rescue_mates: " + std::to_string(reads.size()) + " reads (pairs: an even number), " +
                             std::to_string(alignments.size()) + " alignments");
   }
+  for (GappedReadAlignment& a : alignments) a.pair_hits.clear();  // add_rescued_hits and align_pair_choices fill them
   const std::vector<RescueJob> jobs = plan_rescues(reads, alignments, model, unpaired, m.reference, m.options);
   std::vector<LocalResult> found;
   WTMAP_TRY(m.search_windows(reads, jobs, found));
   // The alignments good enough, as regions in strand coordinates (the read as given against the
   // window's strand), each once: one overlapping an earlier one of its mate is the same find.
-  const std::int32_t bar = std::max<std::int32_t>(static_cast<std::int32_t>(m.options.min_seed_length), m.options.min_output_score);
+  const std::int32_t bar = m.rescue_bar();
   std::vector<Region> regions;
   std::vector<std::size_t> read_of;
   for (std::size_t k = 0; k < jobs.size(); ++k) {
@@ -692,6 +700,7 @@ Status GappedMapper::rescue_mates(const std::vector<SeqRecord>& reads, std::vect
     g.qb = found[k].query_begin;
     g.qe = found[k].query_end;
     g.score = g.true_score = found[k].score;
+    g.csub = found[k].tandem;
     g.seed_coverage = static_cast<std::int32_t>(std::min<std::int64_t>(g.re - g.rb, g.qe - g.qb) >> 1);
     const auto forward_begin = static_cast<std::uint64_t>(g.reverse ? static_cast<std::int64_t>(contig_length) - g.re : g.rb);
     const auto forward_end = forward_begin + static_cast<std::uint64_t>(g.re - g.rb);
@@ -717,8 +726,12 @@ Status GappedMapper::rescue_mates(const std::vector<SeqRecord>& reads, std::vect
   for (std::size_t begin = 0; begin < order.size();) {
     std::size_t end = begin;
     std::vector<GappedHit> rescued;
-    while (end < order.size() && read_of[order[end]] == read_of[order[begin]]) rescued.push_back(std::move(hits[order[end++]]));
-    add_rescued_hits(alignments[read_of[order[begin]]], rescued, regions[order[begin]].seed_coverage, m.options);
+    std::vector<std::int32_t> tandem;
+    for (; end < order.size() && read_of[order[end]] == read_of[order[begin]]; ++end) {
+      rescued.push_back(std::move(hits[order[end]]));
+      tandem.push_back(regions[order[end]].csub);
+    }
+    add_rescued_hits(alignments[read_of[order[begin]]], rescued, tandem, regions[order[begin]].seed_coverage, m.options);
     begin = end;
   }
   return m.align_pair_choices(reads, alignments, model, unpaired);
@@ -753,8 +766,6 @@ Status GappedMapper::Impl::align_pair_choices(const std::vector<SeqRecord>& read
   for (std::size_t first = 0; first + 1 < alignments.size(); first += 2) {
     GappedReadAlignment& a0 = alignments[first];
     GappedReadAlignment& a1 = alignments[first + 1];
-    a0.pair_hits.clear();
-    a1.pair_hits.clear();
     const GappedReadAlignment* mates[2] = {&a0, &a1};
     std::vector<PairCandidate> candidates[2];
     const PairChoice choice = choose_gapped_pair(a0, a1, model, scoring, candidates);

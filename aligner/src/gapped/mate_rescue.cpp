@@ -22,10 +22,8 @@ std::vector<RescueJob> plan_rescues(const std::vector<SeqRecord>& reads, const s
         if (anchor.score < hits[m][0].score - unpaired) continue;
         if (anchors++ == kMaxRescueAnchors) break;
         // The other mate already pairs with this hit: nothing to search (bwa's skip[]).
-        const bool paired = std::any_of(hits[1 - m].begin(), hits[1 - m].end(), [&](const MateHit& h) {
-          const std::int64_t size = fr_insert_size(anchor, h);
-          return size >= model.low && size <= model.high;
-        });
+        const bool paired = std::any_of(hits[1 - m].begin(), hits[1 - m].end(),
+                                        [&](const MateHit& h) { return within_bounds(anchor, h, model); });
         if (paired) continue;
         const RescueWindow w = rescue_window(anchor, length, model, reference.contig_length(anchor.contig));
         if (w.end > w.begin && w.end - w.begin <= kMaxRescueWindow) jobs.push_back({other, w});
@@ -60,10 +58,12 @@ namespace {
 // mem_sam_pe reruns mem_mark_primary_se after mem_matesw: by score (a stable sort: ties stay in
 // order, so that candidates[0] stays the primary add_rescued_hits keeps), each secondary to the
 // first better primary it overlaps on the read by mask_level of the shorter.
-void add_rescued_candidates(GappedReadAlignment& a, const std::vector<GappedHit>& hits, const GappedOptions& options) {
-  for (const GappedHit& h : hits) {
+void add_rescued_candidates(GappedReadAlignment& a, const std::vector<GappedHit>& hits,
+                            const std::vector<std::int32_t>& tandem, const GappedOptions& options) {
+  for (std::size_t k = 0; k < hits.size(); ++k) {
+    const GappedHit& h = hits[k];
     a.candidates.push_back({h.contig, h.position, h.reference_end, h.reverse, h.query_begin, h.query_end, h.score,
-                            h.score, -1});
+                            h.score, -1, tandem[k]});
   }
   std::stable_sort(a.candidates.begin(), a.candidates.end(),
                    [](const PairCandidate& x, const PairCandidate& y) { return x.score > y.score; });
@@ -83,34 +83,87 @@ void add_rescued_candidates(GappedReadAlignment& a, const std::vector<GappedHit>
     if (c.secondary < 0) primaries.push_back(static_cast<std::int32_t>(i));
   }
 }
+
+// mem_mark_primary_se's sub and sub_n of the primary (candidates[0]) among `candidates`: the
+// score of its best secondary, and how many of its secondaries score within the cost of one
+// difference of it.
+void primary_sub_scores(const std::vector<PairCandidate>& candidates, const GappedOptions& options,
+                        std::int32_t& sub, std::uint32_t& sub_n) {
+  const Scoring& sc = options.scoring;
+  const std::int32_t close = std::max({sc.match + sc.mismatch, sc.open_del + sc.extend_del, sc.open_ins + sc.extend_ins});
+  sub = 0;
+  sub_n = 0;
+  for (const PairCandidate& c : candidates) {
+    if (c.secondary != 0) continue;
+    if (sub == 0) sub = c.score;
+    sub_n += candidates[0].score - c.score <= close;
+  }
+}
 }  // namespace
 
+namespace {
+// bwa mem writes XA from the regions as rescue leaves them (mem_gen_alt): the primary's
+// secondaries scoring xa_drop_ratio of it, all or none (gapped_written_candidates of the primary),
+// each from the hit in `pool` that is its; the other hits of the pool go to pair_hits, where
+// pairing may choose them without aligning them again. A secondary without a hit here (a region
+// the mapper did not report, now within the share) leaves no XA.
+void choose_alternatives(GappedReadAlignment& a, std::vector<GappedHit>& pool, const GappedOptions& options) {
+  PairScoring xa;
+  xa.xa_drop_ratio = options.xa_drop_ratio;
+  xa.max_xa_hits = options.max_xa_hits;
+  const std::vector<std::size_t> written = gapped_written_candidates(a.candidates, 0, xa);
+  std::vector<std::size_t> chosen;
+  for (std::size_t w = 1; w < written.size(); ++w) {
+    const PairCandidate& c = a.candidates[written[w]];
+    std::size_t j = 0;
+    while (j < pool.size() && (!is_hit_of(pool[j], c) || std::find(chosen.begin(), chosen.end(), j) != chosen.end())) ++j;
+    if (j == pool.size()) {
+      chosen.clear();
+      break;
+    }
+    chosen.push_back(j);
+  }
+  a.alternatives.clear();
+  for (const std::size_t j : chosen) a.alternatives.push_back(pool[j]);
+  for (std::size_t j = 0; j < pool.size(); ++j) {
+    if (std::find(chosen.begin(), chosen.end(), j) == chosen.end()) a.pair_hits.push_back(std::move(pool[j]));
+  }
+}
+}  // namespace
 
-void add_rescued_hits(GappedReadAlignment& a, std::vector<GappedHit>& hits, std::int32_t seed_coverage,
-                      const GappedOptions& options) {
+void add_rescued_hits(GappedReadAlignment& a, std::vector<GappedHit>& hits, const std::vector<std::int32_t>& tandem,
+                      std::int32_t seed_coverage, const GappedOptions& options) {
   if (hits.empty()) return;
   a.candidates = pairing_candidates(a);  // primary and XA where the mapper gave none; none if unmapped
-  add_rescued_candidates(a, hits, options);
-  auto rest = hits.begin() + 1;
-  if (!a.mapped) {
-    a.mapped = true;
-    a.flags = 0;
+  add_rescued_candidates(a, hits, tandem, options);
+  const bool new_primary = !a.mapped || hits.front().score > a.primary.score;
+  // Every hit the mate holds besides its primary: its XA, then the rescued ones.
+  std::vector<GappedHit> pool = a.mapped ? std::move(a.alternatives) : std::vector<GappedHit>{};
+  if (new_primary && a.mapped) pool.insert(pool.begin(), std::move(a.primary));
+  pool.insert(pool.end(), std::make_move_iterator(hits.begin() + (new_primary ? 1 : 0)), std::make_move_iterator(hits.end()));
+  if (new_primary) {
+    // The rescued region is the read's best now: its sub-scores are counted afresh among all the
+    // candidates; bwa's rescued region has csub ksw's score2 and no seeds (frac_rep 0).
+    if (!a.mapped) {
+      a.mapped = true;
+      a.flags = 0;
+      a.supplementary.clear();
+    }
     a.primary = std::move(hits.front());
-    a.sub_score = hits.size() > 1 ? hits[1].score : 0;
-    a.chain_sub_score = 0;
-    a.sub_count = 0;
+    a.chain_sub_score = tandem.front();
     a.seed_coverage = static_cast<std::uint32_t>(seed_coverage);
-    a.supplementary.clear();
-    a.alternatives.clear();
-  } else if (hits.front().score > a.primary.score) {
-    a.sub_score = std::max(a.sub_score, a.primary.score);
-    a.alternatives.insert(a.alternatives.begin(), std::move(a.primary));
-    a.primary = std::move(hits.front());
-    a.seed_coverage = static_cast<std::uint32_t>(seed_coverage);
+    a.repeat_fraction = 0;
+    primary_sub_scores(a.candidates, options, a.sub_score, a.sub_count);
   } else {
-    rest = hits.begin();
+    // The kept primary's sub-scores with the rescued hits secondary to it. The mapper's are over
+    // all its regions, the candidates only the first kMaxPairCandidates of them: the larger.
+    std::int32_t sub = 0;
+    std::uint32_t sub_n = 0;
+    primary_sub_scores(a.candidates, options, sub, sub_n);
+    a.sub_score = std::max(a.sub_score, sub);
+    a.sub_count = std::max(a.sub_count, sub_n);
   }
-  a.alternatives.insert(a.alternatives.end(), std::make_move_iterator(rest), std::make_move_iterator(hits.end()));
+  choose_alternatives(a, pool, options);
   a.mapq = mapping_quality(a, options);
 }
 

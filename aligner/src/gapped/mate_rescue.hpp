@@ -44,13 +44,15 @@ void strand_span(const RescueWindow& window, std::uint64_t contig_length, std::i
 bool overlaps_a_hit(const GappedReadAlignment& a, std::uint32_t contig, bool reverse, std::uint64_t position,
                     std::uint64_t reference_end);
 
-// Adds rescued hits (best first) to a mate: an unmapped mate gets the best as its primary, the
-// others as alternatives, its sub-score the second's; a mapped one keeps its hits, a rescued hit
-// scoring more than its primary taking the primary's place (the old primary then counts as the
-// sub-score). `seed_coverage`: the new primary's (bwa: half its shorter span). MAPQ recomputed.
-// They join its pairing candidates, marked primary or secondary again as bwa mem's
-// mem_mark_primary_se does (candidates[0] stays the primary).
-void add_rescued_hits(GappedReadAlignment& a, std::vector<GappedHit>& hits, std::int32_t seed_coverage,
-                      const GappedOptions& options);
+// Adds rescued hits (best first; tandem[k]: hit k's tandem_score, bwa's csub) to a mate: an
+// unmapped mate gets the best as its primary; a mapped one keeps its primary unless a rescued hit
+// scores more. They join its pairing candidates, marked primary or secondary again as bwa mem's
+// mem_mark_primary_se does (candidates[0] stays the primary); the primary's sub-scores are its
+// secondaries' among them (sub, sub_count), and its XA bwa's mem_gen_alt over them (those scoring
+// xa_drop_ratio of it, all or none); the mate's other hits go to pair_hits. A rescued primary has chain_sub_score its tandem score, seed_coverage
+// `seed_coverage` (bwa: half its shorter span) and repeat_fraction 0 (bwa's rescued region has no
+// seeds). MAPQ recomputed.
+void add_rescued_hits(GappedReadAlignment& a, std::vector<GappedHit>& hits, const std::vector<std::int32_t>& tandem,
+                      std::int32_t seed_coverage, const GappedOptions& options);
 
 }  // namespace wtmap::aligner::gapped

@@ -64,6 +64,13 @@ struct MateHit {
   std::uint64_t position = 0, end = 0;  // 0-based [position, end) on the reference
   bool reverse = false;
   int score = 0;
+  // Another alignment of a better hit's part of the read (bwa mem's secondary >= 0): chosen by a
+  // pair, its single-end MAPQ is 0, since mem_sam_pe gives it that better hit's score as sub.
+  bool secondary = false;
+  // bwa mem's csub: the second-best score of a tandem copy in the rescue window that found it (0
+  // for the mapper's own hits, whose csub bwa leaves 0); a pair raises its MAPQ to at most
+  // 6.02 * (score - tandem_sub) / A.
+  int tandem_sub = 0;
 };
 
 // The insert size of two hits in FR orientation -- the forward one's 5' end (its position) left of
@@ -100,15 +107,22 @@ struct PairChoice {
   int mapq[2] = {0, 0};
 };
 
+// Whether two hits form a proper pair by the model alone: FR, insert size within its bounds.
+bool within_bounds(const MateHit& a, const MateHit& b, const InsertSizeModel& model);
+
 // bwa mem's mem_sam_pe for two mapped mates: among the pairs of hits in FR orientation with an
 // insert size within the model's bounds, the best by score1 + score2 + A * log4(P(insert)) (the
 // normal tail probability of the insert size) is proper when it beats the mates' best hits
 // unpaired (best1 + best2 - U); its MAPQ, 6.02 * (best pair - max(second pair, unpaired)) / A
-// less 4.343 ln(n + 1) for the n other pairs within near_second of the second, in [0, 60],
-// raises each mate's single-end MAPQ q to at most q + 40. Ties keep the earlier hits (bwa mem
-// draws among them), so the choice depends on the hits' order only. `hits` best first.
+// less 4.343 ln(n + 1) for the n other pairs within near_second of the second, in [0, 60], scaled
+// by 1 - (repeat_fraction[0] + repeat_fraction[1]) / 2, raises each mate's single-end MAPQ q (0
+// for a secondary hit) to at most q + 40, then caps it at 6.02 * (score - tandem_sub) / A of the
+// chosen hit. Ties keep the earlier hits (bwa mem draws among them), so the choice depends on the
+// hits' order only. `hits` best first. No pair scoring above 0 (bwa's no_pairing): the best hits
+// are written, proper if they are within_bounds. A pair beaten by the unpaired ones: not proper.
+inline constexpr float kNoRepeats[2] = {0, 0};
 PairChoice choose_pair(const std::vector<MateHit> (&hits)[2], const int (&mapq)[2], const InsertSizeModel& model,
-                       const PairScoring& scoring);
+                       const PairScoring& scoring, const float (&repeat_fraction)[2] = kNoRepeats);
 
 // A mate as written: what its mate's SAM fields are taken from.
 struct WrittenMate {
@@ -140,12 +154,19 @@ struct MateFields {
   bool has_mate_mapq = false, has_mate_cigar = false;
   int mate_mapq = 0;
   std::string mate_cigar;
+  std::int64_t mate_five_prime = -1;  // the mapped mate's 5' end, as TLEN measures it
 };
 
 // Both mates' fields, as samtools fixmate recomputes them: TLEN the distance between the 5' ends
 // (a reverse mate's is its end) when both are mapped on one contig, positive for the mate whose
 // 5' end is leftmost; 0x2 only with `proper`.
 void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2]);
+
+// The fields of a supplementary line (a hit at `line`) of a mate whose primary has `primary`:
+// bwa mem's mem_aln2sam with the mate's primary -- flags, RNEXT/PNEXT, MC and MQ the primary's,
+// TLEN measured from this line's own 5' end (0 off the mate's contig). samtools fixmate leaves
+// supplementary lines alone.
+MateFields supplementary_mate_fields(const MateFields& primary, const gapped::GappedHit& line);
 
 // What pairing counted (the summary of `wtmap align` on pairs), from the pairs' fields as
 // samtools flagstat counts them: a singleton is a pair with one mate mapped.
@@ -218,9 +239,10 @@ std::vector<gapped::PairCandidate> pairing_candidates(const gapped::GappedReadAl
 std::vector<MateHit> mate_hits(const gapped::GappedReadAlignment& a);
 
 // bwa mem's mem_pair over every candidate of both mates (choose_pair; `mapq` fields the
-// single-end MAPQs): the chosen hits index `candidates`, each mate's pairing_candidates. A mate
-// with supplementary hits offers only its primary (bwa mem pairs no split read: mem_sam_pe's
-// is_multi).
+// single-end MAPQs, repeat_fraction the pair MAPQ's scale): the chosen hits index `candidates`,
+// each mate's pairing_candidates. If either mate has supplementary hits, none is chosen (bwa mem
+// pairs no split read: mem_sam_pe's is_multi, then no_pairing): both stay at their primaries with
+// their single-end MAPQs, proper if the primaries are within_bounds.
 PairChoice choose_gapped_pair(const gapped::GappedReadAlignment& first, const gapped::GappedReadAlignment& second,
                               const InsertSizeModel& model, const PairScoring& scoring,
                               std::vector<gapped::PairCandidate> (&candidates)[2]);
@@ -231,6 +253,8 @@ PairChoice choose_gapped_pair(const gapped::GappedReadAlignment& first, const ga
 // the chosen, all or none (max_xa_hits), in candidate order (mem_gen_alt).
 std::vector<std::size_t> gapped_written_candidates(const std::vector<gapped::PairCandidate>& candidates,
                                                    std::size_t chosen, const PairScoring& scoring);
+// Whether hit `h` is candidate `c`'s (the same place, read part and score).
+bool is_hit_of(const gapped::GappedHit& h, const gapped::PairCandidate& c);
 // The hit of `a` (primary, alternative, supplementary or pair_hits) at candidate `c`; nullptr if none.
 const gapped::GappedHit* hit_of_candidate(const gapped::GappedReadAlignment& a, const gapped::PairCandidate& c);
 

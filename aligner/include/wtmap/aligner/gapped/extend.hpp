@@ -1,6 +1,7 @@
 // wtmap aligner (gapped): banded affine-gap extension of a seed with z-drop, the step with which
 // bwa mem grows a seed into an alignment (bwa's ksw.c ksw_extend2; Li 2013, arXiv:1303.3997), and
-// the local (Smith-Waterman) mode of the same DP for a mate searched in a window.
+// the local (Smith-Waterman) mode of the same DP for a mate searched in a window, with the score of
+// a second copy there (ksw.c's ksw_align2 score2, bwa mem's csub of a rescued hit).
 //
 // The DP (Gotoh 1982) runs row by row over the target, one cell per query base: H(I, J) is the best
 // score of an alignment of query[0, J) with target[0, I) that starts at the seed's end with score
@@ -192,29 +193,86 @@ WTMAP_HD ExtensionEnd choose_end(const ExtendResult& r, std::uint32_t qlen, std:
   return {static_cast<std::int32_t>(qlen), r.gtle, r.score, r.gscore, true};
 }
 
-// Local alignment (Smith-Waterman with the same gaps) of query[0, qlen) in target[0, tlen), cells
-// with |I - J| <= sc.band (a band >= both lengths: unbanded), no z-drop: score and the end (qle,
-// tle) of the best alignment, ties as extend(); 0 and no end if no base matches (local_start
-// finds the start). rows: as extend()'s.
-template <class Query, class Target, unsigned kLanes>
-WTMAP_HD ExtendResult local_align(const Query& query, std::uint32_t qlen_u, const Target& target, std::uint32_t tlen_u,
-                                  const Scoring& sc, DpRows<kLanes> rows) {
+// The rows of a local alignment (Smith-Waterman with the same gaps) of query[0, qlen) in
+// target[0, tlen), cells with |I - J| <= sc.band (a band >= both lengths: unbanded), no z-drop:
+// visit(I, row) after each row I = 1..tlen. local_align and tandem_score visit the same rows.
+template <class Query, class Target, unsigned kLanes, class Visit>
+WTMAP_HD void local_rows(const Query& query, std::uint32_t qlen_u, const Target& target, std::uint32_t tlen_u,
+                         const Scoring& sc, DpRows<kLanes> rows, Visit& visit) {
   const std::int32_t qlen = static_cast<std::int32_t>(qlen_u), tlen = static_cast<std::int32_t>(tlen_u);
   const std::int32_t longest = qlen > tlen ? qlen : tlen;
   const std::int32_t w = sc.band < longest ? sc.band : longest;
   for (std::int32_t j = 0; j <= qlen; ++j) rows.h(j) = rows.e(j) = 0;
-  ExtendResult r;
   LiveColumns live{0, w < qlen ? w : qlen};
   for (std::int32_t I = 1; I <= tlen; ++I) {
     const RowSummary row = extend_row<true>(query, qlen, target[I - 1], I, w, 0, live, rows, sc);
     live = row.live;
+    visit(I, row);
+  }
+}
+
+// local_align's visitor: the best cell, in the earliest row on ties.
+struct LocalBest {
+  ExtendResult r;
+  WTMAP_HD void operator()(std::int32_t I, const RowSummary& row) {
     if (row.best > r.score) {
       r.score = row.best;
       r.tle = I;
       r.qle = row.best_j;
     }
   }
-  return r;
+};
+
+// The score and the end (qle, tle) of the best local alignment (local_rows), ties as extend();
+// 0 and no end if no base matches (local_start finds the start). rows: as extend()'s.
+template <class Query, class Target, unsigned kLanes>
+WTMAP_HD ExtendResult local_align(const Query& query, std::uint32_t qlen_u, const Target& target, std::uint32_t tlen_u,
+                                  const Scoring& sc, DpRows<kLanes> rows) {
+  LocalBest best;
+  local_rows(query, qlen_u, target, tlen_u, sc, rows, best);
+  return best.r;
+}
+
+// tandem_score's visitor, ksw_align2's bookkeeping for its score2 (bwa's ksw.c, with KSW_XSUBO):
+// over the rows whose best cell scores at least `floor`, a run is a row and the following rows
+// while each row's best rises (the run then moves to it); a row that does not rise ends the run,
+// and the next such row starts another. score2 is the highest run whose row lies outside
+// [low, high].
+struct TandemRuns {
+  std::int32_t low = 0, high = 0, floor = 0;
+  std::int32_t row = -1, score = 0;  // the open run; row -1: none yet
+  std::int32_t best_away = 0;
+  WTMAP_HD void close() {
+    if (row >= 0 && (row < low || row > high) && score > best_away) best_away = score;
+  }
+  WTMAP_HD void operator()(std::int32_t I, const RowSummary& r) {
+    if (r.best < floor) return;
+    if (row >= 0 && row + 1 == I) {
+      if (r.best > score) score = r.best, row = I;
+      return;
+    }
+    close();
+    row = I;
+    score = r.best;
+  }
+};
+
+// bwa mem's csub of a hit found by mate rescue (mem_matesw: ksw_align2's score2, minimum score
+// `floor` = min_seed_len * A): the best score of another local alignment in the window, one whose
+// row ends more than ceil(best.score / A) rows from the best's (`best`: local_align's) -- a second
+// copy of a tandem repeat. 0 if none. A second pass over the same rows, since the rows that count
+// are known only once the best is.
+template <class Query, class Target, unsigned kLanes>
+WTMAP_HD std::int32_t tandem_score(const Query& query, std::uint32_t qlen_u, const Target& target, std::uint32_t tlen_u,
+                                   const ExtendResult& best, const Scoring& sc, std::int32_t floor, DpRows<kLanes> rows) {
+  const std::int32_t reach = (best.score + sc.match - 1) / sc.match;
+  TandemRuns runs;
+  runs.low = best.tle - reach;
+  runs.high = best.tle + reach;
+  runs.floor = floor;
+  local_rows(query, qlen_u, target, tlen_u, sc, rows, runs);
+  runs.close();
+  return runs.best_away;
 }
 
 // The start of the alignment local_align reported (`end`, with score > 0): extend() back from its

@@ -42,7 +42,7 @@ struct GappedHit {
 // A place of a read that pairing may choose (bwa mem's mem_pair scores every region of both
 // mates, not only the reported ones): a region after finish_regions, without its CIGAR. bwa mem
 // keeps every region; kMaxPairCandidates bounds them (a read has more only inside a repeat of
-// more copies, where its pairs tie anyway). Some 48 bytes each.
+// more copies, where its pairs tie anyway). Some 56 bytes each.
 struct PairCandidate {
   std::uint32_t contig = 0;
   std::uint64_t position = 0, reference_end = 0;  // forward strand, as GappedHit's
@@ -50,6 +50,7 @@ struct PairCandidate {
   std::uint32_t query_begin = 0, query_end = 0;  // in the read as given
   std::int32_t score = 0, true_score = 0;        // true_score: the band its global alignment needs
   std::int32_t secondary = -1;                   // the candidate it is secondary to; -1: a primary
+  std::int32_t tandem_sub = 0;                   // bwa's csub, for pairing's cap (MateHit::tandem_sub)
 };
 constexpr std::size_t kMaxPairCandidates = 100;
 
@@ -68,7 +69,7 @@ struct GappedReadAlignment {
   std::vector<GappedHit> alternatives;   // XA: other placements of the primary's part
   // Pairing's: every region of the read, best first (candidates[0] is the primary), and the hits
   // of those among them that pairing may write and no hit above holds (GappedMapper::rescue_mates
-  // aligns them).
+  // keeps there the rescued hits outside XA, and aligns those pairing chooses).
   std::vector<PairCandidate> candidates;
   std::vector<GappedHit> pair_hits;
 };

@@ -50,15 +50,20 @@ struct GlobalTask {
 
 // One local alignment (mate rescue: a read searched in a reference window) of query[query_offset,
 // + query_length) in target[target_offset, + target_length), cells within the scoring's band.
+// tandem_floor > 0: a best scoring at least tandem_keep (the finds the caller keeps) also gets its
+// tandem_score (bwa's csub) with that floor, a second pass over the window.
 struct LocalTask {
   std::uint64_t query_offset = 0, target_offset = 0;
   std::uint32_t query_length = 0, target_length = 0;
+  std::int32_t tandem_floor = 0, tandem_keep = 0;
 };
 // The best local alignment: query[query_begin, query_end) against target[target_begin,
-// target_end) (offsets in the task's ranges); all 0 when no base matches.
+// target_end) (offsets in the task's ranges); all 0 when no base matches. tandem: its
+// tandem_score where the task asks for it, else 0.
 struct LocalResult {
   std::int32_t score = 0;
   std::int32_t query_begin = 0, query_end = 0, target_begin = 0, target_end = 0;
+  std::int32_t tandem = 0;
 };
 
 // Runs batches on one backend; device buffers are kept and grown between batches. One batch at a
