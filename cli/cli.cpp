@@ -1,13 +1,25 @@
 #include "cli.hpp"
 
+#include <cuda_runtime_api.h>  // CUDART_VERSION
+#include <htslib/hts.h>
+
 #include <cerrno>
 #include <cstdlib>
+
+#include "build_info.hpp"
 
 namespace wtmap::cli {
 
 int fail(const char* command, const Status& s) {
   std::fprintf(stderr, "[wtmap %s] error: %s\n", command, s.message().c_str());
   return 1;
+}
+
+int print_version() {
+  std::printf("wtmap %s", kVersion);
+  if (*kGitCommit != '\0') std::printf(" (commit %s)", kGitCommit);
+  std::printf("\nUsing htslib %s\nBuilt with CUDA %d.%d\n", hts_version(), CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+  return 0;
 }
 
 int usage_error(const char* command, const std::string& message, const char* usage) {
@@ -19,6 +31,7 @@ CommonOptions::Outcome CommonOptions::handle(int argc, char** argv, int& i) {
   const std::string a = argv[i];
   const bool has_value = i + 1 < argc;
   if (a == "-h" || a == "--help") return Outcome::help;
+  if (a == "--version") return Outcome::version;
   if (a == "-t" && has_value) {
     return parse_count(argv[++i], threads) && threads > 0 && threads <= kMostThreads ? Outcome::consumed : Outcome::bad_threads;
   }
@@ -34,6 +47,7 @@ int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& 
   switch (common.handle(argc, argv, i)) {
     case CommonOptions::Outcome::consumed: return -1;
     case CommonOptions::Outcome::help: std::fputs(usage, stdout); return 0;
+    case CommonOptions::Outcome::version: return print_version();
     case CommonOptions::Outcome::bad_threads: return usage_error(command, "-t needs an integer in 1.." + std::to_string(CommonOptions::kMostThreads), usage);
     case CommonOptions::Outcome::not_common: break;
   }

@@ -38,16 +38,20 @@ class Log {
 
 int fail(const char* command, const Status& s);
 
+// `wtmap --version`, as samtools prints its own: "wtmap VERSION (commit C)" (the commit where the
+// build knows it), then the libraries it was built with. To stdout; returns 0.
+int print_version();
+
 int usage_error(const char* command, const std::string& message, const char* usage);
 
-// The options every command takes: -t INT, --device auto|gpu|cpu, -h/--help.
+// The options every command takes: -t INT, --device auto|gpu|cpu, -h/--help, --version.
 struct CommonOptions {
   // -t's bound: far above any host's cores, far below where a thread count would wrap.
   static constexpr std::uint64_t kMostThreads = 4096;
   std::string device = "auto";
   std::uint64_t threads = 0;  // 0: all cores
 
-  enum class Outcome { not_common, consumed, help, bad_threads };
+  enum class Outcome { not_common, consumed, help, version, bad_threads };
   // Consumes argv[i] (and its value, advancing i) when it is one of the common options.
   Outcome handle(int argc, char** argv, int& i);
   // Applies -t, then picks the backend: auto falls back to the CPU with a note on stderr.
@@ -55,8 +59,8 @@ struct CommonOptions {
 };
 
 // Handles argv[i], an option word (is_option_word) that is none of `command`'s own: a common
-// option, or an unknown one; returns -1 to go on parsing, else the exit status (0 after --help, 1
-// after a usage error).
+// option, or an unknown one; returns -1 to go on parsing, else the exit status (0 after --help or
+// --version, 1 after a usage error).
 int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& i, const char* command,
                              const char* usage);
 

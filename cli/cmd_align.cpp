@@ -69,6 +69,7 @@ constexpr const char* kUsage =
     "                    1 KB per read): 6 read ahead (while the index loads), 7 in the\n"
     "                    stages, 2 made ahead\n"
     "  --device S        auto, gpu or cpu [auto]\n"
+    "  --version         print the version and exit\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"
     "  -p                the one read file holds pairs, mate 1 then mate 2 (bwa mem -p)\n"
     "  -I FLOAT,FLOAT[,INT[,INT]]  pairs' insert size: mean, std, max, min [estimated from\n"

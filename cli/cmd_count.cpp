@@ -38,7 +38,8 @@ constexpr const char* kUsage =
     "  --max-hits INT  positions printed per pattern at most [100]\n"
     "  --batch INT     patterns searched per batch [1000000]\n"
     "  -t INT          CPU threads [all cores]\n"
-    "  --device S      auto, gpu or cpu [auto]\n";
+    "  --device S      auto, gpu or cpu [auto]\n"
+    "  --version       print the version and exit\n";
 
 // The search code of every byte under the index's alphabet.
 using CodeTable = std::array<std::uint8_t, 256>;

@@ -28,6 +28,7 @@ constexpr const char* kUsage =
     "                  32, the smallest whose samples fit 256 MiB: 8 up to 134 Mbp, 32 past 268]\n"
     "  -t INT          CPU threads [all cores]\n"
     "  --device S      auto, gpu or cpu: where the wavelet tree is built [auto]\n"
+    "  --version       print the version and exit\n"
     "\n"
     "Peak memory: dna about 21 bytes per reference base (2 strands x 8-byte suffix array plus\n"
     "text and BWT), e.g. 2.1 GB for 100 Mbp; the index takes about 1.1 + 16 / s bytes per base\n"

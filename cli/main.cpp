@@ -17,13 +17,15 @@ constexpr const char* kUsage =
     "  count   count and locate exact matches of many patterns at once\n"
     "  align   align FASTQ reads with up to k mismatches, write SAM/BAM\n"
     "\n"
-    "Run 'wtmap <command>' without arguments for its options.\n";
+    "Run 'wtmap <command>' without arguments for its options.\n"
+    "'wtmap --version' (or -V, or after a command) prints the version.\n";
 
 int run(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 1 : 0;
   }
+  if (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "-V") == 0) return wtmap::cli::print_version();
   if (std::strcmp(argv[1], "index") == 0) return wtmap::cli::index_main(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "count") == 0) return wtmap::cli::count_main(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "align") == 0) return wtmap::cli::align_main(argc - 1, argv + 1);

@@ -16,7 +16,10 @@
 namespace wtmap::aligner {
 namespace {
 
-constexpr char kVersion[] = "0.1.0";
+#ifndef WTMAP_VERSION
+#error "WTMAP_VERSION must be project()'s version (aligner/CMakeLists.txt)"
+#endif
+constexpr char kVersion[] = WTMAP_VERSION;
 
 // "\t" escapes of -R to real tabs.
 std::string unescape_tabs(const std::string& s) {
