@@ -3,8 +3,12 @@
 #include <cuda_runtime_api.h>  // CUDART_VERSION
 #include <htslib/hts.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
+#include <vector>
 
 #include "build_info.hpp"
 
@@ -76,5 +80,45 @@ bool parse_count(const char* text, std::uint64_t& value) {
 }
 
 std::string index_path(const std::string& prefix) { return prefix + ".wtmap"; }
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// `path` without its FASTA extension (.fa, .fasta, .fna, .fas, .fsa, each maybe .gz or .bgz;
+// any case); empty if it has none.
+std::string without_fasta_extension(const std::string& path) {
+  std::string lower = path;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* compression : {".gz", ".bgz", ""}) {
+    for (const char* extension : {".fa", ".fasta", ".fna", ".fas", ".fsa"}) {
+      const std::string suffix = std::string(extension) + compression;
+      if (ends_with(lower, suffix) && lower.size() > suffix.size()) return path.substr(0, path.size() - suffix.size());
+    }
+  }
+  return "";
+}
+
+bool is_file(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec);
+}
+
+}  // namespace
+
+Result<std::string> resolve_index(const std::string& x) {
+  std::vector<std::string> tried = {index_path(x)};
+  if (ends_with(x, ".wtmap")) tried.push_back(x);
+  if (const std::string stem = without_fasta_extension(x); !stem.empty()) tried.push_back(index_path(stem));
+  for (const std::string& path : tried) {
+    if (is_file(path)) return path;
+  }
+  std::string message = "no index for -x " + x + ": tried " + tried[0];
+  for (std::size_t k = 1; k < tried.size(); ++k) message += (k + 1 == tried.size() ? " and " : ", ") + tried[k];
+  if (!ends_with(x, ".wtmap") && is_file(x)) message += "; 'wtmap index " + x + "' builds one";
+  return Status{StatusCode::io_error, message};
+}
 
 }  // namespace wtmap::cli

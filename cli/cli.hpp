@@ -81,6 +81,12 @@ bool parse_count(const char* text, std::uint64_t& value);
 
 std::string index_path(const std::string& prefix);
 
+// The index file that -x names, in this order: the prefix (X.wtmap, what `wtmap index -p X`
+// writes, and `wtmap index X.fa` writes X.fa.wtmap, as bwa names its files), the .wtmap file
+// itself, or the FASTA it was built from under `-p` without the FASTA extension (ref.fa ->
+// ref.wtmap). The first that exists; else io_error naming every path tried.
+Result<std::string> resolve_index(const std::string& x);
+
 int index_main(int argc, char** argv);
 int count_main(int argc, char** argv);
 int align_main(int argc, char** argv);

@@ -39,9 +39,9 @@ Result<fmindex::FmIndex> with_search_table(Result<fmindex::FmIndex> index) {
 }
 
 constexpr const char* kUsage =
-    "Usage: wtmap align -x <prefix> [options] <reads.fq[.gz] | reads.fa[.gz] | ->\n"
-    "       wtmap align -x <prefix> [options] <r1.fq[.gz]> <r2.fq[.gz]>   (pairs)\n"
-    "       wtmap align -x <prefix> [options] -p <interleaved.fq[.gz]>    (pairs)\n"
+    "Usage: wtmap align -x <index> [options] <reads.fq[.gz] | reads.fa[.gz] | ->\n"
+    "       wtmap align -x <index> [options] <r1.fq[.gz]> <r2.fq[.gz]>   (pairs)\n"
+    "       wtmap align -x <index> [options] -p <interleaved.fq[.gz]>    (pairs)\n"
     "\n"
     "Aligns DNA reads on both strands, single or in pairs (in either mode), and writes SAM\n"
     "(default, stdout) or BAM.\n"
@@ -58,7 +58,9 @@ constexpr const char* kUsage =
     "                    of 10..512 bases.\n"
     "\n"
     "Options of both modes:\n"
-    "  -x STR            index prefix (reads STR.wtmap; a DNA index, not --alphabet protein|byte)\n"
+    "  -x STR            the index (DNA, not --alphabet protein|byte): its prefix (reads\n"
+    "                    STR.wtmap), the .wtmap file, or the FASTA it was built from (ref.fa:\n"
+    "                    ref.fa.wtmap, else ref.wtmap)\n"
     "  -o FILE           output file; .bam gives BAM, anything else SAM [stdout]\n"
     "  --output-fmt STR  SAM or BAM, overriding -o's extension\n"
     "  -l INT            BAM compression level, 0 (none) .. 9 (smallest) [1, the fastest, as\n"
@@ -147,17 +149,17 @@ constexpr std::uint64_t kMostBatchReads = 10000000;
 
 double percent(std::uint64_t part, std::uint64_t whole) { return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole); }
 
-// The DNA index at `prefix`, with the k-mismatch search's k-mer table unless `without_table`.
-Result<fmindex::FmIndex> load_dna_index(const std::string& prefix, Backend backend, bool without_table) {
+// The DNA index in `path`, with the k-mismatch search's k-mer table unless `without_table`.
+Result<fmindex::FmIndex> load_dna_index(const std::string& path, Backend backend, bool without_table) {
   // Reads are DNA: a protein or byte index (wtmap index --alphabet) has nothing to align them to.
-  auto alphabet = fmindex::read_index_alphabet(index_path(prefix));
+  auto alphabet = fmindex::read_index_alphabet(path);
   if (!alphabet.ok()) return alphabet.status();
   if (*alphabet != fmindex::Alphabet::dna) {
-    return invalid_argument(index_path(prefix) + " is a " + fmindex::alphabet_name(*alphabet) +
+    return invalid_argument(path + " is a " + fmindex::alphabet_name(*alphabet) +
                             " index; wtmap align needs a DNA index (wtmap count searches " +
                             fmindex::alphabet_name(*alphabet) + " indexes)");
   }
-  auto index = fmindex::FmIndex::load(index_path(prefix), backend, kNoKmerTable);
+  auto index = fmindex::FmIndex::load(path, backend, kNoKmerTable);
   if (index.ok() && !without_table) index = with_search_table(std::move(index));
   return index;
 }
@@ -511,8 +513,10 @@ int align_main(int argc, char** argv) {
     insert_size = *given;
   }
 
+  Result<std::string> index_file = resolve_index(c.prefix);
+  if (!index_file.ok()) return fail("align", index_file.status());
   // The output's place is checked before any work; the reads and the index are never overwritten.
-  sam.inputs = {c.input, index_path(c.prefix)};
+  sam.inputs = {c.input, *index_file};
   if (!c.second_input.empty()) sam.inputs.push_back(c.second_input);
   if (sam.path != "-") {
     if (const Status place = io::check_output_path(sam.path, sam.inputs); !place.ok()) return fail("align", place);
@@ -553,7 +557,7 @@ int align_main(int argc, char** argv) {
   auto say = [&log](const std::string& line) { log.info("%s", line.c_str()); };
   mismatch_engine.configure_splitting(c.is_paired() ? 2 : 1, say);
   gapped_engine.configure_splitting(c.is_paired() ? 2 : 1, say);
-  auto index = load_dna_index(c.prefix, *backend, c.io_only || gapped);
+  auto index = load_dna_index(*index_file, *backend, c.io_only || gapped);
   if (!index.ok()) return fail("align", index.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
   if (!writer.ok()) return fail("align", writer.status());

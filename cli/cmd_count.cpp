@@ -19,7 +19,7 @@ namespace wtmap::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: wtmap count -x <prefix> [options] <patterns.fa|fq[.gz] | ->\n"
+    "Usage: wtmap count -x <index> [options] <patterns.fa|fq[.gz] | ->\n"
     "\n"
     "Counts the exact matches of every pattern in the indexed reference and writes one line per\n"
     "pattern to stdout: name TAB count [TAB contig:position:strand,...]. Positions are 1-based.\n"
@@ -33,7 +33,8 @@ constexpr const char* kUsage =
     "m - k steps: k is 8 for 5 Mbp, 10 for 100 Mbp, 12 (256 MiB) from 1.1 Gbp on.\n"
     "\n"
     "Options:\n"
-    "  -x STR          index prefix (reads STR.wtmap)\n"
+    "  -x STR          the index: its prefix (reads STR.wtmap), the .wtmap file, or the FASTA\n"
+    "                  it was built from (ref.fa: ref.fa.wtmap, else ref.wtmap)\n"
     "  --locate        also print the positions of the matches\n"
     "  --max-hits INT  positions printed per pattern at most [100]\n"
     "  --batch INT     patterns searched per batch [1000000]\n"
@@ -202,10 +203,12 @@ int count_main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 1;
   }
+  Result<std::string> index_file = resolve_index(prefix);
+  if (!index_file.ok()) return fail("count", index_file.status());
+  const std::string& path = *index_file;
   const Log log("count");
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("count", backend.status());
-  const std::string path = index_path(prefix);
   auto alphabet = fmindex::read_index_alphabet(path);
   if (!alphabet.ok()) return fail("count", alphabet.status());
   if (*alphabet == fmindex::Alphabet::dna) {
