@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -119,6 +120,31 @@ Result<std::string> resolve_index(const std::string& x) {
   for (std::size_t k = 1; k < tried.size(); ++k) message += (k + 1 == tried.size() ? " and " : ", ") + tried[k];
   if (!ends_with(x, ".wtmap") && is_file(x)) message += "; 'wtmap index " + x + "' builds one";
   return Status{StatusCode::io_error, message};
+}
+
+namespace {
+
+// A word as the shell takes it back: as it is where it holds nothing the shell would read.
+std::string shell_word(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
+    return std::isalnum(c) || std::strchr("_./:=,+-@%", c) != nullptr;
+  });
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace
+
+int hint_bwa_order(const char* command, int argc, char** argv, const std::vector<int>& operand_at) {
+  if (operand_at.size() < 2 || !resolve_index(argv[operand_at[0]]).ok()) return -1;
+  std::string line = std::string("wtmap ") + command + " -x " + shell_word(argv[operand_at[0]]);
+  for (int i = 1; i < argc; ++i) {
+    if (i != operand_at[0]) line += " " + shell_word(argv[i]);
+  }
+  std::fprintf(stderr, "[wtmap %s] the index comes with -x; did you mean: %s\n", command, line.c_str());
+  return 1;
 }
 
 }  // namespace wtmap::cli

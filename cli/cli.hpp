@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "wtmap/aligner/stage_clock.hpp"
 #include "wtmap/core/config.hpp"
@@ -86,6 +87,13 @@ std::string index_path(const std::string& prefix);
 // itself, or the FASTA it was built from under `-p` without the FASTA extension (ref.fa ->
 // ref.wtmap). The first that exists; else io_error naming every path tried.
 Result<std::string> resolve_index(const std::string& x);
+
+// bwa's order (`bwa mem ref.fa reads.fq`) where -x is missing: when the first of two or more
+// operands names an index (resolve_index finds one), says on one line what to type instead and
+// returns 1; else -1, and the command goes on to its own message. `operand_at`: the operands'
+// places in argv. A reference cannot be told from reads by its name (reads come as FASTA too),
+// so only an index that exists makes the first operand a reference.
+int hint_bwa_order(const char* command, int argc, char** argv, const std::vector<int>& operand_at);
 
 int index_main(int argc, char** argv);
 int count_main(int argc, char** argv);

@@ -353,12 +353,12 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
   }
   c.sam.command_line = "wtmap align " + c.sam.command_line;
   bool operands_only = false;
+  std::vector<int> operand_at;  // the read files' places in argv
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (ends_options(a, operands_only)) continue;
     if (!is_option_word(a, operands_only)) {
-      if (!c.second_input.empty()) return usage_error("align", "more than two read files given", kUsage);
-      (c.input.empty() ? c.input : c.second_input) = a;
+      operand_at.push_back(i);
       continue;
     }
     const bool has_value = i + 1 < argc;
@@ -422,6 +422,12 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
       return rc;
     }
   }
+  if (c.prefix.empty()) {
+    if (const int rc = hint_bwa_order("align", argc, argv, operand_at); rc >= 0) return rc;
+  }
+  if (operand_at.size() > 2) return usage_error("align", "more than two read files given", kUsage);
+  if (!operand_at.empty()) c.input = argv[operand_at[0]];
+  if (operand_at.size() == 2) c.second_input = argv[operand_at[1]];
   if (c.prefix.empty() || c.input.empty()) {
     std::fputs(kUsage, stderr);
     return 1;

@@ -178,12 +178,12 @@ int count_main(int argc, char** argv) {
   std::uint64_t max_hits = 100, batch_size = 1000000;
   bool locate = false;
   bool operands_only = false;
+  std::vector<int> operand_at;  // the pattern file's place in argv
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (ends_options(a, operands_only)) continue;
     if (!is_option_word(a, operands_only)) {
-      if (!input.empty()) return usage_error("count", "more than one pattern file given", kUsage);
-      input = a;
+      operand_at.push_back(i);
       continue;
     }
     const bool has_value = i + 1 < argc;
@@ -199,6 +199,11 @@ int count_main(int argc, char** argv) {
       return rc;
     }
   }
+  if (prefix.empty()) {
+    if (const int rc = hint_bwa_order("count", argc, argv, operand_at); rc >= 0) return rc;
+  }
+  if (operand_at.size() > 1) return usage_error("count", "more than one pattern file given", kUsage);
+  if (!operand_at.empty()) input = argv[operand_at[0]];
   if (prefix.empty() || input.empty()) {
     std::fputs(kUsage, stderr);
     return 1;

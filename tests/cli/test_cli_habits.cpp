@@ -51,6 +51,26 @@ class CliHabits : public ::testing::Test {
     ASSERT_EQ(r.exit_code, 0) << describe(r);
   }
 
+  // `count` reads of 100 bases from contig 1 (1-based positions 101, 251, ...), in `path`.
+  void write_reads(const std::string& path, int count) const {
+    const std::string s = normalized(contigs_[1].sequence);
+    std::string reads;
+    for (int i = 0; i < count; ++i) reads += "@r" + std::to_string(i) + "\n" + s.substr(100 + 150 * i, 100) + "\n+\n" + std::string(100, 'I') + "\n";
+    write_file(path, reads);
+  }
+  // Pairs in FR orientation, inserts of 300 bases, mate 1 in `path1`, mate 2 in `path2`.
+  void write_pairs(const std::string& path1, const std::string& path2, int count) const {
+    const std::string s = normalized(contigs_[1].sequence);
+    std::string one, two;
+    for (int i = 0; i < count; ++i) {
+      const std::string name = "@q" + std::to_string(i) + "\n", quality = "\n+\n" + std::string(100, 'I') + "\n";
+      one += name + s.substr(100 + 50 * i, 100) + quality;
+      two += name + revcomp(s.substr(300 + 50 * i, 100)) + quality;
+    }
+    write_file(path1, one);
+    write_file(path2, two);
+  }
+
   TempDir dir_;  // the reference, its index, the reads
   TempDir out_;  // wtmap's standard output and error
   std::vector<TestContig> contigs_;
@@ -148,10 +168,7 @@ TEST_F(CliHabits, XThePrefixWinsOverTheFileOfThatName) {
 // `wtmap align -x` resolves as count does: the index file's name gives the prefix's records.
 TEST_F(CliHabits, AlignTakesTheIndexFile) {
   index(shell_quote(fasta_));
-  std::string reads;
-  const std::string s = normalized(contigs_[1].sequence);
-  for (int i = 0; i < 10; ++i) reads += "@r" + std::to_string(i) + "\n" + s.substr(100 + 150 * i, 100) + "\n+\n" + std::string(100, 'I') + "\n";
-  write_file(dir_.file("reads.fq"), reads);
+  write_reads(dir_.file("reads.fq"), 10);
   const RunResult by_prefix = run_wtmap(out_, "align --device cpu -x " + shell_quote(fasta_) + " " + shell_quote(dir_.file("reads.fq")));
   ASSERT_EQ(by_prefix.exit_code, 0) << describe(by_prefix);
   const RunResult by_file = run_wtmap(out_, "align --device cpu -x " + shell_quote(fasta_ + ".wtmap") + " " + shell_quote(dir_.file("reads.fq")));
@@ -186,6 +203,55 @@ TEST_F(CliHabits, XWithoutAnIndexNamesWhatWasTried) {
   r = run_wtmap(out_, "align --device cpu -x " + shell_quote(d + "none") + " " + shell_quote(d + "p.fa"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "[wtmap align] error: no index for -x " + d + "none: tried " + d + "none.wtmap\n");
+}
+
+// ---- bwa's order: `wtmap align ref.fa reads.fq` -------------------------------------------------
+
+// The first of two operands names an index and -x is missing: one line with the command to type,
+// exit 1, nothing run; the line it gives then runs.
+TEST_F(CliHabits, BwaOrderIsAnsweredWithTheCommandToType) {
+  index(shell_quote(fasta_));
+  const std::string d = dir_.path().string() + "/";
+  write_reads(d + "reads.fq", 10);
+  RunResult r = run_wtmap(out_, "align " + d + "ref.fa " + d + "reads.fq");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "[wtmap align] the index comes with -x; did you mean: wtmap align -x " + d + "ref.fa " + d + "reads.fq\n");
+  EXPECT_EQ(r.out, "");
+  // Options stay where they were; a word the shell would split comes back quoted.
+  write_pairs(d + "r 1.fq", d + "r2.fq", 10);
+  r = run_wtmap(out_, "align -t 2 " + d + "ref.fa.wtmap " + shell_quote(d + "r 1.fq") + " " + d + "r2.fq --device cpu");
+  EXPECT_EQ(r.exit_code, 1);
+  const std::string suggested = "-x " + d + "ref.fa.wtmap -t 2 '" + d + "r 1.fq' " + d + "r2.fq --device cpu";
+  EXPECT_EQ(r.err, "[wtmap align] the index comes with -x; did you mean: wtmap align " + suggested + "\n");
+  r = run_wtmap(out_, "align " + suggested);
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  // count, the same.
+  r = run_wtmap(out_, "count " + d + "ref.fa " + d + "reads.fq");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "[wtmap count] the index comes with -x; did you mean: wtmap count -x " + d + "ref.fa " + d + "reads.fq\n");
+}
+
+// Without an index for the first operand nothing marks it as a reference (reads come as FASTA
+// too): no hint. With -x, two operands are mates, whatever their names.
+TEST_F(CliHabits, TwoReadFilesStayPairs) {
+  const std::string d = dir_.path().string() + "/";
+  write_pairs(d + "r1.fq", d + "r2.fq", 10);
+  RunResult r = run_wtmap(out_, "align " + d + "ref.fa " + d + "r1.fq");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
+  index(shell_quote(fasta_));
+  // Even a read file that has an index beside it is a read file after -x.
+  fs::copy_file(fasta_ + ".wtmap", d + "r1.fq.wtmap");
+  r = run_wtmap(out_, "align --device cpu -x " + d + "ref.fa " + d + "r1.fq " + d + "r2.fq");
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  int paired = 0;
+  for (const std::string& line : split(r.out, '\n')) {
+    const std::vector<std::string> fields = split(line, '\t');
+    if (line.empty() || line[0] == '@') continue;
+    ASSERT_GE(fields.size(), 11u) << line;
+    paired += (std::stoi(fields[1]) & 0x1) != 0;  // a mate of a pair
+  }
+  EXPECT_EQ(paired, 20) << r.out;
 }
 
 }  // namespace
