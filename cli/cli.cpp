@@ -27,8 +27,14 @@ int print_version() {
   return 0;
 }
 
-int usage_error(const char* command, const std::string& message, const char* usage) {
-  std::fprintf(stderr, "[wtmap %s] %s\n\n%s", command, message.c_str(), usage);
+int usage_error(const char* command, const std::string& message) {
+  std::fprintf(stderr, "[wtmap %s] %s; see 'wtmap %s --help'\n", command, message.c_str(), command);
+  return 1;
+}
+
+int usage_or_error(int argc, const char* command, const std::string& message, const char* usage) {
+  if (argc > 1) return usage_error(command, message);
+  std::fputs(usage, stderr);
   return 1;
 }
 
@@ -53,10 +59,10 @@ int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& 
     case CommonOptions::Outcome::consumed: return -1;
     case CommonOptions::Outcome::help: std::fputs(usage, stdout); return 0;
     case CommonOptions::Outcome::version: return print_version();
-    case CommonOptions::Outcome::bad_threads: return usage_error(command, "-t needs an integer in 1.." + std::to_string(CommonOptions::kMostThreads), usage);
+    case CommonOptions::Outcome::bad_threads: return usage_error(command, "-t needs an integer in 1.." + std::to_string(CommonOptions::kMostThreads));
     case CommonOptions::Outcome::not_common: break;
   }
-  return usage_error(command, std::string("unknown or incomplete option '") + argv[i] + "'", usage);
+  return usage_error(command, std::string("unknown or incomplete option '") + argv[i] + "'");
 }
 
 Result<Backend> CommonOptions::apply(const Log& log) const {

@@ -43,7 +43,12 @@ int fail(const char* command, const Status& s);
 // build knows it), then the libraries it was built with. To stdout; returns 0.
 int print_version();
 
-int usage_error(const char* command, const std::string& message, const char* usage);
+// A command line the command cannot take: one line saying what is wrong and where the options
+// are ("see 'wtmap align --help'"), as git and GNU tools answer, not the whole usage. Returns 1.
+int usage_error(const char* command, const std::string& message);
+// What a command says when an operand or -x is missing: its usage, on stderr, when it was given
+// no arguments at all (argc 1, as bwa does), else usage_error(message). Returns 1.
+int usage_or_error(int argc, const char* command, const std::string& message, const char* usage);
 
 // The options every command takes: -t INT, --device auto|gpu|cpu, -h/--help, --version.
 struct CommonOptions {

@@ -58,7 +58,7 @@ constexpr const char* kUsage =
     "                    of 10..512 bases.\n"
     "\n"
     "Options of both modes:\n"
-    "  -x STR            the index (DNA, not --alphabet protein|byte): its prefix (reads\n"
+    "  -x STR            a DNA index (not --alphabet protein|byte): its prefix (reads\n"
     "                    STR.wtmap), the .wtmap file, or the FASTA it was built from (ref.fa:\n"
     "                    ref.fa.wtmap, else ref.wtmap)\n"
     "  -o FILE           output file; .bam gives BAM, anything else SAM [stdout]\n"
@@ -367,7 +367,7 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
     const bool xa_limit = a == "-h" && has_value && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9';
     if (a != "-h" || xa_limit) {
       const Parsed p = has_value ? parse_gapped_option(a, argv[i + 1], c.gapped, error) : Parsed::no;
-      if (p == Parsed::bad) return usage_error("align", error, kUsage);
+      if (p == Parsed::bad) return usage_error("align", error);
       if (p == Parsed::yes) {
         if (c.gapped_option.empty()) c.gapped_option = a;
         ++i;
@@ -383,20 +383,20 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
       for (char& ch : f) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       c.sam.format = f;
     } else if (a == "-l" && has_value) {
-      if (!parse_count(argv[++i], c.level) || c.level > 9) return usage_error("align", "-l needs an integer in 0..9", kUsage);
+      if (!parse_count(argv[++i], c.level) || c.level > 9) return usage_error("align", "-l needs an integer in 0..9");
     } else if ((a == "-k" || a == "--mismatches") && has_value) {
       if (!parse_count(argv[++i], c.mismatches) || c.mismatches > aligner::kMaxMismatches) {
-        return usage_error("align", a + " needs an integer in 0..4", kUsage);
+        return usage_error("align", a + " needs an integer in 0..4");
       }
       c.exhaustive_option = a;
     } else if (a == "-N" && has_value) {
       if (!parse_count(argv[++i], c.alternatives) || c.alternatives > aligner::kMaxAlternatives) {
-        return usage_error("align", "-N needs an integer in 0.." + std::to_string(aligner::kMaxAlternatives), kUsage);
+        return usage_error("align", "-N needs an integer in 0.." + std::to_string(aligner::kMaxAlternatives));
       }
       c.exhaustive_only_option = c.exhaustive_only_option.empty() ? a : c.exhaustive_only_option;
     } else if (a == "--max-work" && has_value) {
       if (!parse_count(argv[++i], c.max_work) || c.max_work == 0 || c.max_work > UINT32_MAX) {
-        return usage_error("align", "--max-work needs a positive 32-bit integer", kUsage);
+        return usage_error("align", "--max-work needs a positive 32-bit integer");
       }
       c.exhaustive_only_option = c.exhaustive_only_option.empty() ? a : c.exhaustive_only_option;
     } else if (a == "-Y") {
@@ -406,14 +406,14 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
       c.sam.read_group = argv[++i];
     } else if (a == "--batch" && has_value) {
       if (!parse_count(argv[++i], c.batch_size) || c.batch_size == 0 || c.batch_size > kMostBatchReads) {
-        return usage_error("align", "--batch needs an integer in 1.." + std::to_string(kMostBatchReads), kUsage);
+        return usage_error("align", "--batch needs an integer in 1.." + std::to_string(kMostBatchReads));
       }
     } else if (a == "-p") {
       c.interleaved = true;
     } else if (a == "-I" && has_value) {
       c.insert_size = argv[++i];
     } else if (a == "-U" && has_value) {
-      if (!parse_int(argv[++i], 0, 1000, c.unpaired)) return usage_error("align", "-U needs an integer in 0..1000", kUsage);
+      if (!parse_int(argv[++i], 0, 1000, c.unpaired)) return usage_error("align", "-U needs an integer in 0..1000");
     } else if (a == "--io-only") {
       c.io_only = true;
     } else if (a == "-v") {
@@ -425,22 +425,20 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
   if (c.prefix.empty()) {
     if (const int rc = hint_bwa_order("align", argc, argv, operand_at); rc >= 0) return rc;
   }
-  if (operand_at.size() > 2) return usage_error("align", "more than two read files given", kUsage);
+  if (operand_at.size() > 2) return usage_error("align", "more than two read files given");
   if (!operand_at.empty()) c.input = argv[operand_at[0]];
   if (operand_at.size() == 2) c.second_input = argv[operand_at[1]];
-  if (c.prefix.empty() || c.input.empty()) {
-    std::fputs(kUsage, stderr);
-    return 1;
-  }
-  if (c.interleaved && !c.second_input.empty()) return usage_error("align", "-p takes one read file, not two", kUsage);
+  if (c.prefix.empty()) return usage_or_error(argc, "align", "no index given (-x INDEX)", kUsage);
+  if (c.input.empty()) return usage_or_error(argc, "align", "no read file given", kUsage);
+  if (c.interleaved && !c.second_input.empty()) return usage_error("align", "-p takes one read file, not two");
   // A mode's options in the other mode would be silently ignored: refused instead.
   if (!c.exhaustive_option.empty() && !c.gapped_option.empty()) {
     return usage_error("align", c.gapped_option + " is an option of the gapped mode; " + c.exhaustive_option +
-                                    " selects the k-mismatch mode", kUsage);
+                                    " selects the k-mismatch mode");
   }
   if (c.exhaustive_option.empty() && !c.exhaustive_only_option.empty()) {
     return usage_error("align", c.exhaustive_only_option + " is an option of the k-mismatch mode (-k INT); the gapped mode " +
-                                    "lists alternative hits up to -h", kUsage);
+                                    "lists alternative hits up to -h");
   }
   return -1;
 }
@@ -515,7 +513,7 @@ int align_main(int argc, char** argv) {
   aligner::InsertSizeModel insert_size;
   if (!c.insert_size.empty()) {
     auto given = aligner::parse_insert_size(c.insert_size);
-    if (!given.ok()) return usage_error("align", given.status().message(), kUsage);
+    if (!given.ok()) return usage_error("align", given.status().message());
     insert_size = *given;
   }
 

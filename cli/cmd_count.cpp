@@ -192,9 +192,9 @@ int count_main(int argc, char** argv) {
     } else if (a == "--locate") {
       locate = true;
     } else if (a == "--max-hits" && has_value) {
-      if (!parse_count(argv[++i], max_hits)) return usage_error("count", "--max-hits needs an integer", kUsage);
+      if (!parse_count(argv[++i], max_hits)) return usage_error("count", "--max-hits needs an integer");
     } else if (a == "--batch" && has_value) {
-      if (!parse_count(argv[++i], batch_size) || batch_size == 0) return usage_error("count", "--batch needs a positive integer", kUsage);
+      if (!parse_count(argv[++i], batch_size) || batch_size == 0) return usage_error("count", "--batch needs a positive integer");
     } else if (const int rc = handle_common_or_unknown(common, argc, argv, i, "count", kUsage); rc >= 0) {
       return rc;
     }
@@ -202,12 +202,10 @@ int count_main(int argc, char** argv) {
   if (prefix.empty()) {
     if (const int rc = hint_bwa_order("count", argc, argv, operand_at); rc >= 0) return rc;
   }
-  if (operand_at.size() > 1) return usage_error("count", "more than one pattern file given", kUsage);
+  if (operand_at.size() > 1) return usage_error("count", "more than one pattern file given");
   if (!operand_at.empty()) input = argv[operand_at[0]];
-  if (prefix.empty() || input.empty()) {
-    std::fputs(kUsage, stderr);
-    return 1;
-  }
+  if (prefix.empty()) return usage_or_error(argc, "count", "no index given (-x INDEX)", kUsage);
+  if (input.empty()) return usage_or_error(argc, "count", "no pattern file given", kUsage);
   Result<std::string> index_file = resolve_index(prefix);
   if (!index_file.ok()) return fail("count", index_file.status());
   const std::string& path = *index_file;

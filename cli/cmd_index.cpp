@@ -63,7 +63,7 @@ int index_main(int argc, char** argv) {
     const std::string a = argv[i];
     if (ends_options(a, operands_only)) continue;
     if (!is_option_word(a, operands_only)) {
-      if (!fasta.empty()) return usage_error("index", "more than one reference given", kUsage);
+      if (!fasta.empty()) return usage_error("index", "more than one reference given");
       fasta = a;
       continue;
     }
@@ -72,20 +72,17 @@ int index_main(int argc, char** argv) {
       prefix = argv[++i];
     } else if (a == "-s" && has_value) {
       if (!parse_count(argv[++i], sample_rate) || sample_rate == 0 || sample_rate > fmindex::kMaxSampleRate) {
-        return usage_error("index", "-s needs an integer in 1..1048576", kUsage);
+        return usage_error("index", "-s needs an integer in 1..1048576");
       }
     } else if (a == "--alphabet" && has_value) {
       const auto parsed = fmindex::parse_alphabet(argv[++i]);
-      if (!parsed) return usage_error("index", "--alphabet needs dna, protein or byte", kUsage);
+      if (!parsed) return usage_error("index", "--alphabet needs dna, protein or byte");
       alphabet = *parsed;
     } else if (const int rc = handle_common_or_unknown(common, argc, argv, i, "index", kUsage); rc >= 0) {
       return rc;
     }
   }
-  if (fasta.empty()) {
-    std::fputs(kUsage, stderr);
-    return 1;
-  }
+  if (fasta.empty()) return usage_or_error(argc, "index", "no reference given", kUsage);
   if (prefix.empty()) prefix = fasta == "-" ? "stdin" : fasta;
   // Where the index goes is checked now, not after an hour of building.
   if (const Status place = io::check_output_path(index_path(prefix), {fasta}); !place.ok()) return fail("index", place);

@@ -29,7 +29,7 @@ int run(int argc, char** argv) {
   if (std::strcmp(argv[1], "index") == 0) return wtmap::cli::index_main(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "count") == 0) return wtmap::cli::count_main(argc - 1, argv + 1);
   if (std::strcmp(argv[1], "align") == 0) return wtmap::cli::align_main(argc - 1, argv + 1);
-  std::fprintf(stderr, "wtmap: unknown command '%s'\n\n%s", argv[1], kUsage);
+  std::fprintf(stderr, "wtmap: unknown command '%s'; see 'wtmap --help'\n", argv[1]);
   return 1;
 }
 

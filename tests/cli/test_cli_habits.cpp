@@ -254,5 +254,57 @@ TEST_F(CliHabits, TwoReadFilesStayPairs) {
   EXPECT_EQ(paired, 20) << r.out;
 }
 
+// ---- option errors, --help, no arguments ------------------------------------------------------
+
+// One line: what is wrong, and where the options are; nothing on stdout, exit 1.
+void expect_one_line_error(const TempDir& out, const std::string& args, const std::string& line) {
+  SCOPED_TRACE(args);
+  const RunResult r = run_wtmap(out, args);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, line + "\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CliHabits, AnOptionErrorIsOneLineWithWhereTheOptionsAre) {
+  index(shell_quote(fasta_));
+  const std::string x = "-x " + shell_quote(fasta_) + " ";
+  write_reads(dir_.file("reads.fq"), 2);
+  const std::string reads = " " + shell_quote(dir_.file("reads.fq"));
+  expect_one_line_error(out_, "align " + x + "-k 5" + reads, "[wtmap align] -k needs an integer in 0..4; see 'wtmap align --help'");
+  expect_one_line_error(out_, "align " + x + "--bogus" + reads,
+                        "[wtmap align] unknown or incomplete option '--bogus'; see 'wtmap align --help'");
+  expect_one_line_error(out_, "align " + x + "-t 0" + reads, "[wtmap align] -t needs an integer in 1..4096; see 'wtmap align --help'");
+  expect_one_line_error(out_, "align " + x + "-I 1,x" + reads,
+                        "[wtmap align] -I needs mean,std[,max[,min]] with mean > 0, std >= 0 and min <= max, not '1,x'; see 'wtmap align --help'");
+  expect_one_line_error(out_, "align " + x + reads + reads + reads, "[wtmap align] more than two read files given; see 'wtmap align --help'");
+  expect_one_line_error(out_, "align" + reads, "[wtmap align] no index given (-x INDEX); see 'wtmap align --help'");
+  expect_one_line_error(out_, "align " + x, "[wtmap align] no read file given; see 'wtmap align --help'");
+  expect_one_line_error(out_, "align " + x + "-x", "[wtmap align] unknown or incomplete option '-x'; see 'wtmap align --help'");
+  expect_one_line_error(out_, "count " + x + "--bogus" + reads, "[wtmap count] unknown or incomplete option '--bogus'; see 'wtmap count --help'");
+  expect_one_line_error(out_, "count " + x, "[wtmap count] no pattern file given; see 'wtmap count --help'");
+  expect_one_line_error(out_, "index -s 0 " + shell_quote(fasta_), "[wtmap index] -s needs an integer in 1..1048576; see 'wtmap index --help'");
+  expect_one_line_error(out_, "index -p x", "[wtmap index] no reference given; see 'wtmap index --help'");
+  expect_one_line_error(out_, "bogus", "wtmap: unknown command 'bogus'; see 'wtmap --help'");
+}
+
+// --help and -h: the usage on stdout, exit 0; no arguments at all: the same usage on stderr,
+// exit 1, as bwa answers.
+TEST_F(CliHabits, HelpToStdoutNoArgumentsToStderr) {
+  for (const std::string command : {"", "index", "count", "align"}) {  // "": wtmap itself
+    SCOPED_TRACE("'" + command + "'");
+    const RunResult help = run_wtmap(out_, command + " --help");
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_EQ(help.err, "");
+    EXPECT_EQ(help.out.rfind(command.empty() ? "Usage: wtmap <command>" : "Usage: wtmap " + command + " ", 0), 0u) << help.out;
+    const RunResult h = run_wtmap(out_, command + " -h");
+    EXPECT_EQ(h.exit_code, 0);
+    EXPECT_EQ(h.out, help.out);
+    const RunResult bare = run_wtmap(out_, command);
+    EXPECT_EQ(bare.exit_code, 1);
+    EXPECT_EQ(bare.out, "");
+    EXPECT_EQ(bare.err, help.out);
+  }
+}
+
 }  // namespace
 }  // namespace wtmap::fmtest
