@@ -15,9 +15,10 @@ constexpr const char* kUsage =
     "Commands:\n"
     "  index   build the FM-index of a FASTA reference (both strands)\n"
     "  count   count and locate exact matches of many patterns at once\n"
-    "  align   align FASTQ reads with up to k mismatches, write SAM/BAM\n"
+    "  align   align DNA reads (FASTQ or FASTA, single or pairs) and write SAM/BAM: gapped\n"
+    "          local alignment as bwa mem by default, every hit with up to k mismatches with -k\n"
     "\n"
-    "Run 'wtmap <command>' without arguments for its options.\n"
+    "Run 'wtmap <command> --help' (or the command alone) for its options.\n"
     "'wtmap --version' (or -V, or after a command) prints the version.\n";
 
 int run(int argc, char** argv) {

@@ -306,5 +306,16 @@ TEST_F(CliHabits, HelpToStdoutNoArgumentsToStderr) {
   }
 }
 
+// The overview names align's default mode, gapped local alignment, as `wtmap align --help` does.
+TEST_F(CliHabits, TheOverviewSaysAlignIsGappedByDefault) {
+  const RunResult overview = run_wtmap(out_, "--help");
+  EXPECT_NE(overview.out.find("  align   align DNA reads (FASTQ or FASTA, single or pairs) and write SAM/BAM: gapped\n"
+                              "          local alignment as bwa mem by default, every hit with up to k mismatches with -k\n"),
+            std::string::npos)
+      << overview.out;
+  const RunResult align = run_wtmap(out_, "align --help");
+  EXPECT_NE(align.out.find("  gapped (default)  local alignment with affine gaps, as `bwa mem` aligns"), std::string::npos) << align.out;
+}
+
 }  // namespace
 }  // namespace wtmap::fmtest
