@@ -61,10 +61,12 @@ constexpr const char* kUsage =
     "  -x STR            a DNA index (not --alphabet protein|byte): its prefix (reads\n"
     "                    STR.wtmap), the .wtmap file, or the FASTA it was built from (ref.fa:\n"
     "                    ref.fa.wtmap, else ref.wtmap)\n"
-    "  -o FILE           output file; .bam gives BAM, anything else SAM [stdout]\n"
-    "  --output-fmt STR  SAM or BAM, overriding -o's extension\n"
-    "  -l INT            BAM compression level, 0 (none) .. 9 (smallest) [1, the fastest, as\n"
-    "                    STAR writes BAM; samtools writes 6]\n"
+    "  -o FILE           output file, - for stdout; .bam gives BAM, .sam.gz (any .gz) SAM in\n"
+    "                    BGZF blocks (as samtools writes it), anything else SAM [stdout]\n"
+    "  -O STR            sam or bam, overriding -o's extension (CRAM: not yet); --output-fmt\n"
+    "                    STR is the same (-O INT[,INT] stays the gap open penalties)\n"
+    "  -l INT            BAM and .sam.gz compression level, 0 (none) .. 9 (smallest) [1, the\n"
+    "                    fastest, as STAR writes BAM; samtools writes 6]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
     "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
     "  --batch INT       reads per batch, 1..10^7 [100000]; memory holds at most 15 batches (about\n"
@@ -365,7 +367,9 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
     std::string error;
     // -h before a number is bwa mem's XA limit; alone (or before anything else) it asks for help.
     const bool xa_limit = a == "-h" && has_value && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9';
-    if (a != "-h" || xa_limit) {
+    // -O before a number is bwa mem's gap open penalty; before a name, samtools' output format.
+    const bool format_name = a == "-O" && has_value && !(argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9');
+    if ((a != "-h" || xa_limit) && !format_name) {
       const Parsed p = has_value ? parse_gapped_option(a, argv[i + 1], c.gapped, error) : Parsed::no;
       if (p == Parsed::bad) return usage_error("align", error);
       if (p == Parsed::yes) {
@@ -378,7 +382,7 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
       c.prefix = argv[++i];
     } else if (a == "-o" && has_value) {
       c.sam.path = argv[++i];
-    } else if (a == "--output-fmt" && has_value) {
+    } else if ((a == "--output-fmt" || format_name) && has_value) {
       std::string f = argv[++i];
       for (char& ch : f) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       c.sam.format = f;
@@ -517,9 +521,13 @@ int align_main(int argc, char** argv) {
     insert_size = *given;
   }
 
+  // The output's format, and the index, are checked before any work.
+  if (const Result<aligner::SamFormat> format = aligner::sam_format(sam); !format.ok()) {
+    return usage_error("align", format.status().message());
+  }
   Result<std::string> index_file = resolve_index(c.prefix);
   if (!index_file.ok()) return fail("align", index_file.status());
-  // The output's place is checked before any work; the reads and the index are never overwritten.
+  // The output's place too; the reads and the index are never overwritten.
   sam.inputs = {c.input, *index_file};
   if (!c.second_input.empty()) sam.inputs.push_back(c.second_input);
   if (sam.path != "-") {

@@ -351,22 +351,35 @@ SamWriter::SamWriter(SamWriter&&) noexcept = default;
 SamWriter& SamWriter::operator=(SamWriter&&) noexcept = default;
 SamWriter::~SamWriter() = default;
 
+Result<SamFormat> sam_format(const SamOptions& options) {
+  std::string path = options.path;  // "-" for stdout: no extension, SAM unless told otherwise
+  for (char& c : path) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto ends_with = [&path](const std::string& suffix) {
+    return path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const bool compressed = ends_with(".gz") || ends_with(".bgz");
+  if (compressed) path.erase(path.rfind('.'));  // x.sam.gz: the format from x.sam
+  std::string format = options.format;
+  if (format.empty()) format = ends_with(".bam") ? "bam" : ends_with(".cram") ? "cram" : "sam";
+  if (format == "cram") {
+    return invalid_argument((options.format.empty() ? options.path + ": " : std::string()) +
+                            "CRAM output is not supported yet; write BAM (-O bam, or -o FILE.bam)");
+  }
+  if (format == "bam") return SamFormat::bam;
+  if (format == "sam") return compressed ? SamFormat::sam_bgzf : SamFormat::sam;
+  return invalid_argument("the output format must be SAM or BAM, not '" + format + "'");
+}
+
 Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<fmindex::Contig>& contigs) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  std::string format = options.format;
-  if (format.empty()) {
-    const auto dot = options.path.rfind('.');
-    std::string ext = dot == std::string::npos ? "" : options.path.substr(dot + 1);
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    format = ext == "bam" ? "bam" : "sam";
-    if (ext == "cram") return invalid_argument(options.path + ": CRAM output is not supported; use .sam or .bam");
-  }
-  if (format != "sam" && format != "bam") return invalid_argument("--output-fmt must be SAM or BAM, not '" + format + "'");
+  Result<SamFormat> format = sam_format(options);
+  if (!format.ok()) return format.status();
   Result<std::string> read_group = read_group_line(options.read_group);
   if (!read_group.ok()) return read_group.status();
-  std::string mode = format == "bam" ? "wb" : "w";
-  if (format == "bam" && options.compression_level >= 0) mode += std::to_string(std::min(options.compression_level, 9));
+  // htslib's modes: "wz" writes SAM text in BGZF blocks, "wb" BAM; a digit sets the level.
+  std::string mode = *format == SamFormat::bam ? "wb" : *format == SamFormat::sam_bgzf ? "wz" : "w";
+  if (*format != SamFormat::sam && options.compression_level >= 0) mode += std::to_string(std::min(options.compression_level, 9));
   std::string target = "-";
   if (options.path != "-") {
     Result<io::OutputFile> output = io::OutputFile::create(options.path, options.inputs);

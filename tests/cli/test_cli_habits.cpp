@@ -3,6 +3,7 @@
 // option errors, and each message and exit status asserted exactly.
 #include <gtest/gtest.h>
 #include <htslib/hts.h>
+#include <htslib/sam.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -315,6 +316,132 @@ TEST_F(CliHabits, TheOverviewSaysAlignIsGappedByDefault) {
       << overview.out;
   const RunResult align = run_wtmap(out_, "align --help");
   EXPECT_NE(align.out.find("  gapped (default)  local alignment with affine gaps, as `bwa mem` aligns"), std::string::npos) << align.out;
+}
+
+// ---- -o x.sam.gz, -o - with -O -----------------------------------------------------------------
+
+// What htslib detects in a file: its format and compression.
+htsFormat detected_format(const std::string& path) {
+  htsFile* f = hts_open(path.c_str(), "r");
+  if (f == nullptr) throw std::runtime_error("htslib cannot open " + path);
+  const htsFormat format = *hts_get_format(f);
+  hts_close(f);
+  return format;
+}
+
+// Every record of a SAM, SAM.gz or BAM file as htslib reads and formats it back.
+std::vector<std::string> htslib_records(const std::string& path) {
+  samFile* f = sam_open(path.c_str(), "r");
+  if (f == nullptr) throw std::runtime_error("htslib cannot open " + path);
+  sam_hdr_t* header = sam_hdr_read(f);
+  bam1_t* b = bam_init1();
+  kstring_t line = KS_INITIALIZE;
+  std::vector<std::string> records;
+  int rc = 0;
+  while (header != nullptr && (rc = sam_read1(f, header, b)) >= 0) {
+    if (sam_format1(header, b, &line) < 0) break;
+    records.emplace_back(line.s, line.l);
+  }
+  ks_free(&line);
+  bam_destroy1(b);
+  if (header != nullptr) sam_hdr_destroy(header);
+  sam_close(f);
+  if (header == nullptr || rc < -1) throw std::runtime_error("htslib cannot read " + path);
+  return records;
+}
+
+// The record lines of a SAM text.
+std::vector<std::string> sam_text_records(const std::string& sam) {
+  std::vector<std::string> records;
+  for (const std::string& line : split(sam, '\n')) {
+    if (!line.empty() && line[0] != '@') records.push_back(line);
+  }
+  return records;
+}
+
+class CliHabitsOutput : public CliHabits {
+ protected:
+  void SetUp() override {
+    CliHabits::SetUp();
+    index(shell_quote(fasta_));
+    write_reads(dir_.file("reads.fq"), 10);
+    const RunResult plain = run_wtmap(out_, align_args("-o " + shell_quote(results_.file("plain.sam"))));
+    ASSERT_EQ(plain.exit_code, 0) << describe(plain);
+    plain_ = sam_text_records(read_file(results_.file("plain.sam")));
+    ASSERT_EQ(plain_.size(), 10u);
+  }
+  std::string align_args(const std::string& options) const {
+    return "align --device cpu -x " + shell_quote(fasta_) + " " + options + " " + shell_quote(dir_.file("reads.fq"));
+  }
+
+  TempDir results_;                 // what wtmap writes with -o, and nothing else
+  std::vector<std::string> plain_;  // the records of a plain SAM run
+};
+
+// x.sam.gz is SAM in BGZF blocks, as samtools writes it: htslib detects it so and reads the plain
+// run's records back, samtools view prints them, and the temporary is gone.
+TEST_F(CliHabitsOutput, ASamGzPathWritesBgzfSam) {
+  for (const std::string name : {"x.sam.gz", "y.SAM.GZ", "z.bgz"}) {
+    SCOPED_TRACE(name);
+    const std::string path = results_.file(name);
+    const RunResult r = run_wtmap(out_, align_args("-o " + shell_quote(path)));
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const htsFormat format = detected_format(path);
+    EXPECT_EQ(format.format, sam);
+    EXPECT_EQ(format.compression, bgzf);
+    EXPECT_EQ(htslib_records(path), plain_);
+    if (shell("command -v samtools > /dev/null") == 0) {
+      const std::string view = out_.file("view.txt");
+      ASSERT_EQ(shell("samtools view " + shell_quote(path) + " > " + shell_quote(view)), 0);
+      EXPECT_EQ(sam_text_records(read_file(view)), plain_);
+    }
+  }
+  EXPECT_EQ(results_.entries(), (std::vector<std::string>{"plain.sam", "x.sam.gz", "y.SAM.GZ", "z.bgz"}));
+}
+
+// -o - writes to stdout, in the format -O (or --output-fmt) names: BAM for a pipe into samtools.
+TEST_F(CliHabitsOutput, DashWritesStdoutInTheFormatDashONames) {
+  struct Case {
+    const char* options;
+    htsExactFormat format;
+    htsCompression compression;
+  };
+  for (const Case& c : {Case{"-o - -O bam", bam, bgzf}, Case{"-o - -O BAM", bam, bgzf}, Case{"-o - --output-fmt bam", bam, bgzf},
+                        Case{"-o - -O sam", sam, no_compression}, Case{"-O bam", bam, bgzf}}) {
+    SCOPED_TRACE(c.options);
+    const RunResult r = run_wtmap(out_, align_args(c.options));
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const htsFormat format = detected_format(out_.file("stdout.txt"));
+    EXPECT_EQ(format.format, c.format);
+    EXPECT_EQ(format.compression, c.compression);
+    EXPECT_EQ(htslib_records(out_.file("stdout.txt")), plain_);
+  }
+  EXPECT_EQ(results_.entries(), std::vector<std::string>{"plain.sam"});
+}
+
+// CRAM is refused on one line before any work (no index loaded, no file left).
+TEST_F(CliHabitsOutput, CramIsRefusedBeforeAnyWork) {
+  RunResult r = run_wtmap(out_, align_args("-O cram -o " + shell_quote(results_.file("x.bam"))));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "[wtmap align] CRAM output is not supported yet; write BAM (-O bam, or -o FILE.bam); see 'wtmap align --help'\n");
+  r = run_wtmap(out_, align_args("-o " + shell_quote(results_.file("x.cram"))));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "[wtmap align] " + results_.file("x.cram") +
+                       ": CRAM output is not supported yet; write BAM (-O bam, or -o FILE.bam); see 'wtmap align --help'\n");
+  r = run_wtmap(out_, align_args("-O json"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "[wtmap align] the output format must be SAM or BAM, not 'json'; see 'wtmap align --help'\n");
+  EXPECT_EQ(results_.entries(), std::vector<std::string>{"plain.sam"});
+}
+
+// Before a number, -O stays bwa mem's gap open penalties.
+TEST_F(CliHabitsOutput, DashOBeforeANumberIsTheGapOpenPenalty) {
+  for (const std::string& value : {std::string("8"), std::string("8,8")}) {
+    const RunResult r = run_wtmap(out_, align_args("-O " + value));
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_NE(r.err.find(" -O 8,8 -E 1,1 "), std::string::npos) << r.err;
+    EXPECT_EQ(sam_text_records(r.out), plain_);  // exact reads: no gap, the same records
+  }
 }
 
 }  // namespace

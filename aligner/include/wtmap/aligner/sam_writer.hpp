@@ -20,6 +20,7 @@ struct SamOptions {
   std::string path = "-";         // "-": SAM on stdout; else written as io/output_file.hpp says
   std::vector<std::string> inputs;  // the run's input files: refused as the output
   std::string format;             // "sam" or "bam"; empty: from the path's extension, else SAM
+                                  // (SAM to a path ending .gz or .bgz is BGZF-compressed)
   std::string read_group;         // -R line with \t escapes, e.g. "@RG\tID:x\tSM:y"
   std::string command_line;       // for @PG CL
   unsigned threads = 1;           // formatting and BAM compression threads
@@ -29,6 +30,13 @@ struct SamOptions {
   // hard-clipped (H), their SEQ and QUAL only the aligned part, as bwa mem writes them.
   bool soft_clip_supplementary = false;
 };
+
+// What a SamWriter with `options` writes: plain SAM, BGZF-compressed SAM (SAM to a path that ends
+// .gz or .bgz, as samtools writes x.sam.gz, and as `samtools view` and tabix read it) or BAM.
+// invalid_argument for CRAM and any other format, so that a command can refuse it before any
+// work; SamWriter::open decides the same way.
+enum class SamFormat { sam, sam_bgzf, bam };
+Result<SamFormat> sam_format(const SamOptions& options);
 
 class SamWriter {
  public:
