@@ -43,6 +43,10 @@ CommonOptions::Outcome CommonOptions::handle(int argc, char** argv, int& i) {
   const bool has_value = i + 1 < argc;
   if (a == "-h" || a == "--help") return Outcome::help;
   if (a == "--version") return Outcome::version;
+  if (a == "-q" || a == "--quiet") {
+    quiet = true;
+    return Outcome::consumed;
+  }
   if (a == "-t" && has_value) {
     return parse_count(argv[++i], threads) && threads > 0 && threads <= kMostThreads ? Outcome::consumed : Outcome::bad_threads;
   }

@@ -16,12 +16,15 @@ namespace wtmap::cli {
 using aligner::guarded;
 using aligner::StageClock;
 
-// Messages on stderr prefixed like bwa's: "[wtmap index] ...".
+// Messages on stderr prefixed like bwa's: "[wtmap index] ..."; none when quiet (-q), where only
+// errors (fail, usage_error) are printed.
 class Log {
  public:
-  explicit Log(const char* command) : command_(command), start_(std::chrono::steady_clock::now()) {}
+  explicit Log(const char* command, bool quiet = false)
+      : command_(command), quiet_(quiet), start_(std::chrono::steady_clock::now()) {}
   template <class... Args>
   void info(const char* fmt, Args... args) const {
+    if (quiet_) return;
     std::fprintf(stderr, "[wtmap %s %7.1fs] ", command_, seconds());
     std::fprintf(stderr, fmt, args...);
     std::fputc('\n', stderr);
@@ -34,6 +37,7 @@ class Log {
 
  private:
   const char* command_;
+  bool quiet_;
   std::chrono::steady_clock::time_point start_;
 };
 
@@ -50,12 +54,14 @@ int usage_error(const char* command, const std::string& message);
 // no arguments at all (argc 1, as bwa does), else usage_error(message). Returns 1.
 int usage_or_error(int argc, const char* command, const std::string& message, const char* usage);
 
-// The options every command takes: -t INT, --device auto|gpu|cpu, -h/--help, --version.
+// The options every command takes: -t INT, --device auto|gpu|cpu, -q/--quiet, -h/--help,
+// --version.
 struct CommonOptions {
   // -t's bound: far above any host's cores, far below where a thread count would wrap.
   static constexpr std::uint64_t kMostThreads = 4096;
   std::string device = "auto";
   std::uint64_t threads = 0;  // 0: all cores
+  bool quiet = false;         // -q: errors only on stderr
 
   enum class Outcome { not_common, consumed, help, version, bad_threads };
   // Consumes argv[i] (and its value, advancing i) when it is one of the common options.

@@ -1,5 +1,6 @@
 // wtmap align: FASTQ/FASTA reads -> SAM/BAM, gapped local alignment (bwa mem's) or the exhaustive
 // k-mismatch backward search (-k), on the GPU or the CPU.
+#include <algorithm>
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
@@ -73,6 +74,9 @@ constexpr const char* kUsage =
     "                    1 KB per read): 6 read ahead (while the index loads), 7 in the\n"
     "                    stages, 2 made ahead\n"
     "  --device S        auto, gpu or cpu [auto]\n"
+    "  --progress FLOAT  seconds between progress lines (reads, reads/s and, reading files,\n"
+    "                    the share of the input read and the time left) [5]; 0: every batch\n"
+    "  -q, --quiet       no progress or information lines on stderr, errors only\n"
     "  --version         print the version and exit\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"
     "  -p                the one read file holds pairs, mate 1 then mate 2 (bwa mem -p)\n"
@@ -227,6 +231,52 @@ void log_pair_summary(const Log& log, const aligner::PairedSamWriterSink& sink) 
            percent(t.mates_mapq_positive, 2 * t.pairs));
 }
 
+// "12 s", "7 min", "2.5 h": a time left, as precise as an estimate deserves.
+std::string rough_duration(double seconds) {
+  char text[32];
+  if (seconds < 120) {
+    std::snprintf(text, sizeof text, "%.0f s", seconds);
+  } else if (seconds < 7200) {
+    std::snprintf(text, sizeof text, "%.0f min", seconds / 60);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f h", seconds / 3600);
+  }
+  return text;
+}
+
+// Progress on long runs, called after each batch is written: a line once `every_seconds` have
+// passed since the last, with the reads written and reads/s; where every input is a file of known
+// size, also the share of the input done and the time left at the pace so far. The input's reads
+// are counted from its size and the bytes its reads so far came from (compressed ones of a .gz),
+// which holds however far reading runs ahead of writing.
+struct ProgressLines {
+  const Log& log;
+  std::vector<const aligner::SeqReader*> readers;
+  double every_seconds, next_seconds;
+
+  void operator()(const aligner::AlignTotals& totals) {
+    const double seconds = log.seconds();
+    if (seconds < next_seconds) return;
+    next_seconds = seconds + every_seconds;
+    const double rate = seconds > 0 ? static_cast<double>(totals.reads) / seconds : 0.0;
+    double expected_reads = 0;  // in the whole input
+    bool known = rate > 0;
+    for (const aligner::SeqReader* r : readers) {
+      const aligner::SeqReader::InputProgress p = r->input_progress();
+      known = known && r->input_size() > 0 && p.bytes > 0 && p.records > 0;
+      if (known) expected_reads += static_cast<double>(p.records) * static_cast<double>(r->input_size()) / static_cast<double>(p.bytes);
+    }
+    const double done = static_cast<double>(totals.reads);
+    if (!known) {
+      log.info("%llu reads, %.0f reads/s", static_cast<unsigned long long>(totals.reads), rate);
+      return;
+    }
+    expected_reads = std::max(expected_reads, done);
+    log.info("%llu reads, %.0f reads/s; %.0f%% of the input, about %s left", static_cast<unsigned long long>(totals.reads),
+             rate, 100 * done / expected_reads, rough_duration((expected_reads - done) / rate).c_str());
+  }
+};
+
 // The run's summary: reads, mapped, MAPQ > 0, speed, and the reads not fully searched.
 void log_summary(const Log& log, const aligner::AlignTotals& totals, const aligner::gapped::GappedOptions* gapped) {
   const double seconds = log.seconds();
@@ -264,6 +314,7 @@ struct AlignCommand {
   std::uint64_t mismatches = 4, alternatives = 3, batch_size = 100000, max_work = 1u << 16, level = 1;
   bool io_only = false;
   unsigned verbosity = 0;  // -v: busy seconds per stage; -v -v: and each batch's timeline
+  double progress_seconds = 5;  // --progress: often enough that a run never looks stalled
   // The first option given of each mode, for the clash messages: -k (or --mismatches), which
   // selects the k-mismatch mode; one that needs it (-N, --max-work); one of the gapped mode.
   std::string exhaustive_option, exhaustive_only_option, gapped_option;
@@ -285,6 +336,16 @@ bool parse_int_pair(const char* text, std::int64_t high, std::int32_t& first, st
   const auto comma = t.find(',');
   if (comma == std::string::npos) return parse_int(text, 0, high, first) && parse_int(text, 0, high, second);
   return parse_int(t.substr(0, comma).c_str(), 0, high, first) && parse_int(t.substr(comma + 1).c_str(), 0, high, second);
+}
+
+// A number of seconds, 0 or more (and at most a year, so that it stays a count of seconds).
+bool parse_seconds(const char* text, double& value) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !(v >= 0.0 && v <= 365.0 * 86400)) return false;
+  value = v;
+  return true;
 }
 
 bool parse_fraction(const char* text, float& value) {
@@ -422,6 +483,8 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
       c.io_only = true;
     } else if (a == "-v") {
       ++c.verbosity;
+    } else if (a == "--progress" && has_value) {
+      if (!parse_seconds(argv[++i], c.progress_seconds)) return usage_error("align", "--progress needs seconds, 0 or more");
     } else if (const int rc = handle_common_or_unknown(c.common, argc, argv, i, "align", kUsage); rc >= 0) {
       return rc;
     }
@@ -435,6 +498,7 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
   if (c.prefix.empty()) return usage_or_error(argc, "align", "no index given (-x INDEX)", kUsage);
   if (c.input.empty()) return usage_or_error(argc, "align", "no read file given", kUsage);
   if (c.interleaved && !c.second_input.empty()) return usage_error("align", "-p takes one read file, not two");
+  if (c.common.quiet && c.verbosity > 0) return usage_error("align", "-q and -v ask for opposite things");
   // A mode's options in the other mode would be silently ignored: refused instead.
   if (!c.exhaustive_option.empty() && !c.gapped_option.empty()) {
     return usage_error("align", c.gapped_option + " is an option of the gapped mode; " + c.exhaustive_option +
@@ -533,7 +597,7 @@ int align_main(int argc, char** argv) {
   if (sam.path != "-") {
     if (const Status place = io::check_output_path(sam.path, sam.inputs); !place.ok()) return fail("align", place);
   }
-  const Log log("align");
+  const Log log("align", c.common.quiet);
   // Reading starts first, so that inflating the first batches overlaps with the CUDA start-up
   // and the index loads (a second or two for a large genome). The pipeline's destructor stops
   // and joins the reader on every way out of this function.
@@ -550,13 +614,9 @@ int align_main(int argc, char** argv) {
   pipeline_options.batch_size = c.batch_size;
   pipeline_options.max_mismatches = static_cast<unsigned>(c.mismatches);
   pipeline_options.warming_threads = sam.threads >= 4 ? 2 : 0;  // where there are cores to spare
-  std::uint64_t next_report = 1000000;
-  pipeline_options.on_written = [&log, &next_report](const aligner::AlignTotals& totals) {
-    if (totals.reads < next_report) return;
-    log.info("%llu reads, %.0f reads/s", static_cast<unsigned long long>(totals.reads),
-             static_cast<double>(totals.reads) / log.seconds());
-    next_report += 1000000;
-  };
+  ProgressLines progress{log, {&*reader}, c.progress_seconds, c.progress_seconds};
+  if (second_reader) progress.readers.push_back(&*second_reader);
+  pipeline_options.on_written = std::ref(progress);
   aligner::AlignPipeline pipeline(std::move(pipeline_options));
   pipeline.start_reading(*source);
   auto backend = c.common.apply(log);

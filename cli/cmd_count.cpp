@@ -40,6 +40,7 @@ constexpr const char* kUsage =
     "  --batch INT     patterns searched per batch [1000000]\n"
     "  -t INT          CPU threads [all cores]\n"
     "  --device S      auto, gpu or cpu [auto]\n"
+    "  -q, --quiet     no progress or information lines on stderr, errors only\n"
     "  --version       print the version and exit\n";
 
 // The search code of every byte under the index's alphabet.
@@ -209,7 +210,7 @@ int count_main(int argc, char** argv) {
   Result<std::string> index_file = resolve_index(prefix);
   if (!index_file.ok()) return fail("count", index_file.status());
   const std::string& path = *index_file;
-  const Log log("count");
+  const Log log("count", common.quiet);
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("count", backend.status());
   auto alphabet = fmindex::read_index_alphabet(path);

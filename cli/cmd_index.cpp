@@ -28,6 +28,7 @@ constexpr const char* kUsage =
     "                  32, the smallest whose samples fit 256 MiB: 8 up to 134 Mbp, 32 past 268]\n"
     "  -t INT          CPU threads [all cores]\n"
     "  --device S      auto, gpu or cpu: where the wavelet tree is built [auto]\n"
+    "  -q, --quiet     no progress or information lines on stderr, errors only\n"
     "  --version       print the version and exit\n"
     "\n"
     "Peak memory: dna about 21 bytes per reference base (2 strands x 8-byte suffix array plus\n"
@@ -86,7 +87,7 @@ int index_main(int argc, char** argv) {
   if (prefix.empty()) prefix = fasta == "-" ? "stdin" : fasta;
   // Where the index goes is checked now, not after an hour of building.
   if (const Status place = io::check_output_path(index_path(prefix), {fasta}); !place.ok()) return fail("index", place);
-  const Log log("index");
+  const Log log("index", common.quiet);
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("index", backend.status());
 

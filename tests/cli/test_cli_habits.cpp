@@ -444,5 +444,111 @@ TEST_F(CliHabitsOutput, DashOBeforeANumberIsTheGapOpenPenalty) {
   }
 }
 
+// ---- progress and -q -------------------------------------------------------------------------
+
+// `count` reads of 100 bases from random places of the reference, both strands.
+std::string many_reads(const std::vector<TestContig>& contigs, int count) {
+  std::mt19937 rng(11);
+  std::string reads;
+  for (int i = 0; i < count; ++i) {
+    const std::string s = normalized(contigs[rng() % contigs.size()].sequence);
+    const std::string read = s.substr(rng() % (s.size() - 100), 100);
+    reads += "@m" + std::to_string(i) + "\n" + (i % 2 == 0 ? read : revcomp(read)) + "\n+\n" + std::string(100, 'I') + "\n";
+  }
+  return reads;
+}
+
+struct ProgressLine {
+  unsigned long long reads = 0;
+  int percent = -1;  // -1: the line gives no share of the input
+};
+
+// The progress lines of a run's stderr, in order; any other line that mentions reads/s but the
+// closing summary fails the test.
+std::vector<ProgressLine> progress_lines(const std::string& err) {
+  const std::regex with_share(R"(\[wtmap align +[0-9.]+s\] ([0-9]+) reads, [0-9]+ reads/s; ([0-9]+)% of the input, about ([0-9]+ s|[0-9]+ min|[0-9.]+ h) left)");
+  const std::regex without(R"(\[wtmap align +[0-9.]+s\] ([0-9]+) reads, [0-9]+ reads/s)");
+  std::vector<ProgressLine> lines;
+  for (const std::string& line : split(err, '\n')) {
+    std::smatch m;
+    if (std::regex_match(line, m, with_share)) {
+      lines.push_back({std::stoull(m[1].str()), std::stoi(m[2].str())});
+    } else if (std::regex_match(line, m, without)) {
+      lines.push_back({std::stoull(m[1].str()), -1});
+    } else {
+      EXPECT_TRUE(line.find("reads/s") == std::string::npos || line.find(" mapped (") != std::string::npos) << line;
+    }
+  }
+  return lines;
+}
+
+// --progress 0: a line after every batch, the reads written so far; from a file, the share of
+// the input (exact here: the file is one chunk, so once parsing has reached its end the count of
+// its reads is known), down to 100% and 0 s left after the last batch.
+TEST_F(CliHabits, ProgressGivesTheReadsAndTheShareOfTheInput) {
+  index(shell_quote(fasta_));
+  const std::string reads = dir_.file("reads.fq");
+  write_file(reads, many_reads(contigs_, 200));
+  const RunResult r = run_wtmap(out_, "align --device cpu -x " + shell_quote(fasta_) + " --progress 0 --batch 20 -o " +
+                                          shell_quote(dir_.file("x.sam")) + " " + shell_quote(reads));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const std::vector<ProgressLine> lines = progress_lines(r.err);
+  ASSERT_EQ(lines.size(), 10u) << r.err;
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    EXPECT_EQ(lines[k].reads, 20 * (k + 1)) << r.err;
+    if (lines[k].percent >= 0) {
+      EXPECT_EQ(lines[k].percent, static_cast<int>(10 * (k + 1))) << r.err;
+    }
+  }
+  EXPECT_EQ(lines.back().percent, 100) << r.err;
+  EXPECT_NE(r.err.find("] 200 reads, "), std::string::npos);
+  EXPECT_NE(r.err.find("100% of the input, about 0 s left\n"), std::string::npos) << r.err;
+}
+
+// From a pipe the size is unknown: reads and reads/s only. By default (a line each 5 s) a run of a
+// second prints none.
+TEST_F(CliHabits, ProgressFromAPipeHasNoShareAndTheDefaultIsSeconds) {
+  index(shell_quote(fasta_));
+  const std::string reads = dir_.file("reads.fq");
+  write_file(reads, many_reads(contigs_, 200));
+  const std::string err = out_.file("piped.err");
+  const std::string align = shell_quote(wtmap_program(WTMAP_EXECUTABLE)) + " align --device cpu -x " + shell_quote(fasta_) +
+                            " --batch 20 -o " + shell_quote(dir_.file("x.sam"));
+  ASSERT_EQ(shell("cat " + shell_quote(reads) + " | " + align + " --progress 0 - 2> " + shell_quote(err)), 0) << read_file(err);
+  const std::vector<ProgressLine> lines = progress_lines(read_file(err));
+  ASSERT_EQ(lines.size(), 10u) << read_file(err);
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    EXPECT_EQ(lines[k].reads, 20 * (k + 1));
+    EXPECT_EQ(lines[k].percent, -1);
+  }
+  ASSERT_EQ(shell(align + " " + shell_quote(reads) + " 2> " + shell_quote(err)), 0) << read_file(err);
+  EXPECT_EQ(progress_lines(read_file(err)).size(), 0u) << read_file(err);
+}
+
+// -q: nothing on stderr but errors, in every command.
+TEST_F(CliHabits, QuietPrintsErrorsOnly) {
+  write_reads(dir_.file("reads.fq"), 10);
+  RunResult r = run_wtmap(out_, "index -q " + shell_quote(fasta_));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.err, "");
+  r = run_wtmap(out_, "count --quiet -x " + shell_quote(fasta_) + " " + shell_quote(dir_.file("reads.fq")));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(split(r.out, '\n').size(), 11u) << r.out;
+  r = run_wtmap(out_, "align -q --progress 0 --batch 2 -x " + shell_quote(fasta_) + " " + shell_quote(dir_.file("reads.fq")));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(sam_text_records(r.out).size(), 10u);
+  r = run_wtmap(out_, "align -q -x " + shell_quote(dir_.file("none")) + " " + shell_quote(dir_.file("reads.fq")));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "[wtmap align] error: no index for -x " + dir_.file("none") + ": tried " + dir_.file("none.wtmap") + "\n");
+  r = run_wtmap(out_, "align -q -v -x " + shell_quote(fasta_) + " " + shell_quote(dir_.file("reads.fq")));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "[wtmap align] -q and -v ask for opposite things; see 'wtmap align --help'\n");
+  r = run_wtmap(out_, "align --progress -1 -x " + shell_quote(fasta_) + " " + shell_quote(dir_.file("reads.fq")));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "[wtmap align] --progress needs seconds, 0 or more; see 'wtmap align --help'\n");
+}
+
 }  // namespace
 }  // namespace wtmap::fmtest
