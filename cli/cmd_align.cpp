@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cli.hpp"
+#include "stats_json.hpp"
 #include "wtmap/aligner/align_pipeline.hpp"
 #include "wtmap/aligner/align_stages.hpp"
 #include "wtmap/aligner/batch_aligner.hpp"
@@ -77,6 +79,11 @@ constexpr const char* kUsage =
     "  --progress FLOAT  seconds between progress lines (reads, reads/s and, reading files,\n"
     "                    the share of the input read and the time left) [5]; 0: every batch\n"
     "  -q, --quiet       no progress or information lines on stderr, errors only\n"
+    "  --stats-json FILE the summary as one JSON object: reads, mapped, mapq_above_0,\n"
+    "                    split_reads, too_short, too_long, stopped_by_work_cap, mapq_histogram\n"
+    "                    (mapped reads' primary records by MAPQ, from 0), and pairs (null for\n"
+    "                    single reads): pairs, properly_paired, both_mapped, singletons (one\n"
+    "                    mate mapped), insert_size_model, proper_insert_size (mean, sd)\n"
     "  --version         print the version and exit\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"
     "  -p                the one read file holds pairs, mate 1 then mate 2 (bwa mem -p)\n"
@@ -315,12 +322,21 @@ struct AlignCommand {
   bool io_only = false;
   unsigned verbosity = 0;  // -v: busy seconds per stage; -v -v: and each batch's timeline
   double progress_seconds = 5;  // --progress: often enough that a run never looks stalled
+  std::string stats_json;       // --stats-json FILE
   // The first option given of each mode, for the clash messages: -k (or --mismatches), which
   // selects the k-mismatch mode; one that needs it (-N, --max-work); one of the gapped mode.
   std::string exhaustive_option, exhaustive_only_option, gapped_option;
   bool is_gapped() const { return exhaustive_option.empty(); }
   bool is_paired() const { return interleaved || !second_input.empty(); }
 };
+
+// Whether two output paths name one file: the same path once links and dot segments are
+// resolved (an output not yet made has no inode to compare).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec_a, ec_b;
+  const std::filesystem::path pa = std::filesystem::weakly_canonical(a, ec_a), pb = std::filesystem::weakly_canonical(b, ec_b);
+  return ec_a || ec_b ? a == b : pa == pb;
+}
 
 // An integer option value in [low, high].
 bool parse_int(const char* text, std::int64_t low, std::int64_t high, std::int32_t& value) {
@@ -483,6 +499,8 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
       c.io_only = true;
     } else if (a == "-v") {
       ++c.verbosity;
+    } else if (a == "--stats-json" && has_value) {
+      c.stats_json = argv[++i];
     } else if (a == "--progress" && has_value) {
       if (!parse_seconds(argv[++i], c.progress_seconds)) return usage_error("align", "--progress needs seconds, 0 or more");
     } else if (const int rc = handle_common_or_unknown(c.common, argc, argv, i, "align", kUsage); rc >= 0) {
@@ -596,6 +614,13 @@ int align_main(int argc, char** argv) {
   if (!c.second_input.empty()) sam.inputs.push_back(c.second_input);
   if (sam.path != "-") {
     if (const Status place = io::check_output_path(sam.path, sam.inputs); !place.ok()) return fail("align", place);
+  }
+  std::optional<io::OutputFile> stats_file;
+  if (!c.stats_json.empty()) {
+    if (sam.path != "-" && same_file(sam.path, c.stats_json)) return usage_error("align", "--stats-json and -o name the same file");
+    Result<io::OutputFile> created = io::OutputFile::create(c.stats_json, sam.inputs);
+    if (!created.ok()) return fail("align", created.status());
+    stats_file.emplace(std::move(*created));
   }
   const Log log("align", c.common.quiet);
   // Reading starts first, so that inflating the first batches overlaps with the CUDA start-up
@@ -711,6 +736,18 @@ int align_main(int argc, char** argv) {
   }
   log_summary(log, totals, gapped && !c.io_only ? &c.gapped : nullptr);
   if (pair_sink) log_pair_summary(log, *pair_sink);
+  if (stats_file) {
+    RunStats stats;
+    stats.mode = c.io_only ? "io-only" : gapped ? "gapped" : "k-mismatch";
+    stats.seconds = log.seconds();
+    stats.totals = totals;
+    stats.counts = &writer->counts();
+    if (pair_sink) {
+      stats.pairs = &pair_sink->totals();
+      stats.insert_size = &pair_sink->model();
+    }
+    if (const Status written = write_stats_json(*stats_file, stats_json(stats)); !written.ok()) return fail("align", written);
+  }
   pipeline.wait_for_release();
   leave_finished_run();
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "wtmap/core/detail/parallel.hpp"
@@ -168,6 +169,19 @@ struct SamWriter::Impl {
   // into them on all threads, and no record is allocated or freed per read.
   std::vector<bam1_t*> records;
   Times times;
+  Counts counts;
+
+  // Counts() of a read's primary record.
+  void count(const bam1_t* primary) {
+    const std::uint16_t flag = primary->core.flag;
+    if ((flag & BAM_FUNMAP) == 0) ++counts.primary_mapq[primary->core.qual];
+    if ((flag & (BAM_FPROPER_PAIR | BAM_FREAD1)) == (BAM_FPROPER_PAIR | BAM_FREAD1)) {
+      const double insert = static_cast<double>(std::llabs(primary->core.isize));
+      ++counts.proper_pairs;
+      counts.insert_sum += insert;
+      counts.insert_squares += insert * insert;
+    }
+  }
 
   ~Impl() {
     for (bam1_t* b : records) bam_destroy1(b);
@@ -335,6 +349,7 @@ struct SamWriter::Impl {
     lap(times.format);
     for (std::size_t i = 0; i < reads; ++i) {
       WTMAP_TRY(errors[i]);
+      count(records[first(i)]);
       for (std::size_t r = first(i); r < first(i + 1); ++r) {
         if (sam_write1(file, header, records[r]) < 0) {
           return {StatusCode::io_error, (options.path == "-" ? std::string("stdout") : options.path) + ": write failed"};
@@ -494,6 +509,7 @@ Status SamWriter::reserve(std::size_t reads) {
 }
 
 SamWriter::Times SamWriter::times() const { return impl_->times; }
+const SamWriter::Counts& SamWriter::counts() const { return impl_->counts; }
 
 Status SamWriter::finish() {
   Impl& impl = *impl_;

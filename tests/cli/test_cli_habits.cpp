@@ -6,8 +6,11 @@
 #include <htslib/sam.h>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <map>
 #include <random>
+#include <set>
 #include <regex>
 #include <string>
 #include <vector>
@@ -350,6 +353,9 @@ std::vector<std::string> htslib_records(const std::string& path) {
   return records;
 }
 
+// A SAM line's tab-separated fields.
+std::vector<std::string> split_fields(const std::string& line) { return split(line, '\t'); }
+
 // The record lines of a SAM text.
 std::vector<std::string> sam_text_records(const std::string& sam) {
   std::vector<std::string> records;
@@ -548,6 +554,187 @@ TEST_F(CliHabits, QuietPrintsErrorsOnly) {
   r = run_wtmap(out_, "align --progress -1 -x " + shell_quote(fasta_) + " " + shell_quote(dir_.file("reads.fq")));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "[wtmap align] --progress needs seconds, 0 or more; see 'wtmap align --help'\n");
+}
+
+// ---- --stats-json -------------------------------------------------------------------------------
+
+// A JSON file flattened by python3's json module (which refuses malformed JSON): "a.b" -> value,
+// lists as their items joined by spaces, null as "null".
+std::map<std::string, std::string> parsed_json(const TempDir& dir, const std::string& path) {
+  const std::string script = dir.file("flatten.py"), flat = dir.file("flat.txt");
+  write_file(script,
+             "import json, sys\n"
+             "def walk(path, v):\n"
+             "    if isinstance(v, dict):\n"
+             "        for k, x in v.items(): walk(path + [k], x)\n"
+             "    elif isinstance(v, list): print('.'.join(path), ' '.join(str(x) for x in v))\n"
+             "    else: print('.'.join(path), 'null' if v is None else v)\n"
+             "walk([], json.load(open(sys.argv[1])))\n");
+  std::map<std::string, std::string> values;
+  if (shell("python3 " + shell_quote(script) + " " + shell_quote(path) + " > " + shell_quote(flat)) != 0) {
+    ADD_FAILURE() << "python3 cannot parse " << path << ":\n" << read_file(path);
+    return values;
+  }
+  for (const std::string& line : split(read_file(flat), '\n')) {
+    const std::size_t space = line.find(' ');
+    if (space != std::string::npos) values[line.substr(0, space)] = line.substr(space + 1);
+  }
+  return values;
+}
+
+// The summary recounted from the SAM file as htslib reads it.
+struct SamCounts {
+  std::uint64_t reads = 0, mapped = 0, mapq_above_0 = 0, split = 0;
+  std::vector<std::uint64_t> mapq;  // mapped primaries by MAPQ
+  std::uint64_t pairs = 0, proper = 0, both_mapped = 0, singletons = 0;
+  double insert_sum = 0, insert_squares = 0;
+};
+
+SamCounts count_sam(const std::string& path) {
+  SamCounts c;
+  std::set<std::pair<std::string, int>> split;  // (name, mate) with a supplementary line
+  for (const std::string& line : htslib_records(path)) {
+    const std::vector<std::string> f = split_fields(line);
+    const int flag = std::stoi(f[1]);
+    const int mapq = std::stoi(f[4]);
+    if (flag & 0x800) {
+      split.insert({f[0], flag & 0xC0});
+      continue;
+    }
+    if (flag & 0x100) continue;
+    ++c.reads;
+    if ((flag & 0x4) == 0) {
+      ++c.mapped;
+      c.mapq_above_0 += mapq > 0;
+      if (c.mapq.size() <= static_cast<std::size_t>(mapq)) c.mapq.resize(mapq + 1, 0);
+      ++c.mapq[mapq];
+    }
+    if ((flag & 0x1) && (flag & 0x40)) {  // a pair, counted at its first mate
+      ++c.pairs;
+      const bool self = (flag & 0x4) == 0, mate = (flag & 0x8) == 0;
+      c.both_mapped += self && mate;
+      c.singletons += self != mate;
+      if (flag & 0x2) {
+        ++c.proper;
+        const double insert = std::fabs(std::stod(f[8]));
+        c.insert_sum += insert;
+        c.insert_squares += insert * insert;
+      }
+    }
+  }
+  c.split = split.size();
+  return c;
+}
+
+std::string joined(const std::vector<std::uint64_t>& values) {
+  std::string s;
+  for (std::uint64_t v : values) s += (s.empty() ? "" : " ") + std::to_string(v);
+  return s;
+}
+
+class CliHabitsStats : public CliHabits {
+ protected:
+  void SetUp() override {
+    CliHabits::SetUp();
+    if (shell("command -v python3 > /dev/null") != 0) GTEST_SKIP() << "no python3 to parse the JSON";
+    index(shell_quote(fasta_));
+  }
+  RunResult align(const std::string& options) {
+    return run_wtmap(out_, "align --device cpu -q -x " + shell_quote(fasta_) + " -o " + shell_quote(results_.file("x.sam")) +
+                               " --stats-json " + shell_quote(results_.file("s.json")) + " " + options);
+  }
+  TempDir results_;  // the SAM and the JSON, and nothing else
+};
+
+// Single reads: placed, random (unmapped) and chimeric (split) ones; every number of the JSON
+// against the SAM counted again.
+TEST_F(CliHabitsStats, SingleReadsAgreeWithTheSamReadBack) {
+  std::string reads = many_reads(contigs_, 150);
+  std::mt19937 rng(5);
+  for (int i = 0; i < 20; ++i) {
+    std::string random;
+    for (int k = 0; k < 100; ++k) random += "ACGT"[rng() % 4];
+    reads += "@u" + std::to_string(i) + "\n" + random + "\n+\n" + std::string(100, 'I') + "\n";
+  }
+  const std::string a = normalized(contigs_[0].sequence), b = normalized(contigs_[2].sequence);
+  for (int i = 0; i < 10; ++i) {
+    const std::string chimera = a.substr(200 + 100 * i, 80) + b.substr(300 + 100 * i, 80);
+    reads += "@c" + std::to_string(i) + "\n" + chimera + "\n+\n" + std::string(160, 'I') + "\n";
+  }
+  write_file(dir_.file("reads.fq"), reads);
+  const RunResult r = align(shell_quote(dir_.file("reads.fq")));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(results_.entries(), (std::vector<std::string>{"s.json", "x.sam"}));
+  const SamCounts sam = count_sam(results_.file("x.sam"));
+  std::map<std::string, std::string> json = parsed_json(out_, results_.file("s.json"));
+  EXPECT_EQ(sam.reads, 180u);
+  EXPECT_GT(sam.split, 0u) << "no chimera was split: the test shows nothing of split_reads";
+  EXPECT_EQ(json["reads"], std::to_string(sam.reads));
+  EXPECT_EQ(json["mapped"], std::to_string(sam.mapped));
+  EXPECT_EQ(json["mapq_above_0"], std::to_string(sam.mapq_above_0));
+  EXPECT_EQ(json["split_reads"], std::to_string(sam.split));
+  EXPECT_EQ(json["mapq_histogram"], joined(sam.mapq));
+  EXPECT_EQ(json["pairs"], "null");
+  EXPECT_EQ(json["mode"], "gapped");
+  EXPECT_EQ(json["version"], WTMAP_PROJECT_VERSION);
+}
+
+// Pairs, some with a random mate 2 (singletons): the pair numbers and the proper pairs' insert
+// size against the SAM; -I gives the model, whose bounds are mean -+ 4 sd.
+TEST_F(CliHabitsStats, PairsAgreeWithTheSamReadBack) {
+  const std::string s = normalized(contigs_[1].sequence);
+  std::string one, two;
+  std::mt19937 rng(8);
+  for (int i = 0; i < 60; ++i) {
+    const std::size_t insert = 250 + rng() % 100, start = rng() % (s.size() - insert);
+    std::string mate2 = revcomp(s.substr(start + insert - 100, 100));
+    if (i % 10 == 3) {
+      for (char& base : mate2) base = "ACGT"[rng() % 4];
+    }
+    const std::string name = "@p" + std::to_string(i) + "\n", quality = "\n+\n" + std::string(100, 'I') + "\n";
+    one += name + s.substr(start, 100) + quality;
+    two += name + mate2 + quality;
+  }
+  write_file(dir_.file("r1.fq"), one);
+  write_file(dir_.file("r2.fq"), two);
+  const RunResult r = align("-I 300,30 " + shell_quote(dir_.file("r1.fq")) + " " + shell_quote(dir_.file("r2.fq")));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const SamCounts sam = count_sam(results_.file("x.sam"));
+  std::map<std::string, std::string> json = parsed_json(out_, results_.file("s.json"));
+  EXPECT_EQ(sam.pairs, 60u);
+  EXPECT_GT(sam.singletons, 0u);
+  EXPECT_GT(sam.proper, 0u);
+  EXPECT_EQ(json["reads"], "120");
+  EXPECT_EQ(json["mapped"], std::to_string(sam.mapped));
+  EXPECT_EQ(json["mapq_above_0"], std::to_string(sam.mapq_above_0));
+  EXPECT_EQ(json["mapq_histogram"], joined(sam.mapq));
+  EXPECT_EQ(json["pairs.pairs"], "60");
+  EXPECT_EQ(json["pairs.properly_paired"], std::to_string(sam.proper));
+  EXPECT_EQ(json["pairs.both_mapped"], std::to_string(sam.both_mapped));
+  EXPECT_EQ(json["pairs.singletons"], std::to_string(sam.singletons));
+  EXPECT_EQ(json["pairs.insert_size_model.source"], "given");
+  EXPECT_EQ(std::stod(json["pairs.insert_size_model.mean"]), 300.0);
+  EXPECT_EQ(std::stod(json["pairs.insert_size_model.sd"]), 30.0);
+  EXPECT_EQ(json["pairs.insert_size_model.proper_low"], "180");
+  EXPECT_EQ(json["pairs.insert_size_model.proper_high"], "420");
+  const double n = static_cast<double>(sam.proper), mean = sam.insert_sum / n;
+  EXPECT_EQ(json["pairs.proper_insert_size.pairs"], std::to_string(sam.proper));
+  EXPECT_NEAR(std::stod(json["pairs.proper_insert_size.mean"]), mean, 1e-5);
+  EXPECT_NEAR(std::stod(json["pairs.proper_insert_size.sd"]), std::sqrt(sam.insert_squares / n - mean * mean), 1e-5);
+}
+
+// The JSON is a result file like -o's: none when the run fails, never the -o file itself.
+TEST_F(CliHabitsStats, AFailedRunLeavesNoJson) {
+  write_file(dir_.file("bad.fq"), many_reads(contigs_, 30) + "@bad\nACGT\n+\nII\n");
+  RunResult r = align(shell_quote(dir_.file("bad.fq")));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("record 31: sequence and quality differ in length"), std::string::npos) << r.err;
+  EXPECT_EQ(results_.entries(), std::vector<std::string>{});
+  r = run_wtmap(out_, "align --device cpu -x " + shell_quote(fasta_) + " -o " + shell_quote(results_.file("x.sam")) +
+                          " --stats-json " + shell_quote(results_.path().string() + "/./x.sam") + " " + shell_quote(dir_.file("bad.fq")));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "[wtmap align] --stats-json and -o name the same file; see 'wtmap align --help'\n");
+  EXPECT_EQ(results_.entries(), std::vector<std::string>{});
 }
 
 }  // namespace

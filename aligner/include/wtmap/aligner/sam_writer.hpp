@@ -3,6 +3,8 @@
 // a half-written file under the requested name nor destroys the file it was to replace.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,6 +81,16 @@ class SamWriter {
     double format = 0, write = 0, close = 0;
   };
   Times times() const;
+
+  // What the output holds, counted as the records are written (for `wtmap align --stats-json`):
+  // the MAPQ of each mapped read's primary record, and the insert size (|TLEN|) of each proper
+  // pair, at its first mate. Constant space; one pass over records already in hand.
+  struct Counts {
+    std::array<std::uint64_t, 256> primary_mapq{};
+    std::uint64_t proper_pairs = 0;
+    double insert_sum = 0, insert_squares = 0;
+  };
+  const Counts& counts() const;
 
  private:
   struct Impl;
