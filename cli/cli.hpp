@@ -87,6 +87,14 @@ inline bool ends_options(const std::string& word, bool& operands_only) {
 inline bool is_option_word(const std::string& word, bool operands_only) {
   return !operands_only && word.size() > 1 && word[0] == '-';
 }
+// Where argv[i] is "--" or an operand, takes it (an operand's place into `operand_at`, in the
+// order given) and returns true; an option word is left to the command.
+inline bool take_operand(const std::string& word, int i, bool& operands_only, std::vector<int>& operand_at) {
+  if (ends_options(word, operands_only)) return true;
+  if (is_option_word(word, operands_only)) return false;
+  operand_at.push_back(i);
+  return true;
+}
 
 // Parses an unsigned integer option value; false if it is not one.
 bool parse_count(const char* text, std::uint64_t& value);

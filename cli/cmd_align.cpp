@@ -435,11 +435,7 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
   std::vector<int> operand_at;  // the read files' places in argv
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (ends_options(a, operands_only)) continue;
-    if (!is_option_word(a, operands_only)) {
-      operand_at.push_back(i);
-      continue;
-    }
+    if (take_operand(a, i, operands_only, operand_at)) continue;
     const bool has_value = i + 1 < argc;
     std::string error;
     // -h before a number is bwa mem's XA limit; alone (or before anything else) it asks for help.

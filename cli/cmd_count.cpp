@@ -182,11 +182,7 @@ int count_main(int argc, char** argv) {
   std::vector<int> operand_at;  // the pattern file's place in argv
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (ends_options(a, operands_only)) continue;
-    if (!is_option_word(a, operands_only)) {
-      operand_at.push_back(i);
-      continue;
-    }
+    if (take_operand(a, i, operands_only, operand_at)) continue;
     const bool has_value = i + 1 < argc;
     if (a == "-x" && has_value) {
       prefix = argv[++i];

@@ -60,14 +60,10 @@ int index_main(int argc, char** argv) {
   std::uint64_t sample_rate = fmindex::kSampleRateBySize;
   fmindex::Alphabet alphabet = fmindex::Alphabet::dna;
   bool operands_only = false;
+  std::vector<int> operand_at;  // the reference's place in argv
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (ends_options(a, operands_only)) continue;
-    if (!is_option_word(a, operands_only)) {
-      if (!fasta.empty()) return usage_error("index", "more than one reference given");
-      fasta = a;
-      continue;
-    }
+    if (take_operand(a, i, operands_only, operand_at)) continue;
     const bool has_value = i + 1 < argc;
     if (a == "-p" && has_value) {
       prefix = argv[++i];
@@ -83,7 +79,9 @@ int index_main(int argc, char** argv) {
       return rc;
     }
   }
-  if (fasta.empty()) return usage_or_error(argc, "index", "no reference given", kUsage);
+  if (operand_at.size() > 1) return usage_error("index", "more than one reference given");
+  if (operand_at.empty()) return usage_or_error(argc, "index", "no reference given", kUsage);
+  fasta = argv[operand_at[0]];
   if (prefix.empty()) prefix = fasta == "-" ? "stdin" : fasta;
   // Where the index goes is checked now, not after an hour of building.
   if (const Status place = io::check_output_path(index_path(prefix), {fasta}); !place.ok()) return fail("index", place);

@@ -1,6 +1,7 @@
 // The command line a bwa, bowtie2 or samtools user already knows (issue 29), `wtmap` run as a
 // user runs it: --version, what -x accepts, bwa's positional order answered with a hint, one-line
-// option errors, and each message and exit status asserted exactly.
+// option errors, -o x.sam.gz and -O sam|bam read back by htslib and samtools, progress lines and
+// -q, and --stats-json against the SAM counted again; each message and exit status exactly.
 #include <gtest/gtest.h>
 #include <htslib/hts.h>
 #include <htslib/sam.h>
