@@ -1,6 +1,7 @@
 // wtmap align: FASTQ/FASTA reads -> SAM/BAM, gapped local alignment (bwa mem's) or the exhaustive
 // k-mismatch backward search (-k), on the GPU or the CPU.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
@@ -440,8 +441,9 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
     std::string error;
     // -h before a number is bwa mem's XA limit; alone (or before anything else) it asks for help.
     const bool xa_limit = a == "-h" && has_value && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9';
-    // -O before a number is bwa mem's gap open penalty; before a name, samtools' output format.
-    const bool format_name = a == "-O" && has_value && !(argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9');
+    // -O before a name (a letter first) is samtools' output format; else bwa mem's gap open
+    // penalties, whose errors ("-O -1") stay theirs.
+    const bool format_name = a == "-O" && has_value && std::isalpha(static_cast<unsigned char>(argv[i + 1][0]));
     if ((a != "-h" || xa_limit) && !format_name) {
       const Parsed p = has_value ? parse_gapped_option(a, argv[i + 1], c.gapped, error) : Parsed::no;
       if (p == Parsed::bad) return usage_error("align", error);
@@ -525,6 +527,27 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
   return -1;
 }
 
+// Before any work: the output's format, its place (the reads and the index are never
+// overwritten) and --stats-json's, made now as a temporary. Returns -1 to go on, else the exit
+// status.
+int check_outputs(AlignCommand& c, const std::string& index_file, std::optional<io::OutputFile>& stats_file) {
+  aligner::SamOptions& sam = c.sam;
+  if (const Result<aligner::SamFormat> format = aligner::sam_format(sam); !format.ok()) {
+    return usage_error("align", format.status().message());
+  }
+  sam.inputs = {c.input, index_file};
+  if (!c.second_input.empty()) sam.inputs.push_back(c.second_input);
+  if (sam.path != "-") {
+    if (const Status place = io::check_output_path(sam.path, sam.inputs); !place.ok()) return fail("align", place);
+  }
+  if (c.stats_json.empty()) return -1;
+  if (sam.path != "-" && same_file(sam.path, c.stats_json)) return usage_error("align", "--stats-json and -o name the same file");
+  Result<io::OutputFile> created = io::OutputFile::create(c.stats_json, sam.inputs);
+  if (!created.ok()) return fail("align", created.status());
+  stats_file.emplace(std::move(*created));
+  return -1;
+}
+
 // The reads: single, two files of mates, or one interleaved file (-p).
 std::unique_ptr<aligner::ReadSource> make_read_source(aligner::SeqReader& reader, const std::string& path,
                                                       std::optional<aligner::SeqReader>& second,
@@ -599,25 +622,10 @@ int align_main(int argc, char** argv) {
     insert_size = *given;
   }
 
-  // The output's format, and the index, are checked before any work.
-  if (const Result<aligner::SamFormat> format = aligner::sam_format(sam); !format.ok()) {
-    return usage_error("align", format.status().message());
-  }
   Result<std::string> index_file = resolve_index(c.prefix);
   if (!index_file.ok()) return fail("align", index_file.status());
-  // The output's place too; the reads and the index are never overwritten.
-  sam.inputs = {c.input, *index_file};
-  if (!c.second_input.empty()) sam.inputs.push_back(c.second_input);
-  if (sam.path != "-") {
-    if (const Status place = io::check_output_path(sam.path, sam.inputs); !place.ok()) return fail("align", place);
-  }
   std::optional<io::OutputFile> stats_file;
-  if (!c.stats_json.empty()) {
-    if (sam.path != "-" && same_file(sam.path, c.stats_json)) return usage_error("align", "--stats-json and -o name the same file");
-    Result<io::OutputFile> created = io::OutputFile::create(c.stats_json, sam.inputs);
-    if (!created.ok()) return fail("align", created.status());
-    stats_file.emplace(std::move(*created));
-  }
+  if (const int rc = check_outputs(c, *index_file, stats_file); rc >= 0) return rc;
   const Log log("align", c.common.quiet);
   // Reading starts first, so that inflating the first batches overlaps with the CUDA start-up
   // and the index loads (a second or two for a large genome). The pipeline's destructor stops
@@ -733,15 +741,8 @@ int align_main(int argc, char** argv) {
   log_summary(log, totals, gapped && !c.io_only ? &c.gapped : nullptr);
   if (pair_sink) log_pair_summary(log, *pair_sink);
   if (stats_file) {
-    RunStats stats;
-    stats.mode = c.io_only ? "io-only" : gapped ? "gapped" : "k-mismatch";
-    stats.seconds = log.seconds();
-    stats.totals = totals;
-    stats.counts = &writer->counts();
-    if (pair_sink) {
-      stats.pairs = &pair_sink->totals();
-      stats.insert_size = &pair_sink->model();
-    }
+    RunStats stats{c.io_only ? "io-only" : gapped ? "gapped" : "k-mismatch", log.seconds(), totals, &writer->counts(),
+                   pair_sink ? &pair_sink->totals() : nullptr, pair_sink ? &pair_sink->model() : nullptr};
     if (const Status written = write_stats_json(*stats_file, stats_json(stats)); !written.ok()) return fail("align", written);
   }
   pipeline.wait_for_release();
