@@ -1,7 +1,17 @@
 #include "cli.hpp"
 
+#include <cuda_runtime_api.h>  // CUDART_VERSION
+#include <htslib/hts.h>
+
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "build_info.hpp"
 
 #include "wtmap/core/gpu_host_wait.hpp"
 
@@ -12,8 +22,21 @@ int fail(const char* command, const Status& s) {
   return 1;
 }
 
-int usage_error(const char* command, const std::string& message, const char* usage) {
-  std::fprintf(stderr, "[wtmap %s] %s\n\n%s", command, message.c_str(), usage);
+int print_version() {
+  std::printf("wtmap %s", kVersion);
+  if (*kGitCommit != '\0') std::printf(" (commit %s)", kGitCommit);
+  std::printf("\nUsing htslib %s\nBuilt with CUDA %d.%d\n", hts_version(), CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+  return 0;
+}
+
+int usage_error(const char* command, const std::string& message) {
+  std::fprintf(stderr, "[wtmap %s] %s; see 'wtmap %s --help'\n", command, message.c_str(), command);
+  return 1;
+}
+
+int usage_or_error(int argc, const char* command, const std::string& message, const char* usage) {
+  if (argc > 1) return usage_error(command, message);
+  std::fputs(usage, stderr);
   return 1;
 }
 
@@ -21,6 +44,11 @@ CommonOptions::Outcome CommonOptions::handle(int argc, char** argv, int& i) {
   const std::string a = argv[i];
   const bool has_value = i + 1 < argc;
   if (a == "-h" || a == "--help") return Outcome::help;
+  if (a == "--version") return Outcome::version;
+  if (a == "-q" || a == "--quiet") {
+    quiet = true;
+    return Outcome::consumed;
+  }
   if (a == "-t" && has_value) {
     return parse_count(argv[++i], threads) && threads > 0 && threads <= kMostThreads ? Outcome::consumed : Outcome::bad_threads;
   }
@@ -36,10 +64,11 @@ int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& 
   switch (common.handle(argc, argv, i)) {
     case CommonOptions::Outcome::consumed: return -1;
     case CommonOptions::Outcome::help: std::fputs(usage, stdout); return 0;
-    case CommonOptions::Outcome::bad_threads: return usage_error(command, "-t needs an integer in 1.." + std::to_string(CommonOptions::kMostThreads), usage);
+    case CommonOptions::Outcome::version: return print_version();
+    case CommonOptions::Outcome::bad_threads: return usage_error(command, "-t needs an integer in 1.." + std::to_string(CommonOptions::kMostThreads));
     case CommonOptions::Outcome::not_common: break;
   }
-  return usage_error(command, std::string("unknown or incomplete option '") + argv[i] + "'", usage);
+  return usage_error(command, std::string("unknown or incomplete option '") + argv[i] + "'");
 }
 
 namespace {
@@ -74,5 +103,70 @@ bool parse_count(const char* text, std::uint64_t& value) {
 }
 
 std::string index_path(const std::string& prefix) { return prefix + ".wtmap"; }
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// `path` without its FASTA extension (.fa, .fasta, .fna, .fas, .fsa, each maybe .gz or .bgz;
+// any case); empty if it has none.
+std::string without_fasta_extension(const std::string& path) {
+  std::string lower = path;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* compression : {".gz", ".bgz", ""}) {
+    for (const char* extension : {".fa", ".fasta", ".fna", ".fas", ".fsa"}) {
+      const std::string suffix = std::string(extension) + compression;
+      if (ends_with(lower, suffix) && lower.size() > suffix.size()) return path.substr(0, path.size() - suffix.size());
+    }
+  }
+  return "";
+}
+
+bool is_file(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec);
+}
+
+}  // namespace
+
+Result<std::string> resolve_index(const std::string& x) {
+  std::vector<std::string> tried = {index_path(x)};
+  if (ends_with(x, ".wtmap")) tried.push_back(x);
+  if (const std::string stem = without_fasta_extension(x); !stem.empty()) tried.push_back(index_path(stem));
+  for (const std::string& path : tried) {
+    if (is_file(path)) return path;
+  }
+  std::string message = "no index for -x " + x + ": tried " + tried[0];
+  for (std::size_t k = 1; k < tried.size(); ++k) message += (k + 1 == tried.size() ? " and " : ", ") + tried[k];
+  if (!ends_with(x, ".wtmap") && is_file(x)) message += "; 'wtmap index " + x + "' builds one";
+  return Status{StatusCode::io_error, message};
+}
+
+namespace {
+
+// A word as the shell takes it back: as it is where it holds nothing the shell would read.
+std::string shell_word(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
+    return std::isalnum(c) || std::strchr("_./:=,+-@%", c) != nullptr;
+  });
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace
+
+int hint_bwa_order(const char* command, int argc, char** argv, const std::vector<int>& operand_at) {
+  if (operand_at.size() < 2 || !resolve_index(argv[operand_at[0]]).ok()) return -1;
+  std::string line = std::string("wtmap ") + command + " -x " + shell_word(argv[operand_at[0]]);
+  for (int i = 1; i < argc; ++i) {
+    if (i != operand_at[0]) line += " " + shell_word(argv[i]);
+  }
+  std::fprintf(stderr, "[wtmap %s] the index comes with -x; did you mean: %s\n", command, line.c_str());
+  return 1;
+}
 
 }  // namespace wtmap::cli

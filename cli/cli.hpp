@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "wtmap/aligner/stage_clock.hpp"
 #include "wtmap/core/config.hpp"
@@ -15,12 +16,15 @@ namespace wtmap::cli {
 using aligner::guarded;
 using aligner::StageClock;
 
-// Messages on stderr prefixed like bwa's: "[wtmap index] ...".
+// Messages on stderr prefixed like bwa's: "[wtmap index] ..."; none when quiet (-q), where only
+// errors (fail, usage_error) are printed.
 class Log {
  public:
-  explicit Log(const char* command) : command_(command), start_(std::chrono::steady_clock::now()) {}
+  explicit Log(const char* command, bool quiet = false)
+      : command_(command), quiet_(quiet), start_(std::chrono::steady_clock::now()) {}
   template <class... Args>
   void info(const char* fmt, Args... args) const {
+    if (quiet_) return;
     std::fprintf(stderr, "[wtmap %s %7.1fs] ", command_, seconds());
     std::fprintf(stderr, fmt, args...);
     std::fputc('\n', stderr);
@@ -33,21 +37,33 @@ class Log {
 
  private:
   const char* command_;
+  bool quiet_;
   std::chrono::steady_clock::time_point start_;
 };
 
 int fail(const char* command, const Status& s);
 
-int usage_error(const char* command, const std::string& message, const char* usage);
+// `wtmap --version`, as samtools prints its own: "wtmap VERSION (commit C)" (the commit where the
+// build knows it), then the libraries it was built with. To stdout; returns 0.
+int print_version();
 
-// The options every command takes: -t INT, --device auto|gpu|cpu, -h/--help.
+// A command line the command cannot take: one line saying what is wrong and where the options
+// are ("see 'wtmap align --help'"), as git and GNU tools answer, not the whole usage. Returns 1.
+int usage_error(const char* command, const std::string& message);
+// What a command says when an operand or -x is missing: its usage, on stderr, when it was given
+// no arguments at all (argc 1, as bwa does), else usage_error(message). Returns 1.
+int usage_or_error(int argc, const char* command, const std::string& message, const char* usage);
+
+// The options every command takes: -t INT, --device auto|gpu|cpu, -q/--quiet, -h/--help,
+// --version.
 struct CommonOptions {
   // -t's bound: far above any host's cores, far below where a thread count would wrap.
   static constexpr std::uint64_t kMostThreads = 4096;
   std::string device = "auto";
   std::uint64_t threads = 0;  // 0: all cores
+  bool quiet = false;         // -q: errors only on stderr
 
-  enum class Outcome { not_common, consumed, help, bad_threads };
+  enum class Outcome { not_common, consumed, help, version, bad_threads };
   // Consumes argv[i] (and its value, advancing i) when it is one of the common options.
   Outcome handle(int argc, char** argv, int& i);
   // Applies -t, then picks the backend: auto falls back to the CPU with a note on stderr.
@@ -55,8 +71,8 @@ struct CommonOptions {
 };
 
 // Handles argv[i], an option word (is_option_word) that is none of `command`'s own: a common
-// option, or an unknown one; returns -1 to go on parsing, else the exit status (0 after --help, 1
-// after a usage error).
+// option, or an unknown one; returns -1 to go on parsing, else the exit status (0 after --help or
+// --version, 1 after a usage error).
 int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& i, const char* command,
                              const char* usage);
 
@@ -71,11 +87,32 @@ inline bool ends_options(const std::string& word, bool& operands_only) {
 inline bool is_option_word(const std::string& word, bool operands_only) {
   return !operands_only && word.size() > 1 && word[0] == '-';
 }
+// Where argv[i] is "--" or an operand, takes it (an operand's place into `operand_at`, in the
+// order given) and returns true; an option word is left to the command.
+inline bool take_operand(const std::string& word, int i, bool& operands_only, std::vector<int>& operand_at) {
+  if (ends_options(word, operands_only)) return true;
+  if (is_option_word(word, operands_only)) return false;
+  operand_at.push_back(i);
+  return true;
+}
 
 // Parses an unsigned integer option value; false if it is not one.
 bool parse_count(const char* text, std::uint64_t& value);
 
 std::string index_path(const std::string& prefix);
+
+// The index file that -x names, in this order: the prefix (X.wtmap, what `wtmap index -p X`
+// writes, and `wtmap index X.fa` writes X.fa.wtmap, as bwa names its files), the .wtmap file
+// itself, or the FASTA it was built from under `-p` without the FASTA extension (ref.fa ->
+// ref.wtmap). The first that exists; else io_error naming every path tried.
+Result<std::string> resolve_index(const std::string& x);
+
+// bwa's order (`bwa mem ref.fa reads.fq`) where -x is missing: when the first of two or more
+// operands names an index (resolve_index finds one), says on one line what to type instead and
+// returns 1; else -1, and the command goes on to its own message. `operand_at`: the operands'
+// places in argv. A reference cannot be told from reads by its name (reads come as FASTA too),
+// so only an index that exists makes the first operand a reference.
+int hint_bwa_order(const char* command, int argc, char** argv, const std::vector<int>& operand_at);
 
 int index_main(int argc, char** argv);
 int count_main(int argc, char** argv);

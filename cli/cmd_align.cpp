@@ -1,8 +1,11 @@
 // wtmap align: FASTQ/FASTA reads -> SAM/BAM, gapped local alignment (bwa mem's) or the exhaustive
 // k-mismatch backward search (-k), on the GPU or the CPU.
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -14,6 +17,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cli.hpp"
+#include "stats_json.hpp"
 #include "wtmap/aligner/align_pipeline.hpp"
 #include "wtmap/aligner/align_stages.hpp"
 #include "wtmap/aligner/batch_aligner.hpp"
@@ -39,9 +43,9 @@ Result<fmindex::FmIndex> with_search_table(Result<fmindex::FmIndex> index) {
 }
 
 constexpr const char* kUsage =
-    "Usage: wtmap align -x <prefix> [options] <reads.fq[.gz] | reads.fa[.gz] | ->\n"
-    "       wtmap align -x <prefix> [options] <r1.fq[.gz]> <r2.fq[.gz]>   (pairs)\n"
-    "       wtmap align -x <prefix> [options] -p <interleaved.fq[.gz]>    (pairs)\n"
+    "Usage: wtmap align -x <index> [options] <reads.fq[.gz] | reads.fa[.gz] | ->\n"
+    "       wtmap align -x <index> [options] <r1.fq[.gz]> <r2.fq[.gz]>   (pairs)\n"
+    "       wtmap align -x <index> [options] -p <interleaved.fq[.gz]>    (pairs)\n"
     "\n"
     "Aligns DNA reads on both strands, single or in pairs (in either mode), and writes SAM\n"
     "(default, stdout) or BAM.\n"
@@ -58,17 +62,31 @@ constexpr const char* kUsage =
     "                    of 10..512 bases.\n"
     "\n"
     "Options of both modes:\n"
-    "  -x STR            index prefix (reads STR.wtmap; a DNA index, not --alphabet protein|byte)\n"
-    "  -o FILE           output file; .bam gives BAM, anything else SAM [stdout]\n"
-    "  --output-fmt STR  SAM or BAM, overriding -o's extension\n"
-    "  -l INT            BAM compression level, 0 (none) .. 9 (smallest) [1, the fastest, as\n"
-    "                    STAR writes BAM; samtools writes 6]\n"
+    "  -x STR            a DNA index (not --alphabet protein|byte): its prefix (reads\n"
+    "                    STR.wtmap), the .wtmap file, or the FASTA it was built from (ref.fa:\n"
+    "                    ref.fa.wtmap, else ref.wtmap)\n"
+    "  -o FILE           output file, - for stdout; .bam gives BAM, .sam.gz (any .gz) SAM in\n"
+    "                    BGZF blocks (as samtools writes it), anything else SAM [stdout]\n"
+    "  -O STR            sam or bam, overriding -o's extension (CRAM: not yet); --output-fmt\n"
+    "                    STR is the same (-O INT[,INT] stays the gap open penalties)\n"
+    "  -l INT            BAM and .sam.gz compression level, 0 (none) .. 9 (smallest) [1, the\n"
+    "                    fastest, as STAR writes BAM; samtools writes 6]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
     "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
     "  --batch INT       reads per batch, 1..10^7 [100000]; memory holds at most 15 batches (about\n"
     "                    1 KB per read): 6 read ahead (while the index loads), 7 in the\n"
     "                    stages, 2 made ahead\n"
     "  --device S        auto, gpu or cpu [auto]\n"
+    "  --progress FLOAT  a progress line (reads, reads/s and, reading files, the share of the\n"
+    "                    input done and the time left) after the first batch written once\n"
+    "                    FLOAT seconds have passed since the last [5]; 0: after every batch\n"
+    "  -q, --quiet       no progress or information lines on stderr, errors only\n"
+    "  --stats-json FILE the summary as one JSON object: reads, mapped, mapq_above_0,\n"
+    "                    split_reads, too_short, too_long, stopped_by_work_cap, mapq_histogram\n"
+    "                    (mapped reads' primary records by MAPQ, from 0), and pairs (null for\n"
+    "                    single reads): pairs, properly_paired, both_mapped, singletons (one\n"
+    "                    mate mapped), insert_size_model, proper_insert_size (mean, sd)\n"
+    "  --version         print the version and exit\n"
     "  --io-only         read and write only, every read unmapped: the I/O floor of a run\n"
     "  -p                the one read file holds pairs, mate 1 then mate 2 (bwa mem -p)\n"
     "  -I FLOAT,FLOAT[,INT[,INT]]  pairs' insert size: mean, std, max, min [estimated from\n"
@@ -82,7 +100,7 @@ constexpr const char* kUsage =
     "Gapped mode (bwa mem's names and defaults; INT,INT: deletions, insertions or 5', 3'):\n"
     "  -A INT            match score, 1..1000 [1]\n"
     "  -B INT            mismatch penalty, 0..1000 [4]; an N in the read or reference is one\n"
-    "  -O INT[,INT]      gap open penalties, 0..1000 [6,6]\n"
+    "  -O INT[,INT]      gap open penalties, 0..1000 [6,6] (-O sam|bam: the output format)\n"
     "  -E INT[,INT]      gap extension penalties, 0..1000 [1,1]; a gap of k costs O + k*E\n"
     "  -L INT[,INT]      clipping penalties of the 5' and 3' ends, 0..1000 [5,5]\n"
     "  -w INT            band width, 0..1000 [100]\n"
@@ -146,17 +164,17 @@ constexpr std::uint64_t kMostBatchReads = 10000000;
 
 double percent(std::uint64_t part, std::uint64_t whole) { return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole); }
 
-// The DNA index at `prefix`, with the k-mismatch search's k-mer table unless `without_table`.
-Result<fmindex::FmIndex> load_dna_index(const std::string& prefix, Backend backend, bool without_table) {
+// The DNA index in `path`, with the k-mismatch search's k-mer table unless `without_table`.
+Result<fmindex::FmIndex> load_dna_index(const std::string& path, Backend backend, bool without_table) {
   // Reads are DNA: a protein or byte index (wtmap index --alphabet) has nothing to align them to.
-  auto alphabet = fmindex::read_index_alphabet(index_path(prefix));
+  auto alphabet = fmindex::read_index_alphabet(path);
   if (!alphabet.ok()) return alphabet.status();
   if (*alphabet != fmindex::Alphabet::dna) {
-    return invalid_argument(index_path(prefix) + " is a " + fmindex::alphabet_name(*alphabet) +
+    return invalid_argument(path + " is a " + fmindex::alphabet_name(*alphabet) +
                             " index; wtmap align needs a DNA index (wtmap count searches " +
                             fmindex::alphabet_name(*alphabet) + " indexes)");
   }
-  auto index = fmindex::FmIndex::load(index_path(prefix), backend, kNoKmerTable);
+  auto index = fmindex::FmIndex::load(path, backend, kNoKmerTable);
   if (index.ok() && !without_table) index = with_search_table(std::move(index));
   return index;
 }
@@ -222,6 +240,52 @@ void log_pair_summary(const Log& log, const aligner::PairedSamWriterSink& sink) 
            percent(t.mates_mapq_positive, 2 * t.pairs));
 }
 
+// "12 s", "7 min", "2.5 h": a time left, as precise as an estimate deserves.
+std::string rough_duration(double seconds) {
+  char text[32];
+  if (seconds < 120) {
+    std::snprintf(text, sizeof text, "%.0f s", seconds);
+  } else if (seconds < 7200) {
+    std::snprintf(text, sizeof text, "%.0f min", seconds / 60);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f h", seconds / 3600);
+  }
+  return text;
+}
+
+// Progress on long runs, called after each batch is written: a line once `every_seconds` have
+// passed since the last, with the reads written and reads/s; where every input is a file of known
+// size, also the share of the input done and the time left at the pace so far. The input's reads
+// are counted from its size and the bytes its reads so far came from (compressed ones of a .gz),
+// which holds however far reading runs ahead of writing.
+struct ProgressLines {
+  const Log& log;
+  std::vector<const aligner::SeqReader*> readers;
+  double every_seconds, next_seconds;
+
+  void operator()(const aligner::AlignTotals& totals) {
+    const double seconds = log.seconds();
+    if (seconds < next_seconds) return;
+    next_seconds = seconds + every_seconds;
+    const double rate = seconds > 0 ? static_cast<double>(totals.reads) / seconds : 0.0;
+    double expected_reads = 0;  // in the whole input
+    bool known = rate > 0;
+    for (const aligner::SeqReader* r : readers) {
+      const aligner::SeqReader::InputProgress p = r->input_progress();
+      known = known && r->input_size() > 0 && p.bytes > 0 && p.records > 0;
+      if (known) expected_reads += static_cast<double>(p.records) * static_cast<double>(r->input_size()) / static_cast<double>(p.bytes);
+    }
+    const double done = static_cast<double>(totals.reads);
+    if (!known) {
+      log.info("%llu reads, %.0f reads/s", static_cast<unsigned long long>(totals.reads), rate);
+      return;
+    }
+    expected_reads = std::max(expected_reads, done);
+    log.info("%llu reads, %.0f reads/s; %.0f%% of the input, about %s left", static_cast<unsigned long long>(totals.reads),
+             rate, 100 * done / expected_reads, rough_duration((expected_reads - done) / rate).c_str());
+  }
+};
+
 // The run's summary: reads, mapped, MAPQ > 0, speed, and the reads not fully searched.
 void log_summary(const Log& log, const aligner::AlignTotals& totals, const aligner::gapped::GappedOptions* gapped) {
   const double seconds = log.seconds();
@@ -259,12 +323,22 @@ struct AlignCommand {
   std::uint64_t mismatches = 4, alternatives = 3, batch_size = 100000, max_work = 1u << 16, level = 1;
   bool io_only = false;
   unsigned verbosity = 0;  // -v: busy seconds per stage; -v -v: and each batch's timeline
+  double progress_seconds = 5;  // --progress: often enough that a run never looks stalled
+  std::string stats_json;       // --stats-json FILE
   // The first option given of each mode, for the clash messages: -k (or --mismatches), which
   // selects the k-mismatch mode; one that needs it (-N, --max-work); one of the gapped mode.
   std::string exhaustive_option, exhaustive_only_option, gapped_option;
   bool is_gapped() const { return exhaustive_option.empty(); }
   bool is_paired() const { return interleaved || !second_input.empty(); }
 };
+
+// Whether two output paths name one file: the same path once links and dot segments are
+// resolved (an output not yet made has no inode to compare).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec_a, ec_b;
+  const std::filesystem::path pa = std::filesystem::weakly_canonical(a, ec_a), pb = std::filesystem::weakly_canonical(b, ec_b);
+  return ec_a || ec_b ? a == b : pa == pb;
+}
 
 // An integer option value in [low, high].
 bool parse_int(const char* text, std::int64_t low, std::int64_t high, std::int32_t& value) {
@@ -280,6 +354,16 @@ bool parse_int_pair(const char* text, std::int64_t high, std::int32_t& first, st
   const auto comma = t.find(',');
   if (comma == std::string::npos) return parse_int(text, 0, high, first) && parse_int(text, 0, high, second);
   return parse_int(t.substr(0, comma).c_str(), 0, high, first) && parse_int(t.substr(comma + 1).c_str(), 0, high, second);
+}
+
+// A number of seconds, 0 or more (and at most a year, so that it stays a count of seconds).
+bool parse_seconds(const char* text, double& value) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !(v >= 0.0 && v <= 365.0 * 86400)) return false;
+  value = v;
+  return true;
 }
 
 bool parse_fraction(const char* text, float& value) {
@@ -350,21 +434,20 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
   }
   c.sam.command_line = "wtmap align " + c.sam.command_line;
   bool operands_only = false;
+  std::vector<int> operand_at;  // the read files' places in argv
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (ends_options(a, operands_only)) continue;
-    if (!is_option_word(a, operands_only)) {
-      if (!c.second_input.empty()) return usage_error("align", "more than two read files given", kUsage);
-      (c.input.empty() ? c.input : c.second_input) = a;
-      continue;
-    }
+    if (take_operand(a, i, operands_only, operand_at)) continue;
     const bool has_value = i + 1 < argc;
     std::string error;
     // -h before a number is bwa mem's XA limit; alone (or before anything else) it asks for help.
     const bool xa_limit = a == "-h" && has_value && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9';
-    if (a != "-h" || xa_limit) {
+    // -O before a name (a letter first) is samtools' output format; else bwa mem's gap open
+    // penalties, whose errors ("-O -1") stay theirs.
+    const bool format_name = a == "-O" && has_value && std::isalpha(static_cast<unsigned char>(argv[i + 1][0]));
+    if ((a != "-h" || xa_limit) && !format_name) {
       const Parsed p = has_value ? parse_gapped_option(a, argv[i + 1], c.gapped, error) : Parsed::no;
-      if (p == Parsed::bad) return usage_error("align", error, kUsage);
+      if (p == Parsed::bad) return usage_error("align", error);
       if (p == Parsed::yes) {
         if (c.gapped_option.empty()) c.gapped_option = a;
         ++i;
@@ -375,25 +458,25 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
       c.prefix = argv[++i];
     } else if (a == "-o" && has_value) {
       c.sam.path = argv[++i];
-    } else if (a == "--output-fmt" && has_value) {
+    } else if ((a == "--output-fmt" || format_name) && has_value) {
       std::string f = argv[++i];
       for (char& ch : f) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       c.sam.format = f;
     } else if (a == "-l" && has_value) {
-      if (!parse_count(argv[++i], c.level) || c.level > 9) return usage_error("align", "-l needs an integer in 0..9", kUsage);
+      if (!parse_count(argv[++i], c.level) || c.level > 9) return usage_error("align", "-l needs an integer in 0..9");
     } else if ((a == "-k" || a == "--mismatches") && has_value) {
       if (!parse_count(argv[++i], c.mismatches) || c.mismatches > aligner::kMaxMismatches) {
-        return usage_error("align", a + " needs an integer in 0..4", kUsage);
+        return usage_error("align", a + " needs an integer in 0..4");
       }
       c.exhaustive_option = a;
     } else if (a == "-N" && has_value) {
       if (!parse_count(argv[++i], c.alternatives) || c.alternatives > aligner::kMaxAlternatives) {
-        return usage_error("align", "-N needs an integer in 0.." + std::to_string(aligner::kMaxAlternatives), kUsage);
+        return usage_error("align", "-N needs an integer in 0.." + std::to_string(aligner::kMaxAlternatives));
       }
       c.exhaustive_only_option = c.exhaustive_only_option.empty() ? a : c.exhaustive_only_option;
     } else if (a == "--max-work" && has_value) {
       if (!parse_count(argv[++i], c.max_work) || c.max_work == 0 || c.max_work > UINT32_MAX) {
-        return usage_error("align", "--max-work needs a positive 32-bit integer", kUsage);
+        return usage_error("align", "--max-work needs a positive 32-bit integer");
       }
       c.exhaustive_only_option = c.exhaustive_only_option.empty() ? a : c.exhaustive_only_option;
     } else if (a == "-Y") {
@@ -403,36 +486,66 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
       c.sam.read_group = argv[++i];
     } else if (a == "--batch" && has_value) {
       if (!parse_count(argv[++i], c.batch_size) || c.batch_size == 0 || c.batch_size > kMostBatchReads) {
-        return usage_error("align", "--batch needs an integer in 1.." + std::to_string(kMostBatchReads), kUsage);
+        return usage_error("align", "--batch needs an integer in 1.." + std::to_string(kMostBatchReads));
       }
     } else if (a == "-p") {
       c.interleaved = true;
     } else if (a == "-I" && has_value) {
       c.insert_size = argv[++i];
     } else if (a == "-U" && has_value) {
-      if (!parse_int(argv[++i], 0, 1000, c.unpaired)) return usage_error("align", "-U needs an integer in 0..1000", kUsage);
+      if (!parse_int(argv[++i], 0, 1000, c.unpaired)) return usage_error("align", "-U needs an integer in 0..1000");
     } else if (a == "--io-only") {
       c.io_only = true;
     } else if (a == "-v") {
       ++c.verbosity;
+    } else if (a == "--stats-json" && has_value) {
+      c.stats_json = argv[++i];
+    } else if (a == "--progress" && has_value) {
+      if (!parse_seconds(argv[++i], c.progress_seconds)) return usage_error("align", "--progress needs seconds, 0 or more");
     } else if (const int rc = handle_common_or_unknown(c.common, argc, argv, i, "align", kUsage); rc >= 0) {
       return rc;
     }
   }
-  if (c.prefix.empty() || c.input.empty()) {
-    std::fputs(kUsage, stderr);
-    return 1;
+  if (c.prefix.empty()) {
+    if (const int rc = hint_bwa_order("align", argc, argv, operand_at); rc >= 0) return rc;
   }
-  if (c.interleaved && !c.second_input.empty()) return usage_error("align", "-p takes one read file, not two", kUsage);
+  if (operand_at.size() > 2) return usage_error("align", "more than two read files given");
+  if (!operand_at.empty()) c.input = argv[operand_at[0]];
+  if (operand_at.size() == 2) c.second_input = argv[operand_at[1]];
+  if (c.prefix.empty()) return usage_or_error(argc, "align", "no index given (-x INDEX)", kUsage);
+  if (c.input.empty()) return usage_or_error(argc, "align", "no read file given", kUsage);
+  if (c.interleaved && !c.second_input.empty()) return usage_error("align", "-p takes one read file, not two");
+  if (c.common.quiet && c.verbosity > 0) return usage_error("align", "-q and -v ask for opposite things");
   // A mode's options in the other mode would be silently ignored: refused instead.
   if (!c.exhaustive_option.empty() && !c.gapped_option.empty()) {
     return usage_error("align", c.gapped_option + " is an option of the gapped mode; " + c.exhaustive_option +
-                                    " selects the k-mismatch mode", kUsage);
+                                    " selects the k-mismatch mode");
   }
   if (c.exhaustive_option.empty() && !c.exhaustive_only_option.empty()) {
     return usage_error("align", c.exhaustive_only_option + " is an option of the k-mismatch mode (-k INT); the gapped mode " +
-                                    "lists alternative hits up to -h", kUsage);
+                                    "lists alternative hits up to -h");
   }
+  return -1;
+}
+
+// Before any work: the output's format, its place (the reads and the index are never
+// overwritten) and --stats-json's, made now as a temporary. Returns -1 to go on, else the exit
+// status.
+int check_outputs(AlignCommand& c, const std::string& index_file, std::optional<io::OutputFile>& stats_file) {
+  aligner::SamOptions& sam = c.sam;
+  if (const Result<aligner::SamFormat> format = aligner::sam_format(sam); !format.ok()) {
+    return usage_error("align", format.status().message());
+  }
+  sam.inputs = {c.input, index_file};
+  if (!c.second_input.empty()) sam.inputs.push_back(c.second_input);
+  if (sam.path != "-") {
+    if (const Status place = io::check_output_path(sam.path, sam.inputs); !place.ok()) return fail("align", place);
+  }
+  if (c.stats_json.empty()) return -1;
+  if (sam.path != "-" && same_file(sam.path, c.stats_json)) return usage_error("align", "--stats-json and -o name the same file");
+  Result<io::OutputFile> created = io::OutputFile::create(c.stats_json, sam.inputs);
+  if (!created.ok()) return fail("align", created.status());
+  stats_file.emplace(std::move(*created));
   return -1;
 }
 
@@ -506,17 +619,15 @@ int align_main(int argc, char** argv) {
   aligner::InsertSizeModel insert_size;
   if (!c.insert_size.empty()) {
     auto given = aligner::parse_insert_size(c.insert_size);
-    if (!given.ok()) return usage_error("align", given.status().message(), kUsage);
+    if (!given.ok()) return usage_error("align", given.status().message());
     insert_size = *given;
   }
 
-  // The output's place is checked before any work; the reads and the index are never overwritten.
-  sam.inputs = {c.input, index_path(c.prefix)};
-  if (!c.second_input.empty()) sam.inputs.push_back(c.second_input);
-  if (sam.path != "-") {
-    if (const Status place = io::check_output_path(sam.path, sam.inputs); !place.ok()) return fail("align", place);
-  }
-  const Log log("align");
+  Result<std::string> index_file = resolve_index(c.prefix);
+  if (!index_file.ok()) return fail("align", index_file.status());
+  std::optional<io::OutputFile> stats_file;
+  if (const int rc = check_outputs(c, *index_file, stats_file); rc >= 0) return rc;
+  const Log log("align", c.common.quiet);
   // Reading starts first, so that inflating the first batches overlaps with the CUDA start-up
   // and the index loads (a second or two for a large genome). The pipeline's destructor stops
   // and joins the reader on every way out of this function.
@@ -533,13 +644,9 @@ int align_main(int argc, char** argv) {
   pipeline_options.batch_size = c.batch_size;
   pipeline_options.max_mismatches = static_cast<unsigned>(c.mismatches);
   pipeline_options.warming_threads = sam.threads >= 4 ? 2 : 0;  // where there are cores to spare
-  std::uint64_t next_report = 1000000;
-  pipeline_options.on_written = [&log, &next_report](const aligner::AlignTotals& totals) {
-    if (totals.reads < next_report) return;
-    log.info("%llu reads, %.0f reads/s", static_cast<unsigned long long>(totals.reads),
-             static_cast<double>(totals.reads) / log.seconds());
-    next_report += 1000000;
-  };
+  ProgressLines progress{log, {&*reader}, c.progress_seconds, c.progress_seconds};
+  if (second_reader) progress.readers.push_back(&*second_reader);
+  pipeline_options.on_written = std::ref(progress);
   aligner::AlignPipeline pipeline(std::move(pipeline_options));
   pipeline.start_reading(*source);
   auto backend = c.common.apply(log);
@@ -552,7 +659,7 @@ int align_main(int argc, char** argv) {
   auto say = [&log](const std::string& line) { log.info("%s", line.c_str()); };
   mismatch_engine.configure_splitting(c.is_paired() ? 2 : 1, say);
   gapped_engine.configure_splitting(c.is_paired() ? 2 : 1, say);
-  auto index = load_dna_index(c.prefix, *backend, c.io_only || gapped);
+  auto index = load_dna_index(*index_file, *backend, c.io_only || gapped);
   if (!index.ok()) return fail("align", index.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
   if (!writer.ok()) return fail("align", writer.status());
@@ -634,6 +741,11 @@ int align_main(int argc, char** argv) {
   }
   log_summary(log, totals, gapped && !c.io_only ? &c.gapped : nullptr);
   if (pair_sink) log_pair_summary(log, *pair_sink);
+  if (stats_file) {
+    RunStats stats{c.io_only ? "io-only" : gapped ? "gapped" : "k-mismatch", log.seconds(), totals, &writer->counts(),
+                   pair_sink ? &pair_sink->totals() : nullptr, pair_sink ? &pair_sink->model() : nullptr};
+    if (const Status written = write_stats_json(*stats_file, stats_json(stats)); !written.ok()) return fail("align", written);
+  }
   pipeline.wait_for_release();
   leave_finished_run();
 }

@@ -19,7 +19,7 @@ namespace wtmap::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: wtmap count -x <prefix> [options] <patterns.fa|fq[.gz] | ->\n"
+    "Usage: wtmap count -x <index> [options] <patterns.fa|fq[.gz] | ->\n"
     "\n"
     "Counts the exact matches of every pattern in the indexed reference and writes one line per\n"
     "pattern to stdout: name TAB count [TAB contig:position:strand,...]. Positions are 1-based.\n"
@@ -33,12 +33,15 @@ constexpr const char* kUsage =
     "m - k steps: k is 8 for 5 Mbp, 10 for 100 Mbp, 12 (256 MiB) from 1.1 Gbp on.\n"
     "\n"
     "Options:\n"
-    "  -x STR          index prefix (reads STR.wtmap)\n"
+    "  -x STR          the index: its prefix (reads STR.wtmap), the .wtmap file, or the FASTA\n"
+    "                  it was built from (ref.fa: ref.fa.wtmap, else ref.wtmap)\n"
     "  --locate        also print the positions of the matches\n"
     "  --max-hits INT  positions printed per pattern at most [100]\n"
     "  --batch INT     patterns searched per batch [1000000]\n"
     "  -t INT          CPU threads [all cores]\n"
-    "  --device S      auto, gpu or cpu [auto]\n";
+    "  --device S      auto, gpu or cpu [auto]\n"
+    "  -q, --quiet     no progress or information lines on stderr, errors only\n"
+    "  --version       print the version and exit\n";
 
 // The search code of every byte under the index's alphabet.
 using CodeTable = std::array<std::uint8_t, 256>;
@@ -176,35 +179,36 @@ int count_main(int argc, char** argv) {
   std::uint64_t max_hits = 100, batch_size = 1000000;
   bool locate = false;
   bool operands_only = false;
+  std::vector<int> operand_at;  // the pattern file's place in argv
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (ends_options(a, operands_only)) continue;
-    if (!is_option_word(a, operands_only)) {
-      if (!input.empty()) return usage_error("count", "more than one pattern file given", kUsage);
-      input = a;
-      continue;
-    }
+    if (take_operand(a, i, operands_only, operand_at)) continue;
     const bool has_value = i + 1 < argc;
     if (a == "-x" && has_value) {
       prefix = argv[++i];
     } else if (a == "--locate") {
       locate = true;
     } else if (a == "--max-hits" && has_value) {
-      if (!parse_count(argv[++i], max_hits)) return usage_error("count", "--max-hits needs an integer", kUsage);
+      if (!parse_count(argv[++i], max_hits)) return usage_error("count", "--max-hits needs an integer");
     } else if (a == "--batch" && has_value) {
-      if (!parse_count(argv[++i], batch_size) || batch_size == 0) return usage_error("count", "--batch needs a positive integer", kUsage);
+      if (!parse_count(argv[++i], batch_size) || batch_size == 0) return usage_error("count", "--batch needs a positive integer");
     } else if (const int rc = handle_common_or_unknown(common, argc, argv, i, "count", kUsage); rc >= 0) {
       return rc;
     }
   }
-  if (prefix.empty() || input.empty()) {
-    std::fputs(kUsage, stderr);
-    return 1;
+  if (prefix.empty()) {
+    if (const int rc = hint_bwa_order("count", argc, argv, operand_at); rc >= 0) return rc;
   }
-  const Log log("count");
+  if (operand_at.size() > 1) return usage_error("count", "more than one pattern file given");
+  if (!operand_at.empty()) input = argv[operand_at[0]];
+  if (prefix.empty()) return usage_or_error(argc, "count", "no index given (-x INDEX)", kUsage);
+  if (input.empty()) return usage_or_error(argc, "count", "no pattern file given", kUsage);
+  Result<std::string> index_file = resolve_index(prefix);
+  if (!index_file.ok()) return fail("count", index_file.status());
+  const std::string& path = *index_file;
+  const Log log("count", common.quiet);
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("count", backend.status());
-  const std::string path = index_path(prefix);
   auto alphabet = fmindex::read_index_alphabet(path);
   if (!alphabet.ok()) return fail("count", alphabet.status());
   if (*alphabet == fmindex::Alphabet::dna) {

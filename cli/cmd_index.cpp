@@ -28,6 +28,8 @@ constexpr const char* kUsage =
     "                  32, the smallest whose samples fit 256 MiB: 8 up to 134 Mbp, 32 past 268]\n"
     "  -t INT          CPU threads [all cores]\n"
     "  --device S      auto, gpu or cpu: where the wavelet tree is built [auto]\n"
+    "  -q, --quiet     no progress or information lines on stderr, errors only\n"
+    "  --version       print the version and exit\n"
     "\n"
     "Peak memory: dna about 21 bytes per reference base (2 strands x 8-byte suffix array plus\n"
     "text and BWT), e.g. 2.1 GB for 100 Mbp; the index takes about 1.1 + 16 / s bytes per base\n"
@@ -58,37 +60,32 @@ int index_main(int argc, char** argv) {
   std::uint64_t sample_rate = fmindex::kSampleRateBySize;
   fmindex::Alphabet alphabet = fmindex::Alphabet::dna;
   bool operands_only = false;
+  std::vector<int> operand_at;  // the reference's place in argv
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (ends_options(a, operands_only)) continue;
-    if (!is_option_word(a, operands_only)) {
-      if (!fasta.empty()) return usage_error("index", "more than one reference given", kUsage);
-      fasta = a;
-      continue;
-    }
+    if (take_operand(a, i, operands_only, operand_at)) continue;
     const bool has_value = i + 1 < argc;
     if (a == "-p" && has_value) {
       prefix = argv[++i];
     } else if (a == "-s" && has_value) {
       if (!parse_count(argv[++i], sample_rate) || sample_rate == 0 || sample_rate > fmindex::kMaxSampleRate) {
-        return usage_error("index", "-s needs an integer in 1..1048576", kUsage);
+        return usage_error("index", "-s needs an integer in 1..1048576");
       }
     } else if (a == "--alphabet" && has_value) {
       const auto parsed = fmindex::parse_alphabet(argv[++i]);
-      if (!parsed) return usage_error("index", "--alphabet needs dna, protein or byte", kUsage);
+      if (!parsed) return usage_error("index", "--alphabet needs dna, protein or byte");
       alphabet = *parsed;
     } else if (const int rc = handle_common_or_unknown(common, argc, argv, i, "index", kUsage); rc >= 0) {
       return rc;
     }
   }
-  if (fasta.empty()) {
-    std::fputs(kUsage, stderr);
-    return 1;
-  }
+  if (operand_at.size() > 1) return usage_error("index", "more than one reference given");
+  if (operand_at.empty()) return usage_or_error(argc, "index", "no reference given", kUsage);
+  fasta = argv[operand_at[0]];
   if (prefix.empty()) prefix = fasta == "-" ? "stdin" : fasta;
   // Where the index goes is checked now, not after an hour of building.
   if (const Status place = io::check_output_path(index_path(prefix), {fasta}); !place.ok()) return fail("index", place);
-  const Log log("index");
+  const Log log("index", common.quiet);
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("index", backend.status());
 

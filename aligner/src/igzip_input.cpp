@@ -80,4 +80,9 @@ Result<std::size_t> IgzipInput::read(char* out, std::size_t capacity) {
   return produced;
 }
 
+std::uint64_t IgzipInput::compressed_bytes_read() const {
+  const off_t at = htell(file_);
+  return at < 0 ? 0 : static_cast<std::uint64_t>(at);
+}
+
 }  // namespace wtmap::aligner

@@ -33,6 +33,8 @@ class IgzipInput {
   // Corrupt deflate data, a CRC or length mismatch, a file that ends inside a member and bytes
   // after the last member that are no gzip member are corrupt_data errors naming the file.
   Result<std::size_t> read(char* out, std::size_t capacity);
+  // Compressed bytes taken from the file so far (for progress), on the thread that calls read().
+  std::uint64_t compressed_bytes_read() const;
 
  private:
   Status refill();  // the next compressed bytes, once the last ones are used up

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "wtmap/core/detail/parallel.hpp"
@@ -16,7 +17,10 @@
 namespace wtmap::aligner {
 namespace {
 
-constexpr char kVersion[] = "0.1.0";
+#ifndef WTMAP_VERSION
+#error "WTMAP_VERSION must be project()'s version (aligner/CMakeLists.txt)"
+#endif
+constexpr char kVersion[] = WTMAP_VERSION;
 
 // "\t" escapes of -R to real tabs.
 std::string unescape_tabs(const std::string& s) {
@@ -165,6 +169,19 @@ struct SamWriter::Impl {
   // into them on all threads, and no record is allocated or freed per read.
   std::vector<bam1_t*> records;
   Times times;
+  Counts counts;
+
+  // Counts() of a read's primary record.
+  void count(const bam1_t* primary) {
+    const std::uint16_t flag = primary->core.flag;
+    if ((flag & BAM_FUNMAP) == 0) ++counts.primary_mapq[primary->core.qual];
+    if ((flag & (BAM_FPROPER_PAIR | BAM_FREAD1)) == (BAM_FPROPER_PAIR | BAM_FREAD1)) {
+      const double insert = static_cast<double>(std::llabs(primary->core.isize));
+      ++counts.proper_pairs;
+      counts.insert_sum += insert;
+      counts.insert_squares += insert * insert;
+    }
+  }
 
   ~Impl() {
     for (bam1_t* b : records) bam_destroy1(b);
@@ -332,6 +349,7 @@ struct SamWriter::Impl {
     lap(times.format);
     for (std::size_t i = 0; i < reads; ++i) {
       WTMAP_TRY(errors[i]);
+      count(records[first(i)]);
       for (std::size_t r = first(i); r < first(i + 1); ++r) {
         if (sam_write1(file, header, records[r]) < 0) {
           return {StatusCode::io_error, (options.path == "-" ? std::string("stdout") : options.path) + ": write failed"};
@@ -348,22 +366,35 @@ SamWriter::SamWriter(SamWriter&&) noexcept = default;
 SamWriter& SamWriter::operator=(SamWriter&&) noexcept = default;
 SamWriter::~SamWriter() = default;
 
+Result<SamFormat> sam_format(const SamOptions& options) {
+  std::string path = options.path;  // "-" for stdout: no extension, SAM unless told otherwise
+  for (char& c : path) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto ends_with = [&path](const std::string& suffix) {
+    return path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const bool compressed = ends_with(".gz") || ends_with(".bgz");
+  if (compressed) path.erase(path.rfind('.'));  // x.sam.gz: the format from x.sam
+  std::string format = options.format;
+  if (format.empty()) format = ends_with(".bam") ? "bam" : ends_with(".cram") ? "cram" : "sam";
+  if (format == "cram") {
+    return invalid_argument((options.format.empty() ? options.path + ": " : std::string()) +
+                            "CRAM output is not supported yet; write BAM (-O bam, or -o FILE.bam)");
+  }
+  if (format == "bam") return SamFormat::bam;
+  if (format == "sam") return compressed ? SamFormat::sam_bgzf : SamFormat::sam;
+  return invalid_argument("the output format must be SAM or BAM, not '" + format + "'");
+}
+
 Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<fmindex::Contig>& contigs) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  std::string format = options.format;
-  if (format.empty()) {
-    const auto dot = options.path.rfind('.');
-    std::string ext = dot == std::string::npos ? "" : options.path.substr(dot + 1);
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    format = ext == "bam" ? "bam" : "sam";
-    if (ext == "cram") return invalid_argument(options.path + ": CRAM output is not supported; use .sam or .bam");
-  }
-  if (format != "sam" && format != "bam") return invalid_argument("--output-fmt must be SAM or BAM, not '" + format + "'");
+  Result<SamFormat> format = sam_format(options);
+  if (!format.ok()) return format.status();
   Result<std::string> read_group = read_group_line(options.read_group);
   if (!read_group.ok()) return read_group.status();
-  std::string mode = format == "bam" ? "wb" : "w";
-  if (format == "bam" && options.compression_level >= 0) mode += std::to_string(std::min(options.compression_level, 9));
+  // htslib's modes: "wz" writes SAM text in BGZF blocks, "wb" BAM; a digit sets the level.
+  std::string mode = *format == SamFormat::bam ? "wb" : *format == SamFormat::sam_bgzf ? "wz" : "w";
+  if (*format != SamFormat::sam && options.compression_level >= 0) mode += std::to_string(std::min(options.compression_level, 9));
   std::string target = "-";
   if (options.path != "-") {
     Result<io::OutputFile> output = io::OutputFile::create(options.path, options.inputs);
@@ -482,6 +513,7 @@ Status SamWriter::reserve(std::size_t reads) {
 }
 
 SamWriter::Times SamWriter::times() const { return impl_->times; }
+const SamWriter::Counts& SamWriter::counts() const { return impl_->counts; }
 
 Status SamWriter::finish() {
   Impl& impl = *impl_;

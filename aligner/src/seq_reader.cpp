@@ -3,12 +3,14 @@
 #include <htslib/bgzf.h>
 #include <htslib/hfile.h>
 #include <htslib/hts.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <string_view>
@@ -39,6 +41,7 @@ struct SeqReader::Impl {
   struct Chunk {
     std::vector<char> bytes;  // empty: the end of the input
     Status error;
+    std::uint64_t input_end = 0;  // bytes of the input as stored (compressed) read through this chunk
   };
 
   std::string path;
@@ -56,6 +59,12 @@ struct SeqReader::Impl {
   bool have_line = false;  // `line` holds a header read ahead (FASTA)
   SequenceBytes allowed = SequenceBytes::letters;
   std::atomic<double> inflate_seconds{0};  // written by the inflater, read by times()
+  // Progress (input_progress): the records parsed before the current one, the stored bytes
+  // through the chunk being parsed, and, taken as each chunk is done, a pair of them that agree.
+  std::uint64_t records_parsed = 0, current_input_end = 0;
+  mutable std::mutex progress_mutex;
+  InputProgress progress;
+  std::uint64_t size = 0;  // of a regular file; 0: unknown
   double waiting_seconds = 0;
 
   ~Impl() {
@@ -78,6 +87,9 @@ struct SeqReader::Impl {
         const auto start = std::chrono::steady_clock::now();
         Result<std::size_t> n = inflate(c.bytes.data(), kChunkBytes);
         inflate_seconds = inflate_seconds + seconds_since(start);
+        // BGZF or plain: the offset of the block being read (bgzf_tell's upper 48 bits), which
+        // the reading thread keeps, threads or not.
+        c.input_end = gzip != nullptr ? gzip->compressed_bytes_read() : static_cast<std::uint64_t>(bgzf_tell(file) >> 16);
         if (!n.ok()) {
           c.bytes.clear();
           c.error = n.status();
@@ -115,11 +127,16 @@ struct SeqReader::Impl {
         const auto start = std::chrono::steady_clock::now();
         std::optional<Chunk> next = chunks.pop();
         waiting_seconds += seconds_since(start);
+        {  // the chunk before is parsed but for the record in hand
+          const std::lock_guard<std::mutex> lock(progress_mutex);
+          progress = {records_parsed, current_input_end};
+        }
         if (!next || next->bytes.empty()) {
           if (next && !next->error.ok()) return next->error;
           at_end = true;
           continue;
         }
+        current_input_end = next->input_end;
         current = std::move(*next);
         position = 0;
       }
@@ -153,6 +170,12 @@ SeqReader::~SeqReader() = default;
 
 SeqReader::Times SeqReader::times() const { return {impl_->inflate_seconds.load(), impl_->waiting_seconds}; }
 
+SeqReader::InputProgress SeqReader::input_progress() const {
+  const std::lock_guard<std::mutex> lock(impl_->progress_mutex);
+  return impl_->progress;
+}
+std::uint64_t SeqReader::input_size() const { return impl_->size; }
+
 Result<SeqReader> SeqReader::open(const std::string& path, unsigned threads, SequenceBytes bytes) {
   auto impl = std::make_unique<Impl>();
   impl->path = path == "-" ? "<stdin>" : path;
@@ -160,6 +183,9 @@ Result<SeqReader> SeqReader::open(const std::string& path, unsigned threads, Seq
   WTMAP_TRY(io::check_input_path(path));
   hFILE* input = path == "-" ? hdopen(0, "r") : hopen(path.c_str(), "r");
   if (input == nullptr) return Status{StatusCode::io_error, path + ": cannot open for reading"};
+  struct stat info {};
+  const int stated = path == "-" ? fstat(0, &info) : stat(path.c_str(), &info);
+  if (stated == 0 && S_ISREG(info.st_mode)) impl->size = static_cast<std::uint64_t>(info.st_size);
   htsFormat format{};
   if (hts_detect_format2(input, impl->path.c_str(), &format) < 0) {
     hclose_abruptly(input);
@@ -200,6 +226,7 @@ bool is_sequence_letter(char c) { return kSequenceLetter[static_cast<unsigned ch
 
 Result<bool> SeqReader::next(SeqRecord& record) {
   Impl& in = *impl_;
+  in.records_parsed = records_;
   const std::uint64_t number = records_ + 1;
   auto fail = [&](const std::string& why) {
     return invalid_argument(in.path + ": record " + std::to_string(number) + ": " + why);

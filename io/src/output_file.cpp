@@ -218,7 +218,8 @@ Status OutputFile::commit() {
 }
 
 void install_signal_cleanup() {
-  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
+  // SIGPIPE too: a run whose stderr (or stdout) goes into a pipe that closed dies of it.
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
     struct sigaction old {};
     if (sigaction(signal, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;  // nohup's SIGHUP stays ignored
     struct sigaction action {};

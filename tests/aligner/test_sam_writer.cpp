@@ -163,5 +163,38 @@ TEST(SamWriterReadGroup, TheLineAndItsIdReadBack) {
   EXPECT_EQ(back.records[0].rg, "g~1");
 }
 
+// The format follows -O where given, else the path: .bam BAM, SAM to .gz or .bgz BGZF-compressed
+// (the format then from the name before it), "-" SAM; CRAM and unknown names refused.
+TEST(SamWriterFormat, FollowsTheOptionThenThePath) {
+  using aligner::SamFormat;
+  struct Case {
+    const char* path;
+    const char* format;
+    SamFormat expected;
+  };
+  for (const Case& c : {Case{"-", "", SamFormat::sam}, Case{"x.sam", "", SamFormat::sam}, Case{"x", "", SamFormat::sam},
+                        Case{"x.bam", "", SamFormat::bam}, Case{"X.BAM", "", SamFormat::bam},
+                        Case{"x.sam.gz", "", SamFormat::sam_bgzf}, Case{"x.gz", "", SamFormat::sam_bgzf},
+                        Case{"x.sam.bgz", "", SamFormat::sam_bgzf}, Case{"x.bam.gz", "", SamFormat::bam},
+                        Case{"-", "bam", SamFormat::bam}, Case{"x.sam", "bam", SamFormat::bam},
+                        Case{"x.bam", "sam", SamFormat::sam}, Case{"x.bam.gz", "sam", SamFormat::sam_bgzf},
+                        Case{"x.gzip", "", SamFormat::sam}}) {
+    aligner::SamOptions options;
+    options.path = c.path;
+    options.format = c.format;
+    const Result<SamFormat> format = aligner::sam_format(options);
+    ASSERT_TRUE(format.ok()) << c.path << " " << c.format << ": " << format.status().message();
+    EXPECT_EQ(format.value(), c.expected) << c.path << " " << c.format;
+  }
+  for (const Case& c : {Case{"x.cram", "", SamFormat::sam}, Case{"x.CRAM.gz", "", SamFormat::sam},
+                        Case{"x.bam", "cram", SamFormat::sam}, Case{"-", "json", SamFormat::sam}}) {
+    aligner::SamOptions options;
+    options.path = c.path;
+    options.format = c.format;
+    const Result<SamFormat> format = aligner::sam_format(options);
+    EXPECT_FALSE(format.ok()) << c.path << " " << c.format;
+  }
+}
+
 }  // namespace
 }  // namespace wtmap::altest

@@ -333,5 +333,54 @@ TEST(SeqReader, AnyBytesKeepsSequencesVerbatim) {
   }
 }
 
+// input_progress(): as parsing crosses each chunk, the records completed and the stored bytes
+// through the chunk before; with records of R bytes the two agree to within two records, and at
+// the end they are every record and the whole file (BGZF: all but its 28-byte end-of-file block,
+// which holds no data). input_size() is the file's size.
+TEST(SeqReader, InputProgressPairsRecordsWithTheBytesTheyCameFrom) {
+  const std::string sequence(150, 'A');
+  const std::string one = "@read\n" + sequence + "\n+\n" + std::string(150, 'I') + "\n";  // R bytes
+  const std::size_t records = 3 * SeqReader::kChunkBytes / one.size();  // some three chunks
+  std::string text;
+  for (std::size_t i = 0; i < records; ++i) text += one;
+  const fmtest::TempDir dir;
+  for (Compression compression : {Compression::plain, Compression::gzip, Compression::bgzf}) {
+    SCOPED_TRACE(static_cast<int>(compression));
+    const std::string path = dir.file("progress" + std::to_string(static_cast<int>(compression)) + ".fq");
+    switch (compression) {
+      case Compression::plain: fmtest::write_file(path, text); break;
+      case Compression::gzip: fmtest::write_gzip(path, text); break;
+      case Compression::bgzf: write_bgzf(path, text); break;
+    }
+    const std::uint64_t size = fmtest::read_file(path).size();
+    auto reader = SeqReader::open(path, 2);
+    ASSERT_TRUE(reader.ok()) << reader.status().message();
+    EXPECT_EQ(reader->input_size(), size);
+    SeqRecord record;
+    std::size_t read = 0, changes = 0;
+    SeqReader::InputProgress last;
+    while (true) {
+      auto more = reader->next(record);
+      ASSERT_TRUE(more.ok()) << more.status().message();
+      if (!*more) break;
+      ++read;
+      const SeqReader::InputProgress p = reader->input_progress();
+      ASSERT_LE(p.records, read);
+      ASSERT_LE(p.bytes, size);
+      if (p.records != last.records) ++changes;
+      if (compression == Compression::plain && p.records > 0) {
+        ASSERT_LE(p.records * one.size(), p.bytes);
+        ASSERT_LT(p.bytes, (p.records + 2) * one.size());
+      }
+      last = p;
+    }
+    EXPECT_EQ(read, records);
+    EXPECT_GE(changes, 2u) << "the progress moved at the chunk edges";
+    const SeqReader::InputProgress end = reader->input_progress();
+    EXPECT_EQ(end.records, records);
+    EXPECT_EQ(end.bytes, compression == Compression::bgzf ? size - 28 : size);
+  }
+}
+
 }  // namespace
 }  // namespace wtmap::altest

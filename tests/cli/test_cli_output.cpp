@@ -219,7 +219,7 @@ void expect_signal_cleans_up(const std::string& prefix, const TempDir& dir, int 
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    for (const int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
+    for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(s, SIG_DFL);
     const int null = open("/dev/null", O_WRONLY);
     dup2(null, 2);
     execl(program.c_str(), program.c_str(), "align", "-x", prefix.c_str(), "-k", "4", "--device", "cpu", "-o", out.c_str(), fifo.c_str(),
@@ -249,6 +249,21 @@ void expect_signal_cleans_up(const std::string& prefix, const TempDir& dir, int 
 TEST_F(CliOutput, SigintLeavesNoTemporary) { expect_signal_cleans_up(prefix_, dir_, SIGINT); }
 TEST_F(CliOutput, SigtermLeavesNoTemporary) { expect_signal_cleans_up(prefix_, dir_, SIGTERM); }
 TEST_F(CliOutput, SighupLeavesNoTemporary) { expect_signal_cleans_up(prefix_, dir_, SIGHUP); }
+TEST_F(CliOutput, SigpipeLeavesNoTemporary) { expect_signal_cleans_up(prefix_, dir_, SIGPIPE); }
+
+// As a user meets SIGPIPE: stderr into `head -c 1`, which leaves after one byte; the progress
+// lines that follow (one per batch of one read) write into the closed pipe. The run dies of
+// SIGPIPE, as before, and its temporary goes with it.
+TEST_F(CliOutput, StderrIntoAClosedPipeLeavesNoTemporary) {
+  const std::string command = shell_quote(wtmap_program(WTMAP_EXECUTABLE)) + " align -x " + shell_quote(prefix_) +
+                              " --device cpu --batch 1 --progress 0 -o " + shell_quote(dir_.file("piped.sam")) + " " +
+                              shell_quote(reads_) + " 2>&1 > /dev/null | head -c 1 > /dev/null; exit ${PIPESTATUS[0]}";
+  const int status = std::system(("bash -c " + shell_quote(command)).c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGPIPE);
+  EXPECT_EQ(temporaries(), std::vector<std::string>{});
+  EXPECT_FALSE(fs::exists(dir_.file("piped.sam")));
+}
 
 // ---- 6. invalid output with exit 0 ----------------------------------------------------------------
 

@@ -225,6 +225,7 @@ void expect_signal_removes_temporary(int signal) {
 TEST(OutputFile, SigintRemovesTheTemporary) { expect_signal_removes_temporary(SIGINT); }
 TEST(OutputFile, SigtermRemovesTheTemporary) { expect_signal_removes_temporary(SIGTERM); }
 TEST(OutputFile, SighupRemovesTheTemporary) { expect_signal_removes_temporary(SIGHUP); }
+TEST(OutputFile, SigpipeRemovesTheTemporary) { expect_signal_removes_temporary(SIGPIPE); }
 
 TEST(OutputFile, AnIgnoredSignalStaysIgnored) {
   // nohup: SIGHUP ignored before the run; the run must go on ignoring it.

@@ -3,6 +3,8 @@
 // a half-written file under the requested name nor destroys the file it was to replace.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +22,7 @@ struct SamOptions {
   std::string path = "-";         // "-": SAM on stdout; else written as io/output_file.hpp says
   std::vector<std::string> inputs;  // the run's input files: refused as the output
   std::string format;             // "sam" or "bam"; empty: from the path's extension, else SAM
+                                  // (SAM to a path ending .gz or .bgz is BGZF-compressed)
   std::string read_group;         // -R line with \t escapes, e.g. "@RG\tID:x\tSM:y"
   std::string command_line;       // for @PG CL
   unsigned threads = 1;           // formatting and BAM compression threads
@@ -29,6 +32,13 @@ struct SamOptions {
   // hard-clipped (H), their SEQ and QUAL only the aligned part, as bwa mem writes them.
   bool soft_clip_supplementary = false;
 };
+
+// What a SamWriter with `options` writes: plain SAM, BGZF-compressed SAM (SAM to a path that ends
+// .gz or .bgz, as samtools writes x.sam.gz, and as `samtools view` and tabix read it) or BAM.
+// invalid_argument for CRAM and any other format, so that a command can refuse it before any
+// work; SamWriter::open decides the same way.
+enum class SamFormat { sam, sam_bgzf, bam };
+Result<SamFormat> sam_format(const SamOptions& options);
 
 class SamWriter {
  public:
@@ -71,6 +81,16 @@ class SamWriter {
     double format = 0, write = 0, close = 0;
   };
   Times times() const;
+
+  // What the output holds, counted as the records are written (for `wtmap align --stats-json`):
+  // the MAPQ of each mapped read's primary record, and the insert size (|TLEN|) of each proper
+  // pair, at its first mate. Constant space; one pass over records already in hand.
+  struct Counts {
+    std::array<std::uint64_t, 256> primary_mapq{};
+    std::uint64_t proper_pairs = 0;
+    double insert_sum = 0, insert_squares = 0;
+  };
+  const Counts& counts() const;
 
  private:
   struct Impl;

@@ -46,6 +46,17 @@ class SeqReader {
   Result<bool> next(SeqRecord& record);
   std::uint64_t records_read() const { return records_; }
 
+  // For progress lines, safe on any thread: as each chunk of the inflated input is parsed,
+  // the records it completed the input through, and the bytes of the input as stored
+  // (compressed ones of a .gz) that it came from, so that their ratio sizes the whole input
+  // however far inflating runs ahead; and the input's size, where it is a regular file (0 for
+  // a pipe or a terminal).
+  struct InputProgress {
+    std::uint64_t records = 0, bytes = 0;
+  };
+  InputProgress input_progress() const;
+  std::uint64_t input_size() const;
+
   // Where the reading time went (for `wtmap align -v`): seconds the inflate thread spent in
   // reading and inflating, and seconds next() waited for it.
   struct Times {

@@ -11,7 +11,7 @@
 //   there is nothing to rename over, and a rename (as root) would replace it by a regular file;
 // - an output that is one of the run's inputs (same device and inode) is refused;
 // - an empty path, a directory, a missing or unwritable folder is refused before any work;
-// - the temporary goes when the writer fails, and on SIGINT, SIGTERM and SIGHUP
+// - the temporary goes when the writer fails, and on SIGINT, SIGTERM, SIGHUP and SIGPIPE
 //   (install_signal_cleanup).
 #pragma once
 
@@ -52,9 +52,10 @@ class OutputFile {
   std::unique_ptr<Impl> impl_;
 };
 
-// Installs handlers for SIGINT, SIGTERM and SIGHUP that remove every uncommitted temporary of the
-// process, then let the signal take its default action (so the shell sees which one ended the
-// run). For commands, not libraries: call it once at start-up.
+// Installs handlers for SIGINT, SIGTERM, SIGHUP and SIGPIPE that remove every uncommitted
+// temporary of the process, then let the signal take its default action (so the shell sees which
+// one ended the run); a signal ignored before (nohup) stays ignored. For commands, not
+// libraries: call it once at start-up.
 void install_signal_cleanup();
 
 }  // namespace wtmap::io
