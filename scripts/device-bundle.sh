@@ -8,8 +8,9 @@
 #   scripts/device-bundle.sh [--aligner] [BUILD_DIR]     (BUILD_DIR defaults to build)
 #
 # The copies of the programs are stripped of their symbols (a fifth of their size). --aligner
-# leaves out the core and count benchmarks (and SDSL, Google Benchmark), so that the bundle and
-# .baselines/ fit one device call (64 MiB) with room for a second wtmap to compare.
+# leaves out the core and count benchmarks (and SDSL, Google Benchmark) and wtmap-consumer, so
+# that the bundle and .baselines/ fit one device call (64 MiB) with room for a second wtmap to
+# compare.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
@@ -40,7 +41,7 @@ done
 strip --strip-unneeded "$out"/bin/*
 
 if (( aligner_only )); then
-  rm -f "$out"/bin/{bench_wavelet_tree,bench_special_rows,bench_dna_rank,bench_bit_vector,wtmap-wt-demo,bench_fm_search,bench_fm_count}
+  rm -f "$out"/bin/{bench_wavelet_tree,bench_special_rows,bench_dna_rank,bench_bit_vector,wtmap-wt-demo,bench_fm_search,bench_fm_count,wtmap-consumer}
   rm -f "$out"/lib/{libsdsl.so.3,libbenchmark.so.1debian}
 fi
 echo "device-bundle.sh: $(ls "$out/bin" | wc -l) programs, $(du -sh "$out" | cut -f1) in $out, commit $(cat "$out/COMMIT")"

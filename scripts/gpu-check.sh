@@ -42,6 +42,15 @@ for t in "$bin_dir"/test_*; do
   grep '^\[  FAILED  \] .*(' "$logs/$name.log" | head -20
 done
 echo "tests: $total_pass passed, $total_fail failed, $total_skip skipped"
+# examples/consumer built against an installed wtmap (ctest's install_and_consume; device-bundle.sh
+# packs it): here its GPU half must run too.
+if [ "$tests" -eq 1 ] && command -v wtmap-consumer > /dev/null; then
+  wtmap-consumer > "$logs/wtmap-consumer.log" 2>&1
+  rc=$?
+  grep -q 'no usable GPU' "$logs/wtmap-consumer.log" && rc=2
+  printf '%-28s rc=%d  (%s)\n' wtmap-consumer "$rc" "$(grep -c 'gpu backend: .* 0 wrong' "$logs/wtmap-consumer.log") GPU checks passed"
+  [ "$rc" -eq 0 ] || status=1
+fi
 
 if [ "$sanitizer" -eq 1 ]; then
   LOG_DIR="$logs/sanitizer" SANITIZER_FILTER="${SANITIZER_FILTER:-*Gpu*:*gpu*:*Device*:*Kernel*-*Beyond32Bits*}" \
