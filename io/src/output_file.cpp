@@ -217,6 +217,34 @@ Status OutputFile::commit() {
   return {};
 }
 
+struct TemporaryFile::Impl {
+  std::string path;
+  int slot = -1;
+
+  ~Impl() {
+    unlink(path.c_str());
+    unregister_temporary(slot);
+  }
+};
+
+TemporaryFile::TemporaryFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TemporaryFile::TemporaryFile(TemporaryFile&&) noexcept = default;
+TemporaryFile& TemporaryFile::operator=(TemporaryFile&&) noexcept = default;
+TemporaryFile::~TemporaryFile() = default;
+
+const std::string& TemporaryFile::path() const { return impl_->path; }
+
+Result<TemporaryFile> TemporaryFile::create(const std::string& stem) {
+  std::string name = stem + ".XXXXXX";
+  const int fd = mkstemp(name.data());  // O_EXCL, as an OutputFile's temporary
+  if (fd < 0) return Status{StatusCode::io_error, "cannot create the temporary file " + name + " (" + std::strerror(errno) + ")"};
+  close(fd);
+  auto impl = std::make_unique<Impl>();
+  impl->path = name;
+  impl->slot = register_temporary(name);
+  return TemporaryFile(std::move(impl));
+}
+
 void install_signal_cleanup() {
   // SIGPIPE too: a run whose stderr (or stdout) goes into a pipe that closed dies of it.
   for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
