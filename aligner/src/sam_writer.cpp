@@ -435,7 +435,7 @@ Result<SamFormat> sam_format(const SamOptions& options) {
     return invalid_argument((options.format.empty() ? options.path + ": " : std::string()) +
                             "CRAM output is not supported yet; write BAM (-O bam, or -o FILE.bam)");
   }
-  if (format == "bam" && options.sort && options.path == "-") {
+  if ((format == "bam" || format == "sam") && options.sort && options.path == "-") {
     return invalid_argument("--sort writes a file and its index: give -o FILE.bam, not stdout");
   }
   if (format == "bam") return SamFormat::bam;
