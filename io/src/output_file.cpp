@@ -237,7 +237,9 @@ const std::string& TemporaryFile::path() const { return impl_->path; }
 Result<TemporaryFile> TemporaryFile::create(const std::string& stem) {
   std::string name = stem + ".XXXXXX";
   const int fd = mkstemp(name.data());  // O_EXCL, as an OutputFile's temporary
-  if (fd < 0) return Status{StatusCode::io_error, "cannot create the temporary file " + name + " (" + std::strerror(errno) + ")"};
+  if (fd < 0) {
+    return Status{StatusCode::io_error, "cannot create the temporary file " + stem + ".XXXXXX (" + std::strerror(errno) + ")"};
+  }
   close(fd);
   auto impl = std::make_unique<Impl>();
   impl->path = name;
