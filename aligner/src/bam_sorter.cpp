@@ -293,7 +293,13 @@ struct CoordinateSorter::Impl {
   SortOptions options;
   hts_tpool* pool = nullptr;
   MemoryRun filling, spilling;
-  std::vector<io::TemporaryFile> runs;  // on disk, in input order
+  // Runs on disk, in input order; a run's level is how many merges its records went through, and
+  // never rises along the list (merges replace its tail).
+  struct SpilledRun {
+    io::TemporaryFile file;
+    unsigned level;
+  };
+  std::vector<SpilledRun> runs;
   std::uint64_t runs_named = 0;
   Stats stats;
 
@@ -342,7 +348,9 @@ struct CoordinateSorter::Impl {
     return made;
   }
 
-  // The spilling thread's job: sort `spilling`, write it, merge the runs once there are kMostRuns.
+  // The spilling thread's job: sort `spilling`, write it; then, while the last kMostRuns runs
+  // are of one level, merge them into one of the next (each record is rewritten once per level,
+  // log_kMostRuns of the run count, and at most kMostRuns - 1 runs of a level stay on disk).
   Status spill() {
     spilling.sort();
     Result<io::TemporaryFile> run = write_run([this](const Emit& emit) {
@@ -356,22 +364,25 @@ struct CoordinateSorter::Impl {
     });
     spilling.clear();
     if (!run.ok()) return run.status();
-    runs.push_back(std::move(*run));
+    runs.push_back(SpilledRun{std::move(*run), 0});
     ++stats.runs_spilled;
-    if (runs.size() < kMostRuns) return {};
-    Result<io::TemporaryFile> merged = write_run([this](const Emit& emit) { return merge_files(emit, nullptr); });
-    if (!merged.ok()) return merged.status();
-    runs.clear();
-    runs.push_back(std::move(*merged));
-    ++stats.run_merges;
+    while (runs.size() >= kMostRuns && runs[runs.size() - kMostRuns].level == runs.back().level) {
+      const std::size_t first = runs.size() - kMostRuns;
+      Result<io::TemporaryFile> merged = write_run([&](const Emit& emit) { return merge_files(first, emit, nullptr); });
+      if (!merged.ok()) return merged.status();
+      const unsigned level = runs.back().level + 1;
+      runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(first), runs.end());
+      runs.push_back(SpilledRun{std::move(*merged), level});
+      ++stats.run_merges;
+    }
     return {};
   }
 
-  // Merges the runs on disk, and `last` (records after theirs) if given.
-  Status merge_files(const Emit& emit, const MemoryRun* last) {
+  // Merges the runs on disk from `first` on, and `last` (records after theirs) if given.
+  Status merge_files(std::size_t first, const Emit& emit, const MemoryRun* last) {
     std::vector<std::unique_ptr<RunCursor>> cursors;
-    for (const io::TemporaryFile& run : runs) {
-      Result<std::unique_ptr<FileCursor>> opened = FileCursor::open(run.path(), pool);
+    for (std::size_t r = first; r < runs.size(); ++r) {
+      Result<std::unique_ptr<FileCursor>> opened = FileCursor::open(runs[r].file.path(), pool);
       if (!opened.ok()) return opened.status();
       cursors.push_back(std::move(*opened));
     }
@@ -452,7 +463,7 @@ Status CoordinateSorter::finish(const Emit& emit) {
   const Clock::time_point start = Clock::now();
   impl.spilling.clear(/*release=*/true);  // idle from now on
   impl.filling.sort();
-  Status merged = impl.merge_files(emit, &impl.filling);
+  Status merged = impl.merge_files(0, emit, &impl.filling);
   impl.filling.clear(/*release=*/true);
   impl.runs.clear();
   impl.stats.finish_seconds += seconds_since(start);

@@ -15,7 +15,7 @@ namespace {
 // A fixed table, since a signal handler may only call async-signal-safe functions (unlink, raise)
 // and read memory that is not being changed under it: a slot's path is written before its state
 // says `ready`, and cleared only after it stops saying so.
-constexpr int kSlots = 32;
+constexpr int kSlots = 128;  // a sorted output's runs: up to 15 per merge level (bam_sorter.hpp)
 constexpr std::size_t kSlotPath = 4096;
 enum SlotState : int { kFree = 0, kClaimed = 1, kReady = 2 };
 struct TemporarySlot {

@@ -52,11 +52,12 @@ struct SortOptions {
 // sorted (std::sort on parts on all threads, then merged pairwise) and written as a BAM file by a
 // thread of its own while the next run fills. finish() merges the spilled runs and the last one,
 // still in memory, through a heap holding one record per run. Runs cover consecutive stretches
-// of the input, so ties between runs go to the earlier run, and the order is the input's. Once
-// kMostRuns runs are on disk they are merged into one (bounded file descriptors and signal
-// slots; log_16 passes over the data for any size).
-// Time: O(n log n) comparisons, each record written and read once per merge level. Space: the
-// memory budget, plus one record per run while merging. Not thread-safe: one writer thread.
+// of the input, so ties between runs go to the earlier run, and the order is the input's. Runs on
+// disk are merged kMostRuns at a time into runs of the next level, as a log-structured merge
+// does, so that a record is rewritten once per level (log_16 of the run count) and at most 15
+// runs a level are on disk.
+// Time: O(n log n) comparisons; each record written and read once, plus once per merge level.
+// Space: the memory budget, plus one record per run while merging. One writer thread.
 class CoordinateSorter {
  public:
   static constexpr std::size_t kMostRuns = 16;
@@ -78,7 +79,7 @@ class CoordinateSorter {
   struct Stats {
     std::uint64_t records = 0;
     std::uint64_t runs_spilled = 0;  // runs written to disk (0: sorted in memory only)
-    std::uint64_t run_merges = 0;    // kMostRuns runs merged into one, during the run
+    std::uint64_t run_merges = 0;    // kMostRuns runs merged into one of the next level, during the run
     double spill_seconds = 0;        // sorting and writing runs, on the spilling thread
     double finish_seconds = 0;       // the last run's sort and the final merge, emit included
   };
