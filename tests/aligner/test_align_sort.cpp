@@ -5,9 +5,7 @@
 // runs are spilled leaves no temporary file. Needs samtools (skipped without it).
 #include <gtest/gtest.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "align_oracle.hpp"
 #include "cli_support.hpp"
 #include "fm_support.hpp"
 #include "pair_support.hpp"
@@ -32,12 +31,6 @@ using fmtest::RunResult;
 using fmtest::shell_quote;
 using fmtest::TempDir;
 namespace fs = std::filesystem;
-
-std::string random_bases(std::mt19937& rng, std::size_t n) {
-  std::string s(n, 'A');
-  for (char& c : s) c = "ACGT"[rng() % 4];
-  return s;
-}
 
 class AlignSort : public ::testing::Test {
  protected:
@@ -221,17 +214,9 @@ TEST_F(AlignSort, RefusalsSayWhyAndMakeNothing) {
 TEST_F(AlignSort, AnInterruptWhileSpillingLeavesNoTemporary) {
   const std::string fifo = dir_.file("in.fq"), out = dir_.file("out.bam");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  const std::string program = fmtest::wtmap_program(WTMAP_EXECUTABLE);
-  const pid_t child = fork();
+  const pid_t child = fmtest::start_wtmap(
+      {"align", "-x", prefix_, "--device", "cpu", "-t", "2", "--batch", "500", "--sort", "--sort-mem", "1M", "-o", out, fifo});
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(s, SIG_DFL);
-    const int null = open("/dev/null", O_WRONLY);
-    dup2(null, 2);
-    execl(program.c_str(), program.c_str(), "align", "-x", prefix_.c_str(), "--device", "cpu", "-t", "2", "--batch", "500",
-          "--sort", "--sort-mem", "1M", "-o", out.c_str(), fifo.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
   // More than the reader's first chunk of input (SeqReader::kChunkBytes), whose some 19000
   // reads fill several runs; then the FIFO stays open and the reader waits for more.
   const int writer = open(fifo.c_str(), O_WRONLY);
@@ -249,13 +234,9 @@ TEST_F(AlignSort, AnInterruptWhileSpillingLeavesNoTemporary) {
   };
   for (int wait = 0; wait < 1500 && runs_on_disk() < 2; ++wait) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_GE(runs_on_disk(), 2) << "no runs spilled within 30 s";
-  EXPECT_TRUE(fs::exists(out + ".bai") == false);
-  kill(child, SIGINT);
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_FALSE(fs::exists(out + ".bai"));
+  fmtest::expect_signal_ends(child, SIGINT);
   close(writer);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status);
-  EXPECT_EQ(WTERMSIG(status), SIGINT);
   for (const std::string& e : dir_.entries()) EXPECT_NE(e.rfind("out.bam", 0), 0u) << e << " left behind";
 }
 
