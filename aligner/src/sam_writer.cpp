@@ -2,6 +2,7 @@
 
 #include <htslib/sam.h>
 #include <htslib/thread_pool.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -597,7 +598,14 @@ Status SamWriter::finish() {
   impl.file = nullptr;
   if (rc < 0) return {StatusCode::io_error, impl.options.path + ": closing the output failed"};
   if (impl.output) WTMAP_TRY(impl.output->commit());
-  if (impl.index) WTMAP_TRY(impl.index->commit());
+  if (impl.index) {
+    WTMAP_TRY(impl.index->commit());
+    // An index of the other kind beside it belongs to the file just replaced: htslib would take
+    // a stale x.bam.csi before our x.bam.bai (and IGV a stale .bai first), and answer wrongly.
+    const std::string other = impl.options.path + (impl.index_min_shift == 0 ? ".csi" : ".bai");
+    struct stat st {};
+    if (lstat(other.c_str(), &st) == 0 && S_ISREG(st.st_mode)) unlink(other.c_str());
+  }
   return {};
 }
 

@@ -64,13 +64,15 @@ inline BamContents read_bam(const std::string& path) {
   return c;
 }
 
-// The SAM text of the records `index_path` returns for tid:[begin, end) of `bam_path`.
+// The SAM text of the records `index_path` returns for tid:[begin, end) of `bam_path` (an empty
+// index_path: the index htslib finds beside it).
 inline std::vector<std::string> query_lines(const std::string& bam_path, const std::string& index_path, int tid,
                                             std::int64_t begin, std::int64_t end) {
   std::unique_ptr<samFile, SamFileDeleter> file(sam_open(bam_path.c_str(), "r"));
   if (!file) throw std::runtime_error("cannot open " + bam_path);
   std::unique_ptr<sam_hdr_t, HeaderDeleter> header(sam_hdr_read(file.get()));
-  std::unique_ptr<hts_idx_t, IndexDeleter> index(sam_index_load2(file.get(), bam_path.c_str(), index_path.c_str()));
+  std::unique_ptr<hts_idx_t, IndexDeleter> index(index_path.empty() ? sam_index_load(file.get(), bam_path.c_str())
+                                                                       : sam_index_load2(file.get(), bam_path.c_str(), index_path.c_str()));
   if (!header || !index) throw std::runtime_error("cannot load " + index_path);
   std::unique_ptr<hts_itr_t, void (*)(hts_itr_t*)> it(sam_itr_queryi(index.get(), tid, begin, end), hts_itr_destroy);
   if (!it) throw std::runtime_error("cannot query " + index_path);

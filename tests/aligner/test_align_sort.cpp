@@ -181,6 +181,21 @@ TEST_F(AlignSort, TheIndexAnswersAsSamtoolsIndexDoes) {
   }
 }
 
+// A sorted x.bam replaces an older one: its index of the other kind (x.bam.csi, which htslib
+// takes before x.bam.bai) goes, and queries answer from the new index.
+TEST_F(AlignSort, AStaleIndexOfTheOtherKindIsRemoved) {
+  const std::string reads = dir_.file("reads.fq"), sorted = dir_.file("s.bam");
+  fmtest::write_file(reads, single_reads(500));
+  fmtest::write_file(sorted, "an older file");
+  fmtest::write_file(sorted + ".csi", "its index");
+  const RunResult r = align("--sort -o " + shell_quote(sorted), shell_quote(reads));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_FALSE(fs::exists(sorted + ".csi"));
+  const BamContents all = read_bam(sorted);
+  const auto length = static_cast<std::int64_t>(contigs_[0].sequence.size());
+  EXPECT_EQ(query_lines(sorted, "", 0, 0, length), scanned_lines(all, 0, 0, length));
+}
+
 // What --sort cannot do is refused in one line before any work, and nothing is made.
 TEST_F(AlignSort, RefusalsSayWhyAndMakeNothing) {
   const std::string reads = dir_.file("reads.fq");
