@@ -182,6 +182,7 @@ struct SamWriter::Impl {
   SamOptions options;
   std::optional<io::OutputFile> output;  // none for stdout
   std::optional<io::OutputFile> index;   // sorted output only
+  int index_min_shift = 0;               // 0: BAI; else CSI's (htslib's sam_idx_init)
   std::optional<CoordinateSorter> sorter;
   samFile* file = nullptr;
   sam_hdr_t* header = nullptr;
@@ -390,7 +391,6 @@ struct SamWriter::Impl {
     index_min_shift = bai ? 0 : kCsiMinShift;
     return {};
   }
-  int index_min_shift = 0;
 
   // Formats every read's records on all threads (read i into records[first(i)..first(i + 1))),
   // then hands them to htslib in order.
