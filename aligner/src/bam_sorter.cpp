@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <new>
 #include <queue>
 #include <thread>
 #include <utility>
@@ -150,7 +151,11 @@ class MemoryRun {
     std::memcpy(at, &h, sizeof h);
     std::memcpy(at + sizeof h, b->data, static_cast<std::size_t>(b->l_data));
     const CoordinateKey key = coordinate_key(b);
-    entries_.push_back(Entry{key.pos_rev, key.tid, static_cast<std::uint32_t>(entries_.size()), at});
+    try {
+      entries_.push_back(Entry{key.pos_rev, key.tid, static_cast<std::uint32_t>(entries_.size()), at});
+    } catch (const std::bad_alloc&) {
+      return {StatusCode::out_of_memory, "cannot allocate memory for sorting"};
+    }
     bytes_ += size + 2 * sizeof(Entry);  // the sort's scratch entry counted too
     return {};
   }
