@@ -716,6 +716,7 @@ int align_main(int argc, char** argv) {
   if (!index.ok()) return fail("align", index.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
   if (!writer.ok()) return fail("align", writer.status());
+  writer->set_sort_note(say);
   log_index_loaded(log, c, *index, *backend);
 
   // reader thread -> search (this thread: the letters to the GPU, the launch of the search, of

@@ -184,6 +184,7 @@ struct SamWriter::Impl {
   std::optional<io::OutputFile> index;   // sorted output only
   int index_min_shift = 0;               // 0: BAI; else CSI's (htslib's sam_idx_init)
   std::optional<CoordinateSorter> sorter;
+  std::function<void(const std::string&)> sort_note;
   samFile* file = nullptr;
   sam_hdr_t* header = nullptr;
   std::string read_group_id;
@@ -589,6 +590,10 @@ const SamWriter::Counts& SamWriter::counts() const { return impl_->counts; }
 Status SamWriter::finish() {
   Impl& impl = *impl_;
   if (impl.sorter) {
+    if (impl.sort_note) {
+      impl.sort_note("writing " + std::to_string(impl.sorter->stats().records) + " records in coordinate order to " +
+                     impl.options.path);
+    }
     WTMAP_TRY(impl.sorter->finish([&impl](const bam1_t* b) { return impl.write_record(b); }));
     if (sam_idx_save(impl.file) < 0) return {StatusCode::io_error, impl.index->path() + ": writing the index failed"};
   }
@@ -608,6 +613,8 @@ Status SamWriter::finish() {
   }
   return {};
 }
+
+void SamWriter::set_sort_note(std::function<void(const std::string&)> note) { impl_->sort_note = std::move(note); }
 
 const std::string& SamWriter::index_path() const {
   static const std::string none;

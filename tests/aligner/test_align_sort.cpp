@@ -134,6 +134,8 @@ TEST_F(AlignSort, SortedIsSamtoolsSortOfTheUnsortedOutput) {
   const std::string reads = dir_.file("reads.fq");
   fmtest::write_file(reads, single_reads(3000));
   expect_samtools_sort_of_unsorted(shell_quote(reads), "");
+  EXPECT_NE(sort_stderr_.find("writing " + records_ + " records in coordinate order to " + dir_.file("sorted.bam")),
+            std::string::npos) << sort_stderr_;
   EXPECT_NE(sort_stderr_.find(records_ + " records coordinate-sorted in memory; index " + dir_.file("sorted.bam.bai")),
             std::string::npos) << sort_stderr_;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -83,6 +84,9 @@ class SamWriter {
   // is never older than its BAM file).
   Status finish();
 
+  // Sorting: called with a line for the log as finish() starts to write the sorted records (which
+  // may take seconds after the last batch).
+  void set_sort_note(std::function<void(const std::string&)> note);
   // The index finish() writes beside a sorted output; empty when not sorting.
   const std::string& index_path() const;
   // What sorting did (records, runs spilled to temporary files, seconds), after finish(); none
