@@ -157,6 +157,11 @@ TEST_F(AlignSort, SpilledRunsGiveTheSameRecords) {
   expect_samtools_sort_of_unsorted(shell_quote(reads), "--sort-mem 1M --batch 1000");
   EXPECT_NE(sort_stderr_.find(records_ + " records coordinate-sorted through "), std::string::npos) << sort_stderr_;
   EXPECT_EQ(sort_stderr_.find("through 1 runs"), std::string::npos) << sort_stderr_;
+  const std::string in_memory = dir_.file("in-memory.bam");
+  const RunResult r = align("--sort --batch 1000 -o " + shell_quote(in_memory), shell_quote(reads));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.err.find("coordinate-sorted in memory"), std::string::npos) << r.err;
+  EXPECT_EQ(read_bam(in_memory).lines, read_bam(dir_.file("sorted.bam")).lines);
 }
 
 // Our index against `samtools index` of a copy of the same file, and against a scan, on random
