@@ -316,7 +316,7 @@ struct CoordinateSorter::Impl {
   std::atomic<bool> abandon{false};  // the destructor's: stop writing a run
   Status spill_error;
 
-  Impl(const SortOptions& o) : options(o), filling(o.memory_bytes / 2), spilling(o.memory_bytes / 2) {}
+  explicit Impl(const SortOptions& o) : options(o), filling(o.memory_bytes / 2), spilling(o.memory_bytes / 2) {}
 
   ~Impl() {
     abandon = true;
