@@ -48,7 +48,7 @@ constexpr const char* kUsage =
     "       wtmap align -x <index> [options] -p <interleaved.fq[.gz]>    (pairs)\n"
     "\n"
     "Aligns DNA reads on both strands, single or in pairs (in either mode), and writes SAM\n"
-    "(default, stdout) or BAM.\n"
+    "(default, stdout) or BAM, in input order or (--sort) coordinate-sorted and indexed.\n"
     "Two modes:\n"
     "  gapped (default)  local alignment with affine gaps, as `bwa mem` aligns (its scoring,\n"
     "                    options and defaults): SMEM seeds, chains, banded extension with\n"
@@ -69,6 +69,17 @@ constexpr const char* kUsage =
     "                    BGZF blocks (as samtools writes it), anything else SAM [stdout]\n"
     "  -O STR            sam or bam, overriding -o's extension (CRAM: not yet); --output-fmt\n"
     "                    STR is the same (-O INT[,INT] stays the gap open penalties)\n"
+    "  --sort            coordinate-sorted BAM (@HD SO:coordinate; samtools sort's order:\n"
+    "                    contig, position, forward before reverse strand, then input order;\n"
+    "                    unmapped reads not placed at a mate last) and its index beside it:\n"
+    "                    FILE.bam.bai, or FILE.bam.csi where a contig has 2^29 or more bases\n"
+    "                    (BAI's limit). Needs BAM to a file (-o FILE.bam). The records are\n"
+    "                    written when the last read is aligned\n"
+    "  --sort-mem SIZE   --sort's memory for records, e.g. 2G or 500M (K, M, G: powers of\n"
+    "                    1024; at least 1M); beyond it sorted runs go to temporary files\n"
+    "                    beside the output (FILE.bam.tmp.*, removed at the end, on errors and\n"
+    "                    on interrupts) and are merged at the end [an eighth of the memory,\n"
+    "                    or of the container's limit where lower]\n"
     "  -l INT            BAM and .sam.gz compression level, 0 (none) .. 9 (smallest) [1, the\n"
     "                    fastest, as STAR writes BAM; samtools writes 6]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
@@ -286,6 +297,21 @@ struct ProgressLines {
   }
 };
 
+// --sort: how the records were sorted and where the index went; -v: the sort's seconds.
+void log_sort_summary(const Log& log, const aligner::CoordinateSorter::Stats& s, const std::string& index, unsigned verbosity) {
+  if (s.runs_spilled == 0) {
+    log.info("%llu records coordinate-sorted in memory; index %s", static_cast<unsigned long long>(s.records), index.c_str());
+  } else {
+    log.info("%llu records coordinate-sorted through %llu runs in temporary files (past --sort-mem), merged; index %s",
+             static_cast<unsigned long long>(s.records), static_cast<unsigned long long>(s.runs_spilled), index.c_str());
+  }
+  if (verbosity >= 1) {
+    log.info("sorting, seconds: runs sorted and spilled %.2f (a thread of their own, %llu merges of %zu runs), last run "
+             "sorted and all merged into the output %.2f", s.spill_seconds, static_cast<unsigned long long>(s.run_merges),
+             aligner::CoordinateSorter::kMostRuns, s.finish_seconds);
+  }
+}
+
 // The run's summary: reads, mapped, MAPQ > 0, speed, and the reads not fully searched.
 void log_summary(const Log& log, const aligner::AlignTotals& totals, const aligner::gapped::GappedOptions* gapped) {
   const double seconds = log.seconds();
@@ -325,6 +351,7 @@ struct AlignCommand {
   unsigned verbosity = 0;  // -v: busy seconds per stage; -v -v: and each batch's timeline
   double progress_seconds = 5;  // --progress: often enough that a run never looks stalled
   std::string stats_json;       // --stats-json FILE
+  bool sort_memory_given = false;  // --sort-mem (refused without --sort)
   // The first option given of each mode, for the clash messages: -k (or --mismatches), which
   // selects the k-mismatch mode; one that needs it (-N, --max-work); one of the gapped mode.
   std::string exhaustive_option, exhaustive_only_option, gapped_option;
@@ -372,6 +399,24 @@ bool parse_fraction(const char* text, float& value) {
   const double v = std::strtod(text, &end);
   if (errno != 0 || end == text || *end != '\0' || !(v >= 0.0 && v <= 1.0)) return false;
   value = static_cast<float>(v);
+  return true;
+}
+
+// --sort-mem's least: runs of half a MiB already make some 2000 temporary files per 10^6 reads.
+constexpr std::uint64_t kLeastSortMemory = std::uint64_t{1} << 20;
+
+// A size in bytes: digits with K, M or G (either case: powers of 1024), as samtools sort -m.
+bool parse_memory_size(const char* text, std::uint64_t& bytes) {
+  std::string t = text;
+  unsigned shift = 0;
+  if (!t.empty()) {
+    const char unit = static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
+    shift = unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 0;
+    if (shift != 0) t.pop_back();
+  }
+  std::uint64_t v = 0;
+  if (!parse_count(t.c_str(), v) || v > (UINT64_MAX >> shift)) return false;
+  bytes = v << shift;
   return true;
 }
 
@@ -498,6 +543,13 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
       c.io_only = true;
     } else if (a == "-v") {
       ++c.verbosity;
+    } else if (a == "--sort") {
+      c.sam.sort = true;
+    } else if (a == "--sort-mem" && has_value) {
+      if (!parse_memory_size(argv[++i], c.sam.sort_memory) || c.sam.sort_memory < kLeastSortMemory) {
+        return usage_error("align", "--sort-mem needs a size of at least 1M, e.g. 500M or 2G");
+      }
+      c.sort_memory_given = true;
     } else if (a == "--stats-json" && has_value) {
       c.stats_json = argv[++i];
     } else if (a == "--progress" && has_value) {
@@ -516,6 +568,7 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
   if (c.input.empty()) return usage_or_error(argc, "align", "no read file given", kUsage);
   if (c.interleaved && !c.second_input.empty()) return usage_error("align", "-p takes one read file, not two");
   if (c.common.quiet && c.verbosity > 0) return usage_error("align", "-q and -v ask for opposite things");
+  if (c.sort_memory_given && !c.sam.sort) return usage_error("align", "--sort-mem sizes the memory of --sort, which is not given");
   // A mode's options in the other mode would be silently ignored: refused instead.
   if (!c.exhaustive_option.empty() && !c.gapped_option.empty()) {
     return usage_error("align", c.gapped_option + " is an option of the gapped mode; " + c.exhaustive_option +
@@ -663,6 +716,7 @@ int align_main(int argc, char** argv) {
   if (!index.ok()) return fail("align", index.status());
   auto writer = aligner::SamWriter::open(sam, index->contigs());
   if (!writer.ok()) return fail("align", writer.status());
+  writer->set_sort_note(say);
   log_index_loaded(log, c, *index, *backend);
 
   // reader thread -> search (this thread: the letters to the GPU, the launch of the search, of
@@ -741,6 +795,7 @@ int align_main(int argc, char** argv) {
   }
   log_summary(log, totals, gapped && !c.io_only ? &c.gapped : nullptr);
   if (pair_sink) log_pair_summary(log, *pair_sink);
+  if (const auto sorted = writer->sort_stats()) log_sort_summary(log, *sorted, writer->index_path(), c.verbosity);
   if (stats_file) {
     RunStats stats{c.io_only ? "io-only" : gapped ? "gapped" : "k-mismatch", log.seconds(), totals, &writer->counts(),
                    pair_sink ? &pair_sink->totals() : nullptr, pair_sink ? &pair_sink->model() : nullptr};

@@ -1,6 +1,8 @@
 #include "wtmap/aligner/sam_writer.hpp"
 
 #include <htslib/sam.h>
+#include <htslib/thread_pool.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -158,9 +160,31 @@ std::string md_tag(const Placement& p, std::size_t length) {
   return md;
 }
 
+// BAI's bins cover positions below 2^29 (SAM spec, section 5.3); a longer contig needs a CSI index,
+// with the bin sizes of samtools index -c (min_shift 14).
+constexpr std::uint64_t kBaiLimit = std::uint64_t{1} << 29;
+constexpr int kCsiMinShift = 14;
+
+// An htslib thread pool, shared by a sorted output and its sorter's runs (one set of threads for
+// all of them, as samtools sort shares one).
+struct ThreadPool {
+  hts_tpool* pool = nullptr;
+  ThreadPool() = default;
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  ~ThreadPool() {
+    if (pool != nullptr) hts_tpool_destroy(pool);
+  }
+};
+
 struct SamWriter::Impl {
+  ThreadPool threads;  // first: outlives the files and the sorter that use it
   SamOptions options;
   std::optional<io::OutputFile> output;  // none for stdout
+  std::optional<io::OutputFile> index;   // sorted output only
+  int index_min_shift = 0;               // 0: BAI; else CSI's (htslib's sam_idx_init)
+  std::optional<CoordinateSorter> sorter;
+  std::function<void(const std::string&)> sort_note;
   samFile* file = nullptr;
   sam_hdr_t* header = nullptr;
   std::string read_group_id;
@@ -332,6 +356,43 @@ struct SamWriter::Impl {
     return {};
   }
 
+  std::string where() const { return options.path == "-" ? std::string("stdout") : options.path; }
+
+  // A record to the output, or to the sorter that writes them all at the end.
+  Status put(const bam1_t* b) {
+    if (sorter) return sorter->add(b);
+    return write_record(b);
+  }
+  Status write_record(const bam1_t* b) {
+    if (sam_write1(file, header, b) < 0) return {StatusCode::io_error, where() + ": write failed"};
+    return {};
+  }
+
+  // Sorted output: the index beside it (kind by the longest contig), the header's sort order, and
+  // the sorter, whose runs are named after the output's temporary.
+  Status open_sorted(const std::vector<fmindex::Contig>& contigs) {
+    if (output->in_place()) {
+      return invalid_argument(options.path + ": --sort writes an index beside the output; -o must name a regular file");
+    }
+    bool bai = true;
+    for (const fmindex::Contig& c : contigs) bai = bai && c.length < kBaiLimit;
+    Result<io::OutputFile> made = io::OutputFile::create(options.path + (bai ? ".bai" : ".csi"), options.inputs);
+    if (!made.ok()) return made.status();
+    index.emplace(std::move(*made));
+    if (options.threads > 1) {
+      threads.pool = hts_tpool_init(static_cast<int>(options.threads));
+      if (threads.pool == nullptr) return {StatusCode::out_of_memory, "cannot start the compression threads"};
+    }
+    SortOptions sort;
+    sort.memory_bytes = options.sort_memory != 0 ? options.sort_memory : default_sort_memory();
+    sort.scratch_stem = output->write_path();
+    Result<CoordinateSorter> made_sorter = CoordinateSorter::create(header, sort, threads.pool);
+    if (!made_sorter.ok()) return made_sorter.status();
+    sorter.emplace(std::move(*made_sorter));
+    index_min_shift = bai ? 0 : kCsiMinShift;
+    return {};
+  }
+
   // Formats every read's records on all threads (read i into records[first(i)..first(i + 1))),
   // then hands them to htslib in order.
   template <class First, class Format>
@@ -350,11 +411,7 @@ struct SamWriter::Impl {
     for (std::size_t i = 0; i < reads; ++i) {
       WTMAP_TRY(errors[i]);
       count(records[first(i)]);
-      for (std::size_t r = first(i); r < first(i + 1); ++r) {
-        if (sam_write1(file, header, records[r]) < 0) {
-          return {StatusCode::io_error, (options.path == "-" ? std::string("stdout") : options.path) + ": write failed"};
-        }
-      }
+      for (std::size_t r = first(i); r < first(i + 1); ++r) WTMAP_TRY(put(records[r]));
     }
     lap(times.write);
     return {};
@@ -380,7 +437,11 @@ Result<SamFormat> sam_format(const SamOptions& options) {
     return invalid_argument((options.format.empty() ? options.path + ": " : std::string()) +
                             "CRAM output is not supported yet; write BAM (-O bam, or -o FILE.bam)");
   }
+  if ((format == "bam" || format == "sam") && options.sort && options.path == "-") {
+    return invalid_argument("--sort writes a file and its index: give -o FILE.bam, not stdout");
+  }
   if (format == "bam") return SamFormat::bam;
+  if (format == "sam" && options.sort) return invalid_argument("--sort writes BAM: give -o FILE.bam (or -O bam), not SAM");
   if (format == "sam") return compressed ? SamFormat::sam_bgzf : SamFormat::sam;
   return invalid_argument("the output format must be SAM or BAM, not '" + format + "'");
 }
@@ -404,12 +465,9 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
   }
   impl->file = sam_open(target.c_str(), mode.c_str());
   if (impl->file == nullptr) return Status{StatusCode::io_error, (options.path == "-" ? std::string("stdout") : options.path) + ": cannot open for writing"};
-  // BAM: compression threads; SAM: htslib formats the text of queued records on them.
-  if (options.threads > 1) hts_set_threads(impl->file, static_cast<int>(options.threads));
-
   sam_hdr_t* h = sam_hdr_init();
   impl->header = h;
-  bool ok = sam_hdr_add_line(h, "HD", "VN", "1.6", "SO", "unsorted", nullptr) == 0;
+  bool ok = sam_hdr_add_line(h, "HD", "VN", "1.6", "SO", options.sort ? "coordinate" : "unsorted", nullptr) == 0;
   for (const fmindex::Contig& c : contigs) {
     const std::string length = std::to_string(c.length);
     ok = ok && sam_hdr_add_line(h, "SQ", "SN", c.name.c_str(), "LN", length.c_str(), nullptr) == 0;
@@ -424,7 +482,21 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
   }
   ok = ok && sam_hdr_add_pg(h, "wtmap", "VN", kVersion, "CL", options.command_line.c_str(), nullptr) == 0;
   if (!ok) return invalid_argument("cannot build the SAM header (bad -R line?)");
+  if (options.sort) {
+    WTMAP_TRY(impl->open_sorted(contigs));
+    if (impl->threads.pool != nullptr) {
+      htsThreadPool shared{impl->threads.pool, 0};
+      hts_set_opt(impl->file, HTS_OPT_THREAD_POOL, &shared);
+    }
+  } else if (options.threads > 1) {
+    // BAM: compression threads; SAM: htslib formats the text of queued records on them.
+    hts_set_threads(impl->file, static_cast<int>(options.threads));
+  }
   if (sam_hdr_write(impl->file, h) < 0) return Status{StatusCode::io_error, "writing the SAM header failed"};
+  // The index is built as the sorted records are written (samtools sort --write-index's way).
+  if (options.sort && sam_idx_init(impl->file, h, impl->index_min_shift, impl->index->write_path().c_str()) < 0) {
+    return Status{StatusCode::io_error, impl->index->path() + ": cannot start the index"};
+  }
   return SamWriter(std::move(impl));
 }
 
@@ -517,13 +589,41 @@ const SamWriter::Counts& SamWriter::counts() const { return impl_->counts; }
 
 Status SamWriter::finish() {
   Impl& impl = *impl_;
+  if (impl.sorter) {
+    if (impl.sort_note) {
+      impl.sort_note("writing " + std::to_string(impl.sorter->stats().records) + " records in coordinate order to " +
+                     impl.options.path);
+    }
+    WTMAP_TRY(impl.sorter->finish([&impl](const bam1_t* b) { return impl.write_record(b); }));
+    if (sam_idx_save(impl.file) < 0) return {StatusCode::io_error, impl.index->path() + ": writing the index failed"};
+  }
   const auto start = std::chrono::steady_clock::now();
   const int rc = sam_close(impl.file);
   impl.times.close += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   impl.file = nullptr;
   if (rc < 0) return {StatusCode::io_error, impl.options.path + ": closing the output failed"};
   if (impl.output) WTMAP_TRY(impl.output->commit());
+  if (impl.index) {
+    WTMAP_TRY(impl.index->commit());
+    // An index of the other kind beside it belongs to the file just replaced: htslib would take
+    // a stale x.bam.csi before our x.bam.bai (and IGV a stale .bai first), and answer wrongly.
+    const std::string other = impl.options.path + (impl.index_min_shift == 0 ? ".csi" : ".bai");
+    struct stat st {};
+    if (lstat(other.c_str(), &st) == 0 && S_ISREG(st.st_mode)) unlink(other.c_str());
+  }
   return {};
+}
+
+void SamWriter::set_sort_note(std::function<void(const std::string&)> note) { impl_->sort_note = std::move(note); }
+
+const std::string& SamWriter::index_path() const {
+  static const std::string none;
+  return impl_->index ? impl_->index->path() : none;
+}
+
+std::optional<CoordinateSorter::Stats> SamWriter::sort_stats() const {
+  if (!impl_->sorter) return std::nullopt;
+  return impl_->sorter->stats();
 }
 
 }  // namespace wtmap::aligner

@@ -15,7 +15,7 @@ namespace {
 // A fixed table, since a signal handler may only call async-signal-safe functions (unlink, raise)
 // and read memory that is not being changed under it: a slot's path is written before its state
 // says `ready`, and cleared only after it stops saying so.
-constexpr int kSlots = 32;
+constexpr int kSlots = 128;  // a sorted output's runs: up to 15 per merge level (bam_sorter.hpp)
 constexpr std::size_t kSlotPath = 4096;
 enum SlotState : int { kFree = 0, kClaimed = 1, kReady = 2 };
 struct TemporarySlot {
@@ -215,6 +215,36 @@ Status OutputFile::commit() {
   unregister_temporary(impl.slot);
   impl.slot = -1;
   return {};
+}
+
+struct TemporaryFile::Impl {
+  std::string path;
+  int slot = -1;
+
+  ~Impl() {
+    unlink(path.c_str());
+    unregister_temporary(slot);
+  }
+};
+
+TemporaryFile::TemporaryFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TemporaryFile::TemporaryFile(TemporaryFile&&) noexcept = default;
+TemporaryFile& TemporaryFile::operator=(TemporaryFile&&) noexcept = default;
+TemporaryFile::~TemporaryFile() = default;
+
+const std::string& TemporaryFile::path() const { return impl_->path; }
+
+Result<TemporaryFile> TemporaryFile::create(const std::string& stem) {
+  std::string name = stem + ".XXXXXX";
+  const int fd = mkstemp(name.data());  // O_EXCL, as an OutputFile's temporary
+  if (fd < 0) {
+    return Status{StatusCode::io_error, "cannot create the temporary file " + stem + ".XXXXXX (" + std::strerror(errno) + ")"};
+  }
+  close(fd);
+  auto impl = std::make_unique<Impl>();
+  impl->path = name;
+  impl->slot = register_temporary(name);
+  return TemporaryFile(std::move(impl));
 }
 
 void install_signal_cleanup() {

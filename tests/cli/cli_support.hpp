@@ -2,7 +2,10 @@
 // standard input, output and error in files, and helpers to read what it printed.
 #pragma once
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -56,6 +59,34 @@ inline RunResult run_wtmap(const TempDir& dir, const std::string& args, const st
   r.out = read_file(out);
   r.err = read_file(err);
   return r;
+}
+
+// Starts `wtmap <args>` as a shell starts a foreground job -- the signals wtmap handles at their
+// defaults -- with stderr to /dev/null, for a test that signals it. Returns the child's id
+// (negative where fork failed).
+inline pid_t start_wtmap(const std::vector<std::string>& args) {
+  const std::string program = wtmap_program(WTMAP_EXECUTABLE);
+  std::vector<char*> argv{const_cast<char*>(program.c_str())};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t child = fork();
+  if (child == 0) {
+    for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(s, SIG_DFL);
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, 2);
+    execv(program.c_str(), argv.data());
+    _exit(127);
+  }
+  return child;
+}
+
+// Sends `signal` to `child`, which must die of it.
+inline void expect_signal_ends(pid_t child, int signal) {
+  kill(child, signal);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), signal);
 }
 
 inline std::string describe(const RunResult& r) { return "exit " + std::to_string(r.exit_code) + ", stderr:\n" + r.err; }

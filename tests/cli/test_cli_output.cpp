@@ -215,17 +215,8 @@ TEST_F(CliOutput, ACutBgzfReferenceBuildsNoIndex) {
 void expect_signal_cleans_up(const std::string& prefix, const TempDir& dir, int signal) {
   const std::string fifo = dir.file("in-" + std::to_string(signal) + ".fq"), out = dir.file("sig.sam");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  const std::string program = wtmap_program(WTMAP_EXECUTABLE);
-  const pid_t child = fork();
+  const pid_t child = start_wtmap({"align", "-x", prefix, "-k", "4", "--device", "cpu", "-o", out, fifo});
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(s, SIG_DFL);
-    const int null = open("/dev/null", O_WRONLY);
-    dup2(null, 2);
-    execl(program.c_str(), program.c_str(), "align", "-x", prefix.c_str(), "-k", "4", "--device", "cpu", "-o", out.c_str(), fifo.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
   // Some records (more than the 4 KiB htslib peeks at to tell the format), then the FIFO stays
   // open: the reader waits for more instead of seeing the end.
   const int writer = open(fifo.c_str(), O_WRONLY);
@@ -237,12 +228,8 @@ void expect_signal_cleans_up(const std::string& prefix, const TempDir& dir, int 
     if (!temporary_seen) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_TRUE(temporary_seen) << "no temporary output within 20 s";
-  kill(child, signal);
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
+  expect_signal_ends(child, signal);
   close(writer);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status);
-  EXPECT_EQ(WTERMSIG(status), signal);
   for (const std::string& e : dir.entries()) EXPECT_FALSE(e.rfind("sig.sam", 0) == 0) << e << " left behind";
 }
 

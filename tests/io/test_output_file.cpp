@@ -227,6 +227,56 @@ TEST(OutputFile, SigtermRemovesTheTemporary) { expect_signal_removes_temporary(S
 TEST(OutputFile, SighupRemovesTheTemporary) { expect_signal_removes_temporary(SIGHUP); }
 TEST(OutputFile, SigpipeRemovesTheTemporary) { expect_signal_removes_temporary(SIGPIPE); }
 
+// A sorted output's runs (io::TemporaryFile): named from their stem, mode 0600, removed by the
+// destructor once (not by a moved-from one), and refused with the name where the folder is missing.
+TEST(TemporaryFile, NamedFromItsStemAndRemovedByItsDestructor) {
+  TempDir dir;
+  const std::string stem = dir.file("out.bam.tmp.abc.run0");
+  std::string made;
+  {
+    Result<TemporaryFile> first = TemporaryFile::create(stem);
+    ASSERT_TRUE(first.ok()) << first.status().message();
+    made = first->path();
+    EXPECT_EQ(made.rfind(stem + ".", 0), 0u) << made;
+    EXPECT_EQ(made.size(), stem.size() + 7);
+    EXPECT_EQ(stat_of(made).st_mode & 07777, 0600u);
+    TemporaryFile moved = std::move(*first);
+    EXPECT_EQ(moved.path(), made);
+    EXPECT_TRUE(lexists(made));
+  }
+  EXPECT_FALSE(lexists(made));
+  EXPECT_TRUE(dir.entries().empty());
+  const Result<TemporaryFile> missing = TemporaryFile::create(dir.file("no/such/stem"));
+  EXPECT_EQ(missing.status().code(), StatusCode::io_error);
+  EXPECT_NE(missing.status().message().find(dir.file("no/such/stem.XXXXXX")), std::string::npos) << missing.status().message();
+}
+
+// SIGINT removes every temporary file of the process: an output's and 20 runs.
+TEST(TemporaryFile, ASignalRemovesThemAll) {
+  TempDir dir;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGINT, SIG_DFL);
+    install_signal_cleanup();
+    Result<OutputFile> out = OutputFile::create(dir.file("out.bam"));
+    if (!out.ok()) _exit(3);
+    std::vector<TemporaryFile> runs;
+    for (int i = 0; i < 20; ++i) {
+      Result<TemporaryFile> run = TemporaryFile::create(out->write_path() + ".run" + std::to_string(i));
+      if (!run.ok()) _exit(3);
+      runs.push_back(std::move(*run));
+    }
+    raise(SIGINT);
+    _exit(4);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGINT);
+  EXPECT_TRUE(dir.entries().empty()) << dir.entries().size() << " left, " << dir.entries().front();
+}
+
 TEST(OutputFile, AnIgnoredSignalStaysIgnored) {
   // nohup: SIGHUP ignored before the run; the run must go on ignoring it.
   const pid_t child = fork();

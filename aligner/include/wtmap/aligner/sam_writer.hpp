@@ -4,12 +4,15 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "wtmap/aligner/alignment.hpp"
+#include "wtmap/aligner/bam_sorter.hpp"
 #include "wtmap/aligner/gapped/gapped_alignment.hpp"
 #include "wtmap/aligner/pairing.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
@@ -31,12 +34,17 @@ struct SamOptions {
   // Gapped records: supplementary lines keep their clips soft (bwa mem -Y); by default they are
   // hard-clipped (H), their SEQ and QUAL only the aligned part, as bwa mem writes them.
   bool soft_clip_supplementary = false;
+  // Coordinate-sorted BAM (bam_sorter.hpp) with its index beside it: path + ".bai", or ".csi"
+  // where a contig has 2^29 bases or more (BAI's bins end there; samtools index makes the same
+  // choice only with -c). Needs a BAM file that is a regular file.
+  bool sort = false;
+  std::uint64_t sort_memory = 0;  // bytes for records in memory; 0: default_sort_memory()
 };
 
 // What a SamWriter with `options` writes: plain SAM, BGZF-compressed SAM (SAM to a path that ends
 // .gz or .bgz, as samtools writes x.sam.gz, and as `samtools view` and tabix read it) or BAM.
-// invalid_argument for CRAM and any other format, so that a command can refuse it before any
-// work; SamWriter::open decides the same way.
+// invalid_argument for CRAM and any other format, and for `sort` with anything but BAM to a
+// path, so that a command can refuse it before any work; SamWriter::open decides the same way.
 enum class SamFormat { sam, sam_bgzf, bam };
 Result<SamFormat> sam_format(const SamOptions& options);
 
@@ -71,8 +79,19 @@ class SamWriter {
   // line keeps its own MAPQ (at most the primary's, which is the one after pairing).
   Status write_pairs(const std::vector<SeqRecord>& reads, const std::vector<gapped::GappedReadAlignment>& alignments,
                      const std::vector<MateFields>& mates);
-  // Flushes, closes and renames the temporary file to the requested name.
+  // Flushes, closes and renames the temporary file to the requested name; sorting, first writes
+  // the records in coordinate order and the index, renamed after the output (so that the index
+  // is never older than its BAM file).
   Status finish();
+
+  // Sorting: called with a line for the log as finish() starts to write the sorted records (which
+  // may take seconds after the last batch).
+  void set_sort_note(std::function<void(const std::string&)> note);
+  // The index finish() writes beside a sorted output; empty when not sorting.
+  const std::string& index_path() const;
+  // What sorting did (records, runs spilled to temporary files, seconds), after finish(); none
+  // when not sorting.
+  std::optional<CoordinateSorter::Stats> sort_stats() const;
 
   // Where the writing time went (for `wtmap align -v`): seconds of formatting records on all
   // threads, of handing them to htslib in order (which waits for its compression threads when

@@ -52,6 +52,27 @@ class OutputFile {
   std::unique_ptr<Impl> impl_;
 };
 
+// A scratch file a command needs while it writes a result (a sorted output's runs): made with
+// mkstemp(3) as `stem` + ".XXXXXX" (mode 0600), removed by the destructor and, like an
+// OutputFile's temporary, by the signals install_signal_cleanup handles. Never committed. The
+// signal table holds 128 temporaries at once (each beyond is removed by its destructor only).
+// Space: one path. Move-only.
+class TemporaryFile {
+ public:
+  static Result<TemporaryFile> create(const std::string& stem);
+
+  TemporaryFile(TemporaryFile&&) noexcept;
+  TemporaryFile& operator=(TemporaryFile&&) noexcept;
+  ~TemporaryFile();  // removes the file
+
+  const std::string& path() const;
+
+ private:
+  struct Impl;
+  explicit TemporaryFile(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
 // Installs handlers for SIGINT, SIGTERM, SIGHUP and SIGPIPE that remove every uncommitted
 // temporary of the process, then let the signal take its default action (so the shell sees which
 // one ended the run); a signal ignored before (nohup) stays ignored. For commands, not
