@@ -114,6 +114,15 @@ struct SeqReader::Impl {
     return static_cast<std::size_t>(n);
   }
 
+  // A record that ends its chunk completes the chunk: progress counts it at once, not when the
+  // next call looks past the chunk, so that the batch holding an input's last record is never
+  // written before progress knows the input is read (the share shown then is 100 %).
+  void note_chunk_done_with(std::uint64_t records) {
+    if (position != current.bytes.size()) return;
+    const std::lock_guard<std::mutex> lock(progress_mutex);
+    progress = {records, current_input_end};
+  }
+
   // Next line without the line terminator into `line`; false at the end of the input.
   Result<bool> read_line() {
     spill.clear();
@@ -270,6 +279,7 @@ Result<bool> SeqReader::next(SeqRecord& record) {
     }
     WTMAP_TRY(check_sequence(record.sequence));
     ++records_;
+    if (!in.have_line) in.note_chunk_done_with(records_);  // (else the next header is read already)
     return true;
   }
   // FASTQ: sequence, '+', quality of the same length (single-line records, as Illumina writes).
@@ -301,6 +311,7 @@ Result<bool> SeqReader::next(SeqRecord& record) {
     if (q < '!' || q > '~') return fail("quality byte " + std::to_string(static_cast<unsigned char>(q)) + " is outside '!'..'~'");
   }
   ++records_;
+  in.note_chunk_done_with(records_);
   return true;
 }
 
