@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <utility>
 
 namespace wtmap::io {
 namespace {
@@ -41,6 +42,20 @@ int register_temporary(const std::string& path) {
 
 void unregister_temporary(int slot) {
   if (slot >= 0) g_temporaries[slot].state.store(kFree);
+}
+
+// A new empty file `stem` + ".XXXXXX" by mkstemp(3) (O_EXCL: never a file or link someone put
+// there), closed and registered for removal on a signal: its name in *name and its slot in *slot;
+// false with errno set, and both left as they were, if it cannot be made. OutputFile's and
+// TemporaryFile's temporaries both.
+bool make_registered_temporary(const std::string& stem, std::string* name, int* slot) {
+  std::string made = stem + ".XXXXXX";
+  const int fd = mkstemp(made.data());
+  if (fd < 0) return false;
+  close(fd);
+  *slot = register_temporary(made);
+  *name = std::move(made);
+  return true;
 }
 
 extern "C" void remove_temporaries_and_die(int signal) {
@@ -192,12 +207,9 @@ Result<OutputFile> OutputFile::create(const std::string& path, const std::vector
   impl->special = place.special;
   if (place.special) return OutputFile(std::move(impl));
   impl->final_mode = place.exists ? place.mode : (0666 & ~current_umask());
-  std::string name = folder_of(place.resolved) + "/" + name_of(place.resolved) + ".tmp.XXXXXX";
-  const int fd = mkstemp(name.data());  // O_EXCL: never a file or link someone put there
-  if (fd < 0) return Status{StatusCode::io_error, path + ": cannot create a temporary file beside it (" + std::strerror(errno) + ")"};
-  close(fd);
-  impl->temporary = name;
-  impl->slot = register_temporary(name);
+  if (!make_registered_temporary(folder_of(place.resolved) + "/" + name_of(place.resolved) + ".tmp", &impl->temporary, &impl->slot)) {
+    return Status{StatusCode::io_error, path + ": cannot create a temporary file beside it (" + std::strerror(errno) + ")"};
+  }
   return OutputFile(std::move(impl));
 }
 
@@ -235,15 +247,10 @@ TemporaryFile::~TemporaryFile() = default;
 const std::string& TemporaryFile::path() const { return impl_->path; }
 
 Result<TemporaryFile> TemporaryFile::create(const std::string& stem) {
-  std::string name = stem + ".XXXXXX";
-  const int fd = mkstemp(name.data());  // O_EXCL, as an OutputFile's temporary
-  if (fd < 0) {
+  auto impl = std::make_unique<Impl>();
+  if (!make_registered_temporary(stem, &impl->path, &impl->slot)) {
     return Status{StatusCode::io_error, "cannot create the temporary file " + stem + ".XXXXXX (" + std::strerror(errno) + ")"};
   }
-  close(fd);
-  auto impl = std::make_unique<Impl>();
-  impl->path = name;
-  impl->slot = register_temporary(name);
   return TemporaryFile(std::move(impl));
 }
 
