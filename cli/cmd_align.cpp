@@ -648,9 +648,11 @@ void log_engine_details(const Log& log, const DeviceMemoryUse* memory, const ali
   if (gapped != nullptr) {
     const aligner::gapped::GappedStageSeconds t = gapped->stage_seconds();
     log.info("gapped mapping, seconds summed over %u mapping threads: seeds %.2f, locate %.2f, chains %.2f, "
-             "extension %.2f (device calls %.2f), region choice %.2f, CIGAR and tags %.2f (device calls %.2f)",
-             aligner::GappedSearchEngine::kMostMappers, t.seed, t.locate, t.chain, t.extend, t.extend_dp, t.choose,
-             t.cigar, t.cigar_dp);
+             "extension %.2f (device calls %.2f; %llu seeds in %llu rounds), region choice %.2f, CIGAR and tags "
+             "%.2f (device calls %.2f)",
+             aligner::GappedSearchEngine::kMostMappers, t.seed, t.locate, t.chain, t.extend, t.extend_dp,
+             static_cast<unsigned long long>(t.seeds_extended), static_cast<unsigned long long>(t.extension_rounds),
+             t.choose, t.cigar, t.cigar_dp);
   }
   if (pairs != nullptr) {
     log.info("pairs, busy seconds of the write stage: mate rescue %.2f, pairing %.2f", pairs->rescue_seconds(),

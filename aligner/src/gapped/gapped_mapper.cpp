@@ -9,6 +9,7 @@
 // seed), chains and regions, and per round one reference window per extending read -- bounded by
 // the batch size times the read length (plus max_occurrences x seeds for the occurrences).
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <optional>
 #include <tuple>
@@ -126,13 +127,34 @@ struct ReadWork {
   std::vector<Chain> chains;
   ExtensionPlan plan;
   std::vector<Region> regions;
-  // This round's seed, the read's codes at query_offset and its chain's window [lo, hi) at
-  // target_offset of the round's arrays, and the partial region.
-  std::size_t chain = 0, seed = 0;
-  std::int64_t lo = 0, hi = 0;
-  std::uint64_t query_offset = 0, target_offset = 0;
-  Region region;
   std::vector<Reported> reported;  // its hits to report (choose_hits)
+};
+
+// The seeds extended in one call on the backend. Each seed reads its read's codes and its chain's
+// window [lo, hi) (chain_window), laid out once per read and chain: a window's seeds are
+// consecutive. Each seed gives a region.
+struct ExtensionRound {
+  struct Window {
+    ReadWork* work = nullptr;
+    std::size_t chain = 0;
+    std::int64_t lo = 0, hi = 0;
+    std::uint64_t query_offset = 0, target_offset = 0;
+  };
+  struct Seed {
+    std::size_t window = 0, seed = 0;
+    Region region;
+  };
+  std::vector<Window> windows;
+  std::vector<Seed> seeds;
+
+  void add(ReadWork* w, std::size_t chain, std::size_t seed) {
+    if (windows.empty() || windows.back().work != w || windows.back().chain != chain) windows.push_back({w, chain});
+    seeds.push_back({windows.size() - 1, seed, {}});
+  }
+  void clear() {
+    windows.clear();
+    seeds.clear();
+  }
 };
 
 // The DP on the index's backend and what it reads: per round (or for the reported hits) the
@@ -172,7 +194,9 @@ struct GappedMapper::Impl {
   Status find_seeds(const std::vector<fmindex::SeedingRead>& reads, fmindex::Seed* out, std::uint64_t out_size,
                     std::vector<fmindex::SmemResult>& results);
   Status seed_again_with_full_rooms(std::uint64_t seed_total);
-  Status extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded);
+  Status extend_round(ExtensionRound& round, const std::vector<ReadCodes>& encoded);
+  Status extend_pending(const std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded);
+  bool speculative() const;
   Status extend_with_retry(const CodeArrays& arrays, const std::vector<ExtendTask>& tasks,
                            std::vector<ExtendResult>& results);
   Status extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded);
@@ -314,63 +338,74 @@ void lay_out_codes(std::size_t count, QueryLength query_length, TargetLength tar
   }, kReadsPerThread);
 }
 
-// One round: every active read's next seed extended left, then right from the left's score, as
-// two batches on the backend (bwa's mem_chain2aln for one seed).
-Status GappedMapper::Impl::extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded) {
+// One round: each seed extended left, then right from the left's score, as two batches on the
+// backend (bwa's mem_chain2aln for one seed).
+Status GappedMapper::Impl::extend_round(ExtensionRound& round, const std::vector<ReadCodes>& encoded) {
   const Scoring& sc = options.scoring;
-  wtmap::detail::parallel_for_ranges(active.size(), [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t a = begin; a < end; ++a) {
-      ReadWork& w = *active[a];
-      chain_window(w.chains[w.chain], static_cast<std::int32_t>(encoded[w.read].forward.size()), reference, sc, w.lo, w.hi);
-    }
+  stage.seeds_extended += round.seeds.size();
+  ++stage.extension_rounds;
+  std::vector<ExtensionRound::Window>& windows = round.windows;
+  const auto read_length = [&](const ExtensionRound::Window& x) {
+    return static_cast<std::int32_t>(encoded[x.work->read].forward.size());
+  };
+  wtmap::detail::parallel_for_ranges(windows.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k)
+      chain_window(windows[k].work->chains[windows[k].chain], read_length(windows[k]), reference, sc, windows[k].lo,
+                   windows[k].hi);
   }, kReadsPerThread);
   std::vector<std::uint64_t> query_at, target_at;
   lay_out_codes(
-      active.size(), [&](std::size_t a) { return encoded[active[a]->read].forward.size(); },
-      [&](std::size_t a) { return static_cast<std::uint64_t>(active[a]->hi - active[a]->lo); },
-      [&](std::size_t a, std::uint8_t* q, std::uint8_t* t) {
-        const ReadWork& w = *active[a];
-        const SeedHit& s = w.chains[w.chain].seeds[w.seed];
-        std::copy(encoded[w.read].forward.begin(), encoded[w.read].forward.end(), q);
-        for (std::int64_t i = w.lo; i < w.hi; ++i) *t++ = reference.base(s.contig, s.reverse, i);
+      windows.size(), [&](std::size_t k) { return encoded[windows[k].work->read].forward.size(); },
+      [&](std::size_t k) { return static_cast<std::uint64_t>(windows[k].hi - windows[k].lo); },
+      [&](std::size_t k, std::uint8_t* q, std::uint8_t* t) {
+        const ExtensionRound::Window& x = windows[k];
+        const Chain& c = x.work->chains[x.chain];
+        std::copy(encoded[x.work->read].forward.begin(), encoded[x.work->read].forward.end(), q);
+        for (std::int64_t i = x.lo; i < x.hi; ++i) *t++ = reference.base(c.contig, c.reverse, i);
       },
       query_at, target_at, dp.query, dp.target);
+  for (std::size_t k = 0; k < windows.size(); ++k) {
+    windows[k].query_offset = query_at[k];
+    windows[k].target_offset = target_at[k];
+  }
+  const auto seed_of = [&](const ExtensionRound::Seed& e) -> const SeedHit& {
+    const ExtensionRound::Window& x = windows[e.window];
+    return x.work->chains[x.chain].seeds[e.seed];
+  };
   std::vector<ExtendTask> left, right;
-  std::vector<std::size_t> left_of(active.size(), SIZE_MAX), right_of(active.size(), SIZE_MAX);
-  for (std::size_t a = 0; a < active.size(); ++a) {
-    ReadWork& w = *active[a];
-    const SeedHit& s = w.chains[w.chain].seeds[w.seed];
-    w.query_offset = query_at[a];
-    w.target_offset = target_at[a];
+  std::vector<std::size_t> left_of(round.seeds.size(), SIZE_MAX), right_of(round.seeds.size(), SIZE_MAX);
+  for (std::size_t k = 0; k < round.seeds.size(); ++k) {
+    const ExtensionRound::Window& x = windows[round.seeds[k].window];
+    const SeedHit& s = seed_of(round.seeds[k]);
     if (s.qbeg > 0) {
-      left_of[a] = left.size();
-      left.push_back({w.query_offset, w.target_offset, static_cast<std::uint32_t>(s.qbeg),
-                      static_cast<std::uint32_t>(s.rbeg - w.lo), s.len * sc.match, 1});
+      left_of[k] = left.size();
+      left.push_back({x.query_offset, x.target_offset, static_cast<std::uint32_t>(s.qbeg),
+                      static_cast<std::uint32_t>(s.rbeg - x.lo), s.len * sc.match, 1});
     }
   }
   const CodeArrays arrays{dp.query.data(), dp.query.size(), dp.target.data(), dp.target.size()};
   std::vector<ExtendResult> left_results, right_results;
   WTMAP_TRY(extend_with_retry(arrays, left, left_results));
-  for (std::size_t a = 0; a < active.size(); ++a) {
-    ReadWork& w = *active[a];
-    const SeedHit& s = w.chains[w.chain].seeds[w.seed];
-    const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
-    w.region = start_region(s, static_cast<std::int32_t>(w.chain), left_of[a] < left.size() ? &left_results[left_of[a]] : nullptr, sc);
+  for (std::size_t k = 0; k < round.seeds.size(); ++k) {
+    ExtensionRound::Seed& e = round.seeds[k];
+    const ExtensionRound::Window& x = windows[e.window];
+    const SeedHit& s = seed_of(e);
+    const std::int32_t length = read_length(x);
+    e.region = start_region(s, static_cast<std::int32_t>(x.chain), left_of[k] < left.size() ? &left_results[left_of[k]] : nullptr, sc);
     const std::int32_t qe = s.qbeg + s.len;
     const std::int64_t re = s.rbeg + s.len;
     if (qe < length) {
-      right_of[a] = right.size();
-      right.push_back({w.query_offset + static_cast<std::uint64_t>(qe), w.target_offset + static_cast<std::uint64_t>(re - w.lo),
-                       static_cast<std::uint32_t>(length - qe), static_cast<std::uint32_t>(w.hi - re), w.region.score, 0});
+      right_of[k] = right.size();
+      right.push_back({x.query_offset + static_cast<std::uint64_t>(qe), x.target_offset + static_cast<std::uint64_t>(re - x.lo),
+                       static_cast<std::uint32_t>(length - qe), static_cast<std::uint32_t>(x.hi - re), e.region.score, 0});
     }
   }
   WTMAP_TRY(extend_with_retry(arrays, right, right_results));
-  for (std::size_t a = 0; a < active.size(); ++a) {
-    ReadWork& w = *active[a];
-    const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
-    finish_region(w.region, w.chains[w.chain].seeds[w.seed], w.chains[w.chain], length,
-                  right_of[a] < right.size() ? &right_results[right_of[a]] : nullptr, sc);
-    w.regions.push_back(w.region);
+  for (std::size_t k = 0; k < round.seeds.size(); ++k) {
+    ExtensionRound::Seed& e = round.seeds[k];
+    const ExtensionRound::Window& x = windows[e.window];
+    finish_region(e.region, seed_of(e), x.work->chains[x.chain], read_length(x),
+                  right_of[k] < right.size() ? &right_results[right_of[k]] : nullptr, sc);
   }
   return {};
 }
@@ -402,22 +437,73 @@ Status GappedMapper::Impl::extend_with_retry(const CodeArrays& arrays, const std
   return {};
 }
 
-// Rounds until no read has a seed left to extend; each read's seeds in bwa's order.
+bool GappedMapper::Impl::speculative() const {
+  switch (options.schedule) {
+    case ExtensionSchedule::rounds: return false;
+    case ExtensionSchedule::speculative: return true;
+    case ExtensionSchedule::automatic: break;
+  }
+  return index->backend() == Backend::gpu;
+}
+
+// Rounds until no read has a seed left to extend, each read's seeds in bwa's order; with the
+// speculative schedule, one round and then extend_pending.
 Status GappedMapper::Impl::extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded) {
   // A read leaves the active list for good once it has no seed left (later rounds are the few
   // reads of many chains: repeats).
   std::vector<ReadWork*> active;
   for (ReadWork& w : work) active.push_back(&w);
-  for (;;) {
+  ExtensionRound round;
+  for (std::size_t r = 0;; ++r) {
+    if (r == 1 && speculative()) return extend_pending(active, encoded);
+    round.clear();
     std::size_t kept = 0;
     for (ReadWork* w : active) {
       const auto length = static_cast<std::int32_t>(encoded[w->read].forward.size());
-      if (w->plan.next(w->chains, w->regions, length, options.scoring, w->chain, w->seed)) active[kept++] = w;
+      std::size_t chain = 0, seed = 0;
+      if (!w->plan.next(w->chains, w->regions, length, options.scoring, chain, seed)) continue;
+      active[kept++] = w;
+      round.add(w, chain, seed);
     }
     active.resize(kept);
     if (active.empty()) return {};
-    WTMAP_TRY(extend_round(active, encoded));
+    WTMAP_TRY(extend_round(round, encoded));
+    for (const ExtensionRound::Seed& e : round.seeds) round.windows[e.window].work->regions.push_back(e.region);
   }
+}
+
+// The speculative schedule's second call: every seed the reads' plans may still hand out, extended
+// at once (in calls of at most kSpeculativeWindows windows, whole reads each); then each read's
+// plan runs on, taking each seed's region from there instead of a round of its own.
+Status GappedMapper::Impl::extend_pending(const std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded) {
+  // Some 10^5 windows (a first round's) of the read plus some hundred reference bases each.
+  constexpr std::size_t kSpeculativeWindows = std::size_t{1} << 17;
+  ExtensionRound round;
+  std::vector<std::size_t> first_seed;  // of each read of the call, in round.seeds
+  for (std::size_t begin = 0, end = 0; begin < active.size(); begin = end) {
+    round.clear();
+    first_seed.clear();
+    for (end = begin; end < active.size() && (end == begin || round.windows.size() < kSpeculativeWindows); ++end) {
+      first_seed.push_back(round.seeds.size());
+      for (const auto& [chain, seed] : active[end]->plan.pending()) round.add(active[end], chain, seed);
+    }
+    first_seed.push_back(round.seeds.size());
+    WTMAP_TRY(extend_round(round, encoded));
+    wtmap::detail::parallel_for_ranges(end - begin, [&](std::uint64_t from, std::uint64_t to) {
+      for (std::uint64_t i = from; i < to; ++i) {
+        ReadWork& w = *active[begin + i];
+        const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
+        std::size_t at = first_seed[i], chain = 0, seed = 0;
+        // The plan hands out pending seeds in their order, skipping some: find each ahead.
+        while (w.plan.next(w.chains, w.regions, length, options.scoring, chain, seed)) {
+          while (round.windows[round.seeds[at].window].chain != chain || round.seeds[at].seed != seed) ++at;
+          assert(at < first_seed[i + 1]);
+          w.regions.push_back(round.seeds[at++].region);
+        }
+      }
+    }, kReadsPerThread);
+  }
+  return {};
 }
 
 // The read's primary, its alternatives (XA: secondaries of the primary scoring close to it, all or

@@ -14,7 +14,9 @@
 // O(seeds x regions), regions O(regions^2 + regions x chains).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "mapper_reference.hpp"
@@ -78,6 +80,11 @@ class ExtensionPlan {
   // The next seed to extend (chain and seed index), given the regions found so far; false at the end.
   bool next(const std::vector<Chain>& chains, const std::vector<Region>& regions, std::int32_t read_length,
             const Scoring& sc, std::size_t& chain, std::size_t& seed);
+  // The seeds next() may still hand out (chain, seed), in its order: all that are left, since
+  // which it skips depends on the regions still to come.
+  std::vector<std::pair<std::size_t, std::size_t>> pending() const {
+    return {order_.begin() + static_cast<std::ptrdiff_t>(next_), order_.end()};
+  }
 
  private:
   bool off_diagonal_overlap(const std::vector<Chain>& chains, std::size_t at) const;

@@ -25,6 +25,18 @@ class FmIndex;
 
 namespace wtmap::aligner::gapped {
 
+// How the seeds' extensions are batched; the alignments are the same either way (an extension
+// depends only on its read, chain and seed; which seeds bwa's order skips, only on the regions
+// found before), so this is a choice of speed.
+//   rounds       one seed per read and round, in bwa's order, each round a call on the backend:
+//                no extension is wasted (the CPU backend's choice);
+//   speculative  the first round as above, then every seed a read may still extend, at once,
+//                and each read takes the results its order asks for: two calls instead of one
+//                per seed of the read with the most (the GPU's choice: a round is a round trip
+//                and a launch whose time is that of its longest extension).
+//   automatic    speculative on the GPU, rounds on the CPU.
+enum class ExtensionSchedule { automatic, rounds, speculative };
+
 struct GappedOptions {
   Scoring scoring;                      // -A -B -O -E -L -w -d
   std::uint32_t min_seed_length = 19;   // bwa mem -k (wtmap align --min-seed)
@@ -35,10 +47,12 @@ struct GappedOptions {
   float xa_drop_ratio = 0.80f;          // alternatives (XA) score at least this share of the primary
   std::uint32_t max_xa_hits = 5;        // -h: more alternatives than this: no XA at all
   std::uint32_t max_read_length = 1000; // longer reads are left unmapped (kTooLong)
+  ExtensionSchedule schedule = ExtensionSchedule::automatic;
 };
 
 // Seconds spent in each step of map(), summed over its calls (`wtmap align -v`, the benchmark):
-// wall time of the calling thread, device work included where the step waits for it.
+// wall time of the calling thread, device work included where the step waits for it; and the
+// extension step's work: seeds extended and the rounds (calls on the backend) they took.
 struct GappedStageSeconds {
   double seed = 0;    // SMEM seeds (backend)
   double locate = 0;  // their occurrences (backend)
@@ -48,6 +62,7 @@ struct GappedStageSeconds {
   double choose = 0;     // regions deduplicated, primary and alternatives chosen (host threads)
   double cigar = 0;      // global alignments of the reported hits (backend), NM, MD, MAPQ (host)
   double cigar_dp = 0;   //   of which the backend's call
+  std::uint64_t seeds_extended = 0, extension_rounds = 0;
 
   GappedStageSeconds& operator+=(const GappedStageSeconds& o) {
     seed += o.seed;
@@ -58,6 +73,8 @@ struct GappedStageSeconds {
     choose += o.choose;
     cigar += o.cigar;
     cigar_dp += o.cigar_dp;
+    seeds_extended += o.seeds_extended;
+    extension_rounds += o.extension_rounds;
     return *this;
   }
 };
