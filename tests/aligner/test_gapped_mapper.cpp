@@ -702,8 +702,8 @@ TEST_P(GappedMapperTest, BatchSizesAndThreadCountsGiveTheSameBytes) {
 
 // The two extension schedules give the same alignments (ExtensionSchedule: an extension depends
 // only on its read, chain and seed), on reads with several seeds per chain (edits), several
-// chains (the repeats) and chimeric parts; and they did differ in work: the speculative one in
-// at most two rounds, extending seeds bwa's order skips.
+// chains (the repeats) and chimeric parts; and they did differ in work: looking ahead took fewer
+// rounds.
 TEST_P(GappedMapperTest, ExtensionSchedulesGiveTheSameAlignments) {
   const TestReference& r = *reference_;
   std::vector<Planted> planted = varied_reads(r, 4);
@@ -718,19 +718,18 @@ TEST_P(GappedMapperTest, ExtensionSchedulesGiveTheSameAlignments) {
   // Chimeras: 100 bases of contig 0, then 100 of contig 2.
   for (std::size_t k = 0; k < 6; ++k)
     reads.push_back({"chimera" + std::to_string(k), r.contigs[0].substr(2000 + 900 * k, 100) + r.contigs[2].substr(500 + 700 * k, 100), ""});
-  GappedOptions by_rounds, speculative;
+  GappedOptions by_rounds, lookahead;
   by_rounds.schedule = ExtensionSchedule::rounds;
-  speculative.schedule = ExtensionSchedule::speculative;
-  GappedMapper a = mapper(by_rounds), b = mapper(speculative);
+  lookahead.schedule = ExtensionSchedule::lookahead;
+  GappedMapper a = mapper(by_rounds), b = mapper(lookahead);
   const auto ra = map_all(a, reads, reads.size());
   const auto rb = map_all(b, reads, reads.size());
   ASSERT_EQ(ra.size(), reads.size());
   for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(rb[i]), describe(ra[i])) << reads[i].name;
   const GappedStageSeconds& ta = a.stage_seconds();
   const GappedStageSeconds& tb = b.stage_seconds();
-  EXPECT_GT(ta.extension_rounds, 2u);
-  EXPECT_LE(tb.extension_rounds, 2u);
-  EXPECT_GT(tb.seeds_extended, ta.seeds_extended) << "no seed skipped: the test proves nothing";
+  EXPECT_LT(tb.extension_rounds, ta.extension_rounds) << "no read had two chains: the test proves nothing";
+  EXPECT_GE(tb.seeds_extended, ta.seeds_extended);
 }
 
 // release_device_memory (after a batch too large for the GPU) gives back every device byte the

@@ -9,7 +9,6 @@
 // seed), chains and regions, and per round one reference window per extending read -- bounded by
 // the batch size times the read length (plus max_occurrences x seeds for the occurrences).
 #include <algorithm>
-#include <cassert>
 #include <chrono>
 #include <optional>
 #include <tuple>
@@ -128,6 +127,21 @@ struct ReadWork {
   ExtensionPlan plan;
   std::vector<Region> regions;
   std::vector<Reported> reported;  // its hits to report (choose_hits)
+  // The seeds extended so far (ahead of their turn too) with their regions, and the one the plan
+  // waits for, if any.
+  struct Extended {
+    std::size_t chain, seed;
+    Region region;
+  };
+  std::vector<Extended> extended;
+  bool waiting = false;
+  std::size_t wanted_chain = 0, wanted_seed = 0;
+
+  const Region* extension_of(std::size_t chain, std::size_t seed) const {
+    for (const Extended& e : extended)
+      if (e.chain == chain && e.seed == seed) return &e.region;
+    return nullptr;
+  }
 };
 
 // The seeds extended in one call on the backend. Each seed reads its read's codes and its chain's
@@ -195,8 +209,7 @@ struct GappedMapper::Impl {
                     std::vector<fmindex::SmemResult>& results);
   Status seed_again_with_full_rooms(std::uint64_t seed_total);
   Status extend_round(ExtensionRound& round, const std::vector<ReadCodes>& encoded);
-  Status extend_pending(const std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded);
-  bool speculative() const;
+  bool advance(ReadWork& w, std::int32_t read_length) const;
   Status extend_with_retry(const CodeArrays& arrays, const std::vector<ExtendTask>& tasks,
                            std::vector<ExtendResult>& results);
   Status extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded);
@@ -437,73 +450,54 @@ Status GappedMapper::Impl::extend_with_retry(const CodeArrays& arrays, const std
   return {};
 }
 
-bool GappedMapper::Impl::speculative() const {
-  switch (options.schedule) {
-    case ExtensionSchedule::rounds: return false;
-    case ExtensionSchedule::speculative: return true;
-    case ExtensionSchedule::automatic: break;
+// Runs the read's plan on as far as the seeds extended allow, each seed it hands out adding its
+// region; false once the plan has ended, else it waits for the seed it handed out last.
+bool GappedMapper::Impl::advance(ReadWork& w, std::int32_t read_length) const {
+  std::size_t chain = w.wanted_chain, seed = w.wanted_seed;
+  if (!w.waiting && !w.plan.next(w.chains, w.regions, read_length, options.scoring, chain, seed)) return false;
+  for (;;) {
+    const Region* done = w.extension_of(chain, seed);
+    if (done == nullptr) break;
+    w.regions.push_back(*done);
+    if (!w.plan.next(w.chains, w.regions, read_length, options.scoring, chain, seed)) {
+      w.waiting = false;
+      return false;
+    }
   }
-  return index->backend() == Backend::gpu;
+  w.waiting = true;
+  w.wanted_chain = chain;
+  w.wanted_seed = seed;
+  return true;
 }
 
-// Rounds until no read has a seed left to extend, each read's seeds in bwa's order; with the
-// speculative schedule, one round and then extend_pending.
+// Rounds until no read's plan waits for a seed: each round extends the seeds the plans wait for
+// (and, looking ahead, the heads of their later chains) as one call on the backend.
 Status GappedMapper::Impl::extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded) {
-  // A read leaves the active list for good once it has no seed left (later rounds are the few
-  // reads of many chains: repeats).
+  // A read leaves the active list for good once its plan has ended (later rounds are the few
+  // reads of many seeds extended in one chain).
   std::vector<ReadWork*> active;
   for (ReadWork& w : work) active.push_back(&w);
+  const bool ahead = options.schedule == ExtensionSchedule::lookahead;
   ExtensionRound round;
-  for (std::size_t r = 0;; ++r) {
-    if (r == 1 && speculative()) return extend_pending(active, encoded);
+  for (;;) {
     round.clear();
     std::size_t kept = 0;
     for (ReadWork* w : active) {
-      const auto length = static_cast<std::int32_t>(encoded[w->read].forward.size());
-      std::size_t chain = 0, seed = 0;
-      if (!w->plan.next(w->chains, w->regions, length, options.scoring, chain, seed)) continue;
+      if (!advance(*w, static_cast<std::int32_t>(encoded[w->read].forward.size()))) continue;
       active[kept++] = w;
-      round.add(w, chain, seed);
+      round.add(w, w->wanted_chain, w->wanted_seed);
+      if (!ahead) continue;
+      for (const auto& [chain, seed] : w->plan.chain_heads_ahead())
+        if (w->extension_of(chain, seed) == nullptr) round.add(w, chain, seed);
     }
     active.resize(kept);
     if (active.empty()) return {};
     WTMAP_TRY(extend_round(round, encoded));
-    for (const ExtensionRound::Seed& e : round.seeds) round.windows[e.window].work->regions.push_back(e.region);
-  }
-}
-
-// The speculative schedule's second call: every seed the reads' plans may still hand out, extended
-// at once (in calls of at most kSpeculativeWindows windows, whole reads each); then each read's
-// plan runs on, taking each seed's region from there instead of a round of its own.
-Status GappedMapper::Impl::extend_pending(const std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded) {
-  // Some 10^5 windows (a first round's) of the read plus some hundred reference bases each.
-  constexpr std::size_t kSpeculativeWindows = std::size_t{1} << 17;
-  ExtensionRound round;
-  std::vector<std::size_t> first_seed;  // of each read of the call, in round.seeds
-  for (std::size_t begin = 0, end = 0; begin < active.size(); begin = end) {
-    round.clear();
-    first_seed.clear();
-    for (end = begin; end < active.size() && (end == begin || round.windows.size() < kSpeculativeWindows); ++end) {
-      first_seed.push_back(round.seeds.size());
-      for (const auto& [chain, seed] : active[end]->plan.pending()) round.add(active[end], chain, seed);
+    for (const ExtensionRound::Seed& e : round.seeds) {
+      const ExtensionRound::Window& x = round.windows[e.window];
+      x.work->extended.push_back({x.chain, e.seed, e.region});
     }
-    first_seed.push_back(round.seeds.size());
-    WTMAP_TRY(extend_round(round, encoded));
-    wtmap::detail::parallel_for_ranges(end - begin, [&](std::uint64_t from, std::uint64_t to) {
-      for (std::uint64_t i = from; i < to; ++i) {
-        ReadWork& w = *active[begin + i];
-        const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
-        std::size_t at = first_seed[i], chain = 0, seed = 0;
-        // The plan hands out pending seeds in their order, skipping some: find each ahead.
-        while (w.plan.next(w.chains, w.regions, length, options.scoring, chain, seed)) {
-          while (round.windows[round.seeds[at].window].chain != chain || round.seeds[at].seed != seed) ++at;
-          assert(at < first_seed[i + 1]);
-          w.regions.push_back(round.seeds[at++].region);
-        }
-      }
-    }, kReadsPerThread);
   }
-  return {};
 }
 
 // The read's primary, its alternatives (XA: secondaries of the primary scoring close to it, all or

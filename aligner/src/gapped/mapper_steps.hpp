@@ -80,11 +80,10 @@ class ExtensionPlan {
   // The next seed to extend (chain and seed index), given the regions found so far; false at the end.
   bool next(const std::vector<Chain>& chains, const std::vector<Region>& regions, std::int32_t read_length,
             const Scoring& sc, std::size_t& chain, std::size_t& seed);
-  // The seeds next() may still hand out (chain, seed), in its order: all that are left, since
-  // which it skips depends on the regions still to come.
-  std::vector<std::pair<std::size_t, std::size_t>> pending() const {
-    return {order_.begin() + static_cast<std::ptrdiff_t>(next_), order_.end()};
-  }
+  // The first seed of each chain after the one next() handed out last, in its order: bwa extends
+  // each unless a region found before holds it (rare: another chain's region at the same place),
+  // so a round may extend them ahead of their turn.
+  std::vector<std::pair<std::size_t, std::size_t>> chain_heads_ahead() const;
 
  private:
   bool off_diagonal_overlap(const std::vector<Chain>& chains, std::size_t at) const;

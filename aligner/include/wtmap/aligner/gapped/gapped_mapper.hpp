@@ -28,14 +28,14 @@ namespace wtmap::aligner::gapped {
 // How the seeds' extensions are batched; the alignments are the same either way (an extension
 // depends only on its read, chain and seed; which seeds bwa's order skips, only on the regions
 // found before), so this is a choice of speed.
-//   rounds       one seed per read and round, in bwa's order, each round a call on the backend:
-//                no extension is wasted (the CPU backend's choice);
-//   speculative  the first round as above, then every seed a read may still extend, at once,
-//                and each read takes the results its order asks for: two calls instead of one
-//                per seed of the read with the most (the GPU's choice: a round is a round trip
-//                and a launch whose time is that of its longest extension).
-//   automatic    speculative on the GPU, rounds on the CPU.
-enum class ExtensionSchedule { automatic, rounds, speculative };
+//   lookahead   each round extends the seed each read's plan waits for and the first seed of
+//               every later chain of the read, which bwa's order extends in its turn unless
+//               another chain's region holds it (rare: mason reads, 0.05 % more extensions):
+//               the rounds of a batch fall from the most chains of a read (repeats: dozens) to
+//               the most seeds extended in one chain (a few). On the GPU a round is a round trip
+//               and a launch as long as its longest extension;
+//   rounds      one seed per read and round, bwa's order itself (the reference for the tests).
+enum class ExtensionSchedule { lookahead, rounds };
 
 struct GappedOptions {
   Scoring scoring;                      // -A -B -O -E -L -w -d
@@ -47,7 +47,7 @@ struct GappedOptions {
   float xa_drop_ratio = 0.80f;          // alternatives (XA) score at least this share of the primary
   std::uint32_t max_xa_hits = 5;        // -h: more alternatives than this: no XA at all
   std::uint32_t max_read_length = 1000; // longer reads are left unmapped (kTooLong)
-  ExtensionSchedule schedule = ExtensionSchedule::automatic;
+  ExtensionSchedule schedule = ExtensionSchedule::lookahead;
 };
 
 // Seconds spent in each step of map(), summed over its calls (`wtmap align -v`, the benchmark):
