@@ -5,7 +5,8 @@
 #   - the bundled single reads (examples/), in 3 pieces and in 1;
 #   - pairs made from the bundled reference by make_pairs.py (the insert size grows along the
 #     file, so a piece that estimated its own model would pair differently: checked below), in
-#     3 pieces and in 1; and 5 pairs in 4 pieces (one of them empty).
+#     3 pieces and in 1, and in 3 in the k-mismatch mode (-k 2); and 5 pairs (too few to estimate
+#     a model: -I none) in 4 pieces, one of them empty.
 # Also: the sample of leading pairs the workflow estimates the model from is as long as wtmap's
 # window (kInsertWindowPairs). Exit 77 (ctest: skipped) without snakemake, samtools or python3.
 set -euo pipefail
@@ -31,23 +32,25 @@ sample=$(sed -n 's/^INSERT_WINDOW_PAIRS = \([0-9]*\)$/\1/p' "$source_dir/workflo
 reference=$source_dir/examples/ecoli536-100k.fa.gz
 "$wtmap" index -q "$reference" -p ref
 
-# single NAME READS...: one run, sorted by samtools -> NAME.expected.txt
+# single NAME OPTIONS READS...: one run, sorted by samtools -> NAME.expected.txt
 single() {
-  local name=$1
-  shift
-  "$wtmap" align -q --device cpu -x ref "$@" -o "$name.single.bam"
+  local name=$1 options=$2
+  shift 2
+  # shellcheck disable=SC2086
+  "$wtmap" align -q --device cpu $options -x ref "$@" -o "$name.single.bam"
   samtools sort -o "$name.single.sorted.bam" "$name.single.bam" 2> /dev/null
   samtools view "$name.single.sorted.bam" > "$name.expected.txt"
   [ -s "$name.expected.txt" ] || fail "$name: the single run wrote no records"
 }
 
-# workflow NAME CHUNKS EXPECTED CONFIG...: the workflow's records against EXPECTED.expected.txt
+# workflow NAME CHUNKS EXPECTED OPTIONS CONFIG...: the workflow's records, align_options
+# "--device cpu OPTIONS", against EXPECTED.expected.txt
 workflow() {
-  local name=$1 chunks=$2 expected=$3
-  shift 3
+  local name=$1 chunks=$2 expected=$3 options=$4
+  shift 4
   if ! snakemake -s "$source_dir/workflow/Snakefile" --directory "$work" --cores 2 \
       --config reference="$reference" chunks="$chunks" out="$name.bam" wtmap="$wtmap" \
-      align_options="--device cpu" "$@" > "$name.snakemake.log" 2>&1; then
+      align_options="--device cpu $options" "$@" > "$name.snakemake.log" 2>&1; then
     fail "$name: snakemake failed"
     tail -n 30 "$name.snakemake.log" >&2
     return
@@ -63,14 +66,17 @@ workflow() {
 }
 
 reads=$source_dir/examples/ecoli536-100k.reads.fq.gz
-single single "$reads"
-workflow single-3 3 single r1="$reads"
-workflow single-1 1 single r1="$reads"
+single single "" "$reads"
+workflow single-3 3 single "" r1="$reads"
+workflow single-1 1 single "" r1="$reads"
 
 python3 "$source_dir/tests/workflow/make_pairs.py" "$reference" 3000 11 pairs_1.fq.gz pairs_2.fq.gz
-single pairs pairs_1.fq.gz pairs_2.fq.gz
-workflow pairs-3 3 pairs r1=pairs_1.fq.gz r2=pairs_2.fq.gz
-workflow pairs-1 1 pairs r1=pairs_1.fq.gz r2=pairs_2.fq.gz
+single pairs "" pairs_1.fq.gz pairs_2.fq.gz
+workflow pairs-3 3 pairs "" r1=pairs_1.fq.gz r2=pairs_2.fq.gz
+workflow pairs-1 1 pairs "" r1=pairs_1.fq.gz r2=pairs_2.fq.gz
+# The k-mismatch mode samples the insert size from its own hits.
+single pairs-k "-k 2" pairs_1.fq.gz pairs_2.fq.gz
+workflow pairs-k-3 3 pairs-k "-k 2" r1=pairs_1.fq.gz r2=pairs_2.fq.gz
 option=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["pairs"]["insert_size_model"]["option"])' \
          pairs-3.bam.work/insert_size.json)
 [ "$option" != none ] || fail "pairs-3: no insert-size model estimated"
@@ -86,8 +92,8 @@ grep -v '^@' last.own.sam | cmp -s last.expected.txt - && fail "the last third o
 grep -v '^@' last.given.sam | cmp -s last.expected.txt - || fail "the last third given -I $option pairs otherwise"
 
 for mate in 1 2; do gzip -dc "pairs_$mate.fq.gz" | awk 'NR <= 20' | gzip > "few_$mate.fq.gz"; done
-single few few_1.fq.gz few_2.fq.gz
-workflow few-4 4 few r1=few_1.fq.gz r2=few_2.fq.gz
+single few "" few_1.fq.gz few_2.fq.gz
+workflow few-4 4 few "" r1=few_1.fq.gz r2=few_2.fq.gz
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures failures" >&2
