@@ -42,7 +42,9 @@ split_case() {
     cmp -s joined.fq <(fastq "$records") || fail "$name ($form): the pieces joined are not the input"
     local want_sample=$(( sample < records ? sample : records ))
     cmp -s "$name.$form.sample" <(fastq "$want_sample") || fail "$name ($form): the sample is not the first $want_sample records"
-    [ -z "$(ls "$name.$form."[0-9]* 2>/dev/null | grep -v '\.fq\.gz$')" ] || fail "$name ($form): files beside the pieces"
+    for file in "$name.$form."[0-9]*; do
+      [[ $file == *.fq.gz ]] || fail "$name ($form): $file beside the pieces"
+    done
   done
 }
 

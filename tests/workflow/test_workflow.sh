@@ -26,8 +26,9 @@ fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 window=$(sed -n 's/.*kInsertWindowPairs = \([0-9]*\);.*/\1/p' "$source_dir/aligner/include/wtmap/aligner/pairing.hpp")
 sample=$(sed -n 's/^INSERT_WINDOW_PAIRS = \([0-9]*\)$/\1/p' "$source_dir/workflow/Snakefile")
-[ -n "$window" ] && [ "$window" = "$sample" ] \
-  || fail "the Snakefile samples $sample pairs, wtmap estimates from its first $window"
+if [ -z "$window" ] || [ "$window" != "$sample" ]; then
+  fail "the Snakefile samples $sample pairs, wtmap estimates from its first $window"
+fi
 
 reference=$source_dir/examples/ecoli536-100k.fa.gz
 "$wtmap" index -q "$reference" -p ref

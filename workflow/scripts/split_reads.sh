@@ -26,7 +26,9 @@ per=$(( (records + chunks - 1) / chunks ))
 [ "$per" -ge 1 ] || per=1  # no records: split writes nothing, every piece is made empty below
 
 : > "$sample"
-# awk checks each record's shape and the count, and copies the sample; split cuts the stream.
+# awk checks each record's shape and the count, and copies the sample; split cuts the stream
+# (its filter expands $FILE itself).
+# shellcheck disable=SC2016
 gzip -dcf -- "$reads" \
   | awk -v name="$reads" -v expected="$records" -v sample="$sample" -v sample_lines=$((4 * sample_records)) '
       function fail(why) {
