@@ -102,7 +102,8 @@ constexpr const char* kUsage =
     "  -p                the one read file holds pairs, mate 1 then mate 2 (bwa mem -p)\n"
     "  -I FLOAT,FLOAT[,INT[,INT]]  pairs' insert size: mean, std, max, min [estimated from\n"
     "                    the first 10000 pairs of confident unique mates among the first 10^5\n"
-    "                    pairs; max, min: mean +- 4 std]\n"
+    "                    pairs; max, min: mean +- 4 std]; none: no model, no pair proper\n"
+    "                    (--stats-json's insert_size_model.option gives a run's model exactly)\n"
     "  -U INT            pairs: penalty of an unpaired pair against a proper one, 0..1000 [17]\n"
     "  -v                at the end, print the busy seconds of each pipeline stage (and of\n"
     "                    the gapped mapper's steps) and the GPU memory held; twice (-v -v),\n"
@@ -230,7 +231,9 @@ void log_stage_times(const Log& log, const aligner::AlignPipeline& pipeline, con
 // A paired run's summary, the insert size as bwa mem prints it.
 void log_pair_summary(const Log& log, const aligner::PairedSamWriterSink& sink) {
   const aligner::InsertSizeModel& m = sink.model();
-  if (m.given) {
+  if (m.given && !m.known) {
+    log.info("insert size: none given by -I; no pair is proper");
+  } else if (m.given) {
     log.info("insert size (FR, given by -I): mean %.2f, std %.2f; proper pairs within [%lld, %lld]", m.mean, m.std,
              static_cast<long long>(m.low), static_cast<long long>(m.high));
   } else if (m.known) {

@@ -647,6 +647,25 @@ class CliHabitsStats : public CliHabits {
     return run_wtmap(out_, "align --device cpu -q -x " + shell_quote(fasta_) + " -o " + shell_quote(results_.file("x.sam")) +
                                " --stats-json " + shell_quote(results_.file("s.json")) + " " + options);
   }
+  // r1.fq and r2.fq: 60 pairs of contig 1, inserts 250..349, every tenth mate 2 random (a singleton).
+  void write_pairs() {
+    const std::string s = normalized(contigs_[1].sequence);
+    std::string one, two;
+    std::mt19937 rng(8);
+    for (int i = 0; i < 60; ++i) {
+      const std::size_t insert = 250 + rng() % 100, start = rng() % (s.size() - insert);
+      std::string mate2 = revcomp(s.substr(start + insert - 100, 100));
+      if (i % 10 == 3) {
+        for (char& base : mate2) base = "ACGT"[rng() % 4];
+      }
+      const std::string name = "@p" + std::to_string(i) + "\n", quality = "\n+\n" + std::string(100, 'I') + "\n";
+      one += name + s.substr(start, 100) + quality;
+      two += name + mate2 + quality;
+    }
+    write_file(dir_.file("r1.fq"), one);
+    write_file(dir_.file("r2.fq"), two);
+  }
+  std::string pair_files() const { return shell_quote(dir_.file("r1.fq")) + " " + shell_quote(dir_.file("r2.fq")); }
   TempDir results_;  // the SAM and the JSON, and nothing else
 };
 
@@ -686,22 +705,8 @@ TEST_F(CliHabitsStats, SingleReadsAgreeWithTheSamReadBack) {
 // Pairs, some with a random mate 2 (singletons): the pair numbers and the proper pairs' insert
 // size against the SAM; -I gives the model, whose bounds are mean -+ 4 sd.
 TEST_F(CliHabitsStats, PairsAgreeWithTheSamReadBack) {
-  const std::string s = normalized(contigs_[1].sequence);
-  std::string one, two;
-  std::mt19937 rng(8);
-  for (int i = 0; i < 60; ++i) {
-    const std::size_t insert = 250 + rng() % 100, start = rng() % (s.size() - insert);
-    std::string mate2 = revcomp(s.substr(start + insert - 100, 100));
-    if (i % 10 == 3) {
-      for (char& base : mate2) base = "ACGT"[rng() % 4];
-    }
-    const std::string name = "@p" + std::to_string(i) + "\n", quality = "\n+\n" + std::string(100, 'I') + "\n";
-    one += name + s.substr(start, 100) + quality;
-    two += name + mate2 + quality;
-  }
-  write_file(dir_.file("r1.fq"), one);
-  write_file(dir_.file("r2.fq"), two);
-  const RunResult r = align("-I 300,30 " + shell_quote(dir_.file("r1.fq")) + " " + shell_quote(dir_.file("r2.fq")));
+  write_pairs();
+  const RunResult r = align("-I 300,30 " + pair_files());
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   const SamCounts sam = count_sam(results_.file("x.sam"));
   std::map<std::string, std::string> json = parsed_json(out_, results_.file("s.json"));
@@ -725,6 +730,33 @@ TEST_F(CliHabitsStats, PairsAgreeWithTheSamReadBack) {
   EXPECT_EQ(json["pairs.proper_insert_size.pairs"], std::to_string(sam.proper));
   EXPECT_NEAR(std::stod(json["pairs.proper_insert_size.mean"]), mean, 1e-5);
   EXPECT_NEAR(std::stod(json["pairs.proper_insert_size.sd"]), std::sqrt(sam.insert_squares / n - mean * mean), 1e-5);
+}
+
+// insert_size_model.option, given back as -I, reproduces the estimated model: the same records
+// and the same option; -I none pairs nothing, as a run that sampled too few pairs.
+TEST_F(CliHabitsStats, InsertSizeOptionGivesTheEstimatedModelBack) {
+  write_pairs();
+  RunResult r = align(pair_files());
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  std::map<std::string, std::string> json = parsed_json(out_, results_.file("s.json"));
+  ASSERT_EQ(json["pairs.insert_size_model.source"], "estimated");
+  const std::string option = json["pairs.insert_size_model.option"];
+  const std::vector<std::string> estimated = htslib_records(results_.file("x.sam"));
+  ASSERT_GT(std::stoull(json["pairs.properly_paired"]), 0u);
+  r = align("-I " + option + " " + pair_files());
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  json = parsed_json(out_, results_.file("s.json"));
+  EXPECT_EQ(json["pairs.insert_size_model.source"], "given");
+  EXPECT_EQ(json["pairs.insert_size_model.option"], option);
+  EXPECT_EQ(htslib_records(results_.file("x.sam")), estimated);
+  r = align("-I none " + pair_files());
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  json = parsed_json(out_, results_.file("s.json"));
+  EXPECT_EQ(json["pairs.insert_size_model.source"], "given");
+  EXPECT_EQ(json["pairs.insert_size_model.option"], "none");
+  EXPECT_EQ(json.count("pairs.insert_size_model.mean"), 0u);
+  EXPECT_EQ(json["pairs.properly_paired"], "0");
+  EXPECT_EQ(count_sam(results_.file("x.sam")).proper, 0u);
 }
 
 // The JSON is a result file like -o's: none when the run fails, never the -o file itself.
