@@ -1,5 +1,6 @@
 #include "wtmap/aligner/sam_writer.hpp"
 
+#include <htslib/hfile.h>
 #include <htslib/sam.h>
 #include <htslib/thread_pool.h>
 #include <sys/stat.h>
@@ -507,8 +508,15 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
     impl->output.emplace(std::move(*output));
     target = impl->output->write_path();
   }
-  impl->file = sam_open(target.c_str(), mode.c_str());
-  if (impl->file == nullptr) return Status{StatusCode::io_error, (options.path == "-" ? std::string("stdout") : options.path) + ": cannot open for writing"};
+  // The file is opened under the name the user gave, not the temporary's: CRAM writes that
+  // name into its file definition (its first 20 bytes, as samtools writes them), so a run gives
+  // the same bytes whatever temporary name it drew.
+  hFILE* opened = hopen(target.c_str(), "w");
+  impl->file = opened != nullptr ? hts_hopen(opened, options.path.c_str(), mode.c_str()) : nullptr;
+  if (impl->file == nullptr) {
+    if (opened != nullptr) hclose_abruptly(opened);
+    return Status{StatusCode::io_error, impl->where() + ": cannot open for writing"};
+  }
   if (*format == SamFormat::cram) WTMAP_TRY(impl->use_reference());
   sam_hdr_t* h = sam_hdr_init();
   impl->header = h;

@@ -209,13 +209,14 @@ TEST_F(AlignSort, RefusalsSayWhyAndMakeNothing) {
   fmtest::write_file(reads, single_reads(10));
   const std::string out = shell_quote(dir_.file("x"));
   const std::string see = "; see 'wtmap align --help'\n";
+  const std::string not_sam = "--sort writes BAM or CRAM: give -o FILE.bam or FILE.cram (or -O bam|cram), not SAM";
+  const std::string not_stdout = "--sort writes a file and its index: give -o FILE.bam or FILE.cram, not stdout";
   const std::pair<std::string, std::string> cases[] = {
-      {"--sort -o " + out + ".sam", "[wtmap align] --sort writes BAM: give -o FILE.bam (or -O bam), not SAM" + see},
-      {"--sort -O sam -o " + out + ".bam", "[wtmap align] --sort writes BAM: give -o FILE.bam (or -O bam), not SAM" + see},
-      {"--sort", "[wtmap align] --sort writes a file and its index: give -o FILE.bam, not stdout" + see},
-      {"--sort -O bam -o -", "[wtmap align] --sort writes a file and its index: give -o FILE.bam, not stdout" + see},
-      {"--sort -o " + out + ".cram", "[wtmap align] " + dir_.file("x") + ".cram: CRAM output is not supported yet; write BAM "
-                                     "(-O bam, or -o FILE.bam)" + see},
+      {"--sort -o " + out + ".sam", "[wtmap align] " + not_sam + see},
+      {"--sort -O sam -o " + out + ".bam", "[wtmap align] " + not_sam + see},
+      {"--sort", "[wtmap align] " + not_stdout + see},
+      {"--sort -O bam -o -", "[wtmap align] " + not_stdout + see},
+      {"--sort -O cram -o - --reference " + shell_quote(dir_.file("ref.fa")), "[wtmap align] " + not_stdout + see},
       {"--sort-mem 1G -o " + out + ".bam", "[wtmap align] --sort-mem sizes the memory of --sort, which is not given" + see},
       {"--sort --sort-mem 1023K -o " + out + ".bam", "[wtmap align] --sort-mem needs a size of at least 1M, e.g. 500M or 2G" + see},
       {"--sort --sort-mem 2X -o " + out + ".bam", "[wtmap align] --sort-mem needs a size of at least 1M, e.g. 500M or 2G" + see},

@@ -163,8 +163,9 @@ TEST(SamWriterReadGroup, TheLineAndItsIdReadBack) {
   EXPECT_EQ(back.records[0].rg, "g~1");
 }
 
-// The format follows -O where given, else the path: .bam BAM, SAM to .gz or .bgz BGZF-compressed
-// (the format then from the name before it), "-" SAM; CRAM and unknown names refused.
+// The format follows -O where given, else the path: .bam BAM, .cram CRAM (given a reference), SAM
+// to .gz or .bgz BGZF-compressed (the format then from the name before it), "-" SAM; unknown
+// names, CRAM without a reference and a reference without CRAM refused.
 TEST(SamWriterFormat, FollowsTheOptionThenThePath) {
   using aligner::SamFormat;
   struct Case {
@@ -185,14 +186,36 @@ TEST(SamWriterFormat, FollowsTheOptionThenThePath) {
     const Result<SamFormat> format = aligner::sam_format(options);
     ASSERT_TRUE(format.ok()) << c.path << " " << c.format << ": " << format.status().message();
     EXPECT_EQ(format.value(), c.expected) << c.path << " " << c.format;
+    EXPECT_EQ(aligner::requested_format(options), c.expected == SamFormat::bam ? "bam" : "sam") << c.path << " " << c.format;
   }
-  for (const Case& c : {Case{"x.cram", "", SamFormat::sam}, Case{"x.CRAM.gz", "", SamFormat::sam},
-                        Case{"x.bam", "cram", SamFormat::sam}, Case{"-", "json", SamFormat::sam}}) {
+  for (const Case& c : {Case{"x.cram", "", SamFormat::cram}, Case{"X.CRAM", "", SamFormat::cram},
+                        Case{"x.CRAM.gz", "", SamFormat::cram}, Case{"x.bam", "cram", SamFormat::cram},
+                        Case{"-", "cram", SamFormat::cram}, Case{"x.cram", "bam", SamFormat::bam}}) {
     aligner::SamOptions options;
     options.path = c.path;
     options.format = c.format;
+    options.reference = c.expected == SamFormat::cram ? "ref.fa" : "";
     const Result<SamFormat> format = aligner::sam_format(options);
-    EXPECT_FALSE(format.ok()) << c.path << " " << c.format;
+    ASSERT_TRUE(format.ok()) << c.path << " " << c.format << ": " << format.status().message();
+    EXPECT_EQ(format.value(), c.expected) << c.path << " " << c.format;
+  }
+  struct Refused {
+    const char *path, *format, *reference, *message;
+  };
+  for (const Refused& c : {Refused{"-", "json", "", "the output format must be SAM, BAM or CRAM, not 'json'"},
+                           Refused{"x.cram", "", "", "CRAM output needs the reference FASTA it is encoded against: give "
+                                                     "--reference FILE (an index does not record its FASTA; -x FILE.fa names it)"},
+                           Refused{"x.bam", "cram", "", "CRAM output needs the reference FASTA it is encoded against: give "
+                                                        "--reference FILE (an index does not record its FASTA; -x FILE.fa names it)"},
+                           Refused{"x.bam", "", "ref.fa", "--reference is the reference of CRAM output, and the output is BAM "
+                                                          "(-O cram or -o FILE.cram writes CRAM)"},
+                           Refused{"x.cram", "sam", "ref.fa", "--reference is the reference of CRAM output, and the output is SAM "
+                                                              "(-O cram or -o FILE.cram writes CRAM)"}}) {
+    aligner::SamOptions options;
+    options.path = c.path;
+    options.format = c.format;
+    options.reference = c.reference;
+    EXPECT_EQ(aligner::sam_format(options).status().message(), c.message) << c.path << " " << c.format;
   }
 }
 
