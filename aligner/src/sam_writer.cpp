@@ -372,9 +372,12 @@ struct SamWriter::Impl {
 
   // CRAM: the reference (prepare_cram_reference checked it); never embedded in the file, which
   // htslib would otherwise do, silently, where it failed to load a contig; NM and MD kept as
-  // written (SamWriter::open says why).
+  // written (SamWriter::open says why). hts_set_fai_filename, as samtools sets it: sam_hdr_write
+  // then loads the reference after the header, matching its contigs to the @SQ lines by name
+  // (CRAM_OPT_REFERENCE alone, set before the header, matches them by their order in the .fai,
+  // and gave the @SQ lines the MD5s of other contigs where the FASTA's order differs).
   Status use_reference() {
-    const bool ok = hts_set_opt(file, CRAM_OPT_REFERENCE, options.reference.c_str()) == 0 &&
+    const bool ok = hts_set_fai_filename(file, options.reference.c_str()) == 0 &&
                     hts_set_opt(file, CRAM_OPT_EMBED_REF, 0) == 0 && hts_set_opt(file, CRAM_OPT_STORE_MD, 1) == 0 &&
                     hts_set_opt(file, CRAM_OPT_STORE_NM, 1) == 0;
     if (!ok) return {StatusCode::io_error, options.reference + ": htslib cannot use it as the CRAM reference"};

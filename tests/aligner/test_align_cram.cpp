@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -145,14 +147,18 @@ class AlignCram : public ::testing::Test {
     return header;
   }
 
-  // Aligns `inputs` to out.bam and out.cram with `options`; the CRAM file must be CRAM 3 and
-  // hold the BAM file's header (expected_cram_header) and records, RG tags last where
-  // `read_group_last`. Leaves both files' contents in bam_ and cram_.
-  void expect_cram_holds_bam_records(const std::string& options, const std::string& inputs, bool read_group_last = false) {
+  // Aligns `inputs` to out.bam and out.cram with `options` (and `cram_options` for CRAM) against
+  // the index -x `x` names (empty: ref.fa); the CRAM file must be CRAM 3 and hold the BAM file's
+  // header (expected_cram_header, `reference` its UR; empty: ref.fa) and records, RG tags last
+  // where `read_group_last`. Leaves both files' contents in bam_ and cram_.
+  void expect_cram_holds_bam_records(const std::string& options, const std::string& inputs, bool read_group_last = false,
+                                     const std::string& x = "", std::string reference = "",
+                                     const std::string& cram_options = "") {
+    if (reference.empty()) reference = fasta_;
     const std::string bam = dir_.file("out.bam"), cram = dir_.file("out.cram");
-    RunResult r = align(options + " -o " + shell_quote(bam), inputs);
+    RunResult r = align(options + " -o " + shell_quote(bam), inputs, x);
     ASSERT_EQ(r.exit_code, 0) << describe(r);
-    r = align(options + " -o " + shell_quote(cram), inputs);
+    r = align(options + " " + cram_options + " -o " + shell_quote(cram), inputs, x);
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     htsFile* f = hts_open(cram.c_str(), "r");
     ASSERT_NE(f, nullptr);
@@ -160,8 +166,10 @@ class AlignCram : public ::testing::Test {
     EXPECT_EQ(hts_get_format(f)->version.major, 3);
     hts_close(f);
     bam_ = read_bam(bam);
-    cram_ = read_bam(cram, fasta_);
-    EXPECT_EQ(cram_.header, expected_cram_header(bam_.header, bam, cram, fasta_));
+    cram_ = read_bam(cram, reference);
+    std::string header = expected_cram_header(bam_.header, bam, cram, reference);
+    if (!cram_options.empty()) header.replace(header.find(" -o " + cram), 0, " " + cram_options);
+    EXPECT_EQ(cram_.header, header);
     ASSERT_EQ(cram_.lines.size(), bam_.lines.size());
     for (std::size_t i = 0; i < bam_.lines.size(); ++i) {
       ASSERT_EQ(cram_.lines[i], read_group_last ? with_read_group_last(bam_.lines[i]) : bam_.lines[i]) << "record " << i;
@@ -266,6 +274,145 @@ TEST_F(AlignCram, SortedCramAndItsIndexAnswerAsTheSortedBam) {
     EXPECT_EQ(ours, query_lines(bam, bam + ".bai", tid, begin, end));
     EXPECT_EQ(ours, scanned_lines(sorted_cram, tid, begin, end));
   }
+}
+
+// -l is htslib's CRAM level: the records stay; 0 stores blocks uncompressed (the file holds at
+// least every quality byte, which all other levels squeeze to almost nothing); 9 gives a smaller
+// file than 1; without -l, htslib's own default, 5 (one thread: htslib's CRAM codec choices
+// depend on the order its threads finish, the bytes of a run on one do not). The default's file
+// differs from -l 5's by the @PG command line's "-l 5 " alone (a few bytes, in a compressed
+// header block), and from -l 1's by hundreds.
+TEST_F(AlignCram, DashLIsHtslibsCramLevel) {
+  const std::string input = reads(1000), cram = dir_.file("out.cram");
+  std::map<std::string, std::uintmax_t> size;
+  std::vector<std::string> default_lines;
+  for (const std::string level : {"", "-l 0", "-l 1", "-l 5", "-l 9"}) {
+    const RunResult r = align(level + " -t 1 -o " + shell_quote(cram), input);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    size[level] = fs::file_size(cram);
+    const std::vector<std::string> lines = read_bam(cram, fasta_).lines;
+    if (level.empty()) default_lines = lines;
+    EXPECT_EQ(lines, default_lines) << level;
+  }
+  std::uintmax_t quality_bytes = 0;
+  for (const std::string& line : default_lines) quality_bytes += fmtest::split(line, '\t')[10].size();
+  EXPECT_GE(size["-l 0"], quality_bytes);
+  EXPECT_LT(size["-l 1"] * 4, quality_bytes);
+  EXPECT_LT(size["-l 9"], size["-l 1"]);
+  auto apart = [&](const char* level) { return std::abs(static_cast<double>(size[level]) - static_cast<double>(size[""])); };
+  EXPECT_LE(apart("-l 5"), 8) << size["-l 5"] << " bytes at -l 5, " << size[""] << " by default";
+  EXPECT_GE(apart("-l 1"), 100) << size["-l 1"] << " bytes at -l 1, " << size[""] << " by default";
+}
+
+// A bgzip-compressed FASTA serves as it is: -x ref.fa.gz names the index and the reference, whose
+// .fai and .gzi are made beside it.
+TEST_F(AlignCram, ABgzipReferenceGetsItsFaiAndGzi) {
+  const std::string bgzipped = dir_.file("bgz.fa.gz"), text = fmtest::fasta_text(contigs_, 70);
+  BGZF* out = bgzf_open(bgzipped.c_str(), "w");
+  ASSERT_NE(out, nullptr);
+  ASSERT_EQ(bgzf_write(out, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ASSERT_EQ(bgzf_close(out), 0);
+  const RunResult r = fmtest::run_wtmap(out_, "index --device cpu " + shell_quote(bgzipped));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  expect_cram_holds_bam_records("", reads(300), false, bgzipped, bgzipped);
+  EXPECT_TRUE(fs::exists(bgzipped + ".fai"));
+  EXPECT_TRUE(fs::exists(bgzipped + ".gzi"));
+}
+
+// A reference with more contigs than the index, in another order, serves: the contigs are matched
+// by name (each @SQ's M5 is its own contig's).
+TEST_F(AlignCram, AReferenceWithMoreContigsInAnotherOrderServes) {
+  std::vector<fmtest::TestContig> more(contigs_.rbegin(), contigs_.rend());
+  more.insert(more.begin() + 1, fmtest::TestContig{"extra", contigs_[1].sequence.substr(0, 5000)});
+  const std::string bigger = dir_.file("bigger.fa");
+  fmtest::write_file(bigger, fmtest::fasta_text(more, 50));
+  expect_cram_holds_bam_records("", reads(300), false, "", bigger, "--reference " + bigger);  // a path without specials
+}
+
+// What CRAM cannot take is refused on one line with exit status 1, before anything is written:
+// no output, no temporary, no .fai beside a reference that does not serve.
+TEST_F(AlignCram, ReferenceErrorsAreOneLineAndWriteNothing) {
+  const std::string reads_path = reads(20);
+  RunResult r = fmtest::run_wtmap(out_, "index --device cpu -p " + shell_quote(dir_.file("idx")) + " " + shell_quote(fasta_));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  std::vector<fmtest::TestContig> shorter = contigs_, lacking(contigs_.begin() + 1, contigs_.end());
+  shorter[1].sequence.pop_back();
+  fmtest::write_file(dir_.file("shorter.fa"), fmtest::fasta_text(shorter, 60));
+  fmtest::write_file(dir_.file("lacking.fa"), fmtest::fasta_text(lacking, 60));
+  fmtest::write_gzip(dir_.file("plain.fa.gz"), fmtest::fasta_text(contigs_, 60));
+  // An index older than its FASTA may describe another file.
+  fs::copy_file(fasta_, dir_.file("stale.fa"));
+  fmtest::write_file(dir_.file("stale.fa.fai"), "whatever\t1\t10\t60\t61\n");
+  fs::last_write_time(dir_.file("stale.fa.fai"), fs::last_write_time(fasta_) - std::chrono::hours(1));
+  const std::string out = " -o " + shell_quote(dir_.file("x.cram")), see = "; see 'wtmap align --help'\n";
+  const std::string error = "[wtmap align] error: ", mismatch = " does not match the index (give the FASTA the index was built from): ";
+  struct Case {
+    std::string options, x, message;
+  };
+  const Case cases[] = {
+      {out, dir_.file("idx"), "[wtmap align] CRAM output needs the reference FASTA it is encoded against: give --reference "
+                              "FILE (an index does not record its FASTA; -x FILE.fa names it)" + see},
+      {"-O cram", dir_.file("idx.wtmap"), "[wtmap align] CRAM output needs the reference FASTA it is encoded against: give "
+                                          "--reference FILE (an index does not record its FASTA; -x FILE.fa names it)" + see},
+      {"--reference " + shell_quote(fasta_) + " -o " + shell_quote(dir_.file("x.bam")), "",
+       "[wtmap align] --reference is the reference of CRAM output, and the output is BAM (-O cram or -o FILE.cram writes CRAM)" + see},
+      {"--reference " + shell_quote(dir_.file("missing.fa")) + out, "",
+       error + dir_.file("missing.fa") + ": cannot open for reading (No such file or directory)\n"},
+      {"--reference " + shell_quote(dir_.file("shorter.fa")) + out, dir_.file("idx"),
+       error + dir_.file("shorter.fa") + mismatch + "contig " + contigs_[1].name + " has " +
+           std::to_string(contigs_[1].sequence.size() - 1) + " bases there, " + std::to_string(contigs_[1].sequence.size()) +
+           " in the index\n"},
+      {"--reference " + shell_quote(dir_.file("lacking.fa")) + out, "",
+       error + dir_.file("lacking.fa") + mismatch + "it has no contig " + contigs_[0].name + "\n"},
+      {"--reference " + shell_quote(dir_.file("plain.fa.gz")) + out, "",
+       error + dir_.file("plain.fa.gz") + " is gzip-compressed, which htslib cannot read at random places: give CRAM the "
+                                          "FASTA uncompressed (gunzip) or compressed with bgzip\n"},
+      {"--reference " + shell_quote(dir_.file("stale.fa")) + out, "",
+       error + dir_.file("stale.fa.fai") + " is older than " + dir_.file("stale.fa") +
+           ", so it may describe another file: remove it or rebuild it (samtools faidx " + dir_.file("stale.fa") + ")\n"},
+      {"--reference -" + out, "", error + "the CRAM reference must be a FASTA file, not standard input\n"},
+      {"--reference " + shell_quote(out_.path().string()) + out, "", error + out_.path().string() + ": is a directory, not a file\n"},
+  };
+  const std::vector<std::string> before = dir_.entries();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.options);
+    r = align("-q " + c.options, reads_path, c.x);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.err, c.message);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(dir_.entries(), before);
+  }
+}
+
+// CRAM 3's positions are 32-bit: a contig of 2^31 bases is refused before the reference is read.
+TEST(CramReference, ContigsOf2To31BasesAreRefused) {
+  EXPECT_EQ(aligner::prepare_cram_reference("/no/such.fa", {{"a", 100}, {"big", std::uint64_t{1} << 31}}).message(),
+            "CRAM cannot hold contig big of 2147483648 bases (CRAM 3 positions end at 2^31); write BAM");
+  EXPECT_EQ(aligner::prepare_cram_reference("/no/such.fa", {{"a", (std::uint64_t{1} << 31) - 1}}).message(),
+            "/no/such.fa: cannot open for reading (No such file or directory)");
+}
+
+// SIGINT while a CRAM file is written (the reads come through a FIFO that stays open): its
+// temporary goes, and nothing named after the output is left.
+TEST_F(AlignCram, AnInterruptLeavesNoFile) {
+  const std::string fifo = dir_.file("in.fq"), cram = dir_.file("out.cram");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const pid_t child = fmtest::start_wtmap({"align", "-x", fasta_, "--device", "cpu", "-t", "2", "--batch", "100", "-o", cram, fifo});
+  ASSERT_GE(child, 0);
+  const int writer = open(fifo.c_str(), O_WRONLY);
+  const std::string records = single_reads(500);
+  ASSERT_EQ(write(writer, records.data(), records.size()), static_cast<ssize_t>(records.size()));
+  auto temporary_made = [&] {
+    for (const std::string& e : dir_.entries()) {
+      if (e.rfind("out.cram.tmp.", 0) == 0) return true;
+    }
+    return false;
+  };
+  for (int wait = 0; wait < 1500 && !temporary_made(); ++wait) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(temporary_made()) << "no temporary within 30 s";
+  fmtest::expect_signal_ends(child, SIGINT);
+  close(writer);
+  for (const std::string& e : dir_.entries()) EXPECT_NE(e.rfind("out.cram", 0), 0u) << e << " left behind";
 }
 
 }  // namespace
