@@ -24,8 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "align_oracle.hpp"
 #include "cli_support.hpp"
+#include "cut_reads.hpp"
 #include "fm_support.hpp"
 #include "pair_support.hpp"
 #include "sorted_bam_support.hpp"
@@ -86,38 +86,23 @@ class AlignCram : public ::testing::Test {
     ASSERT_EQ(r.exit_code, 0) << describe(r);
   }
 
-  std::string piece(std::mt19937& rng, std::size_t length) const {
-    const std::string& s = contigs_[rng() % contigs_.size()].sequence;
-    return s.substr(rng() % (s.size() - length), length);
-  }
-
-  // Both strands; every tenth read random (unmapped), one a chimera of two pieces (a primary and a
-  // supplementary line), one with a deletion and one with an insertion, one from the repeat.
+  // mixed_reads (cut_reads.hpp: both strands, unmapped, ties, chimeras), and of every ten read 1
+  // from the repeat, 4 with a deletion of 3 bases and 6 with an insertion of 3.
   std::string single_reads(std::size_t n) const {
-    std::mt19937 rng(7);
-    std::vector<Pattern> reads;
+    std::vector<Pattern> reads = mixed_reads(contigs_, n, 7);
+    std::mt19937 rng(9);
     for (std::size_t i = 0; i < n; ++i) {
-      std::string s = piece(rng, 120);
-      if (i % 10 == 1) s = contigs_[0].sequence.substr(kRepeatAt + rng() % (kRepeatLength - 120), 120);
-      if (i % 10 == 3) s = random_bases(rng, 100);
-      if (i % 10 == 5) s.erase(60, 3);
+      std::string& s = reads[i].sequence;
+      if (i % 10 == 1) s = contigs_[0].sequence.substr(kRepeatAt + rng() % (kRepeatLength - 100), 100);
+      if (i % 10 == 4) s.erase(40, 3);
       if (i % 10 == 6) s.insert(50, "TTA");
-      if (i % 10 == 7) s = piece(rng, 60) + piece(rng, 60);
-      if (i % 2 == 1) s = fmtest::revcomp(fmtest::normalized(s));
-      reads.push_back({"r" + std::to_string(i), s});
     }
     return fmtest::fastq_text(reads);
   }
 
   // Mates of fragments of 300 bases (FR); some second mates random (unmapped, placed at their mate).
   void write_pairs(std::size_t n) const {
-    std::mt19937 rng(8);
-    std::vector<Pattern> first, second;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::string fragment = fmtest::normalized(piece(rng, 300));
-      first.push_back({"p" + std::to_string(i) + "/1", fragment.substr(0, 100)});
-      second.push_back({"p" + std::to_string(i) + "/2", i % 9 == 4 ? random_bases(rng, 100) : fmtest::revcomp(fragment.substr(200))});
-    }
+    const auto [first, second] = fr_pairs(contigs_, n, 8);
     fmtest::write_file(dir_.file("r1.fq"), fmtest::fastq_text(first));
     fmtest::write_file(dir_.file("r2.fq"), fmtest::fastq_text(second));
   }
@@ -202,10 +187,10 @@ TEST_F(AlignCram, GappedReadsAreTheBamRecords) {
   expect_cram_holds_bam_records("", reads(2000));
   // What the records must exercise: unmapped, reverse, indels, split and repeated reads.
   EXPECT_GT(records_with("\t4\t*\t0\t0\t*\t"), 100u);
-  EXPECT_GT(records_with("\t16\t"), 500u);
+  EXPECT_GT(records_with("\t16\t"), 400u);
   EXPECT_GT(records_with_cigar('D'), 50u);
   EXPECT_GT(records_with_cigar('I'), 50u);
-  EXPECT_GT(records_with("SA:Z:"), 100u);
+  EXPECT_GT(records_with("SA:Z:"), 80u);
   EXPECT_GT(records_with("XA:Z:"), 100u);
   // The .fai made beside the reference: every contig, its length.
   const std::unique_ptr<faidx_t, void (*)(faidx_t*)> fai(fai_load3(fasta_.c_str(), nullptr, nullptr, 0), fai_destroy);
@@ -221,8 +206,9 @@ TEST_F(AlignCram, PairsAreTheBamRecords) {
   EXPECT_GT(records_with("\t=\t"), 1000u);
 }
 
+// -x naming the index file named after its FASTA (ref.fa.wtmap) makes ref.fa the reference too.
 TEST_F(AlignCram, KMismatchRecordsAreTheBamRecords) {
-  expect_cram_holds_bam_records("-k 2", reads(1000));
+  expect_cram_holds_bam_records("-k 2", reads(1000), false, fasta_ + ".wtmap");
   EXPECT_GT(records_with("X0:i:"), 100u);
 }
 
