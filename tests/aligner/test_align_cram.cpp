@@ -370,6 +370,24 @@ TEST_F(AlignCram, ReferenceErrorsAreOneLineAndWriteNothing) {
   }
 }
 
+// A reference without its .fai in a folder this user cannot write: the .fai cannot be made, and
+// the line says what to do (skipped as root, whom permissions do not stop).
+TEST_F(AlignCram, AFaiThatCannotBeMadeIsOneLineWithWhatToDo) {
+  if (geteuid() == 0) GTEST_SKIP() << "running as root: every folder is writable";
+  TempDir locked;
+  const std::string fasta = locked.file("ref.fa");
+  fs::copy_file(fasta_, fasta);
+  ASSERT_EQ(chmod(locked.path().c_str(), 0555), 0);
+  const RunResult r = align("-q --reference " + shell_quote(fasta) + " -o " + shell_quote(dir_.file("x.cram")), reads(20));
+  chmod(locked.path().c_str(), 0755);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "[wtmap align] error: " + fasta + " has no " + fasta + ".fai and it cannot be made beside it (" + fasta +
+                       ".fai: cannot create files in " + locked.path().string() +
+                       " (Permission denied)); copy or link the FASTA into a folder you can write\n");
+  EXPECT_EQ(locked.entries(), std::vector<std::string>{"ref.fa"});
+  EXPECT_FALSE(fs::exists(dir_.file("x.cram")));
+}
+
 // CRAM 3's positions are 32-bit: a contig of 2^31 bases is refused before the reference is read.
 TEST(CramReference, ContigsOf2To31BasesAreRefused) {
   EXPECT_EQ(aligner::prepare_cram_reference("/no/such.fa", {{"a", 100}, {"big", std::uint64_t{1} << 31}}).message(),
