@@ -1,6 +1,6 @@
 // The command line a bwa, bowtie2 or samtools user already knows (issue 29), `wtmap` run as a
 // user runs it: --version, what -x accepts, bwa's positional order answered with a hint, one-line
-// option errors, -o x.sam.gz and -O sam|bam read back by htslib and samtools, progress lines and
+// option errors, -o x.sam.gz and -O sam|bam|cram read back by htslib and samtools, progress lines and
 // -q, and --stats-json against the SAM counted again; each message and exit status exactly.
 #include <gtest/gtest.h>
 #include <htslib/hts.h>
@@ -336,10 +336,12 @@ htsFormat detected_format(const std::string& path) {
   return format;
 }
 
-// Every record of a SAM, SAM.gz or BAM file as htslib reads and formats it back.
-std::vector<std::string> htslib_records(const std::string& path) {
+// Every record of a SAM, SAM.gz, BAM or CRAM file as htslib reads and formats it back; a CRAM
+// file's against `reference` (given, so that htslib looks nowhere else for it).
+std::vector<std::string> htslib_records(const std::string& path, const std::string& reference = "") {
   samFile* f = sam_open(path.c_str(), "r");
   if (f == nullptr) throw std::runtime_error("htslib cannot open " + path);
+  if (!reference.empty() && hts_set_fai_filename(f, reference.c_str()) != 0) throw std::runtime_error("no reference " + reference);
   sam_hdr_t* header = sam_hdr_read(f);
   bam1_t* b = bam_init1();
   kstring_t line = KS_INITIALIZE;
@@ -409,7 +411,8 @@ TEST_F(CliHabitsOutput, ASamGzPathWritesBgzfSam) {
   EXPECT_EQ(results_.entries(), (std::vector<std::string>{"plain.sam", "x.sam.gz", "y.SAM.GZ", "z.bgz"}));
 }
 
-// -o - writes to stdout, in the format -O (or --output-fmt) names: BAM for a pipe into samtools.
+// -o - writes to stdout, in the format -O (or --output-fmt) names: BAM for a pipe into samtools;
+// CRAM against the FASTA -x names (tests/aligner/test_align_cram.cpp tests CRAM further).
 TEST_F(CliHabitsOutput, DashWritesStdoutInTheFormatDashONames) {
   struct Case {
     const char* options;
@@ -417,30 +420,24 @@ TEST_F(CliHabitsOutput, DashWritesStdoutInTheFormatDashONames) {
     htsCompression compression;
   };
   for (const Case& c : {Case{"-o - -O bam", bam, bgzf}, Case{"-o - -O BAM", bam, bgzf}, Case{"-o - --output-fmt bam", bam, bgzf},
-                        Case{"-o - -O sam", sam, no_compression}, Case{"-O bam", bam, bgzf}}) {
+                        Case{"-o - -O sam", sam, no_compression}, Case{"-O bam", bam, bgzf}, Case{"-O cram", cram, custom},
+                        Case{"-o - --output-fmt CRAM", cram, custom}}) {
     SCOPED_TRACE(c.options);
     const RunResult r = run_wtmap(out_, align_args(c.options));
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     const htsFormat format = detected_format(out_.file("stdout.txt"));
     EXPECT_EQ(format.format, c.format);
     EXPECT_EQ(format.compression, c.compression);
-    EXPECT_EQ(htslib_records(out_.file("stdout.txt")), plain_);
+    EXPECT_EQ(htslib_records(out_.file("stdout.txt"), c.format == cram ? fasta_ : ""), plain_);
   }
   EXPECT_EQ(results_.entries(), std::vector<std::string>{"plain.sam"});
 }
 
-// CRAM is refused on one line before any work (no index loaded, no file left).
-TEST_F(CliHabitsOutput, CramIsRefusedBeforeAnyWork) {
-  RunResult r = run_wtmap(out_, align_args("-O cram -o " + shell_quote(results_.file("x.bam"))));
+// An unknown format is refused on one line before any work (no index loaded, no file left).
+TEST_F(CliHabitsOutput, AnUnknownFormatIsRefusedBeforeAnyWork) {
+  const RunResult r = run_wtmap(out_, align_args("-O json -o " + shell_quote(results_.file("x.json"))));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "[wtmap align] CRAM output is not supported yet; write BAM (-O bam, or -o FILE.bam); see 'wtmap align --help'\n");
-  r = run_wtmap(out_, align_args("-o " + shell_quote(results_.file("x.cram"))));
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "[wtmap align] " + results_.file("x.cram") +
-                       ": CRAM output is not supported yet; write BAM (-O bam, or -o FILE.bam); see 'wtmap align --help'\n");
-  r = run_wtmap(out_, align_args("-O json"));
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "[wtmap align] the output format must be SAM or BAM, not 'json'; see 'wtmap align --help'\n");
+  EXPECT_EQ(r.err, "[wtmap align] the output format must be SAM, BAM or CRAM, not 'json'; see 'wtmap align --help'\n");
   EXPECT_EQ(results_.entries(), std::vector<std::string>{"plain.sam"});
 }
 
