@@ -374,7 +374,7 @@ Status GappedMapper::Impl::extend_round(ExtensionRound& round, const std::vector
         const ExtensionRound::Window& x = windows[k];
         const Chain& c = x.work->chains[x.chain];
         std::copy(encoded[x.work->read].forward.begin(), encoded[x.work->read].forward.end(), q);
-        for (std::int64_t i = x.lo; i < x.hi; ++i) *t++ = reference.base(c.contig, c.reverse, i);
+        reference.copy_bases(c.contig, c.reverse, x.lo, x.hi, t);
       },
       query_at, target_at, dp.query, dp.target);
   for (std::size_t k = 0; k < windows.size(); ++k) {
@@ -546,7 +546,7 @@ Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Rep
         const Region& g = *reported[k].region;
         const std::vector<std::uint8_t>& codes_of_read = encoded[reported[k].read].forward;
         std::copy(codes_of_read.begin() + g.qb, codes_of_read.begin() + g.qe, q);
-        for (std::int64_t i = g.rb; i < g.re; ++i) *t++ = reference.base(g.contig, g.reverse, i);
+        reference.copy_bases(g.contig, g.reverse, g.rb, g.re, t);
       },
       query_at, target_at, ws.query, ws.target);
   std::vector<GlobalTask> tasks(reported.size());
@@ -602,11 +602,8 @@ Status GappedMapper::Impl::finish_hit(const Region& region, const ReadCodes& rea
   // NM and MD along the forward strand: the read as SAM holds it against the contig.
   const std::vector<std::uint8_t>& sam_read = region.reverse ? read.reverse : read.forward;
   const std::uint32_t lead = region.reverse ? length - static_cast<std::uint32_t>(region.qe) : static_cast<std::uint32_t>(region.qb);
-  std::vector<std::uint8_t> forward_ref(tlen);
-  for (std::uint32_t i = 0; i < tlen; ++i)
-    forward_ref[i] = reference.base(region.contig, false, static_cast<std::int64_t>(hit.position + i));
-  Result<EditTags> tags =
-      edit_tags(sam_read.data() + lead, qlen, forward_ref.data(), tlen, hit.cigar.data() + (lead > 0 ? 1 : 0), n_ops);
+  Result<EditTags> tags = edit_tags(sam_read.data() + lead, qlen, reference.forward_codes(region.contig) + hit.position,
+                                    tlen, hit.cigar.data() + (lead > 0 ? 1 : 0), n_ops);
   if (!tags.ok()) return tags.status();
   hit.edit_distance = tags->nm;
   hit.md = std::move(tags->md);
@@ -733,7 +730,7 @@ Status GappedMapper::Impl::search_windows(const std::vector<SeqRecord>& reads, c
       [&](std::size_t k, std::uint8_t* q, std::uint8_t* t) {
         const RescueJob& j = jobs[k];
         for (const char c : reads[j.read].sequence) *q++ = fmindex::search_code(c);
-        for (std::int64_t i = lo[k]; i < hi[k]; ++i) *t++ = reference.base(j.window.contig, j.window.reverse, i);
+        reference.copy_bases(j.window.contig, j.window.reverse, lo[k], hi[k], t);
       },
       query_at, target_at, rescue_dp.query, rescue_dp.target);
   // A find kept (rescue_bar) also gets bwa's csub: ksw_align2's score2 with min_seed_len * A.
