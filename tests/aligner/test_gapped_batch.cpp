@@ -6,6 +6,7 @@
 // themselves where no CUDA device is usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -182,11 +183,15 @@ TEST_P(GappedBatchOn, GlobalAlignmentsEqualTheFunctionCalledOneByOne) {
   for (std::uint64_t budget : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{300000}}) {
     GappedAligner aligner(GetParam(), budget);
     std::vector<GlobalResult> got(b.global.size());
-    std::vector<std::uint32_t> cigar(b.cigar_size, 0xFFFFFFFFu);  // overwritten: zeros outside the CIGARs
+    std::vector<std::uint32_t> cigar(b.cigar_size, 0xFFFFFFFFu);  // only the CIGARs themselves are defined
     ASSERT_TRUE(
         aligner.align_global(sc, b.codes(), b.global.data(), got.data(), got.size(), cigar.data(), cigar.size()).ok());
     EXPECT_TRUE(same_bytes(got, want)) << "budget " << budget;
-    EXPECT_TRUE(same_bytes(cigar, want_cigar)) << "budget " << budget;
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      const auto at = static_cast<std::ptrdiff_t>(b.global[k].cigar_offset);
+      EXPECT_TRUE(std::equal(want_cigar.begin() + at, want_cigar.begin() + at + want[k].n_cigar, cigar.begin() + at))
+          << "task " << k << ", budget " << budget;
+    }
   }
 }
 

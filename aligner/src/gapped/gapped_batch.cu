@@ -242,8 +242,6 @@ Status GappedAligner::align_local(const Scoring& scoring, const CodeArrays& code
 Status GappedAligner::align_global(const Scoring& scoring, const CodeArrays& codes, const GlobalTask* tasks,
                                    GlobalResult* results, std::uint64_t count, std::uint32_t* cigar,
                                    std::uint64_t cigar_size) {
-  // The whole array is rewritten: each task's operations, zeros elsewhere (alike on both backends).
-  std::fill(cigar, cigar + cigar_size, 0u);
   GlobalOp op{{{}, nullptr, scoring}, cigar, cigar_size};
   const bool on_gpu = backend_ == Backend::gpu && count > 0;
   if (on_gpu) {

@@ -92,7 +92,8 @@ class GappedAligner {
                      std::uint64_t count);
 
   // results[i] = global_align(task i) with `scoring`'s penalties and the task's band, its CIGAR at
-  // cigar[task.cigar_offset, + results[i].n_cigar). cigar_size: the array's length.
+  // cigar[task.cigar_offset, + results[i].n_cigar). cigar_size: the array's length. The rest of
+  // the array is unspecified (not cleared: a batch's rooms are some 100 MB).
   Status align_global(const Scoring& scoring, const CodeArrays& codes, const GlobalTask* tasks, GlobalResult* results,
                       std::uint64_t count, std::uint32_t* cigar, std::uint64_t cigar_size);
 
