@@ -21,7 +21,12 @@ namespace wtmap::aligner {
 template <class T>
 class ReorderQueue {
  public:
-  explicit ReorderQueue(std::size_t window) : window_(window == 0 ? 1 : window) {}
+  explicit ReorderQueue(std::size_t window) { set_window(window); }
+  // Before the first push (at least 1).
+  void set_window(std::size_t window) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    window_ = window == 0 ? 1 : window;
+  }
 
   // False if the queue was closed (the consumer gave up): drop the item. Numbers are distinct
   // and, counted from 0, none is skipped.
@@ -52,7 +57,7 @@ class ReorderQueue {
   }
 
  private:
-  const std::size_t window_;
+  std::size_t window_ = 1;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::uint64_t, T> items_;
