@@ -640,11 +640,13 @@ void log_index_loaded(const Log& log, const AlignCommand& c, const fmindex::FmIn
 
 // GPU memory (device_memory.hpp's counts): held by the index and engine before the first batch,
 // the peak while loading them, the peak of the batches.
+// On several GPUs, the one that holds the most (the most any one needs).
 struct DeviceMemoryUse {
   std::size_t before_batches, load_peak, batches_peak;
+  std::size_t gpus;
 };
 
-// -v's lines after the stage times: GPU memory (on a GPU; summed over the GPUs), the gapped
+// -v's lines after the stage times: GPU memory (on a GPU), the gapped
 // mapper's steps (gapped mode: its engines, one per GPU), the write stage's rescue and pairing
 // (pairs); those that do not apply are null or empty.
 void log_engine_details(const Log& log, const DeviceMemoryUse* memory,
@@ -652,7 +654,8 @@ void log_engine_details(const Log& log, const DeviceMemoryUse* memory,
                         const aligner::PairedSamWriterSink* pairs) {
   if (memory != nullptr) {
     log.info("GPU memory held: %zu bytes before the first batch (%zu at the peak of loading), %zu at the peak of "
-             "the batches", memory->before_batches, memory->load_peak, memory->batches_peak);
+             "the batches%s", memory->before_batches, memory->load_peak, memory->batches_peak,
+             memory->gpus > 1 ? ", on the GPU holding the most" : "");
   }
   if (!gapped.empty()) {
     aligner::gapped::GappedStageSeconds t;
@@ -863,7 +866,7 @@ int align_main(int argc, char** argv) {
     }
   } teardown{pipeline, lanes};
   // -v: what the index and the engine hold, what loading them took at most, and the batches' peak.
-  DeviceMemoryUse device_memory{device_memory_held(), device_memory_peak(), 0};
+  DeviceMemoryUse device_memory{device_memory_held_on_busiest(), device_memory_peak_on_busiest(), 0, lanes.size()};
   reset_device_memory_peak();
   aligner::SamWriterSink single_sink(*writer);
   std::optional<aligner::PairedSamWriterSink> pair_sink;
@@ -889,7 +892,7 @@ int align_main(int argc, char** argv) {
   const bool rescuing = c.is_paired() && gapped_engine != nullptr;
   const Status run = pipeline.run(engines, sink, rescuing ? std::function<void()>{} : std::function<void()>{release_gpu_and_indexes});
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
-  device_memory.batches_peak = device_memory_peak();
+  device_memory.batches_peak = device_memory_peak_on_busiest();
   log_stage_times(log, pipeline, *reader, *writer, start_seconds, c.verbosity);
   if (c.verbosity >= 1) {
     std::vector<const aligner::GappedSearchEngine*> gapped_engines;

@@ -24,12 +24,16 @@ struct Ledger {
   };
   std::mutex mutex;
   std::unordered_map<void*, Entry> sizes;
-  std::vector<std::size_t> held_on;  // by device ordinal
+  std::vector<std::size_t> held_on, peak_on;  // by device ordinal
   std::size_t held = 0, peak = 0;
 
   std::size_t& held_on_device(int device) {
-    if (held_on.size() <= static_cast<std::size_t>(device)) held_on.resize(static_cast<std::size_t>(device) + 1, 0);
-    return held_on[static_cast<std::size_t>(device)];
+    const auto d = static_cast<std::size_t>(device);
+    if (held_on.size() <= d) {
+      held_on.resize(d + 1, 0);
+      peak_on.resize(d + 1, 0);
+    }
+    return held_on[d];
   }
 };
 
@@ -110,6 +114,19 @@ std::size_t device_memory_peak() {
 void reset_device_memory_peak() {
   std::lock_guard<std::mutex> lock(ledger().mutex);
   ledger().peak = ledger().held;
+  ledger().peak_on = ledger().held_on;
+}
+
+std::size_t device_memory_held_on_busiest() {
+  std::lock_guard<std::mutex> lock(ledger().mutex);
+  const std::vector<std::size_t>& on = ledger().held_on;
+  return on.empty() ? 0 : *std::max_element(on.begin(), on.end());
+}
+
+std::size_t device_memory_peak_on_busiest() {
+  std::lock_guard<std::mutex> lock(ledger().mutex);
+  const std::vector<std::size_t>& on = ledger().peak_on;
+  return on.empty() ? 0 : *std::max_element(on.begin(), on.end());
 }
 
 Result<std::size_t> device_memory_available() {
@@ -160,6 +177,7 @@ Status device_allocate(void** p, std::size_t bytes, const char* what) {
   }
   l.sizes[*p] = {bytes, device};
   held_here += bytes;
+  l.peak_on[static_cast<std::size_t>(device)] = std::max(l.peak_on[static_cast<std::size_t>(device)], held_here);
   l.held += bytes;
   l.peak = std::max(l.peak, l.held);
   return {};

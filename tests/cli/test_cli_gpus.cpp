@@ -228,7 +228,7 @@ TEST_F(GpusCli, AllGpusWriteTheBytesOfOne) {
         << err;
     EXPECT_EQ(aligned(mode, &err), one);  // all by default
     EXPECT_EQ(aligned("--gpus " + reversed + " " + mode), one);
-    EXPECT_EQ(aligned("--gpus 2 --batch 1 " + mode), one);  // a batch a read: the GPUs alternate read by read
+    EXPECT_EQ(aligned("--gpus 2 " + mode + " --batch 4"), one);  // the last --batch holds: 4 reads, or 2 pairs
   }
 }
 

@@ -36,6 +36,10 @@ Result<std::size_t> device_memory_limit();
 std::size_t device_memory_held();
 std::size_t device_memory_peak();
 void reset_device_memory_peak();
+// The same for the one device that holds the most now, and the most any one device held at once
+// (each device's peak, reset with the others): what a run on several GPUs needs of each.
+std::size_t device_memory_held_on_busiest();
+std::size_t device_memory_peak_on_busiest();
 
 // Bytes one more device allocation on the current device may take now: its free memory, and no
 // more than the limit leaves of it.
