@@ -7,12 +7,16 @@
 // than they need.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "cli_support.hpp"
 #include "fm_support.hpp"
+#include "gpu_memory_limit.hpp"
 #include "wtmap/core/gpu_selection.hpp"
 
 namespace wtmap::fmtest {
@@ -241,6 +245,37 @@ TEST_F(GpusCli, OneGpuWritesTheBytesOfTheCpu) {
     ASSERT_GT(cpu.size(), 1500u);
     EXPECT_EQ(aligned("--gpus 1 " + mode), cpu);
     EXPECT_EQ(aligned("--device gpu --gpus 1 " + mode), cpu);
+  }
+}
+
+// A GPU that fails mid-run -- here each is made too short of memory for a single read by
+// WTMAP_GPU_MEM_LIMIT, just above what the index and the engine hold (-v's line, the GPU holding
+// the most) -- stops the run: exit status 1, the error naming the GPU it came from, and no output
+// file or temporary left behind, SAM or sorted BAM. (The gapped mode: the k-mismatch mode's k-mer
+// table would take a shorter k under such a limit and leave room for the batches.)
+TEST_F(GpusCli, AFailingGpuStopsTheRunAndLeavesNoOutput) {
+  const int visible = visible_gpu_count();
+  if (visible < 2) GTEST_SKIP() << "needs 2 GPUs or more, " << visible << " visible";
+  for (const std::string& mode : {"--batch 64 " + reads(), "--batch 7 " + reads()}) {
+    SCOPED_TRACE(mode);
+    std::string err;
+    ASSERT_GT(aligned("-v " + mode, &err).size(), 1500u);
+    const std::optional<altest::GpuMemoryUse> use = altest::gpu_memory_use(err);
+    ASSERT_TRUE(use) << err;
+    EXPECT_NE(err.find(", on the GPU holding the most"), std::string::npos) << err;
+    TempDir out;
+    for (const std::string& output : {out.file("out.sam"), out.file("out.bam --sort")}) {
+      RunResult r;
+      {
+        const altest::ScopedGpuMemoryLimit limit(std::max(use->before_batches, use->loading_peak) + 4096);
+        r = run_wtmap(out_, "align -x " + index_prefix() + " -o " + output + " " + mode);
+      }
+      EXPECT_EQ(r.exit_code, 1) << describe(r);
+      std::smatch m;
+      EXPECT_TRUE(std::regex_search(r.err, m, std::regex(R"(\[wtmap align\] error: GPU \d+: a single read does not fit)")))
+          << r.err;
+      EXPECT_EQ(out.entries(), std::vector<std::string>{}) << "an output or temporary file was left behind";
+    }
   }
 }
 
