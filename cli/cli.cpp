@@ -84,15 +84,20 @@ int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& 
 
 namespace {
 
-// The GPUs --gpus selects, each with the host's way of waiting for it that WTMAP_GPU_WAIT may
-// name (gpu_host_wait.hpp: a setting of the current device), the first left current.
+// The GPUs --gpus selects, the first made current (CUDA starts its context now; the others'
+// start on the threads that load their index copies, at once). Where WTMAP_GPU_WAIT names the
+// host's way of waiting (gpu_host_wait.hpp: a setting of the current device), each is made
+// current in turn to take it.
 Result<std::vector<int>> select_gpus(const GpuSelection& selection, int visible) {
   Result<std::vector<int>> devices = selection.devices(visible);
   if (!devices.ok()) return devices.status();
-  for (auto g = devices->rbegin(); g != devices->rend(); ++g) {
-    WTMAP_TRY(use_gpu(*g));
-    if (Status s = set_gpu_host_wait_from_environment(); !s.ok()) return s;
+  if (std::getenv(kGpuHostWaitVariable) != nullptr) {
+    for (int g : *devices) {
+      WTMAP_TRY(use_gpu(g));
+      if (Status s = set_gpu_host_wait_from_environment(); !s.ok()) return s;
+    }
   }
+  WTMAP_TRY(use_gpu(devices->front()));
   return devices;
 }
 

@@ -851,10 +851,12 @@ int align_main(int argc, char** argv) {
   // bench/history/RESULTS-2026-11-26.md). Whatever happens after, the objects are empty and
   // their destructors touch no device.
   auto release_gpu_and_indexes = [&] {
+    // Bound to the first GPU, as the caller's thread is: ScopedGpu restores a device whose
+    // context exists (binding a thread to a device starts its context).
+    if (!use_gpu(lanes.front()->gpu).ok()) return;
     for (const auto& lane : lanes) lane->release();
-    for (const auto& lane : lanes) {
-      const ScopedGpu here(lane->gpu);
-      if (lane->gpu >= 0 && here.status().ok()) cudaDeviceReset();  // errors: nothing to do, the run is complete
+    for (const auto& lane : lanes) {  // no device made current again after its reset
+      if (lane->gpu >= 0 && use_gpu(lane->gpu).ok()) cudaDeviceReset();  // errors: nothing to do, the run is complete
     }
   };
   struct Teardown {  // declared after what it releases: runs before their destructors

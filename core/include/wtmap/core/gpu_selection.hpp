@@ -47,6 +47,8 @@ Status use_gpu(int ordinal);
 
 // `ordinal` current for a block, the thread's previous device back after it (both checked where
 // they can be: status() after construction; a failure to restore is ignored, as in destructors).
+// Making a device current starts its context where it has none (CUDA 12), so a thread that
+// never chose one (CUDA's device 0) binds itself to a device in use before it uses this.
 class ScopedGpu {
  public:
   explicit ScopedGpu(int ordinal);
