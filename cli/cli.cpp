@@ -126,6 +126,14 @@ Result<Backend> CommonOptions::apply(const Log& log) {
   return Backend::gpu;
 }
 
+std::vector<int> CommonOptions::lane_devices(Backend backend) const {
+  if (backend == Backend::gpu) return gpus;
+  const char* text = std::getenv("WTMAP_CPU_LANES");
+  std::uint64_t lanes = 0;
+  if (text == nullptr || !parse_count(text, lanes) || lanes < 1 || lanes > 8) lanes = 1;
+  return std::vector<int>(lanes, -1);
+}
+
 std::string CommonOptions::gpus_used() const {
   return (gpus.size() == 1 ? "GPU " : "GPUs ") + gpu_list_text(gpus) + " (" + std::to_string(gpus.size()) + " of " +
          std::to_string(visible_gpus) + " visible)";

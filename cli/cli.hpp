@@ -80,6 +80,10 @@ struct CommonOptions {
   Result<Backend> apply(const Log& log);
   // "GPU 0 (1 of 2 visible)", "GPUs 2,0 (2 of 4 visible)": the information line's words.
   std::string gpus_used() const;
+  // The device of each lane -- a copy of the index and its searching threads -- of a run on
+  // `backend`: the selected GPUs, or the CPU (-1) once, or WTMAP_CPU_LANES times (1..8; a test's
+  // setting, not a user option: the CPU suites then run the lanes' wiring that --gpus runs).
+  std::vector<int> lane_devices(Backend backend) const;
 };
 
 // Handles argv[i], an option word (is_option_word) that is none of `command`'s own: a common

@@ -695,12 +695,13 @@ struct GpuLane {
 };
 using GpuLanes = std::vector<std::unique_ptr<GpuLane>>;
 
-// A lane per GPU --gpus selected (one for --io-only, which searches nothing), or the CPU's one.
+// A lane per GPU --gpus selected (one for --io-only, which searches nothing), or the CPU's
+// (CommonOptions::lane_devices).
 // The k-mismatch engine's pinned batches warm up while the index loads; the gapped mode needs
 // neither them nor the k-mer table of the k-mismatch search. A GPU short of memory for a batch:
 // smaller batches (pairs kept whole), said once on stderr.
 GpuLanes make_lanes(const AlignCommand& c, Backend backend, const std::function<void(const std::string&)>& say) {
-  std::vector<int> gpus = backend == Backend::gpu ? c.common.gpus : std::vector<int>{-1};
+  std::vector<int> gpus = c.common.lane_devices(backend);
   if (c.io_only) gpus.resize(1);
   GpuLanes lanes;
   for (int gpu : gpus) {

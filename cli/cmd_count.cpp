@@ -350,7 +350,7 @@ int count_main(int argc, char** argv) {
   if (!backend.ok()) return fail("count", backend.status());
   auto alphabet = fmindex::read_index_alphabet(path);
   if (!alphabet.ok()) return fail("count", alphabet.status());
-  const std::vector<int> gpus = *backend == Backend::gpu ? common.gpus : std::vector<int>{-1};
+  const std::vector<int> gpus = common.lane_devices(*backend);
   if (*backend == Backend::gpu) log.info("searching on %s, one index copy each", common.gpus_used().c_str());
   if (*alphabet == fmindex::Alphabet::dna) {
     auto copies = load_copies<fmindex::FmIndex>(path, *backend, gpus);

@@ -4,7 +4,8 @@
 // GPU host, every choice of GPUs writes the bytes of one GPU and of the CPU backend (gapped and
 // k-mismatch, single and paired reads, batches small enough that every GPU takes many), and
 // `count` on all GPUs gives a naive scan's lines. The GPU tests skip themselves with fewer GPUs
-// than they need.
+// than they need; the CPU backend run as three lanes (WTMAP_CPU_LANES) checks the lanes' wiring
+// on any machine.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -208,6 +209,43 @@ TEST_F(GpusCli, HelpDescribesTheOption) {
     EXPECT_NE(r.out.find("all, N (the first N GPUs) or i,j,... (those device ordinals"), std::string::npos) << command;
   }
   EXPECT_NE(run_wtmap(out_, "index --help").out.find("built on the first of them"), std::string::npos);
+}
+
+// ---- the lanes on the CPU ----------------------------------------------------------------------
+
+// WTMAP_CPU_LANES (a test's setting) for the processes started while it lives.
+class ScopedCpuLanes {
+ public:
+  explicit ScopedCpuLanes(int lanes) { setenv("WTMAP_CPU_LANES", std::to_string(lanes).c_str(), 1); }
+  ~ScopedCpuLanes() { unsetenv("WTMAP_CPU_LANES"); }
+  ScopedCpuLanes(const ScopedCpuLanes&) = delete;
+  ScopedCpuLanes& operator=(const ScopedCpuLanes&) = delete;
+};
+
+// The CPU backend run as three lanes, each with its own index copy and engine, as --gpus runs
+// three GPUs: the bytes of one lane in every mode (gapped pairs' rescue included), and count's
+// lines likewise -- the lanes' wiring checked on any machine.
+TEST_F(GpusCli, ThreeCpuLanesWriteTheBytesOfOne) {
+  for (const std::string& mode : modes()) {
+    SCOPED_TRACE(mode);
+    const std::vector<std::string> one = aligned("--device cpu " + mode);
+    ASSERT_GT(one.size(), 1500u);
+    std::string err;
+    {
+      const ScopedCpuLanes lanes(3);
+      EXPECT_EQ(aligned("--device cpu -v " + mode, &err), one);
+    }
+    if (mode.find("-k") == std::string::npos) {  // the gapped engines' mapping threads: 5 a lane
+      EXPECT_NE(err.find("seconds summed over 15 mapping threads"), std::string::npos) << err;
+    }
+  }
+  const std::string count = "count --locate --batch 7 --device cpu -x " + index_prefix() + " " + reads();
+  const RunResult one = run_wtmap(out_, count);
+  ASSERT_EQ(one.exit_code, 0) << describe(one);
+  const ScopedCpuLanes lanes(3);
+  const RunResult three = run_wtmap(out_, count);
+  ASSERT_EQ(three.exit_code, 0) << describe(three);
+  EXPECT_EQ(three.out, one.out);
 }
 
 // ---- on a GPU host ------------------------------------------------------------------------------
