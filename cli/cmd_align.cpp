@@ -829,7 +829,7 @@ int align_main(int argc, char** argv) {
   if (!writer.ok()) return fail("align", writer.status());
   writer->set_sort_note(say);
   log_index_loaded(log, c, index, *backend);
-  if (*backend == Backend::gpu) {
+  if (*backend == Backend::gpu && !c.io_only) {
     log.info("on %s: one index copy each, batches to whichever is free", c.common.gpus_used().c_str());
   }
 
