@@ -160,7 +160,7 @@ class BatchSearchers {
     for (std::size_t k = 0; k < copies.size(); ++k) {
       threads_.emplace_back([this, k, index = copies[k], gpu = gpus[k], locate, max_hits] {
         statuses_[k] = guarded([&] { return search_all(*index, gpu, locate, max_hits); });
-        if (!statuses_[k].ok() && searchers_ > 1) {  // which GPU failed
+        if (!statuses_[k].ok() && gpu >= 0 && searchers_ > 1) {  // which GPU failed
           statuses_[k] = {statuses_[k].code(), "GPU " + std::to_string(gpu) + ": " + statuses_[k].message()};
         }
         if (!statuses_[k].ok()) stop();
