@@ -189,6 +189,15 @@ Result<std::string> resolve_index(const std::string& x) {
   return Status{StatusCode::io_error, message};
 }
 
+std::string fasta_of_index(const std::string& x, const std::string& index_file) {
+  const std::string suffix = index_path("");
+  const std::string stem = ends_with(index_file, suffix) ? index_file.substr(0, index_file.size() - suffix.size()) : "";
+  for (const std::string& candidate : {x, stem}) {
+    if (!without_fasta_extension(candidate).empty() && is_file(candidate)) return candidate;
+  }
+  return "";
+}
+
 namespace {
 
 // A word as the shell takes it back: as it is where it holds nothing the shell would read.

@@ -123,6 +123,11 @@ std::string index_path(const std::string& prefix);
 // ref.wtmap). The first that exists; else io_error naming every path tried.
 Result<std::string> resolve_index(const std::string& x);
 
+// The FASTA an index was built from, where the command line says it (an index file does not
+// record it): -x naming an existing FASTA file (a FASTA extension: ref.fa, ref.fa.gz), or an
+// `index_file` named after one, as `wtmap index ref.fa` names ref.fa.wtmap. Else empty.
+std::string fasta_of_index(const std::string& x, const std::string& index_file);
+
 // bwa's order (`bwa mem ref.fa reads.fq`) where -x is missing: when the first of two or more
 // operands names an index (resolve_index finds one), says on one line what to type instead and
 // returns 1; else -1, and the command goes on to its own message. `operand_at`: the operands'

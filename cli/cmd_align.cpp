@@ -1,4 +1,4 @@
-// wtmap align: FASTQ/FASTA reads -> SAM/BAM, gapped local alignment (bwa mem's) or the exhaustive
+// wtmap align: FASTQ/FASTA reads -> SAM/BAM/CRAM, gapped local alignment (bwa mem's) or the exhaustive
 // k-mismatch backward search (-k), on the GPU or the CPU.
 #include <algorithm>
 #include <cctype>
@@ -48,7 +48,7 @@ constexpr const char* kUsage =
     "       wtmap align -x <index> [options] -p <interleaved.fq[.gz]>    (pairs)\n"
     "\n"
     "Aligns DNA reads on both strands, single or in pairs (in either mode), and writes SAM\n"
-    "(default, stdout) or BAM, in input order or (--sort) coordinate-sorted and indexed.\n"
+    "(default, stdout), BAM or CRAM, in input order or (--sort) coordinate-sorted and indexed.\n"
     "Two modes:\n"
     "  gapped (default)  local alignment with affine gaps, as `bwa mem` aligns (its scoring,\n"
     "                    options and defaults): SMEM seeds, chains, banded extension with\n"
@@ -65,25 +65,40 @@ constexpr const char* kUsage =
     "  -x STR            a DNA index (not --alphabet protein|byte): its prefix (reads\n"
     "                    STR.wtmap), the .wtmap file, or the FASTA it was built from (ref.fa:\n"
     "                    ref.fa.wtmap, else ref.wtmap)\n"
-    "  -o FILE           output file, - for stdout; .bam gives BAM, .sam.gz (any .gz) SAM in\n"
-    "                    BGZF blocks (as samtools writes it), anything else SAM [stdout]\n"
-    "  -O STR            sam or bam, overriding -o's extension (CRAM: not yet); --output-fmt\n"
-    "                    STR is the same (-O INT[,INT] stays the gap open penalties)\n"
-    "  --sort            coordinate-sorted BAM (@HD SO:coordinate; samtools sort's order:\n"
-    "                    contig, position, forward before reverse strand, then input order;\n"
-    "                    unmapped reads not placed at a mate last) and its index beside it:\n"
-    "                    FILE.bam.bai, or FILE.bam.csi where a contig has 2^29 or more bases\n"
-    "                    (BAI's limit). Needs BAM to a file (-o FILE.bam). The records are\n"
-    "                    written when the last read is aligned\n"
+    "  -o FILE           output file, - for stdout; .bam gives BAM, .cram CRAM, .sam.gz (any\n"
+    "                    .gz) SAM in BGZF blocks (as samtools writes it), anything else SAM\n"
+    "                    [stdout]\n"
+    "  -O STR            sam, bam or cram, overriding -o's extension; --output-fmt STR is the\n"
+    "                    same (-O INT[,INT] stays the gap open penalties)\n"
+    "  --reference FILE  CRAM: the reference FASTA (uncompressed or bgzip-compressed) the\n"
+    "                    records are encoded against; it must hold every contig of the index\n"
+    "                    (same name and length). Its .fai (.gzi) is made beside it where\n"
+    "                    missing, as samtools faidx makes it. The CRAM file names its path and\n"
+    "                    MD5 (@SQ UR, M5): samtools view finds it there; keep it. Unsorted\n"
+    "                    CRAM: htslib keeps each contig the records touch in memory, up to\n"
+    "                    the whole reference [the FASTA -x names, or the one the index is\n"
+    "                    named after (ref.fa.wtmap: ref.fa); else required: an index does\n"
+    "                    not record its FASTA]\n"
+    "  --sort            coordinate-sorted BAM or CRAM (@HD SO:coordinate; samtools sort's\n"
+    "                    order: contig, position, forward before reverse strand, then input\n"
+    "                    order; unmapped reads not placed at a mate last) and its index beside\n"
+    "                    it: FILE.bam.bai, or FILE.bam.csi where a contig has 2^29 or more\n"
+    "                    bases (BAI's limit); FILE.cram.crai. Needs BAM or CRAM to a file (-o\n"
+    "                    FILE.bam or FILE.cram). The records are written when the last read\n"
+    "                    is aligned\n"
     "  --sort-mem SIZE   --sort's memory for records, e.g. 2G or 500M (K, M, G: powers of\n"
     "                    1024; at least 1M); beyond it sorted runs go to temporary files\n"
-    "                    beside the output (FILE.bam.tmp.*, removed at the end, on errors and\n"
-    "                    on interrupts) and are merged at the end [an eighth of the memory,\n"
-    "                    or of the container's limit where lower]\n"
-    "  -l INT            BAM and .sam.gz compression level, 0 (none) .. 9 (smallest) [1, the\n"
-    "                    fastest, as STAR writes BAM; samtools writes 6]\n"
+    "                    beside the output (FILE.bam.tmp.* or FILE.cram.tmp.*, removed at\n"
+    "                    the end, on errors and on interrupts) and are merged at the end [an\n"
+    "                    eighth of the memory, or of the container's limit where lower]\n"
+    "  -l INT            compression level, 0..9. BAM and .sam.gz: zlib's, 0 (none) .. 9\n"
+    "                    (smallest) [1, the fastest, as STAR writes BAM; samtools writes 6].\n"
+    "                    CRAM: htslib's CRAM level (samtools' -O cram,level=INT): 0 stores\n"
+    "                    blocks uncompressed, 1 tries only the fastest codecs, higher levels\n"
+    "                    more codecs and stronger settings [htslib's default, 5]\n"
     "  -R STR            read group line, e.g. '@RG\\tID:lane1\\tSM:sample'\n"
-    "  -t INT            CPU threads for parsing, formatting and BAM compression [all cores]\n"
+    "  -t INT            CPU threads for parsing, formatting and BAM/CRAM compression [all\n"
+    "                    cores]\n"
     "  --batch INT       reads per batch, 1..10^7 [100000]; memory holds at most 17 batches (about\n"
     "                    1 KB per read): 6 read ahead (while the index loads), 9 in the\n"
     "                    stages, 2 made ahead; 10 more per GPU beyond the first\n"
@@ -108,7 +123,8 @@ constexpr const char* kUsage =
     "  -p                the one read file holds pairs, mate 1 then mate 2 (bwa mem -p)\n"
     "  -I FLOAT,FLOAT[,INT[,INT]]  pairs' insert size: mean, std, max, min [estimated from\n"
     "                    the first 10000 pairs of confident unique mates among the first 10^5\n"
-    "                    pairs; max, min: mean +- 4 std]\n"
+    "                    pairs; max, min: mean +- 4 std]; none: no model, no pair proper\n"
+    "                    (--stats-json's insert_size_model.option gives a run's model exactly)\n"
     "  -U INT            pairs: penalty of an unpaired pair against a proper one, 0..1000 [17]\n"
     "  -v                at the end, print the busy seconds of each pipeline stage (and of\n"
     "                    the gapped mapper's steps) and the GPU memory held; twice (-v -v),\n"
@@ -119,7 +135,8 @@ constexpr const char* kUsage =
     "Gapped mode (bwa mem's names and defaults; INT,INT: deletions, insertions or 5', 3'):\n"
     "  -A INT            match score, 1..1000 [1]\n"
     "  -B INT            mismatch penalty, 0..1000 [4]; an N in the read or reference is one\n"
-    "  -O INT[,INT]      gap open penalties, 0..1000 [6,6] (-O sam|bam: the output format)\n"
+    "  -O INT[,INT]      gap open penalties, 0..1000 [6,6] (-O sam|bam|cram: the output\n"
+    "                    format)\n"
     "  -E INT[,INT]      gap extension penalties, 0..1000 [1,1]; a gap of k costs O + k*E\n"
     "  -L INT[,INT]      clipping penalties of the 5' and 3' ends, 0..1000 [5,5]\n"
     "  -w INT            band width, 0..1000 [100]\n"
@@ -239,7 +256,9 @@ void log_stage_times(const Log& log, const aligner::AlignPipeline& pipeline, con
 // A paired run's summary, the insert size as bwa mem prints it.
 void log_pair_summary(const Log& log, const aligner::PairedSamWriterSink& sink) {
   const aligner::InsertSizeModel& m = sink.model();
-  if (m.given) {
+  if (m.given && !m.known) {
+    log.info("insert size: none given by -I; no pair is proper");
+  } else if (m.given) {
     log.info("insert size (FR, given by -I): mean %.2f, std %.2f; proper pairs within [%lld, %lld]", m.mean, m.std,
              static_cast<long long>(m.low), static_cast<long long>(m.high));
   } else if (m.known) {
@@ -356,6 +375,7 @@ struct AlignCommand {
   aligner::AlignOptions exhaustive;   // the k-mismatch mode's
   aligner::gapped::GappedOptions gapped;
   std::uint64_t mismatches = 4, alternatives = 3, batch_size = 100000, max_work = 1u << 16, level = 1;
+  bool level_given = false;  // -l; else CRAM takes htslib's default level, the rest `level`
   bool io_only = false;
   unsigned verbosity = 0;  // -v: busy seconds per stage; -v -v: and each batch's timeline
   double progress_seconds = 5;  // --progress: often enough that a run never looks stalled
@@ -518,6 +538,9 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
       c.sam.format = f;
     } else if (a == "-l" && has_value) {
       if (!parse_count(argv[++i], c.level) || c.level > 9) return usage_error("align", "-l needs an integer in 0..9");
+      c.level_given = true;
+    } else if (a == "--reference" && has_value) {
+      c.sam.reference = argv[++i];
     } else if ((a == "-k" || a == "--mismatches") && has_value) {
       if (!parse_count(argv[++i], c.mismatches) || c.mismatches > aligner::kMaxMismatches) {
         return usage_error("align", a + " needs an integer in 0..4");
@@ -595,13 +618,21 @@ int parse_align_command(int argc, char** argv, AlignCommand& c) {
 // status.
 int check_outputs(AlignCommand& c, const std::string& index_file, std::optional<io::OutputFile>& stats_file) {
   aligner::SamOptions& sam = c.sam;
-  if (const Result<aligner::SamFormat> format = aligner::sam_format(sam); !format.ok()) {
-    return usage_error("align", format.status().message());
-  }
+  if (aligner::requested_format(sam) == "cram" && sam.reference.empty()) sam.reference = fasta_of_index(c.prefix, index_file);
+  Result<aligner::SamFormat> format = aligner::sam_format(sam);
+  if (!format.ok()) return usage_error("align", format.status().message());
+  const bool cram = *format == aligner::SamFormat::cram;
+  sam.compression_level = c.level_given || !cram ? static_cast<int>(c.level) : -1;
   sam.inputs = {c.input, index_file};
   if (!c.second_input.empty()) sam.inputs.push_back(c.second_input);
+  if (cram) sam.inputs.push_back(sam.reference);
   if (sam.path != "-") {
     if (const Status place = io::check_output_path(sam.path, sam.inputs); !place.ok()) return fail("align", place);
+  }
+  if (cram) {  // before the index loads: a wrong reference is told in a moment, not after minutes
+    Result<std::vector<fmindex::Contig>> contigs = fmindex::read_index_contigs(index_file);
+    if (!contigs.ok()) return fail("align", contigs.status());
+    if (const Status ready = aligner::prepare_cram_reference(sam.reference, *contigs); !ready.ok()) return fail("align", ready);
   }
   if (c.stats_json.empty()) return -1;
   if (sam.path != "-" && same_file(sam.path, c.stats_json)) return usage_error("align", "--stats-json and -o name the same file");
@@ -663,9 +694,11 @@ void log_engine_details(const Log& log, const DeviceMemoryUse* memory,
     aligner::gapped::GappedStageSeconds t;
     for (const aligner::GappedSearchEngine* engine : gapped) t += engine->stage_seconds();
     log.info("gapped mapping, seconds summed over %zu mapping threads: seeds %.2f, locate %.2f, chains %.2f, "
-             "extension %.2f (device calls %.2f), region choice %.2f, CIGAR and tags %.2f (device calls %.2f)",
+             "extension %.2f (device calls %.2f; %llu seeds in %llu rounds), region choice %.2f, CIGAR and tags "
+             "%.2f (device calls %.2f)",
              aligner::GappedSearchEngine::kMostMappers * gapped.size(), t.seed, t.locate, t.chain, t.extend,
-             t.extend_dp, t.choose, t.cigar, t.cigar_dp);
+             t.extend_dp, static_cast<unsigned long long>(t.seeds_extended),
+             static_cast<unsigned long long>(t.extension_rounds), t.choose, t.cigar, t.cigar_dp);
   }
   if (pairs != nullptr) {
     log.info("pairs, busy seconds of the write stage: mate rescue %.2f, pairing %.2f", pairs->rescue_seconds(),
@@ -780,7 +813,6 @@ int align_main(int argc, char** argv) {
   if (const int rc = parse_align_command(argc, argv, c); rc >= 0) return rc;
   aligner::SamOptions& sam = c.sam;
   const bool gapped = c.is_gapped();
-  sam.compression_level = static_cast<int>(c.level);
   c.exhaustive.search.max_mismatches = static_cast<std::uint8_t>(c.mismatches);
   c.exhaustive.search.work_cap = static_cast<std::uint32_t>(c.max_work);
   c.exhaustive.max_alternatives = static_cast<unsigned>(c.alternatives);

@@ -46,10 +46,12 @@ std::string pairs_object(const aligner::PairTotals& t, const aligner::InsertSize
                          const aligner::SamWriter::Counts& counts) {
   JsonObject model(2);
   model.add("source", m.given ? "\"given\"" : m.known ? "\"estimated\"" : "\"none\"");
-  if (m.given || m.known) {
+  if (m.known) {
     model.add("pairs_sampled", count(m.pairs)).add("mean", number(m.mean)).add("sd", number(m.std));
     model.add("proper_low", std::to_string(m.low)).add("proper_high", std::to_string(m.high));
   }
+  // -I's argument for this exact model: runs over parts of this input pair with it as this run did.
+  model.add("option", "\"" + aligner::insert_size_option(m) + "\"");
   // Of the proper pairs written: |TLEN| at their first mates, the population standard deviation.
   const double n = static_cast<double>(counts.proper_pairs);
   const double mean = counts.insert_sum / n;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 #include <utility>
@@ -71,6 +72,11 @@ InsertSizeModel estimate_insert_size(std::vector<std::int64_t> sizes) {
 Result<InsertSizeModel> parse_insert_size(const std::string& option) {
   const Status bad = invalid_argument("-I needs mean,std[,max[,min]] with mean > 0, std >= 0 and min <= max, not '" +
                                       option + "'");
+  if (option == "none") {
+    InsertSizeModel none;
+    none.given = true;
+    return none;
+  }
   std::vector<double> values;
   std::istringstream in(option);
   for (std::string field; std::getline(in, field, ',');) {
@@ -93,6 +99,14 @@ Result<InsertSizeModel> parse_insert_size(const std::string& option) {
   m.low = std::max<std::int64_t>(1, values.size() > 3 ? round_half_up(values[3]) : round_half_up(m.mean - 4.0 * m.std));
   if (m.low > m.high) return bad;
   return m;
+}
+
+std::string insert_size_option(const InsertSizeModel& model) {
+  if (!model.known) return "none";
+  char text[128];
+  std::snprintf(text, sizeof text, "%.17g,%.17g,%lld,%lld", model.mean, model.std, static_cast<long long>(model.high),
+                static_cast<long long>(model.low));
+  return text;
 }
 
 std::int64_t fr_insert_size(const MateHit& a, const MateHit& b) {

@@ -1,5 +1,6 @@
 #include "wtmap/aligner/sam_writer.hpp"
 
+#include <htslib/hfile.h>
 #include <htslib/sam.h>
 #include <htslib/thread_pool.h>
 #include <sys/stat.h>
@@ -180,6 +181,7 @@ struct ThreadPool {
 struct SamWriter::Impl {
   ThreadPool threads;  // first: outlives the files and the sorter that use it
   SamOptions options;
+  SamFormat output_format = SamFormat::sam;
   std::optional<io::OutputFile> output;  // none for stdout
   std::optional<io::OutputFile> index;   // sorted output only
   int index_min_shift = 0;               // 0: BAI; else CSI's (htslib's sam_idx_init)
@@ -368,15 +370,30 @@ struct SamWriter::Impl {
     return {};
   }
 
-  // Sorted output: the index beside it (kind by the longest contig), the header's sort order, and
-  // the sorter, whose runs are named after the output's temporary.
-  Status open_sorted(const std::vector<fmindex::Contig>& contigs) {
+  // CRAM: the reference (prepare_cram_reference checked it); never embedded in the file, which
+  // htslib would otherwise do, silently, where it failed to load a contig; NM and MD kept as
+  // written (SamWriter::open says why). hts_set_fai_filename, as samtools sets it: sam_hdr_write
+  // then loads the reference after the header, matching its contigs to the @SQ lines by name
+  // (CRAM_OPT_REFERENCE alone, set before the header, matches them by their order in the .fai,
+  // and gave the @SQ lines the MD5s of other contigs where the FASTA's order differs).
+  Status use_reference() {
+    const bool ok = hts_set_fai_filename(file, options.reference.c_str()) == 0 &&
+                    hts_set_opt(file, CRAM_OPT_EMBED_REF, 0) == 0 && hts_set_opt(file, CRAM_OPT_STORE_MD, 1) == 0 &&
+                    hts_set_opt(file, CRAM_OPT_STORE_NM, 1) == 0;
+    if (!ok) return {StatusCode::io_error, options.reference + ": htslib cannot use it as the CRAM reference"};
+    return {};
+  }
+
+  // Sorted output: the index beside it (CRAM's .crai; for BAM the kind by the longest contig),
+  // the header's sort order, and the sorter, whose runs are named after the output's temporary.
+  Status open_sorted(const std::vector<fmindex::Contig>& contigs, SamFormat format) {
     if (output->in_place()) {
       return invalid_argument(options.path + ": --sort writes an index beside the output; -o must name a regular file");
     }
     bool bai = true;
     for (const fmindex::Contig& c : contigs) bai = bai && c.length < kBaiLimit;
-    Result<io::OutputFile> made = io::OutputFile::create(options.path + (bai ? ".bai" : ".csi"), options.inputs);
+    const char* suffix = format == SamFormat::cram ? ".crai" : bai ? ".bai" : ".csi";
+    Result<io::OutputFile> made = io::OutputFile::create(options.path + suffix, options.inputs);
     if (!made.ok()) return made.status();
     index.emplace(std::move(*made));
     if (options.threads > 1) {
@@ -389,7 +406,7 @@ struct SamWriter::Impl {
     Result<CoordinateSorter> made_sorter = CoordinateSorter::create(header, sort, threads.pool);
     if (!made_sorter.ok()) return made_sorter.status();
     sorter.emplace(std::move(*made_sorter));
-    index_min_shift = bai ? 0 : kCsiMinShift;
+    index_min_shift = bai ? 0 : kCsiMinShift;  // htslib's CRAM index takes none
     return {};
   }
 
@@ -423,27 +440,56 @@ SamWriter::SamWriter(SamWriter&&) noexcept = default;
 SamWriter& SamWriter::operator=(SamWriter&&) noexcept = default;
 SamWriter::~SamWriter() = default;
 
-Result<SamFormat> sam_format(const SamOptions& options) {
-  std::string path = options.path;  // "-" for stdout: no extension, SAM unless told otherwise
+namespace {
+
+// What the path says, in lower case: whether it ends .gz or .bgz, and the format named before
+// that (x.sam.gz: sam); "-" for stdout has no extension: SAM.
+struct PathFormat {
+  bool compressed = false;
+  std::string format;
+};
+PathFormat path_format(const std::string& given) {
+  std::string path = given;
   for (char& c : path) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   auto ends_with = [&path](const std::string& suffix) {
     return path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  const bool compressed = ends_with(".gz") || ends_with(".bgz");
-  if (compressed) path.erase(path.rfind('.'));  // x.sam.gz: the format from x.sam
-  std::string format = options.format;
-  if (format.empty()) format = ends_with(".bam") ? "bam" : ends_with(".cram") ? "cram" : "sam";
-  if (format == "cram") {
-    return invalid_argument((options.format.empty() ? options.path + ": " : std::string()) +
-                            "CRAM output is not supported yet; write BAM (-O bam, or -o FILE.bam)");
+  PathFormat f;
+  f.compressed = ends_with(".gz") || ends_with(".bgz");
+  if (f.compressed) path.erase(path.rfind('.'));
+  f.format = ends_with(".bam") ? "bam" : ends_with(".cram") ? "cram" : "sam";
+  return f;
+}
+
+}  // namespace
+
+std::string requested_format(const SamOptions& options) {
+  return options.format.empty() ? path_format(options.path).format : options.format;
+}
+
+Result<SamFormat> sam_format(const SamOptions& options) {
+  const bool compressed = path_format(options.path).compressed;
+  const std::string format = requested_format(options);
+  if (format != "sam" && format != "bam" && format != "cram") {
+    return invalid_argument("the output format must be SAM, BAM or CRAM, not '" + format + "'");
   }
-  if ((format == "bam" || format == "sam") && options.sort && options.path == "-") {
-    return invalid_argument("--sort writes a file and its index: give -o FILE.bam, not stdout");
+  if (format == "cram" && options.reference.empty()) {
+    return invalid_argument("CRAM output needs the reference FASTA it is encoded against: give --reference FILE (an index "
+                            "does not record its FASTA; -x FILE.fa names it)");
+  }
+  if (format != "cram" && !options.reference.empty()) {
+    return invalid_argument("--reference is the reference of CRAM output, and the output is " + std::string(format == "bam" ? "BAM" : "SAM") +
+                            " (-O cram or -o FILE.cram writes CRAM)");
+  }
+  if (options.sort && options.path == "-") {
+    return invalid_argument("--sort writes a file and its index: give -o FILE.bam or FILE.cram, not stdout");
+  }
+  if (format == "sam" && options.sort) {
+    return invalid_argument("--sort writes BAM or CRAM: give -o FILE.bam or FILE.cram (or -O bam|cram), not SAM");
   }
   if (format == "bam") return SamFormat::bam;
-  if (format == "sam" && options.sort) return invalid_argument("--sort writes BAM: give -o FILE.bam (or -O bam), not SAM");
-  if (format == "sam") return compressed ? SamFormat::sam_bgzf : SamFormat::sam;
-  return invalid_argument("the output format must be SAM or BAM, not '" + format + "'");
+  if (format == "cram") return SamFormat::cram;
+  return compressed ? SamFormat::sam_bgzf : SamFormat::sam;
 }
 
 Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<fmindex::Contig>& contigs) {
@@ -451,10 +497,12 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
   impl->options = options;
   Result<SamFormat> format = sam_format(options);
   if (!format.ok()) return format.status();
+  impl->output_format = *format;
   Result<std::string> read_group = read_group_line(options.read_group);
   if (!read_group.ok()) return read_group.status();
-  // htslib's modes: "wz" writes SAM text in BGZF blocks, "wb" BAM; a digit sets the level.
-  std::string mode = *format == SamFormat::bam ? "wb" : *format == SamFormat::sam_bgzf ? "wz" : "w";
+  if (*format == SamFormat::cram) WTMAP_TRY(prepare_cram_reference(options.reference, contigs));
+  // htslib's modes: "wz" writes SAM text in BGZF blocks, "wb" BAM, "wc" CRAM; a digit sets the level.
+  std::string mode = *format == SamFormat::bam ? "wb" : *format == SamFormat::cram ? "wc" : *format == SamFormat::sam_bgzf ? "wz" : "w";
   if (*format != SamFormat::sam && options.compression_level >= 0) mode += std::to_string(std::min(options.compression_level, 9));
   std::string target = "-";
   if (options.path != "-") {
@@ -463,8 +511,16 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
     impl->output.emplace(std::move(*output));
     target = impl->output->write_path();
   }
-  impl->file = sam_open(target.c_str(), mode.c_str());
-  if (impl->file == nullptr) return Status{StatusCode::io_error, (options.path == "-" ? std::string("stdout") : options.path) + ": cannot open for writing"};
+  // The file is opened under the name the user gave, not the temporary's: CRAM writes that
+  // name into its file definition (its first 20 bytes, as samtools writes them), so a run gives
+  // the same bytes whatever temporary name it drew.
+  hFILE* opened = hopen(target.c_str(), "w");
+  impl->file = opened != nullptr ? hts_hopen(opened, options.path.c_str(), mode.c_str()) : nullptr;
+  if (impl->file == nullptr) {
+    if (opened != nullptr) hclose_abruptly(opened);
+    return Status{StatusCode::io_error, impl->where() + ": cannot open for writing"};
+  }
+  if (*format == SamFormat::cram) WTMAP_TRY(impl->use_reference());
   sam_hdr_t* h = sam_hdr_init();
   impl->header = h;
   bool ok = sam_hdr_add_line(h, "HD", "VN", "1.6", "SO", options.sort ? "coordinate" : "unsorted", nullptr) == 0;
@@ -483,7 +539,7 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
   ok = ok && sam_hdr_add_pg(h, "wtmap", "VN", kVersion, "CL", options.command_line.c_str(), nullptr) == 0;
   if (!ok) return invalid_argument("cannot build the SAM header (bad -R line?)");
   if (options.sort) {
-    WTMAP_TRY(impl->open_sorted(contigs));
+    WTMAP_TRY(impl->open_sorted(contigs, *format));
     if (impl->threads.pool != nullptr) {
       htsThreadPool shared{impl->threads.pool, 0};
       hts_set_opt(impl->file, HTS_OPT_THREAD_POOL, &shared);
@@ -492,8 +548,10 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
     // BAM: compression threads; SAM: htslib formats the text of queued records on them.
     hts_set_threads(impl->file, static_cast<int>(options.threads));
   }
-  if (sam_hdr_write(impl->file, h) < 0) return Status{StatusCode::io_error, "writing the SAM header failed"};
-  // The index is built as the sorted records are written (samtools sort --write-index's way).
+  // CRAM: htslib reads every contig of the reference here, for the MD5s of the @SQ lines.
+  if (sam_hdr_write(impl->file, h) < 0) return Status{StatusCode::io_error, impl->where() + ": writing the header failed"};
+  // The index is built as the sorted records are written (samtools sort --write-index's way);
+  // htslib writes a CRAM index as it goes, and closes it with the file.
   if (options.sort && sam_idx_init(impl->file, h, impl->index_min_shift, impl->index->write_path().c_str()) < 0) {
     return Status{StatusCode::io_error, impl->index->path() + ": cannot start the index"};
   }
@@ -605,11 +663,14 @@ Status SamWriter::finish() {
   if (impl.output) WTMAP_TRY(impl.output->commit());
   if (impl.index) {
     WTMAP_TRY(impl.index->commit());
-    // An index of the other kind beside it belongs to the file just replaced: htslib would take
-    // a stale x.bam.csi before our x.bam.bai (and IGV a stale .bai first), and answer wrongly.
-    const std::string other = impl.options.path + (impl.index_min_shift == 0 ? ".csi" : ".bai");
-    struct stat st {};
-    if (lstat(other.c_str(), &st) == 0 && S_ISREG(st.st_mode)) unlink(other.c_str());
+    // An index of the other kind beside a BAM file belongs to the file just replaced: htslib
+    // would take a stale x.bam.csi before our x.bam.bai (and IGV a stale .bai first), and
+    // answer wrongly. A CRAM file has one kind.
+    if (impl.output_format == SamFormat::bam) {
+      const std::string other = impl.options.path + (impl.index_min_shift == 0 ? ".csi" : ".bai");
+      struct stat st {};
+      if (lstat(other.c_str(), &st) == 0 && S_ISREG(st.st_mode)) unlink(other.c_str());
+    }
   }
   return {};
 }

@@ -397,4 +397,11 @@ Result<Alphabet> read_index_alphabet(const std::string& path) {
   return header->alphabet;
 }
 
+Result<std::vector<Contig>> read_index_contigs(const std::string& path) {
+  std::ifstream in;
+  auto header = file::open_index(in, path);
+  if (!header.ok()) return header.status();
+  return file::read_contigs(in, path);
+}
+
 }  // namespace wtmap::fmindex

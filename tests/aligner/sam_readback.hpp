@@ -44,9 +44,12 @@ inline std::optional<std::string> string_tag(const bam1_t* b, const char* tag) {
   return p == nullptr ? std::nullopt : std::optional<std::string>(bam_aux2Z(p));
 }
 
-inline SamContents read_alignments(const std::string& path) {
+inline SamContents read_alignments(const std::string& path, const std::string& cram_reference = "") {
   std::unique_ptr<samFile, int (*)(samFile*)> file(sam_open(path.c_str(), "r"), [](samFile* f) { return sam_close(f); });
   if (!file) throw std::runtime_error("sam_open failed for " + path);
+  if (!cram_reference.empty() && hts_set_fai_filename(file.get(), cram_reference.c_str()) != 0) {
+    throw std::runtime_error("cannot read " + path + " against " + cram_reference);
+  }
   std::unique_ptr<sam_hdr_t, void (*)(sam_hdr_t*)> header(sam_hdr_read(file.get()), sam_hdr_destroy);
   if (!header) throw std::runtime_error("sam_hdr_read failed for " + path);
   SamContents s;

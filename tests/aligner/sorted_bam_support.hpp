@@ -1,6 +1,7 @@
 // Test support for coordinate-sorted output (--sort): samtools sort's order written out
-// independently of bam_sorter.hpp, BAM records as SAM text, and region queries through an index
-// against a scan of every record -- all through htslib.
+// independently of bam_sorter.hpp, BAM and CRAM records as SAM text, and region queries through
+// an index against a scan of every record -- all through htslib. A CRAM file is read against the
+// reference given (so that htslib looks nowhere else for it, not on the network).
 #pragma once
 
 #include <htslib/hts.h>
@@ -43,9 +44,18 @@ struct BamContents {
   std::vector<std::string> lines;  // each record as SAM text
 };
 
-inline BamContents read_bam(const std::string& path) {
+// Opens `path` for reading; a CRAM file against `reference` where given.
+inline std::unique_ptr<samFile, SamFileDeleter> open_alignments(const std::string& path, const std::string& reference) {
   std::unique_ptr<samFile, SamFileDeleter> file(sam_open(path.c_str(), "r"));
   if (!file) throw std::runtime_error("cannot open " + path);
+  if (!reference.empty() && hts_set_fai_filename(file.get(), reference.c_str()) != 0) {
+    throw std::runtime_error("cannot read " + path + " against " + reference);
+  }
+  return file;
+}
+
+inline BamContents read_bam(const std::string& path, const std::string& reference = "") {
+  const std::unique_ptr<samFile, SamFileDeleter> file = open_alignments(path, reference);
   std::unique_ptr<sam_hdr_t, HeaderDeleter> header(sam_hdr_read(file.get()));
   if (!header) throw std::runtime_error("no header in " + path);
   BamContents c;
@@ -65,11 +75,10 @@ inline BamContents read_bam(const std::string& path) {
 }
 
 // The SAM text of the records `index_path` returns for tid:[begin, end) of `bam_path` (an empty
-// index_path: the index htslib finds beside it).
+// index_path: the index htslib finds beside it); a CRAM file read against `reference`.
 inline std::vector<std::string> query_lines(const std::string& bam_path, const std::string& index_path, int tid,
-                                            std::int64_t begin, std::int64_t end) {
-  std::unique_ptr<samFile, SamFileDeleter> file(sam_open(bam_path.c_str(), "r"));
-  if (!file) throw std::runtime_error("cannot open " + bam_path);
+                                            std::int64_t begin, std::int64_t end, const std::string& reference = "") {
+  const std::unique_ptr<samFile, SamFileDeleter> file = open_alignments(bam_path, reference);
   std::unique_ptr<sam_hdr_t, HeaderDeleter> header(sam_hdr_read(file.get()));
   std::unique_ptr<hts_idx_t, IndexDeleter> index(index_path.empty() ? sam_index_load(file.get(), bam_path.c_str())
                                                                        : sam_index_load2(file.get(), bam_path.c_str(), index_path.c_str()));

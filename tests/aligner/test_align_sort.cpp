@@ -17,6 +17,7 @@
 
 #include "align_oracle.hpp"
 #include "cli_support.hpp"
+#include "cut_reads.hpp"
 #include "fm_support.hpp"
 #include "pair_support.hpp"
 #include "sorted_bam_support.hpp"
@@ -49,37 +50,14 @@ class AlignSort : public ::testing::Test {
     ASSERT_EQ(r.exit_code, 0) << describe(r);
   }
 
-  std::string piece(std::mt19937& rng, std::size_t length) const {
-    const std::string& s = contigs_[rng() % contigs_.size()].sequence;
-    return s.substr(rng() % (s.size() - length), length);
-  }
-
   // Reads from both strands, with ties (a read repeated), unmapped reads (random bases) and
-  // chimeras of two contigs' pieces (a primary and a supplementary line).
-  std::string single_reads(std::size_t n) const {
-    std::mt19937 rng(5);
-    std::vector<Pattern> reads;
-    for (std::size_t i = 0; i < n; ++i) {
-      std::string s = piece(rng, 100);
-      if (i % 10 == 3) s = random_bases(rng, 100);
-      if (i % 10 == 5) s = reads.back().sequence;
-      if (i % 10 == 7) s = piece(rng, 60) + piece(rng, 60);
-      if (i % 2 == 1) s = fmtest::revcomp(s);
-      reads.push_back({"r" + std::to_string(i), s});
-    }
-    return fmtest::fastq_text(reads);
-  }
+  // chimeras of two contigs' pieces (a primary and a supplementary line): cut_reads.hpp.
+  std::string single_reads(std::size_t n) const { return fmtest::fastq_text(mixed_reads(contigs_, n, 5)); }
 
   // Mates 1 and 2 of `n` fragments of 300 bases (FR); some second mates are random (unmapped,
   // placed at their mate).
   std::pair<std::string, std::string> pair_reads(std::size_t n) const {
-    std::mt19937 rng(6);
-    std::vector<Pattern> first, second;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::string fragment = piece(rng, 300);
-      first.push_back({"p" + std::to_string(i) + "/1", fragment.substr(0, 100)});
-      second.push_back({"p" + std::to_string(i) + "/2", i % 9 == 4 ? random_bases(rng, 100) : fmtest::revcomp(fragment.substr(200))});
-    }
+    const auto [first, second] = fr_pairs(contigs_, n, 6);
     return {fmtest::fastq_text(first), fmtest::fastq_text(second)};
   }
 
@@ -209,13 +187,14 @@ TEST_F(AlignSort, RefusalsSayWhyAndMakeNothing) {
   fmtest::write_file(reads, single_reads(10));
   const std::string out = shell_quote(dir_.file("x"));
   const std::string see = "; see 'wtmap align --help'\n";
+  const std::string not_sam = "--sort writes BAM or CRAM: give -o FILE.bam or FILE.cram (or -O bam|cram), not SAM";
+  const std::string not_stdout = "--sort writes a file and its index: give -o FILE.bam or FILE.cram, not stdout";
   const std::pair<std::string, std::string> cases[] = {
-      {"--sort -o " + out + ".sam", "[wtmap align] --sort writes BAM: give -o FILE.bam (or -O bam), not SAM" + see},
-      {"--sort -O sam -o " + out + ".bam", "[wtmap align] --sort writes BAM: give -o FILE.bam (or -O bam), not SAM" + see},
-      {"--sort", "[wtmap align] --sort writes a file and its index: give -o FILE.bam, not stdout" + see},
-      {"--sort -O bam -o -", "[wtmap align] --sort writes a file and its index: give -o FILE.bam, not stdout" + see},
-      {"--sort -o " + out + ".cram", "[wtmap align] " + dir_.file("x") + ".cram: CRAM output is not supported yet; write BAM "
-                                     "(-O bam, or -o FILE.bam)" + see},
+      {"--sort -o " + out + ".sam", "[wtmap align] " + not_sam + see},
+      {"--sort -O sam -o " + out + ".bam", "[wtmap align] " + not_sam + see},
+      {"--sort", "[wtmap align] " + not_stdout + see},
+      {"--sort -O bam -o -", "[wtmap align] " + not_stdout + see},
+      {"--sort -O cram -o - --reference " + shell_quote(dir_.file("ref.fa")), "[wtmap align] " + not_stdout + see},
       {"--sort-mem 1G -o " + out + ".bam", "[wtmap align] --sort-mem sizes the memory of --sort, which is not given" + see},
       {"--sort --sort-mem 1023K -o " + out + ".bam", "[wtmap align] --sort-mem needs a size of at least 1M, e.g. 500M or 2G" + see},
       {"--sort --sort-mem 2X -o " + out + ".bam", "[wtmap align] --sort-mem needs a size of at least 1M, e.g. 500M or 2G" + see},

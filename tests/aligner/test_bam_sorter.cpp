@@ -280,14 +280,19 @@ TEST(SortedSamWriter, SortNeedsABamFile) {
   aligner::SamOptions options;
   options.sort = true;
   options.path = "x.sam";
-  EXPECT_EQ(aligner::sam_format(options).status().message(), "--sort writes BAM: give -o FILE.bam (or -O bam), not SAM");
-  options.path = "-";
-  options.format = "bam";
   EXPECT_EQ(aligner::sam_format(options).status().message(),
-            "--sort writes a file and its index: give -o FILE.bam, not stdout");
+            "--sort writes BAM or CRAM: give -o FILE.bam or FILE.cram (or -O bam|cram), not SAM");
+  for (const char* format : {"bam", "cram"}) {
+    options.path = "-";
+    options.format = format;
+    options.reference = options.format == "cram" ? "ref.fa" : "";
+    EXPECT_EQ(aligner::sam_format(options).status().message(),
+              "--sort writes a file and its index: give -o FILE.bam or FILE.cram, not stdout");
+  }
   options.path = "x.cram";
   options.format = "";
-  EXPECT_FALSE(aligner::sam_format(options).ok());
+  EXPECT_EQ(aligner::sam_format(options).value(), aligner::SamFormat::cram);
+  options.reference = "";
   options.path = "/dev/null";
   options.format = "bam";
   EXPECT_EQ(aligner::SamWriter::open(options, {{"c", 100}}).status().message(),

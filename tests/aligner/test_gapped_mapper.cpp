@@ -36,6 +36,8 @@ using aligner::gapped::GappedHit;
 using aligner::gapped::GappedMapper;
 using aligner::gapped::GappedOptions;
 using aligner::gapped::GappedReadAlignment;
+using aligner::gapped::ExtensionSchedule;
+using aligner::gapped::GappedStageSeconds;
 
 std::uint8_t code(char c) { return static_cast<std::uint8_t>(std::string("ACGTN").find(c)); }
 std::vector<std::uint8_t> codes(const std::string& s) {
@@ -697,6 +699,38 @@ TEST_P(GappedMapperTest, BatchSizesAndThreadCountsGiveTheSameBytes) {
     EXPECT_EQ(describe(one_thread[i]), describe(all[i])) << i;
     EXPECT_EQ(describe(three_threads[i]), describe(all[i])) << i;
   }
+}
+
+// The two extension schedules give the same alignments (ExtensionSchedule: an extension depends
+// only on its read, chain and seed), on reads with several seeds per chain (edits), several
+// chains (the repeats) and chimeric parts; and they did differ in work: looking ahead took fewer
+// rounds.
+TEST_P(GappedMapperTest, ExtensionSchedulesGiveTheSameAlignments) {
+  const TestReference& r = *reference_;
+  std::vector<Planted> planted = varied_reads(r, 4);
+  std::mt19937_64 rng(9);
+  for (bool reverse : {false, true}) {
+    for (std::size_t at : {0, 60, 250}) {
+      planted.push_back(plant(rng, r, 1, r.repeat_a + at, 150, 2, 1, 0, reverse));
+      planted.push_back(plant(rng, r, 0, r.broken_a + at, 150, 1, 0, 0, reverse));
+    }
+  }
+  std::vector<SeqRecord> reads = records(planted);
+  // Chimeras: 100 bases of contig 0, then 100 of contig 2.
+  for (std::size_t k = 0; k < 6; ++k)
+    reads.push_back({"chimera" + std::to_string(k), r.contigs[0].substr(2000 + 900 * k, 100) + r.contigs[2].substr(500 + 700 * k, 100), ""});
+  GappedOptions by_rounds, lookahead;
+  by_rounds.schedule = ExtensionSchedule::rounds;
+  lookahead.schedule = ExtensionSchedule::lookahead;
+  GappedMapper a = mapper(by_rounds), b = mapper(lookahead);
+  const auto ra = map_all(a, reads, reads.size());
+  const auto rb = map_all(b, reads, reads.size());
+  ASSERT_EQ(ra.size(), reads.size());
+  for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(rb[i]), describe(ra[i])) << reads[i].name;
+  const GappedStageSeconds& ta = a.stage_seconds();
+  const GappedStageSeconds& tb = b.stage_seconds();
+  EXPECT_LT(tb.extension_rounds, ta.extension_rounds) << "no read had two chains: the test proves nothing";
+  EXPECT_GE(tb.seeds_extended, ta.seeds_extended);
 }
 
 // release_device_memory (after a batch too large for the GPU) gives back every device byte the

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <sstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -68,6 +70,49 @@ TEST(EstimateInsertSize, TooFewPairsEstimateNothing) {
   EXPECT_FALSE(m.known);
   EXPECT_EQ(m.pairs, kMinInsertPairs - 1);
   EXPECT_TRUE(estimate_insert_size(std::vector<std::int64_t>(kMinInsertPairs, 300)).known);
+}
+
+TEST(ParseInsertSize, NoneIsAGivenModelThatKnowsNothing) {
+  const auto m = parse_insert_size("none");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(m->given);
+  EXPECT_FALSE(m->known);
+  for (const char* bad : {"None", "none,", "none,30", " none"}) EXPECT_FALSE(parse_insert_size(bad).ok()) << bad;
+}
+
+// insert_size_option gives back every estimate bit for bit, where 6 decimals (stats-json's mean)
+// would not: sizes from a fixed LCG, spreads from 1 to 10^4.
+TEST(InsertSizeOption, GivesBackTheEstimateBitForBit) {
+  std::uint64_t state = 12345;
+  auto next = [&](std::uint64_t bound) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::int64_t>((state >> 33) % bound);
+  };
+  int six_decimals_differ = 0;
+  for (int trial = 0; trial < 500; ++trial) {
+    std::vector<std::int64_t> sizes(10 + next(3000));
+    const std::int64_t centre = 50 + next(9000), spread = 1 + next(trial % 2 ? 10000 : 60);
+    for (std::int64_t& s : sizes) s = std::max<std::int64_t>(1, centre + next(spread) - spread / 2);
+    const InsertSizeModel m = estimate_insert_size(sizes);
+    ASSERT_TRUE(m.known);
+    const std::string option = insert_size_option(m);
+    const auto back = parse_insert_size(option);
+    ASSERT_TRUE(back.ok()) << option << ": " << back.status().message();
+    EXPECT_TRUE(back->known && back->given);
+    EXPECT_EQ(back->mean, m.mean) << option;  // exact, not DOUBLE_EQ
+    EXPECT_EQ(back->std, m.std) << option;
+    EXPECT_EQ(back->low, m.low) << option;
+    EXPECT_EQ(back->high, m.high) << option;
+    char six[64];
+    std::snprintf(six, sizeof six, "%.6f", m.mean);
+    six_decimals_differ += std::stod(six) != m.mean;
+  }
+  EXPECT_GT(six_decimals_differ, 100);  // the case the 17 digits are for
+  const InsertSizeModel none = estimate_insert_size({300, 300});
+  EXPECT_EQ(insert_size_option(none), "none");
+  const auto back = parse_insert_size(insert_size_option(none));
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->known);
 }
 
 TEST(ParseInsertSize, DefaultsAndBounds) {
@@ -707,20 +752,21 @@ TEST(RescueWindow, LocalAlignmentInTheWindowFindsTheMate) {
 // Pair i of `inserts` (0: mate 2 unmapped): mate 1 forward at 1000 i, mate 2 reverse ending
 // `insert` after it; 100 bases each, unique and exact (k-mismatch: MAPQ 37; gapped: AS 100, no
 // sub-score, MAPQ 60).
+// `first`: the number of pair 0, for parts of an input.
 std::vector<ReadBatch> pair_batches(const std::vector<std::int64_t>& inserts, std::size_t pairs_per_batch,
-                                    bool gapped = false) {
+                                    bool gapped = false, std::size_t first = 0) {
   std::vector<ReadBatch> batches;
   for (std::size_t i = 0; i < inserts.size(); ++i) {
     if (i % pairs_per_batch == 0) batches.emplace_back();
     ReadBatch& b = batches.back();
     for (int m = 0; m < 2; ++m) {
       SeqRecord& r = b.next_record();
-      r.name = "pair" + std::to_string(i);
+      r.name = "pair" + std::to_string(first + i);
       r.sequence = std::string(100, "ACGT"[m]);
       r.quality = std::string(100, 'I');
       b.keep_record();
       const bool mapped = m == 0 || inserts[i] > 0;
-      const std::uint64_t position = m == 0 ? 1000 * i : 1000 * i + inserts[i] - 100;
+      const std::uint64_t position = m == 0 ? 1000 * (first + i) : 1000 * (first + i) + inserts[i] - 100;
       if (gapped) {
         gapped::GappedReadAlignment a;
         a.mapped = mapped;
@@ -747,13 +793,13 @@ struct SinkRun {
 };
 
 SinkRun run_sink(const std::vector<ReadBatch>& batches, std::uint64_t sample_pairs, std::uint64_t window_pairs,
-                 PairedSamWriterSink::Rescue rescue = {}) {
+                 PairedSamWriterSink::Rescue rescue = {}, const InsertSizeModel& given = InsertSizeModel{}) {
   const fmtest::TempDir dir;
   SamOptions options;
   options.path = dir.file("pairs.sam");
   auto writer = SamWriter::open(options, {{"c", 1000000}});
   EXPECT_TRUE(writer.ok());
-  PairedSamWriterSink sink(*writer, 4, InsertSizeModel{}, PairScoring{}, sample_pairs, window_pairs);
+  PairedSamWriterSink sink(*writer, 4, given, PairScoring{}, sample_pairs, window_pairs);
   sink.set_rescue(std::move(rescue));
   EXPECT_TRUE(sink.prepare(16).ok());
   for (const ReadBatch& b : batches) EXPECT_TRUE(sink.write(b).ok());
@@ -797,6 +843,43 @@ TEST(PairedSink, SameModelAndRecordsForAnyBatching) {
     EXPECT_EQ(split.model.low, whole.model.low) << per_batch;
     EXPECT_EQ(split.model.high, whole.model.high) << per_batch;
     EXPECT_EQ(split.sam, whole.sam) << per_batch;
+  }
+}
+
+// The SAM records (no header) of `run`.
+std::string records(const SinkRun& run) {
+  std::string out;
+  std::istringstream in(run.sam);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '@') out += line + "\n";
+  }
+  return out;
+}
+
+// Parts of one input (workflow/'s chunks), each given the whole run's model through
+// insert_size_option, write the whole run's records; on their own, a part's records differ.
+// Pairs 0..29 lack a mate, then inserts grow along the input, so a later part estimates another
+// model (window 40: the whole run sees 10 confident pairs; window 20: none).
+TEST(PairedSink, PartsGivenTheWholeRunsModelWriteItsRecords) {
+  std::vector<std::int64_t> inserts(30, 0);
+  for (std::int64_t i = 30; i < 120; ++i) inserts.push_back(200 + 4 * i + (i * 37) % 30);
+  for (const std::uint64_t window : {40, 20}) {
+    const SinkRun whole = run_sink(pair_batches(inserts, 120), 10, window);
+    ASSERT_EQ(whole.model.known, window == 40);
+    auto given = parse_insert_size(insert_size_option(whole.model));
+    ASSERT_TRUE(given.ok());
+    for (const std::size_t parts : {2, 3, 7}) {
+      std::string given_records, own_records;
+      const std::size_t per_part = (inserts.size() + parts - 1) / parts;
+      for (std::size_t begin = 0; begin < inserts.size(); begin += per_part) {
+        const std::vector<std::int64_t> part(inserts.begin() + begin,
+                                             inserts.begin() + std::min(inserts.size(), begin + per_part));
+        given_records += records(run_sink(pair_batches(part, 5, false, begin), 10, window, {}, *given));
+        own_records += records(run_sink(pair_batches(part, 5, false, begin), 10, window));
+      }
+      EXPECT_EQ(given_records, records(whole)) << window << " " << parts;
+      EXPECT_NE(own_records, records(whole)) << window << " " << parts;
+    }
   }
 }
 

@@ -123,6 +123,49 @@ TEST_P(SamWriterReserve, RecordsReadBackAsWritten) {
   EXPECT_EQ(back.records.size(), r);
 }
 
+// CRAM: the records read back as written (against the reference given); a reference whose
+// contigs are not the output's is refused before any file is made (prepare_cram_reference).
+TEST(SamWriterCram, RecordsReadBackAndAMismatchedReferenceMakesNothing) {
+  const fmtest::TempDir dir;
+  const std::string reference = dir.file("ref.fa");
+  fmtest::RandomReferenceSpec spec;
+  spec.contigs = 2;
+  spec.min_length = 500;
+  spec.max_length = 1000;
+  std::vector<fmtest::TestContig> contigs = fmtest::random_reference(spec);
+  contigs[0].name = "chr1";
+  contigs[1].name = "chr2";
+  fmtest::write_file(reference, fmtest::fasta_text(contigs, 60));
+  const std::vector<fmindex::Contig> sq = {{"chr1", contigs[0].sequence.size()}, {"chr2", contigs[1].sequence.size()}};
+  aligner::SamOptions options;
+  options.path = dir.file("out.cram");
+  options.reference = reference;
+  options.threads = 2;
+  auto writer = aligner::SamWriter::open(options, sq);
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  const std::vector<Batch> written = batches();
+  for (const Batch& b : written) ASSERT_TRUE(writer->write(b.reads, b.alignments).ok());
+  ASSERT_TRUE(writer->finish().ok());
+  const SamContents back = read_alignments(options.path, reference);
+  std::size_t r = 0;
+  for (const Batch& b : written) {
+    for (std::size_t i = 0; i < b.reads.size(); ++i, ++r) {
+      ASSERT_LT(r, back.records.size());
+      expect_record(back.records[r], b.reads[i], b.alignments[i]);
+    }
+  }
+  EXPECT_EQ(back.records.size(), r);
+
+  const std::vector<std::string> before = dir.entries();  // ref.fa, its .fai, out.cram
+  options.path = dir.file("other.cram");
+  auto refused = aligner::SamWriter::open(options, {{"chr1", contigs[0].sequence.size() + 1}, sq[1]});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), reference + " does not match the index (give the FASTA the index was built from): contig chr1 has " +
+                                            std::to_string(contigs[0].sequence.size()) + " bases there, " +
+                                            std::to_string(contigs[0].sequence.size() + 1) + " in the index");
+  EXPECT_EQ(dir.entries(), before);
+}
+
 // -R lines SAM cannot hold are refused before anything is written: a newline would inject header
 // lines (issue 23), a literal tab is refused as bwa does, other control bytes and an empty ID make
 // an invalid header or RG tag. The message names the rule.
@@ -163,8 +206,9 @@ TEST(SamWriterReadGroup, TheLineAndItsIdReadBack) {
   EXPECT_EQ(back.records[0].rg, "g~1");
 }
 
-// The format follows -O where given, else the path: .bam BAM, SAM to .gz or .bgz BGZF-compressed
-// (the format then from the name before it), "-" SAM; CRAM and unknown names refused.
+// The format follows -O where given, else the path: .bam BAM, .cram CRAM (given a reference), SAM
+// to .gz or .bgz BGZF-compressed (the format then from the name before it), "-" SAM; unknown
+// names, CRAM without a reference and a reference without CRAM refused.
 TEST(SamWriterFormat, FollowsTheOptionThenThePath) {
   using aligner::SamFormat;
   struct Case {
@@ -185,14 +229,36 @@ TEST(SamWriterFormat, FollowsTheOptionThenThePath) {
     const Result<SamFormat> format = aligner::sam_format(options);
     ASSERT_TRUE(format.ok()) << c.path << " " << c.format << ": " << format.status().message();
     EXPECT_EQ(format.value(), c.expected) << c.path << " " << c.format;
+    EXPECT_EQ(aligner::requested_format(options), c.expected == SamFormat::bam ? "bam" : "sam") << c.path << " " << c.format;
   }
-  for (const Case& c : {Case{"x.cram", "", SamFormat::sam}, Case{"x.CRAM.gz", "", SamFormat::sam},
-                        Case{"x.bam", "cram", SamFormat::sam}, Case{"-", "json", SamFormat::sam}}) {
+  for (const Case& c : {Case{"x.cram", "", SamFormat::cram}, Case{"X.CRAM", "", SamFormat::cram},
+                        Case{"x.CRAM.gz", "", SamFormat::cram}, Case{"x.bam", "cram", SamFormat::cram},
+                        Case{"-", "cram", SamFormat::cram}, Case{"x.cram", "bam", SamFormat::bam}}) {
     aligner::SamOptions options;
     options.path = c.path;
     options.format = c.format;
+    options.reference = c.expected == SamFormat::cram ? "ref.fa" : "";
     const Result<SamFormat> format = aligner::sam_format(options);
-    EXPECT_FALSE(format.ok()) << c.path << " " << c.format;
+    ASSERT_TRUE(format.ok()) << c.path << " " << c.format << ": " << format.status().message();
+    EXPECT_EQ(format.value(), c.expected) << c.path << " " << c.format;
+  }
+  struct Refused {
+    const char *path, *format, *reference, *message;
+  };
+  for (const Refused& c : {Refused{"-", "json", "", "the output format must be SAM, BAM or CRAM, not 'json'"},
+                           Refused{"x.cram", "", "", "CRAM output needs the reference FASTA it is encoded against: give "
+                                                     "--reference FILE (an index does not record its FASTA; -x FILE.fa names it)"},
+                           Refused{"x.bam", "cram", "", "CRAM output needs the reference FASTA it is encoded against: give "
+                                                        "--reference FILE (an index does not record its FASTA; -x FILE.fa names it)"},
+                           Refused{"x.bam", "", "ref.fa", "--reference is the reference of CRAM output, and the output is BAM "
+                                                          "(-O cram or -o FILE.cram writes CRAM)"},
+                           Refused{"x.cram", "sam", "ref.fa", "--reference is the reference of CRAM output, and the output is SAM "
+                                                              "(-O cram or -o FILE.cram writes CRAM)"}}) {
+    aligner::SamOptions options;
+    options.path = c.path;
+    options.format = c.format;
+    options.reference = c.reference;
+    EXPECT_EQ(aligner::sam_format(options).status().message(), c.message) << c.path << " " << c.format;
   }
 }
 

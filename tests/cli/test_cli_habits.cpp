@@ -1,6 +1,6 @@
 // The command line a bwa, bowtie2 or samtools user already knows (issue 29), `wtmap` run as a
 // user runs it: --version, what -x accepts, bwa's positional order answered with a hint, one-line
-// option errors, -o x.sam.gz and -O sam|bam read back by htslib and samtools, progress lines and
+// option errors, -o x.sam.gz and -O sam|bam|cram read back by htslib and samtools, progress lines and
 // -q, and --stats-json against the SAM counted again; each message and exit status exactly.
 #include <gtest/gtest.h>
 #include <htslib/hts.h>
@@ -336,10 +336,12 @@ htsFormat detected_format(const std::string& path) {
   return format;
 }
 
-// Every record of a SAM, SAM.gz or BAM file as htslib reads and formats it back.
-std::vector<std::string> htslib_records(const std::string& path) {
+// Every record of a SAM, SAM.gz, BAM or CRAM file as htslib reads and formats it back; a CRAM
+// file's against `reference` (given, so that htslib looks nowhere else for it).
+std::vector<std::string> htslib_records(const std::string& path, const std::string& reference = "") {
   samFile* f = sam_open(path.c_str(), "r");
   if (f == nullptr) throw std::runtime_error("htslib cannot open " + path);
+  if (!reference.empty() && hts_set_fai_filename(f, reference.c_str()) != 0) throw std::runtime_error("no reference " + reference);
   sam_hdr_t* header = sam_hdr_read(f);
   bam1_t* b = bam_init1();
   kstring_t line = KS_INITIALIZE;
@@ -409,7 +411,8 @@ TEST_F(CliHabitsOutput, ASamGzPathWritesBgzfSam) {
   EXPECT_EQ(results_.entries(), (std::vector<std::string>{"plain.sam", "x.sam.gz", "y.SAM.GZ", "z.bgz"}));
 }
 
-// -o - writes to stdout, in the format -O (or --output-fmt) names: BAM for a pipe into samtools.
+// -o - writes to stdout, in the format -O (or --output-fmt) names: BAM for a pipe into samtools;
+// CRAM against the FASTA -x names (tests/aligner/test_align_cram.cpp tests CRAM further).
 TEST_F(CliHabitsOutput, DashWritesStdoutInTheFormatDashONames) {
   struct Case {
     const char* options;
@@ -417,30 +420,24 @@ TEST_F(CliHabitsOutput, DashWritesStdoutInTheFormatDashONames) {
     htsCompression compression;
   };
   for (const Case& c : {Case{"-o - -O bam", bam, bgzf}, Case{"-o - -O BAM", bam, bgzf}, Case{"-o - --output-fmt bam", bam, bgzf},
-                        Case{"-o - -O sam", sam, no_compression}, Case{"-O bam", bam, bgzf}}) {
+                        Case{"-o - -O sam", sam, no_compression}, Case{"-O bam", bam, bgzf}, Case{"-O cram", cram, custom},
+                        Case{"-o - --output-fmt CRAM", cram, custom}}) {
     SCOPED_TRACE(c.options);
     const RunResult r = run_wtmap(out_, align_args(c.options));
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     const htsFormat format = detected_format(out_.file("stdout.txt"));
     EXPECT_EQ(format.format, c.format);
     EXPECT_EQ(format.compression, c.compression);
-    EXPECT_EQ(htslib_records(out_.file("stdout.txt")), plain_);
+    EXPECT_EQ(htslib_records(out_.file("stdout.txt"), c.format == cram ? fasta_ : ""), plain_);
   }
   EXPECT_EQ(results_.entries(), std::vector<std::string>{"plain.sam"});
 }
 
-// CRAM is refused on one line before any work (no index loaded, no file left).
-TEST_F(CliHabitsOutput, CramIsRefusedBeforeAnyWork) {
-  RunResult r = run_wtmap(out_, align_args("-O cram -o " + shell_quote(results_.file("x.bam"))));
+// An unknown format is refused on one line before any work (no index loaded, no file left).
+TEST_F(CliHabitsOutput, AnUnknownFormatIsRefusedBeforeAnyWork) {
+  const RunResult r = run_wtmap(out_, align_args("-O json -o " + shell_quote(results_.file("x.json"))));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "[wtmap align] CRAM output is not supported yet; write BAM (-O bam, or -o FILE.bam); see 'wtmap align --help'\n");
-  r = run_wtmap(out_, align_args("-o " + shell_quote(results_.file("x.cram"))));
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "[wtmap align] " + results_.file("x.cram") +
-                       ": CRAM output is not supported yet; write BAM (-O bam, or -o FILE.bam); see 'wtmap align --help'\n");
-  r = run_wtmap(out_, align_args("-O json"));
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "[wtmap align] the output format must be SAM or BAM, not 'json'; see 'wtmap align --help'\n");
+  EXPECT_EQ(r.err, "[wtmap align] the output format must be SAM, BAM or CRAM, not 'json'; see 'wtmap align --help'\n");
   EXPECT_EQ(results_.entries(), std::vector<std::string>{"plain.sam"});
 }
 
@@ -647,6 +644,25 @@ class CliHabitsStats : public CliHabits {
     return run_wtmap(out_, "align --device cpu -q -x " + shell_quote(fasta_) + " -o " + shell_quote(results_.file("x.sam")) +
                                " --stats-json " + shell_quote(results_.file("s.json")) + " " + options);
   }
+  // r1.fq and r2.fq: 60 pairs of contig 1, inserts 250..349, every tenth mate 2 random (a singleton).
+  void write_pairs() {
+    const std::string s = normalized(contigs_[1].sequence);
+    std::string one, two;
+    std::mt19937 rng(8);
+    for (int i = 0; i < 60; ++i) {
+      const std::size_t insert = 250 + rng() % 100, start = rng() % (s.size() - insert);
+      std::string mate2 = revcomp(s.substr(start + insert - 100, 100));
+      if (i % 10 == 3) {
+        for (char& base : mate2) base = "ACGT"[rng() % 4];
+      }
+      const std::string name = "@p" + std::to_string(i) + "\n", quality = "\n+\n" + std::string(100, 'I') + "\n";
+      one += name + s.substr(start, 100) + quality;
+      two += name + mate2 + quality;
+    }
+    write_file(dir_.file("r1.fq"), one);
+    write_file(dir_.file("r2.fq"), two);
+  }
+  std::string pair_files() const { return shell_quote(dir_.file("r1.fq")) + " " + shell_quote(dir_.file("r2.fq")); }
   TempDir results_;  // the SAM and the JSON, and nothing else
 };
 
@@ -686,22 +702,8 @@ TEST_F(CliHabitsStats, SingleReadsAgreeWithTheSamReadBack) {
 // Pairs, some with a random mate 2 (singletons): the pair numbers and the proper pairs' insert
 // size against the SAM; -I gives the model, whose bounds are mean -+ 4 sd.
 TEST_F(CliHabitsStats, PairsAgreeWithTheSamReadBack) {
-  const std::string s = normalized(contigs_[1].sequence);
-  std::string one, two;
-  std::mt19937 rng(8);
-  for (int i = 0; i < 60; ++i) {
-    const std::size_t insert = 250 + rng() % 100, start = rng() % (s.size() - insert);
-    std::string mate2 = revcomp(s.substr(start + insert - 100, 100));
-    if (i % 10 == 3) {
-      for (char& base : mate2) base = "ACGT"[rng() % 4];
-    }
-    const std::string name = "@p" + std::to_string(i) + "\n", quality = "\n+\n" + std::string(100, 'I') + "\n";
-    one += name + s.substr(start, 100) + quality;
-    two += name + mate2 + quality;
-  }
-  write_file(dir_.file("r1.fq"), one);
-  write_file(dir_.file("r2.fq"), two);
-  const RunResult r = align("-I 300,30 " + shell_quote(dir_.file("r1.fq")) + " " + shell_quote(dir_.file("r2.fq")));
+  write_pairs();
+  const RunResult r = align("-I 300,30 " + pair_files());
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   const SamCounts sam = count_sam(results_.file("x.sam"));
   std::map<std::string, std::string> json = parsed_json(out_, results_.file("s.json"));
@@ -725,6 +727,33 @@ TEST_F(CliHabitsStats, PairsAgreeWithTheSamReadBack) {
   EXPECT_EQ(json["pairs.proper_insert_size.pairs"], std::to_string(sam.proper));
   EXPECT_NEAR(std::stod(json["pairs.proper_insert_size.mean"]), mean, 1e-5);
   EXPECT_NEAR(std::stod(json["pairs.proper_insert_size.sd"]), std::sqrt(sam.insert_squares / n - mean * mean), 1e-5);
+}
+
+// insert_size_model.option, given back as -I, reproduces the estimated model: the same records
+// and the same option; -I none pairs nothing, as a run that sampled too few pairs.
+TEST_F(CliHabitsStats, InsertSizeOptionGivesTheEstimatedModelBack) {
+  write_pairs();
+  RunResult r = align(pair_files());
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  std::map<std::string, std::string> json = parsed_json(out_, results_.file("s.json"));
+  ASSERT_EQ(json["pairs.insert_size_model.source"], "estimated");
+  const std::string option = json["pairs.insert_size_model.option"];
+  const std::vector<std::string> estimated = htslib_records(results_.file("x.sam"));
+  ASSERT_GT(std::stoull(json["pairs.properly_paired"]), 0u);
+  r = align("-I " + option + " " + pair_files());
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  json = parsed_json(out_, results_.file("s.json"));
+  EXPECT_EQ(json["pairs.insert_size_model.source"], "given");
+  EXPECT_EQ(json["pairs.insert_size_model.option"], option);
+  EXPECT_EQ(htslib_records(results_.file("x.sam")), estimated);
+  r = align("-I none " + pair_files());
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  json = parsed_json(out_, results_.file("s.json"));
+  EXPECT_EQ(json["pairs.insert_size_model.source"], "given");
+  EXPECT_EQ(json["pairs.insert_size_model.option"], "none");
+  EXPECT_EQ(json.count("pairs.insert_size_model.mean"), 0u);
+  EXPECT_EQ(json["pairs.properly_paired"], "0");
+  EXPECT_EQ(count_sam(results_.file("x.sam")).proper, 0u);
 }
 
 // The JSON is a result file like -o's: none when the run fails, never the -o file itself.

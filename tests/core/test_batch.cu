@@ -5,6 +5,8 @@
 // results are copied.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <set>
@@ -248,19 +250,25 @@ TEST(BatchCpu, RunBatchMatchesTheFormulaAndNamesABadQuery) {
 }
 
 // Records the CPU threads that answer its queries (host only: run_batch_cpu never instantiates the
-// kernel); no policy of its own. SpreadOp names 16 queries a thread.
+// kernel); no policy of its own. Each query waits (up to 10 s) until `together` threads have
+// come, so that ranges which may run at once are seen to: the pool's caller could otherwise
+// take them all before a worker wakes. SpreadOp names 16 queries a thread.
 struct ThreadIds {
   std::mutex mutex;
+  std::condition_variable arrived;
   std::set<std::thread::id> ids;
 };
 struct ThreadRecordingOp {
   using In = std::uint64_t;
   using Out = std::uint64_t;
   ThreadIds* seen;
+  std::size_t together = 1;
   bool valid(In) const { return true; }
   Out operator()(In x) const {
-    std::lock_guard<std::mutex> lock(seen->mutex);
+    std::unique_lock<std::mutex> lock(seen->mutex);
     seen->ids.insert(std::this_thread::get_id());
+    seen->arrived.notify_all();
+    seen->arrived.wait_for(lock, std::chrono::seconds(10), [&] { return seen->ids.size() >= together; });
     return x;
   }
   std::string why_invalid(In) const { return {}; }
@@ -270,13 +278,13 @@ struct SpreadOp : ThreadRecordingOp {
 };
 
 // 64 queries on 4 CPU threads: the default policy keeps them on one thread (fewer than 2^14 per
-// thread), an operation naming 16 per thread spreads them over all 4.
+// thread), an operation naming 16 per thread spreads them over all 4, running at once.
 TEST(BatchCpu, AnOperationSetsHowFewQueriesAThreadTakes) {
   set_cpu_threads(4);
   std::vector<std::uint64_t> in(64, 1), out(64);
   ThreadIds by_default, spread;
   ASSERT_TRUE(IsOk(detail::run_batch_cpu(ThreadRecordingOp{&by_default}, in.data(), out.data(), 64, "ids")));
-  ASSERT_TRUE(IsOk(detail::run_batch_cpu(SpreadOp{{&spread}}, in.data(), out.data(), 64, "ids")));
+  ASSERT_TRUE(IsOk(detail::run_batch_cpu(SpreadOp{{&spread, 4}}, in.data(), out.data(), 64, "ids")));
   set_cpu_threads(0);
   EXPECT_EQ(by_default.ids.size(), 1u);
   EXPECT_EQ(spread.ids.size(), 4u);

@@ -36,6 +36,34 @@ TEST(ParallelForRanges, EveryIndexOnceForAnyThreadCount) {
   set_cpu_threads(0);
 }
 
+// Callers on several threads at once, each range calling the loop again (the gapped mapper's
+// threads do both): every (outer, inner) index once, no deadlock, for thread counts below, at and
+// above the pool's size.
+TEST(ParallelForRanges, NestedCallsFromManyThreadsVisitEveryIndexOnce) {
+  constexpr std::uint64_t kOuter = 64, kInner = 300;
+  for (const unsigned threads : {2u, 8u, 40u}) {
+    set_cpu_threads(threads);
+    std::vector<std::atomic<int>> seen(6 * kOuter * kInner);
+    std::vector<std::thread> callers;
+    for (std::uint64_t c = 0; c < 6; ++c) {
+      callers.emplace_back([&, c] {
+        parallel_for_ranges(kOuter, [&](std::uint64_t begin, std::uint64_t end) {
+          for (std::uint64_t o = begin; o < end; ++o) {
+            parallel_for_ranges(kInner, [&](std::uint64_t b, std::uint64_t e) {
+              for (std::uint64_t i = b; i < e; ++i) seen[(c * kOuter + o) * kInner + i].fetch_add(1);
+            }, 1);
+          }
+        }, 1);
+      });
+    }
+    for (std::thread& t : callers) t.join();
+    std::uint64_t wrong = 0;
+    for (const auto& s : seen) wrong += s.load() != 1;
+    EXPECT_EQ(wrong, 0u) << threads << " threads";
+  }
+  set_cpu_threads(0);
+}
+
 // The process's virtual size in bytes (/proc/self/statm, first field, in pages).
 std::uint64_t virtual_bytes() {
   std::ifstream statm("/proc/self/statm");

@@ -84,6 +84,14 @@ TYPED_TEST_P(FmIndexContract, SaveLoadRoundTrip) {
     auto alphabet = fmindex::read_index_alphabet(path);
     ASSERT_TRUE(alphabet.ok()) << alphabet.status().message();
     EXPECT_EQ(*alphabet, Config::alphabet);
+    // The contig table alone (what `wtmap align` checks a CRAM reference against before loading).
+    auto contigs = fmindex::read_index_contigs(path);
+    ASSERT_TRUE(contigs.ok()) << contigs.status().message();
+    ASSERT_EQ(contigs->size(), index.contigs().size());
+    for (std::size_t c = 0; c < contigs->size(); ++c) {
+      EXPECT_EQ((*contigs)[c].name, index.contigs()[c].name);
+      EXPECT_EQ((*contigs)[c].length, index.contigs()[c].length);
+    }
     std::vector<std::string> patterns = Config::substrings(records, 21, 100, 25);
     // All of them for the protein and byte shapes (240 at most); a sample of the large DNA
     // reference's 3834, whose naive scan takes seconds (the query suites check them all).
@@ -177,6 +185,7 @@ TYPED_TEST_P(FmIndexFileContract, FutureVersionSaysNewer) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("newer"), std::string::npos) << s.message();
   EXPECT_FALSE(fmindex::read_index_alphabet(this->bad_path_).ok());
+  EXPECT_FALSE(fmindex::read_index_contigs(this->bad_path_).ok());
 }
 
 TYPED_TEST_P(FmIndexFileContract, WrongMagicSaysNotAnIndex) {

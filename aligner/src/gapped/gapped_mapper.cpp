@@ -126,13 +126,49 @@ struct ReadWork {
   std::vector<Chain> chains;
   ExtensionPlan plan;
   std::vector<Region> regions;
-  // This round's seed, the read's codes at query_offset and its chain's window [lo, hi) at
-  // target_offset of the round's arrays, and the partial region.
-  std::size_t chain = 0, seed = 0;
-  std::int64_t lo = 0, hi = 0;
-  std::uint64_t query_offset = 0, target_offset = 0;
-  Region region;
   std::vector<Reported> reported;  // its hits to report (choose_hits)
+  // The seeds extended so far (ahead of their turn too) with their regions, and the one the plan
+  // waits for, if any.
+  struct Extended {
+    std::size_t chain, seed;
+    Region region;
+  };
+  std::vector<Extended> extended;
+  bool waiting = false;
+  std::size_t wanted_chain = 0, wanted_seed = 0;
+
+  const Region* extension_of(std::size_t chain, std::size_t seed) const {
+    for (const Extended& e : extended)
+      if (e.chain == chain && e.seed == seed) return &e.region;
+    return nullptr;
+  }
+};
+
+// The seeds extended in one call on the backend. Each seed reads its read's codes and its chain's
+// window [lo, hi) (chain_window), laid out once per read and chain: a window's seeds are
+// consecutive. Each seed gives a region.
+struct ExtensionRound {
+  struct Window {
+    ReadWork* work = nullptr;
+    std::size_t chain = 0;
+    std::int64_t lo = 0, hi = 0;
+    std::uint64_t query_offset = 0, target_offset = 0;
+  };
+  struct Seed {
+    std::size_t window = 0, seed = 0;
+    Region region;
+  };
+  std::vector<Window> windows;
+  std::vector<Seed> seeds;
+
+  void add(ReadWork* w, std::size_t chain, std::size_t seed) {
+    if (windows.empty() || windows.back().work != w || windows.back().chain != chain) windows.push_back({w, chain});
+    seeds.push_back({windows.size() - 1, seed, {}});
+  }
+  void clear() {
+    windows.clear();
+    seeds.clear();
+  }
 };
 
 // The DP on the index's backend and what it reads: per round (or for the reported hits) the
@@ -172,7 +208,8 @@ struct GappedMapper::Impl {
   Status find_seeds(const std::vector<fmindex::SeedingRead>& reads, fmindex::Seed* out, std::uint64_t out_size,
                     std::vector<fmindex::SmemResult>& results);
   Status seed_again_with_full_rooms(std::uint64_t seed_total);
-  Status extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded);
+  Status extend_round(ExtensionRound& round, const std::vector<ReadCodes>& encoded);
+  bool advance(ReadWork& w, std::int32_t read_length) const;
   Status extend_with_retry(const CodeArrays& arrays, const std::vector<ExtendTask>& tasks,
                            std::vector<ExtendResult>& results);
   Status extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded);
@@ -314,63 +351,74 @@ void lay_out_codes(std::size_t count, QueryLength query_length, TargetLength tar
   }, kReadsPerThread);
 }
 
-// One round: every active read's next seed extended left, then right from the left's score, as
-// two batches on the backend (bwa's mem_chain2aln for one seed).
-Status GappedMapper::Impl::extend_round(std::vector<ReadWork*>& active, const std::vector<ReadCodes>& encoded) {
+// One round: each seed extended left, then right from the left's score, as two batches on the
+// backend (bwa's mem_chain2aln for one seed).
+Status GappedMapper::Impl::extend_round(ExtensionRound& round, const std::vector<ReadCodes>& encoded) {
   const Scoring& sc = options.scoring;
-  wtmap::detail::parallel_for_ranges(active.size(), [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t a = begin; a < end; ++a) {
-      ReadWork& w = *active[a];
-      chain_window(w.chains[w.chain], static_cast<std::int32_t>(encoded[w.read].forward.size()), reference, sc, w.lo, w.hi);
-    }
+  stage.seeds_extended += round.seeds.size();
+  ++stage.extension_rounds;
+  std::vector<ExtensionRound::Window>& windows = round.windows;
+  const auto read_length = [&](const ExtensionRound::Window& x) {
+    return static_cast<std::int32_t>(encoded[x.work->read].forward.size());
+  };
+  wtmap::detail::parallel_for_ranges(windows.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k)
+      chain_window(windows[k].work->chains[windows[k].chain], read_length(windows[k]), reference, sc, windows[k].lo,
+                   windows[k].hi);
   }, kReadsPerThread);
   std::vector<std::uint64_t> query_at, target_at;
   lay_out_codes(
-      active.size(), [&](std::size_t a) { return encoded[active[a]->read].forward.size(); },
-      [&](std::size_t a) { return static_cast<std::uint64_t>(active[a]->hi - active[a]->lo); },
-      [&](std::size_t a, std::uint8_t* q, std::uint8_t* t) {
-        const ReadWork& w = *active[a];
-        const SeedHit& s = w.chains[w.chain].seeds[w.seed];
-        std::copy(encoded[w.read].forward.begin(), encoded[w.read].forward.end(), q);
-        for (std::int64_t i = w.lo; i < w.hi; ++i) *t++ = reference.base(s.contig, s.reverse, i);
+      windows.size(), [&](std::size_t k) { return encoded[windows[k].work->read].forward.size(); },
+      [&](std::size_t k) { return static_cast<std::uint64_t>(windows[k].hi - windows[k].lo); },
+      [&](std::size_t k, std::uint8_t* q, std::uint8_t* t) {
+        const ExtensionRound::Window& x = windows[k];
+        const Chain& c = x.work->chains[x.chain];
+        std::copy(encoded[x.work->read].forward.begin(), encoded[x.work->read].forward.end(), q);
+        reference.copy_bases(c.contig, c.reverse, x.lo, x.hi, t);
       },
       query_at, target_at, dp.query, dp.target);
+  for (std::size_t k = 0; k < windows.size(); ++k) {
+    windows[k].query_offset = query_at[k];
+    windows[k].target_offset = target_at[k];
+  }
+  const auto seed_of = [&](const ExtensionRound::Seed& e) -> const SeedHit& {
+    const ExtensionRound::Window& x = windows[e.window];
+    return x.work->chains[x.chain].seeds[e.seed];
+  };
   std::vector<ExtendTask> left, right;
-  std::vector<std::size_t> left_of(active.size(), SIZE_MAX), right_of(active.size(), SIZE_MAX);
-  for (std::size_t a = 0; a < active.size(); ++a) {
-    ReadWork& w = *active[a];
-    const SeedHit& s = w.chains[w.chain].seeds[w.seed];
-    w.query_offset = query_at[a];
-    w.target_offset = target_at[a];
+  std::vector<std::size_t> left_of(round.seeds.size(), SIZE_MAX), right_of(round.seeds.size(), SIZE_MAX);
+  for (std::size_t k = 0; k < round.seeds.size(); ++k) {
+    const ExtensionRound::Window& x = windows[round.seeds[k].window];
+    const SeedHit& s = seed_of(round.seeds[k]);
     if (s.qbeg > 0) {
-      left_of[a] = left.size();
-      left.push_back({w.query_offset, w.target_offset, static_cast<std::uint32_t>(s.qbeg),
-                      static_cast<std::uint32_t>(s.rbeg - w.lo), s.len * sc.match, 1});
+      left_of[k] = left.size();
+      left.push_back({x.query_offset, x.target_offset, static_cast<std::uint32_t>(s.qbeg),
+                      static_cast<std::uint32_t>(s.rbeg - x.lo), s.len * sc.match, 1});
     }
   }
   const CodeArrays arrays{dp.query.data(), dp.query.size(), dp.target.data(), dp.target.size()};
   std::vector<ExtendResult> left_results, right_results;
   WTMAP_TRY(extend_with_retry(arrays, left, left_results));
-  for (std::size_t a = 0; a < active.size(); ++a) {
-    ReadWork& w = *active[a];
-    const SeedHit& s = w.chains[w.chain].seeds[w.seed];
-    const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
-    w.region = start_region(s, static_cast<std::int32_t>(w.chain), left_of[a] < left.size() ? &left_results[left_of[a]] : nullptr, sc);
+  for (std::size_t k = 0; k < round.seeds.size(); ++k) {
+    ExtensionRound::Seed& e = round.seeds[k];
+    const ExtensionRound::Window& x = windows[e.window];
+    const SeedHit& s = seed_of(e);
+    const std::int32_t length = read_length(x);
+    e.region = start_region(s, static_cast<std::int32_t>(x.chain), left_of[k] < left.size() ? &left_results[left_of[k]] : nullptr, sc);
     const std::int32_t qe = s.qbeg + s.len;
     const std::int64_t re = s.rbeg + s.len;
     if (qe < length) {
-      right_of[a] = right.size();
-      right.push_back({w.query_offset + static_cast<std::uint64_t>(qe), w.target_offset + static_cast<std::uint64_t>(re - w.lo),
-                       static_cast<std::uint32_t>(length - qe), static_cast<std::uint32_t>(w.hi - re), w.region.score, 0});
+      right_of[k] = right.size();
+      right.push_back({x.query_offset + static_cast<std::uint64_t>(qe), x.target_offset + static_cast<std::uint64_t>(re - x.lo),
+                       static_cast<std::uint32_t>(length - qe), static_cast<std::uint32_t>(x.hi - re), e.region.score, 0});
     }
   }
   WTMAP_TRY(extend_with_retry(arrays, right, right_results));
-  for (std::size_t a = 0; a < active.size(); ++a) {
-    ReadWork& w = *active[a];
-    const auto length = static_cast<std::int32_t>(encoded[w.read].forward.size());
-    finish_region(w.region, w.chains[w.chain].seeds[w.seed], w.chains[w.chain], length,
-                  right_of[a] < right.size() ? &right_results[right_of[a]] : nullptr, sc);
-    w.regions.push_back(w.region);
+  for (std::size_t k = 0; k < round.seeds.size(); ++k) {
+    ExtensionRound::Seed& e = round.seeds[k];
+    const ExtensionRound::Window& x = windows[e.window];
+    finish_region(e.region, seed_of(e), x.work->chains[x.chain], read_length(x),
+                  right_of[k] < right.size() ? &right_results[right_of[k]] : nullptr, sc);
   }
   return {};
 }
@@ -402,21 +450,53 @@ Status GappedMapper::Impl::extend_with_retry(const CodeArrays& arrays, const std
   return {};
 }
 
-// Rounds until no read has a seed left to extend; each read's seeds in bwa's order.
+// Runs the read's plan on as far as the seeds extended allow, each seed it hands out adding its
+// region; false once the plan has ended, else it waits for the seed it handed out last.
+bool GappedMapper::Impl::advance(ReadWork& w, std::int32_t read_length) const {
+  std::size_t chain = w.wanted_chain, seed = w.wanted_seed;
+  if (!w.waiting && !w.plan.next(w.chains, w.regions, read_length, options.scoring, chain, seed)) return false;
+  for (;;) {
+    const Region* done = w.extension_of(chain, seed);
+    if (done == nullptr) break;
+    w.regions.push_back(*done);
+    if (!w.plan.next(w.chains, w.regions, read_length, options.scoring, chain, seed)) {
+      w.waiting = false;
+      return false;
+    }
+  }
+  w.waiting = true;
+  w.wanted_chain = chain;
+  w.wanted_seed = seed;
+  return true;
+}
+
+// Rounds until no read's plan waits for a seed: each round extends the seeds the plans wait for
+// (and, looking ahead, the heads of their later chains) as one call on the backend.
 Status GappedMapper::Impl::extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded) {
-  // A read leaves the active list for good once it has no seed left (later rounds are the few
-  // reads of many chains: repeats).
+  // A read leaves the active list for good once its plan has ended (later rounds are the few
+  // reads of many seeds extended in one chain).
   std::vector<ReadWork*> active;
   for (ReadWork& w : work) active.push_back(&w);
+  const bool ahead = options.schedule == ExtensionSchedule::lookahead;
+  ExtensionRound round;
   for (;;) {
+    round.clear();
     std::size_t kept = 0;
     for (ReadWork* w : active) {
-      const auto length = static_cast<std::int32_t>(encoded[w->read].forward.size());
-      if (w->plan.next(w->chains, w->regions, length, options.scoring, w->chain, w->seed)) active[kept++] = w;
+      if (!advance(*w, static_cast<std::int32_t>(encoded[w->read].forward.size()))) continue;
+      active[kept++] = w;
+      round.add(w, w->wanted_chain, w->wanted_seed);
+      if (!ahead) continue;
+      for (const auto& [chain, seed] : w->plan.chain_heads_ahead())
+        if (w->extension_of(chain, seed) == nullptr) round.add(w, chain, seed);
     }
     active.resize(kept);
     if (active.empty()) return {};
-    WTMAP_TRY(extend_round(active, encoded));
+    WTMAP_TRY(extend_round(round, encoded));
+    for (const ExtensionRound::Seed& e : round.seeds) {
+      const ExtensionRound::Window& x = round.windows[e.window];
+      x.work->extended.push_back({x.chain, e.seed, e.region});
+    }
   }
 }
 
@@ -466,7 +546,7 @@ Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Rep
         const Region& g = *reported[k].region;
         const std::vector<std::uint8_t>& codes_of_read = encoded[reported[k].read].forward;
         std::copy(codes_of_read.begin() + g.qb, codes_of_read.begin() + g.qe, q);
-        for (std::int64_t i = g.rb; i < g.re; ++i) *t++ = reference.base(g.contig, g.reverse, i);
+        reference.copy_bases(g.contig, g.reverse, g.rb, g.re, t);
       },
       query_at, target_at, ws.query, ws.target);
   std::vector<GlobalTask> tasks(reported.size());
@@ -522,11 +602,8 @@ Status GappedMapper::Impl::finish_hit(const Region& region, const ReadCodes& rea
   // NM and MD along the forward strand: the read as SAM holds it against the contig.
   const std::vector<std::uint8_t>& sam_read = region.reverse ? read.reverse : read.forward;
   const std::uint32_t lead = region.reverse ? length - static_cast<std::uint32_t>(region.qe) : static_cast<std::uint32_t>(region.qb);
-  std::vector<std::uint8_t> forward_ref(tlen);
-  for (std::uint32_t i = 0; i < tlen; ++i)
-    forward_ref[i] = reference.base(region.contig, false, static_cast<std::int64_t>(hit.position + i));
-  Result<EditTags> tags =
-      edit_tags(sam_read.data() + lead, qlen, forward_ref.data(), tlen, hit.cigar.data() + (lead > 0 ? 1 : 0), n_ops);
+  Result<EditTags> tags = edit_tags(sam_read.data() + lead, qlen, reference.forward_codes(region.contig) + hit.position,
+                                    tlen, hit.cigar.data() + (lead > 0 ? 1 : 0), n_ops);
   if (!tags.ok()) return tags.status();
   hit.edit_distance = tags->nm;
   hit.md = std::move(tags->md);
@@ -655,7 +732,7 @@ Status GappedMapper::Impl::search_windows(const std::vector<SeqRecord>& reads, c
       [&](std::size_t k, std::uint8_t* q, std::uint8_t* t) {
         const RescueJob& j = jobs[k];
         for (const char c : reads[j.read].sequence) *q++ = fmindex::search_code(c);
-        for (std::int64_t i = lo[k]; i < hi[k]; ++i) *t++ = reference.base(j.window.contig, j.window.reverse, i);
+        reference.copy_bases(j.window.contig, j.window.reverse, lo[k], hi[k], t);
       },
       query_at, target_at, rescue_dp.query, rescue_dp.target);
   // A find kept (rescue_bar) also gets bwa's csub: ksw_align2's score2 with min_seed_len * A.

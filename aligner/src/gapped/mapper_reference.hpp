@@ -5,9 +5,11 @@
 // (contig, strand, strand position).
 //
 // Space: one byte per contig base on the host (from the index's packed text) plus the fragment
-// table. Time: base() O(1); place() O(log fragments); long_run_between() O(log runs).
+// table. Time: base() O(1); copy_bases() O(bases); place() O(log fragments); long_run_between()
+// O(log runs).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -39,6 +41,22 @@ class MapperReference {
     if (!reverse) return c[i];
     const std::uint8_t b = c[lengths_[contig] - 1 - static_cast<std::uint64_t>(i)];
     return b < 4 ? static_cast<std::uint8_t>(3 - b) : b;
+  }
+  // Contig k's codes on the forward strand, contig_length(k) of them.
+  const std::uint8_t* forward_codes(std::uint32_t contig) const { return codes_.data() + starts_[contig]; }
+  // Codes of strand positions [lo, hi) into out[0, hi - lo) (0 <= lo <= hi <= contig length): a
+  // copy on the forward strand, the reverse complement read backwards on the reverse one.
+  void copy_bases(std::uint32_t contig, bool reverse, std::int64_t lo, std::int64_t hi, std::uint8_t* out) const {
+    const std::uint8_t* c = forward_codes(contig);
+    if (!reverse) {
+      std::copy(c + lo, c + hi, out);
+      return;
+    }
+    const std::uint8_t* from = c + lengths_[contig];
+    for (std::int64_t i = lo; i < hi; ++i) {
+      const std::uint8_t b = from[-1 - i];
+      *out++ = b < 4 ? static_cast<std::uint8_t>(3 - b) : b;
+    }
   }
   // The match of `length` bases at index text position t (inside one fragment of T).
   StrandPosition place(std::uint64_t t, std::uint32_t length) const;

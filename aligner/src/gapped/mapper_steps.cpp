@@ -190,6 +190,15 @@ bool ExtensionPlan::next(const std::vector<Chain>& chains, const std::vector<Reg
   return false;
 }
 
+std::vector<std::pair<std::size_t, std::size_t>> ExtensionPlan::chain_heads_ahead() const {
+  std::vector<std::pair<std::size_t, std::size_t>> heads;
+  for (std::size_t at = next_; at < order_.size(); ++at) {
+    const std::size_t before = at > 0 ? order_[at - 1].first : SIZE_MAX;
+    if (order_[at].first != before) heads.push_back(order_[at]);
+  }
+  return heads;
+}
+
 // bwa's second test in mem_chain2aln: a seed inside a region is extended all the same when a
 // seed of its chain already extended, nearly as long, overlaps it on the read by a quarter of
 // its length on another diagonal (a tandem repeat: it may lead to a different alignment).

@@ -14,7 +14,9 @@
 // O(seeds x regions), regions O(regions^2 + regions x chains).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "mapper_reference.hpp"
@@ -78,6 +80,10 @@ class ExtensionPlan {
   // The next seed to extend (chain and seed index), given the regions found so far; false at the end.
   bool next(const std::vector<Chain>& chains, const std::vector<Region>& regions, std::int32_t read_length,
             const Scoring& sc, std::size_t& chain, std::size_t& seed);
+  // The first seed of each chain after the one next() handed out last, in its order: bwa extends
+  // each unless a region found before holds it (rare: another chain's region at the same place),
+  // so a round may extend them ahead of their turn.
+  std::vector<std::pair<std::size_t, std::size_t>> chain_heads_ahead() const;
 
  private:
   bool off_diagonal_overlap(const std::vector<Chain>& chains, std::size_t at) const;

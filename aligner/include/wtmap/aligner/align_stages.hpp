@@ -269,12 +269,12 @@ class PairedSamWriterSink : public AlignmentSink {
   using Rescue = std::function<Status(const std::vector<SeqRecord>&, std::vector<gapped::GappedReadAlignment>&,
                                       const InsertSizeModel&)>;
 
-  // `given`: -I's model, or none (known false) to estimate one.
+  // `given`: -I's model (`given` set, known or -I none), or a default one to estimate one.
   PairedSamWriterSink(SamWriter& writer, unsigned max_mismatches, const InsertSizeModel& given,
                       PairScoring scoring = {}, std::uint64_t sample_pairs = kInsertSamplePairs,
                       std::uint64_t window_pairs = kInsertWindowPairs)
       : writer_(writer), max_mismatches_(max_mismatches), model_(given), scoring_(scoring),
-        sample_pairs_(sample_pairs), window_pairs_(window_pairs), settled_(given.known) {}
+        sample_pairs_(sample_pairs), window_pairs_(window_pairs), settled_(given.known || given.given) {}
   // Gapped batches are rescued with this before they are paired (none: no rescue).
   void set_rescue(Rescue rescue) { rescue_ = std::move(rescue); }
   Status prepare(std::size_t batch_size) override { return writer_.reserve(batch_size); }

@@ -33,7 +33,7 @@ void strip_mate_suffix(std::string& name);
 // The insert sizes a proper pair may have, orientation FR (forward mate leftmost, reverse mate
 // rightmost): estimated from the leading confident pairs (estimate_insert_size) or given (-I).
 struct InsertSizeModel {
-  bool known = false;  // false: too few pairs to estimate one; then no pair is proper
+  bool known = false;  // false: too few pairs to estimate one (or -I none); then no pair is proper
   bool given = false;  // from -I
   std::uint64_t pairs = 0;  // pairs estimated from
   std::int64_t q25 = 0, q50 = 0, q75 = 0;  // quartiles (estimated only)
@@ -55,8 +55,15 @@ constexpr std::uint64_t kInsertWindowPairs = 100000;
 constexpr int kConfidentMapq = 20;
 
 InsertSizeModel estimate_insert_size(std::vector<std::int64_t> sizes);
-// -I mean,std[,max[,min]]: max and min default to mean +- 4 std (min at least 1).
+// -I mean,std[,max[,min]]: max and min default to mean +- 4 std (min at least 1). -I none: no
+// model (known false), as a run that samples fewer than kMinInsertPairs pairs has.
 Result<InsertSizeModel> parse_insert_size(const std::string& option);
+// The -I argument that gives `model` back: parse_insert_size(insert_size_option(m)) has m's known,
+// mean, std, low and high bit for bit (mean and std with 17 significant digits, which round-trip
+// any double through strtod: IEEE 754-2008 5.12.2), "none" where m is not known. Runs over parts
+// of one input (workflow/) pass their whole input's estimate with it, so that they pair as one
+// run over the whole input does.
+std::string insert_size_option(const InsertSizeModel& model);
 
 // One hit of a mate: where it lies and how good it is (the higher the score, the better).
 struct MateHit {

@@ -1,4 +1,4 @@
-// wtmap aligner: SAM/BAM output through htslib, written to a temporary beside the output and
+// wtmap aligner: SAM/BAM/CRAM output through htslib, written to a temporary beside the output and
 // renamed over it when complete (io/output_file.hpp), so a failed or interrupted run never leaves
 // a half-written file under the requested name nor destroys the file it was to replace.
 #pragma once
@@ -13,6 +13,7 @@
 
 #include "wtmap/aligner/alignment.hpp"
 #include "wtmap/aligner/bam_sorter.hpp"
+#include "wtmap/aligner/cram_reference.hpp"
 #include "wtmap/aligner/gapped/gapped_alignment.hpp"
 #include "wtmap/aligner/pairing.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
@@ -24,29 +25,41 @@ namespace wtmap::aligner {
 struct SamOptions {
   std::string path = "-";         // "-": SAM on stdout; else written as io/output_file.hpp says
   std::vector<std::string> inputs;  // the run's input files: refused as the output
-  std::string format;             // "sam" or "bam"; empty: from the path's extension, else SAM
-                                  // (SAM to a path ending .gz or .bgz is BGZF-compressed)
+  std::string format;             // "sam", "bam" or "cram"; empty: from the path's extension, else
+                                  // SAM (SAM to a path ending .gz or .bgz is BGZF-compressed)
+  // CRAM: the FASTA the records are encoded against (cram_reference.hpp), an input of the run.
+  // Refused for the other formats, which have no use for it.
+  std::string reference;
   std::string read_group;         // -R line with \t escapes, e.g. "@RG\tID:x\tSM:y"
   std::string command_line;       // for @PG CL
-  unsigned threads = 1;           // formatting and BAM compression threads
-  int compression_level = -1;     // BAM: 0 (stored) .. 9; -1: htslib's default
+  unsigned threads = 1;           // formatting and BAM/CRAM compression threads
+  // BAM and BGZF SAM: zlib's level, 0 (stored) .. 9. CRAM: htslib's CRAM level, 0 (blocks
+  // stored) .. 9, which also picks how many codecs htslib tries per block (1 the fastest few;
+  // cram_encode.c, cram_compress_slice). -1: htslib's default (CRAM's is 5).
+  int compression_level = -1;
   unsigned max_mismatches = 4;    // for MAPQ
   // Gapped records: supplementary lines keep their clips soft (bwa mem -Y); by default they are
   // hard-clipped (H), their SEQ and QUAL only the aligned part, as bwa mem writes them.
   bool soft_clip_supplementary = false;
-  // Coordinate-sorted BAM (bam_sorter.hpp) with its index beside it: path + ".bai", or ".csi"
-  // where a contig has 2^29 bases or more (BAI's bins end there; samtools index makes the same
-  // choice only with -c). Needs a BAM file that is a regular file.
+  // Coordinate-sorted BAM or CRAM (bam_sorter.hpp) with its index beside it: for BAM path +
+  // ".bai", or ".csi" where a contig has 2^29 bases or more (BAI's bins end there; samtools index
+  // makes the same choice only with -c); for CRAM path + ".crai". Needs a BAM or CRAM file that
+  // is a regular file.
   bool sort = false;
   std::uint64_t sort_memory = 0;  // bytes for records in memory; 0: default_sort_memory()
 };
 
 // What a SamWriter with `options` writes: plain SAM, BGZF-compressed SAM (SAM to a path that ends
-// .gz or .bgz, as samtools writes x.sam.gz, and as `samtools view` and tabix read it) or BAM.
-// invalid_argument for CRAM and any other format, and for `sort` with anything but BAM to a
-// path, so that a command can refuse it before any work; SamWriter::open decides the same way.
-enum class SamFormat { sam, sam_bgzf, bam };
+// .gz or .bgz, as samtools writes x.sam.gz, and as `samtools view` and tabix read it), BAM or
+// CRAM (.cram, or -O cram; htslib's default CRAM version, 3.x). invalid_argument for any other
+// format, for CRAM without a reference, for a reference without CRAM, and for `sort` with
+// anything but BAM or CRAM to a path, so that a command can refuse it before any work;
+// SamWriter::open decides the same way.
+enum class SamFormat { sam, sam_bgzf, bam, cram };
 Result<SamFormat> sam_format(const SamOptions& options);
+// The format `options` asks for, unchecked: `format` where given, else the path's ("sam", "bam"
+// or "cram"; the name before a .gz or .bgz). For a command that fills in what that format needs.
+std::string requested_format(const SamOptions& options);
 
 class SamWriter {
  public:
@@ -54,6 +67,12 @@ class SamWriter {
   SamWriter& operator=(SamWriter&&) noexcept;
   ~SamWriter();  // removes the temporary file unless finish() succeeded
 
+  // CRAM: the reference is checked (prepare_cram_reference) before the output file is made. Its
+  // records are those of BAM with two differences that CRAM's layout makes: the @SQ lines gain
+  // M5 and UR (the reference's MD5 and absolute path, for readers to find it), and an RG:Z tag
+  // comes back last among a record's tags (CRAM 3 keeps the read group in a field of its own, not
+  // as a tag). NM and MD are stored as written, not dropped to be recomputed by the reader,
+  // so that they come back in their place.
   static Result<SamWriter> open(const SamOptions& options, const std::vector<fmindex::Contig>& contigs);
 
   // Makes the records of a batch of `reads` reads before the first write() needs them, each with
@@ -81,7 +100,7 @@ class SamWriter {
                      const std::vector<MateFields>& mates);
   // Flushes, closes and renames the temporary file to the requested name; sorting, first writes
   // the records in coordinate order and the index, renamed after the output (so that the index
-  // is never older than its BAM file).
+  // is never older than its BAM or CRAM file).
   Status finish();
 
   // Sorting: called with a line for the log as finish() starts to write the sorted records (which

@@ -64,6 +64,11 @@ struct FmIndexOptions {
 // section): which of FmIndex (dna) and GeneralFmIndex (protein, byte) loads it.
 Result<Alphabet> read_index_alphabet(const std::string& path);
 
+// The contig table of the index file at `path` (names and lengths, the @SQ lines of an output),
+// from its header and contig sections alone: a command checks what depends on it (a CRAM
+// reference) before it loads the index.
+Result<std::vector<Contig>> read_index_contigs(const std::string& path);
+
 // A pattern inside a batch: codes[offset, offset + length) of the batch's code array.
 struct PatternRef {
   std::uint64_t offset = 0;

@@ -25,6 +25,18 @@ class FmIndex;
 
 namespace wtmap::aligner::gapped {
 
+// How the seeds' extensions are batched; the alignments are the same either way (an extension
+// depends only on its read, chain and seed; which seeds bwa's order skips, only on the regions
+// found before), so this is a choice of speed.
+//   lookahead   each round extends the seed each read's plan waits for and the first seed of
+//               every later chain of the read, which bwa's order extends in its turn unless
+//               another chain's region holds it (rare: mason reads, 0.05 % more extensions):
+//               the rounds of a batch fall from the most chains of a read (repeats: dozens) to
+//               the most seeds extended in one chain (a few). On the GPU a round is a round trip
+//               and a launch as long as its longest extension;
+//   rounds      one seed per read and round, bwa's order itself (the reference for the tests).
+enum class ExtensionSchedule { lookahead, rounds };
+
 struct GappedOptions {
   Scoring scoring;                      // -A -B -O -E -L -w -d
   std::uint32_t min_seed_length = 19;   // bwa mem -k (wtmap align --min-seed)
@@ -35,10 +47,12 @@ struct GappedOptions {
   float xa_drop_ratio = 0.80f;          // alternatives (XA) score at least this share of the primary
   std::uint32_t max_xa_hits = 5;        // -h: more alternatives than this: no XA at all
   std::uint32_t max_read_length = 1000; // longer reads are left unmapped (kTooLong)
+  ExtensionSchedule schedule = ExtensionSchedule::lookahead;
 };
 
 // Seconds spent in each step of map(), summed over its calls (`wtmap align -v`, the benchmark):
-// wall time of the calling thread, device work included where the step waits for it.
+// wall time of the calling thread, device work included where the step waits for it; and the
+// extension step's work: seeds extended and the rounds (calls on the backend) they took.
 struct GappedStageSeconds {
   double seed = 0;    // SMEM seeds (backend)
   double locate = 0;  // their occurrences (backend)
@@ -48,6 +62,7 @@ struct GappedStageSeconds {
   double choose = 0;     // regions deduplicated, primary and alternatives chosen (host threads)
   double cigar = 0;      // global alignments of the reported hits (backend), NM, MD, MAPQ (host)
   double cigar_dp = 0;   //   of which the backend's call
+  std::uint64_t seeds_extended = 0, extension_rounds = 0;
 
   GappedStageSeconds& operator+=(const GappedStageSeconds& o) {
     seed += o.seed;
@@ -58,6 +73,8 @@ struct GappedStageSeconds {
     choose += o.choose;
     cigar += o.cigar;
     cigar_dp += o.cigar_dp;
+    seeds_extended += o.seeds_extended;
+    extension_rounds += o.extension_rounds;
     return *this;
   }
 };

@@ -1,10 +1,23 @@
-// wtmap core (internal): a minimal static-partition parallel loop for the CPU backend.
+// wtmap core (internal): a minimal static-partition parallel loop for the CPU backend and the
+// host steps of the GPU backend, over one process-wide pool of worker threads.
+//
+// A call splits [0, n) into one range per thread and hands the ranges to the pool; the calling
+// thread takes ranges too and returns when all are done. The pool's threads live as long as the
+// process: starting threads per call (as this loop once did) cost a mapper of the gapped aligner
+// some 50 calls a batch of thread creation and fresh stacks' page faults.
+//
+// Nested calls (a range that calls parallel_for_ranges again, or several threads calling at once)
+// cannot deadlock: a caller waits only for ranges another thread has already started, and runs
+// every range nobody has taken itself.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <new>
 #include <system_error>
 #include <thread>
@@ -24,9 +37,111 @@ inline unsigned cpu_threads() {
   return t == 0 ? 1 : t;
 }
 
-// Calls body(begin, end) on disjoint ranges covering [0, n), one range per thread.
-// Small inputs run on the calling thread, and so do the ranges of threads the system will not
-// create.
+// One call's ranges: claimed one at a time by the caller and the workers (next), counted when done.
+// A worker holds the job as a visitor from taking it off the pool's list until it has left it, so
+// the caller's wait() (all ranges done, no visitor left) is what ends the job's life.
+struct ParallelJob {
+  void (*run)(const void* body, std::uint64_t range) = nullptr;
+  const void* body = nullptr;
+  std::uint64_t ranges = 0;
+  std::atomic<std::uint64_t> next{0};
+  std::uint64_t finished = 0, visitors = 0;  // under mutex
+  std::mutex mutex;
+  std::condition_variable done;
+
+  // Runs unclaimed ranges until none is left.
+  void work() {
+    for (std::uint64_t r; (r = next.fetch_add(1)) < ranges;) {
+      run(body, r);
+      std::lock_guard<std::mutex> lock(mutex);
+      if (++finished == ranges && visitors == 0) done.notify_all();
+    }
+  }
+  void leave() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (--visitors == 0 && finished == ranges) done.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mutex);
+    done.wait(lock, [&] { return finished == ranges && visitors == 0; });
+  }
+};
+
+// The worker threads, started when a call first needs them and kept (never joined: they sleep on
+// a condition variable between jobs, and the process's exit ends them).
+class ParallelPool {
+ public:
+  static ParallelPool& shared() {
+    static ParallelPool* pool = new ParallelPool;  // never destroyed: workers may outlive main()
+    return *pool;
+  }
+
+  // Runs job on this thread and on up to job.ranges - 1 workers (as many as the system gives).
+  void run(ParallelJob& job) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      grow_to(job.ranges - 1);
+      jobs_.push_back(&job);
+    }
+    wake_.notify_all();
+    job.work();
+    {  // every range is claimed: no worker takes the job up after this
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.erase(std::remove(jobs_.begin(), jobs_.end(), &job), jobs_.end());
+    }
+    job.wait();
+  }
+
+ private:
+  // Starts workers up to `wanted` (at most kMaxWorkers); a thread the system refuses is left out
+  // (its ranges then run on the threads there are).
+  void grow_to(std::uint64_t wanted) {
+    constexpr std::uint64_t kMaxWorkers = 1024;
+    wanted = std::min(wanted, kMaxWorkers);
+    while (workers_ < wanted) {
+      try {
+        std::thread([this] { serve(); }).detach();
+      } catch (const std::system_error&) {  // the system refused a thread (ulimit -u, ulimit -v)
+        return;
+      } catch (const std::bad_alloc&) {
+        return;
+      }
+      ++workers_;
+    }
+  }
+
+  void serve() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return !jobs_.empty(); });
+      ParallelJob* job = jobs_.front();
+      {
+        std::lock_guard<std::mutex> visit(job->mutex);
+        ++job->visitors;
+      }
+      // Rotate, so that several callers' jobs share the workers.
+      jobs_.pop_front();
+      jobs_.push_back(job);
+      lock.unlock();
+      job->work();
+      lock.lock();
+      // Every range is claimed: off the list while this visitor keeps the job alive.
+      jobs_.erase(std::remove(jobs_.begin(), jobs_.end(), job), jobs_.end());
+      lock.unlock();
+      job->leave();
+      lock.lock();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<ParallelJob*> jobs_;  // jobs that may still have unclaimed ranges
+  std::uint64_t workers_ = 0;
+};
+
+// Calls body(begin, end) on disjoint ranges covering [0, n), one range per thread (cpu_threads(),
+// fewer where a range would hold less than min_per_thread). Small inputs run on the calling
+// thread, and so do the ranges of threads the system will not create.
 template <class Body>
 void parallel_for_ranges(std::uint64_t n, Body body, std::uint64_t min_per_thread = 1 << 14) {
   const std::uint64_t threads = std::min<std::uint64_t>(cpu_threads(), std::max<std::uint64_t>(1, n / min_per_thread));
@@ -34,19 +149,18 @@ void parallel_for_ranges(std::uint64_t n, Body body, std::uint64_t min_per_threa
     body(std::uint64_t{0}, n);
     return;
   }
-  std::vector<std::thread> pool;
-  std::uint64_t started = 0;
-  try {
-    pool.reserve(threads);
-    for (; started < threads; ++started) {
-      pool.emplace_back([=] { body(n * started / threads, n * (started + 1) / threads); });
-    }
-  } catch (const std::system_error&) {  // the system refused a thread (ulimit -u, ulimit -v)
-  } catch (const std::bad_alloc&) {
-  }
-  // The ranges no thread took run here: slower, but the work is done and nothing aborts.
-  for (std::uint64_t t = started; t < threads; ++t) body(n * t / threads, n * (t + 1) / threads);
-  for (auto& th : pool) th.join();
+  struct Ranges {
+    Body& body;
+    std::uint64_t n, threads;
+  } ranges{body, n, threads};
+  ParallelJob job;
+  job.run = [](const void* p, std::uint64_t t) {
+    const Ranges& r = *static_cast<const Ranges*>(p);
+    r.body(r.n * t / r.threads, r.n * (t + 1) / r.threads);
+  };
+  job.body = &ranges;
+  job.ranges = threads;
+  ParallelPool::shared().run(job);
 }
 
 // memcpy spread over the CPU threads: one core copies pageable memory at a fraction of what
