@@ -56,6 +56,16 @@ CommonOptions::Outcome CommonOptions::handle(int argc, char** argv, int& i) {
     device = argv[++i];
     return Outcome::consumed;
   }
+  if (a == "--gpus" && has_value) {
+    Result<GpuSelection> parsed = GpuSelection::parse(argv[++i]);
+    if (!parsed.ok()) {
+      gpus_error = parsed.status().message();
+      return Outcome::bad_gpus;
+    }
+    gpu_selection = std::move(*parsed);
+    gpus_given = true;
+    return Outcome::consumed;
+  }
   return Outcome::not_common;
 }
 
@@ -66,6 +76,7 @@ int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& 
     case CommonOptions::Outcome::help: std::fputs(usage, stdout); return 0;
     case CommonOptions::Outcome::version: return print_version();
     case CommonOptions::Outcome::bad_threads: return usage_error(command, "-t needs an integer in 1.." + std::to_string(CommonOptions::kMostThreads));
+    case CommonOptions::Outcome::bad_gpus: return usage_error(command, common.gpus_error);
     case CommonOptions::Outcome::not_common: break;
   }
   return usage_error(command, std::string("unknown or incomplete option '") + argv[i] + "'");
@@ -73,25 +84,59 @@ int handle_common_or_unknown(CommonOptions& common, int argc, char** argv, int& 
 
 namespace {
 
-// The GPU, with the host's way of waiting for it that WTMAP_GPU_WAIT may name (gpu_host_wait.hpp).
-Result<Backend> gpu_backend() {
-  if (Status s = set_gpu_host_wait_from_environment(); !s.ok()) return s;
-  return Backend::gpu;
+// The GPUs --gpus selects, the first made current (CUDA starts its context now; the others'
+// start on the threads that load their index copies, at once). Where WTMAP_GPU_WAIT names the
+// host's way of waiting (gpu_host_wait.hpp: a setting of the current device), each is made
+// current in turn to take it.
+Result<std::vector<int>> select_gpus(const GpuSelection& selection, int visible) {
+  Result<std::vector<int>> devices = selection.devices(visible);
+  if (!devices.ok()) return devices.status();
+  if (std::getenv(kGpuHostWaitVariable) != nullptr) {
+    for (int g : *devices) {
+      WTMAP_TRY(use_gpu(g));
+      if (Status s = set_gpu_host_wait_from_environment(); !s.ok()) return s;
+    }
+  }
+  WTMAP_TRY(use_gpu(devices->front()));
+  return devices;
 }
 
 }  // namespace
 
-Result<Backend> CommonOptions::apply(const Log& log) const {
+Result<Backend> CommonOptions::apply(const Log& log) {
   set_cpu_threads(static_cast<unsigned>(threads));
-  if (device == "cpu") return Backend::cpu;
-  if (device == "gpu") {
-    if (!gpu_available()) return Status{StatusCode::unavailable, "--device gpu: no usable CUDA device (driver or card missing)"};
-    return gpu_backend();
+  if (device == "cpu") {
+    if (gpus_given) return invalid_argument("--gpus " + gpu_selection.text() + " selects GPUs, but --device cpu runs on the CPU");
+    return Backend::cpu;
   }
-  if (device != "auto") return invalid_argument("--device must be auto, gpu or cpu, not '" + device + "'");
-  if (gpu_available()) return gpu_backend();
-  log.info("no usable CUDA device: running on the CPU (slower)");
-  return Backend::cpu;
+  if (device == "gpu" && !gpu_available()) {
+    return Status{StatusCode::unavailable, "--device gpu: no usable CUDA device (driver or card missing)"};
+  }
+  if (device != "gpu" && device != "auto") return invalid_argument("--device must be auto, gpu or cpu, not '" + device + "'");
+  if (device == "auto" && !gpu_available()) {
+    // --gpus asked for GPUs: an error rather than a slower run than asked for.
+    if (gpus_given) return gpu_selection.devices(0).status();
+    log.info("no usable CUDA device: running on the CPU (slower)");
+    return Backend::cpu;
+  }
+  visible_gpus = visible_gpu_count();
+  Result<std::vector<int>> selected = select_gpus(gpu_selection, visible_gpus);
+  if (!selected.ok()) return selected.status();
+  gpus = std::move(*selected);
+  return Backend::gpu;
+}
+
+std::vector<int> CommonOptions::lane_devices(Backend backend) const {
+  if (backend == Backend::gpu) return gpus;
+  const char* text = std::getenv("WTMAP_CPU_LANES");
+  std::uint64_t lanes = 0;
+  if (text == nullptr || !parse_count(text, lanes) || lanes < 1 || lanes > 8) lanes = 1;
+  return std::vector<int>(lanes, -1);
+}
+
+std::string CommonOptions::gpus_used() const {
+  return (gpus.size() == 1 ? "GPU " : "GPUs ") + gpu_list_text(gpus) + " (" + std::to_string(gpus.size()) + " of " +
+         std::to_string(visible_gpus) + " visible)";
 }
 
 bool parse_count(const char* text, std::uint64_t& value) {

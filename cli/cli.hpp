@@ -9,6 +9,7 @@
 
 #include "wtmap/aligner/stage_clock.hpp"
 #include "wtmap/core/config.hpp"
+#include "wtmap/core/gpu_selection.hpp"
 #include "wtmap/core/status.hpp"
 
 namespace wtmap::cli {
@@ -54,20 +55,35 @@ int usage_error(const char* command, const std::string& message);
 // no arguments at all (argc 1, as bwa does), else usage_error(message). Returns 1.
 int usage_or_error(int argc, const char* command, const std::string& message, const char* usage);
 
-// The options every command takes: -t INT, --device auto|gpu|cpu, -q/--quiet, -h/--help,
-// --version.
+// The options every command takes: -t INT, --device auto|gpu|cpu, --gpus all|N|i,j,...,
+// -q/--quiet, -h/--help, --version.
 struct CommonOptions {
   // -t's bound: far above any host's cores, far below where a thread count would wrap.
   static constexpr std::uint64_t kMostThreads = 4096;
   std::string device = "auto";
   std::uint64_t threads = 0;  // 0: all cores
   bool quiet = false;         // -q: errors only on stderr
+  GpuSelection gpu_selection = GpuSelection::all();
+  bool gpus_given = false;  // --gpus (refused with --device cpu; an error, not the CPU, without a GPU)
+  std::string gpus_error;   // --gpus' value was malformed: why (Outcome::bad_gpus)
+  // After apply() picked the GPU: the devices --gpus selects, in its order (the first is the
+  // calling thread's current device), and how many were visible. Empty on the CPU.
+  std::vector<int> gpus;
+  int visible_gpus = 0;
 
-  enum class Outcome { not_common, consumed, help, version, bad_threads };
+  enum class Outcome { not_common, consumed, help, version, bad_threads, bad_gpus };
   // Consumes argv[i] (and its value, advancing i) when it is one of the common options.
   Outcome handle(int argc, char** argv, int& i);
-  // Applies -t, then picks the backend: auto falls back to the CPU with a note on stderr.
-  Result<Backend> apply(const Log& log) const;
+  // Applies -t, then picks the backend: auto falls back to the CPU with a note on stderr. On the
+  // GPU, fills `gpus` (--gpus against the visible devices), sets WTMAP_GPU_WAIT's wait on each,
+  // and makes the first current.
+  Result<Backend> apply(const Log& log);
+  // "GPU 0 (1 of 2 visible)", "GPUs 2,0 (2 of 4 visible)": the information line's words.
+  std::string gpus_used() const;
+  // The device of each lane -- a copy of the index and its searching threads -- of a run on
+  // `backend`: the selected GPUs, or the CPU (-1) once, or WTMAP_CPU_LANES times (1..8; a test's
+  // setting, not a user option: the CPU suites then run the lanes' wiring that --gpus runs).
+  std::vector<int> lane_devices(Backend backend) const;
 };
 
 // Handles argv[i], an option word (is_option_word) that is none of `command`'s own: a common

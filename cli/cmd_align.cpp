@@ -100,9 +100,16 @@ constexpr const char* kUsage =
     "  -t INT            CPU threads for parsing, formatting and BAM/CRAM compression [all\n"
     "                    cores]\n"
     "  --batch INT       reads per batch, 1..10^7 [50000 in the gapped mode, 100000 with -k];\n"
-    "                    memory holds at most 15 batches (about 1 KB per read): 6 read ahead\n"
-    "                    (while the index loads), 7 in the stages, 2 made ahead\n"
+    "                    memory holds at most 17 batches (about 1 KB per read): 6 read ahead\n"
+    "                    (while the index loads), 9 in the stages, 2 made ahead; 10 more per\n"
+    "                    GPU beyond the first\n"
     "  --device S        auto, gpu or cpu [auto]\n"
+    "  --gpus S          all, N (the first N GPUs) or i,j,... (those device ordinals, as\n"
+    "                    CUDA_VISIBLE_DEVICES leaves them): the GPUs to align on [all]. Each\n"
+    "                    holds its own copy of the index and takes the next batch when it is\n"
+    "                    free; batches are written in input order, so the output is the same\n"
+    "                    bytes for any choice (and the CPU backend's, but for the k-mer table's\n"
+    "                    note below). Pairs' mate rescue runs on the first\n"
     "  --progress FLOAT  a progress line (reads, reads/s and, reading files, the share of the\n"
     "                    input done and the time left) after the first batch written once\n"
     "                    FLOAT seconds have passed since the last [5]; 0: after every batch\n"
@@ -122,7 +129,9 @@ constexpr const char* kUsage =
     "  -U INT            pairs: penalty of an unpaired pair against a proper one, 0..1000 [17]\n"
     "  -v                at the end, print the busy seconds of each pipeline stage (and of\n"
     "                    the gapped mapper's steps) and the GPU memory held; twice (-v -v),\n"
-    "                    also each batch's reads and when each stage began and ended it\n"
+    "                    also each batch's reads and when each stage began and ended it. On\n"
+    "                    several GPUs: search and finish summed over them, the memory of\n"
+    "                    the GPU holding the most\n"
     "\n"
     "Gapped mode (bwa mem's names and defaults; INT,INT: deletions, insertions or 5', 3'):\n"
     "  -A INT            match score, 1..1000 [1]\n"
@@ -166,11 +175,12 @@ constexpr const char* kUsage =
     "locally (Smith-Waterman, on the device) in the window the insert sizes allow; a find\n"
     "scoring at least --min-seed and -T joins that mate's hits.\n"
     "\n"
-    "Memory on the device (--device): the index (wtmap index --help); in the k-mismatch mode\n"
-    "also a table of the SA intervals of all k-mers, 16 * 4^k bytes, for the smallest k with\n"
+    "Memory on each GPU (--device, --gpus): the index (wtmap index --help); in the k-mismatch\n"
+    "mode also a table of the SA intervals of all k-mers, 16 * 4^k bytes, for the smallest k with\n"
     "4^k >= 8 * the reference length, at most 15: 1 GiB from about 2 Mbp of reference on,\n"
     "4 GiB from 8.4 Mbp, 16 GiB from 34 Mbp. A GPU without room for it (half its free memory)\n"
-    "takes a shorter k; then a read stopped by the work cap may differ from the CPU backend's.\n"
+    "takes a shorter k (on several GPUs, every GPU takes the smallest); then a read stopped by\n"
+    "the work cap may differ from the CPU backend's.\n"
     "The CPU backend keeps 13 levels of the table (1 GiB) and steps the rest.\n"
     "Beyond the index, device memory grows with --batch. A GPU short of memory for a batch\n"
     "searches it in halves (down to one read or pair), with the same output, says so once on\n"
@@ -667,31 +677,139 @@ void log_index_loaded(const Log& log, const AlignCommand& c, const fmindex::FmIn
 
 // GPU memory (device_memory.hpp's counts): held by the index and engine before the first batch,
 // the peak while loading them, the peak of the batches.
+// On several GPUs, the one that holds the most (the most any one needs).
 struct DeviceMemoryUse {
   std::size_t before_batches, load_peak, batches_peak;
+  std::size_t gpus;
 };
 
-// -v's lines after the stage times: GPU memory (on a GPU), the gapped mapper's steps (gapped
-// mode), the write stage's rescue and pairing (pairs); those that do not apply are null.
-void log_engine_details(const Log& log, const DeviceMemoryUse* memory, const aligner::GappedSearchEngine* gapped,
+// -v's lines after the stage times: GPU memory (on a GPU), the gapped
+// mapper's steps (gapped mode: its engines, one per GPU), the write stage's rescue and pairing
+// (pairs); those that do not apply are null or empty.
+void log_engine_details(const Log& log, const DeviceMemoryUse* memory,
+                        const std::vector<const aligner::GappedSearchEngine*>& gapped,
                         const aligner::PairedSamWriterSink* pairs) {
   if (memory != nullptr) {
     log.info("GPU memory held: %zu bytes before the first batch (%zu at the peak of loading), %zu at the peak of "
-             "the batches", memory->before_batches, memory->load_peak, memory->batches_peak);
+             "the batches%s", memory->before_batches, memory->load_peak, memory->batches_peak,
+             memory->gpus > 1 ? ", on the GPU holding the most" : "");
   }
-  if (gapped != nullptr) {
-    const aligner::gapped::GappedStageSeconds t = gapped->stage_seconds();
-    log.info("gapped mapping, seconds summed over %u mapping threads: seeds %.2f, locate %.2f, chains %.2f, "
+  if (!gapped.empty()) {
+    aligner::gapped::GappedStageSeconds t;
+    for (const aligner::GappedSearchEngine* engine : gapped) t += engine->stage_seconds();
+    log.info("gapped mapping, seconds summed over %zu mapping threads: seeds %.2f, locate %.2f, chains %.2f, "
              "extension %.2f (device calls %.2f; %llu seeds in %llu rounds), region choice %.2f, CIGAR and tags "
              "%.2f (device calls %.2f)",
-             aligner::GappedSearchEngine::kMostMappers, t.seed, t.locate, t.chain, t.extend, t.extend_dp,
-             static_cast<unsigned long long>(t.seeds_extended), static_cast<unsigned long long>(t.extension_rounds),
-             t.choose, t.cigar, t.cigar_dp);
+             aligner::GappedSearchEngine::kMostMappers * gapped.size(), t.seed, t.locate, t.chain, t.extend,
+             t.extend_dp, static_cast<unsigned long long>(t.seeds_extended),
+             static_cast<unsigned long long>(t.extension_rounds), t.choose, t.cigar, t.cigar_dp);
   }
   if (pairs != nullptr) {
     log.info("pairs, busy seconds of the write stage: mate rescue %.2f, pairing %.2f", pairs->rescue_seconds(),
              pairs->pairing_seconds());
   }
+}
+
+// One GPU's part of a run (or the CPU's): its copy of the index and its engine of the mode, each
+// made, started and released with that GPU current. Space: the index, and the engine's device
+// buffers and pinned batches.
+struct GpuLane {
+  int gpu = -1;  // -1: the CPU
+  std::unique_ptr<aligner::MismatchSearchEngine> mismatch;  // the k-mismatch mode's
+  aligner::GappedSearchEngine gapped;
+  std::optional<fmindex::FmIndex> index;
+  aligner::SearchEngine* engine = nullptr;  // the started one; null for --io-only
+
+  GpuLane() = default;
+  GpuLane(const GpuLane&) = delete;
+  GpuLane& operator=(const GpuLane&) = delete;
+  ~GpuLane() { release(); }
+  // The engines before the index they search; the GPU's resources with the GPU current.
+  void release() {
+    if (mismatch) mismatch->release();
+    gapped.release();
+    const ScopedGpu here(gpu);
+    index.reset();
+  }
+};
+using GpuLanes = std::vector<std::unique_ptr<GpuLane>>;
+
+// A lane per GPU --gpus selected (one for --io-only, which searches nothing), or the CPU's
+// (CommonOptions::lane_devices).
+// The k-mismatch engine's pinned batches warm up while the index loads; the gapped mode needs
+// neither them nor the k-mer table of the k-mismatch search. A GPU short of memory for a batch:
+// smaller batches (pairs kept whole), said once on stderr.
+GpuLanes make_lanes(const AlignCommand& c, Backend backend, const std::function<void(const std::string&)>& say) {
+  std::vector<int> gpus = c.common.lane_devices(backend);
+  if (c.io_only) gpus.resize(1);
+  GpuLanes lanes;
+  for (int gpu : gpus) {
+    auto lane = std::make_unique<GpuLane>();
+    lane->gpu = gpu;
+    if (!c.is_gapped()) {
+      lane->mismatch = std::make_unique<aligner::MismatchSearchEngine>(c.batch_reads(), backend, !c.io_only, gpu);
+      lane->mismatch->configure_splitting(c.is_paired() ? 2 : 1, say);
+    }
+    lane->gapped.bind_to_gpu(gpu);
+    lane->gapped.configure_splitting(c.is_paired() ? 2 : 1, say);
+    lanes.push_back(std::move(lane));
+  }
+  return lanes;
+}
+
+// The index loaded on every lane's GPU at once, each on a thread bound to it. The k-mismatch
+// search's k-mer tables then all take the smallest k any GPU had room for, so that a read the
+// work cap stops gets the same answer on every GPU.
+Status load_indexes(GpuLanes& lanes, const std::string& path, Backend backend, bool without_table) {
+  std::vector<Status> loaded(lanes.size());
+  std::vector<std::thread> loaders;
+  for (std::size_t k = 0; k < lanes.size(); ++k) {
+    loaders.emplace_back([&, k] {
+      loaded[k] = guarded([&]() -> Status {
+        WTMAP_TRY(use_gpu(lanes[k]->gpu));
+        auto index = load_dna_index(path, backend, without_table);
+        if (!index.ok()) return index.status();
+        lanes[k]->index.emplace(std::move(*index));
+        return {};
+      });
+    });
+  }
+  for (std::thread& t : loaders) t.join();
+  for (std::size_t k = 0; k < lanes.size(); ++k) {
+    if (!loaded[k].ok()) return lanes[k]->gpu < 0 ? loaded[k] : Status{loaded[k].code(), "GPU " + std::to_string(lanes[k]->gpu) + ": " + loaded[k].message()};
+  }
+  if (without_table) return {};
+  for (;;) {  // k only goes down: at most a few rounds
+    std::uint32_t least = lanes[0]->index->kmer_length();
+    for (const auto& lane : lanes) least = std::min(least, lane->index->kmer_length());
+    bool equal = true;
+    for (const auto& lane : lanes) {
+      if (lane->index->kmer_length() == least) continue;
+      equal = false;
+      const ScopedGpu here(lane->gpu);
+      WTMAP_TRY(here.status());
+      WTMAP_TRY(lane->index->set_kmer_length(least));
+    }
+    if (equal) return {};
+  }
+}
+
+// Each lane's engine of the mode started on its copy of the index, with its GPU current; the
+// gapped mappers of every GPU share the first lane's copy of the reference. Not for --io-only.
+Status start_engines(GpuLanes& lanes, const AlignCommand& c) {
+  for (const auto& lane : lanes) {
+    const ScopedGpu here(lane->gpu);
+    WTMAP_TRY(here.status());
+    if (c.is_gapped()) {
+      WTMAP_TRY(lane->gapped.start(*lane->index, c.gapped, aligner::GappedSearchEngine::kMostMappers,
+                                   lane == lanes.front() ? nullptr : &lanes.front()->gapped));
+      lane->engine = &lane->gapped;
+    } else {
+      lane->mismatch->start(*lane->index, c.exhaustive);
+      lane->engine = lane->mismatch.get();
+    }
+  }
+  return {};
 }
 
 int align_main(int argc, char** argv) {
@@ -739,58 +857,57 @@ int align_main(int argc, char** argv) {
   pipeline.start_reading(*source);
   auto backend = c.common.apply(log);
   if (!backend.ok()) return fail("align", backend.status());
-  // The k-mismatch engine's pinned batches warm up while the index loads; the gapped mode needs
-  // neither them nor the k-mer table of the k-mismatch search.
-  aligner::MismatchSearchEngine mismatch_engine(c.batch_reads(), *backend, !c.io_only && !gapped);
-  aligner::GappedSearchEngine gapped_engine;
-  // A GPU short of memory for a batch: smaller batches (pairs kept whole), said once on stderr.
   auto say = [&log](const std::string& line) { log.info("%s", line.c_str()); };
-  mismatch_engine.configure_splitting(c.is_paired() ? 2 : 1, say);
-  gapped_engine.configure_splitting(c.is_paired() ? 2 : 1, say);
-  auto index = load_dna_index(*index_file, *backend, c.io_only || gapped);
-  if (!index.ok()) return fail("align", index.status());
-  auto writer = aligner::SamWriter::open(sam, index->contigs());
+  GpuLanes lanes = make_lanes(c, *backend, say);
+  if (const Status loaded = load_indexes(lanes, *index_file, *backend, c.io_only || gapped); !loaded.ok()) {
+    return fail("align", loaded);
+  }
+  const fmindex::FmIndex& index = *lanes.front()->index;
+  auto writer = aligner::SamWriter::open(sam, index.contigs());
   if (!writer.ok()) return fail("align", writer.status());
   writer->set_sort_note(say);
-  log_index_loaded(log, c, *index, *backend);
-
-  // reader thread -> search (this thread: the letters to the GPU, the launch of the search, of
-  // the long reads' group search and of the hit choice and locate; or the gapped mapping of the
-  // batch) -> finish thread (the GPU's results, placement) -> writer thread. A batch's search
-  // runs while the finish stage works on the one before.
-  const double start_seconds = log.seconds();
-  aligner::SearchEngine* engine = nullptr;
-  if (!c.io_only && gapped) {
-    if (const Status started = gapped_engine.start(*index, c.gapped); !started.ok()) return fail("align", started);
-    engine = &gapped_engine;
-  } else if (!c.io_only) {
-    mismatch_engine.start(*index, c.exhaustive);
-    engine = &mismatch_engine;
+  log_index_loaded(log, c, index, *backend);
+  if (*backend == Backend::gpu && !c.io_only) {
+    log.info("on %s: one index copy each, batches to whichever is free", c.common.gpus_used().c_str());
   }
-  // Once the last batch is finished nothing uses the GPU or the indexes again, and the pipeline
-  // then releases them on a thread of its own -- the engine, the pinned batches, the index, then
-  // the CUDA context -- while the writer formats and compresses the last batch. Left to the
+
+  // reader thread -> search (a thread per GPU, this one the first's: the letters to the GPU, the
+  // launch of the search, of the long reads' group search and of the hit choice and locate; or
+  // the gapped mapping of the batch) -> finish (a thread per GPU: the GPU's results, placement)
+  // -> writer thread, in input order. A batch's search runs while the finish stage works on the
+  // one before.
+  const double start_seconds = log.seconds();
+  if (!c.io_only) {
+    if (const Status started = start_engines(lanes, c); !started.ok()) return fail("align", started);
+  }
+  std::vector<aligner::SearchEngine*> engines;
+  for (const auto& lane : lanes) engines.push_back(lane->engine);
+  aligner::GappedSearchEngine* const gapped_engine = !c.io_only && gapped ? &lanes.front()->gapped : nullptr;
+  // Once the last batch is finished nothing uses the GPUs or the indexes again, and the pipeline
+  // then releases them on a thread of its own -- the engines, the pinned batches, the indexes,
+  // then the CUDA contexts -- while the writer formats and compresses the last batch. Left to the
   // process's exit, this teardown took some 0.17 s after the output was closed (H100 host;
   // bench/history/RESULTS-2026-11-26.md). Whatever happens after, the objects are empty and
   // their destructors touch no device.
   auto release_gpu_and_indexes = [&] {
-    mismatch_engine.release();
-    gapped_engine.release();
-    { const fmindex::FmIndex gone = std::move(*index); }
-    if (*backend == Backend::gpu) cudaDeviceReset();  // errors: nothing to do, the run is complete
+    // Bound to the first GPU, as the caller's thread is: ScopedGpu restores a device whose
+    // context exists (binding a thread to a device starts its context).
+    if (!use_gpu(lanes.front()->gpu).ok()) return;
+    for (const auto& lane : lanes) lane->release();
+    for (const auto& lane : lanes) {  // no device made current again after its reset
+      if (lane->gpu >= 0 && use_gpu(lane->gpu).ok()) cudaDeviceReset();  // errors: nothing to do, the run is complete
+    }
   };
   struct Teardown {  // declared after what it releases: runs before their destructors
     aligner::AlignPipeline& pipeline;
-    aligner::MismatchSearchEngine& mismatch_engine;
-    aligner::GappedSearchEngine& gapped_engine;
+    GpuLanes& lanes;
     ~Teardown() {
       pipeline.wait_for_release();
-      mismatch_engine.release();  // before the index they search
-      gapped_engine.release();
+      for (const auto& lane : lanes) lane->release();  // the engines before the indexes they search
     }
-  } teardown{pipeline, mismatch_engine, gapped_engine};
+  } teardown{pipeline, lanes};
   // -v: what the index and the engine hold, what loading them took at most, and the batches' peak.
-  DeviceMemoryUse device_memory{device_memory_held(), device_memory_peak(), 0};
+  DeviceMemoryUse device_memory{device_memory_held_on_busiest(), device_memory_peak_on_busiest(), 0, lanes.size()};
   reset_device_memory_peak();
   aligner::SamWriterSink single_sink(*writer);
   std::optional<aligner::PairedSamWriterSink> pair_sink;
@@ -803,24 +920,28 @@ int align_main(int argc, char** argv) {
       pair_scoring.max_xa_hits = c.gapped.max_xa_hits;
     }
     pair_sink.emplace(*writer, static_cast<unsigned>(c.mismatches), insert_size, pair_scoring);
-    if (engine == &gapped_engine) {
-      pair_sink->set_rescue([&gapped_engine, unpaired = c.unpaired](const std::vector<aligner::SeqRecord>& reads,
-                                                                   std::vector<aligner::gapped::GappedReadAlignment>& alignments,
-                                                                   const aligner::InsertSizeModel& model) {
-        return gapped_engine.rescue_mates(reads, alignments, model, unpaired);
+    if (gapped_engine != nullptr) {  // on the first GPU (the writer's thread binds itself to it)
+      pair_sink->set_rescue([gapped_engine, unpaired = c.unpaired](const std::vector<aligner::SeqRecord>& reads,
+                                                                  std::vector<aligner::gapped::GappedReadAlignment>& alignments,
+                                                                  const aligner::InsertSizeModel& model) {
+        return gapped_engine->rescue_mates(reads, alignments, model, unpaired);
       });
     }
   }
   aligner::AlignmentSink& sink = pair_sink ? static_cast<aligner::AlignmentSink&>(*pair_sink) : single_sink;
   // Gapped pairs are rescued on the writer's thread, with the mapper, until the last is written.
-  const bool rescuing = c.is_paired() && engine == &gapped_engine;
-  const Status run = pipeline.run(engine, sink, rescuing ? std::function<void()>{} : std::function<void()>{release_gpu_and_indexes});
+  const bool rescuing = c.is_paired() && gapped_engine != nullptr;
+  const Status run = pipeline.run(engines, sink, rescuing ? std::function<void()>{} : std::function<void()>{release_gpu_and_indexes});
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
-  device_memory.batches_peak = device_memory_peak();
+  device_memory.batches_peak = device_memory_peak_on_busiest();
   log_stage_times(log, pipeline, *reader, *writer, start_seconds, c.verbosity);
   if (c.verbosity >= 1) {
-    log_engine_details(log, *backend == Backend::gpu ? &device_memory : nullptr,
-                       engine == &gapped_engine ? &gapped_engine : nullptr, pair_sink ? &*pair_sink : nullptr);
+    std::vector<const aligner::GappedSearchEngine*> gapped_engines;
+    for (const auto& lane : lanes) {
+      if (gapped_engine != nullptr) gapped_engines.push_back(&lane->gapped);
+    }
+    log_engine_details(log, *backend == Backend::gpu ? &device_memory : nullptr, gapped_engines,
+                       pair_sink ? &*pair_sink : nullptr);
   }
   aligner::AlignTotals totals = pipeline.totals();
   if (pair_sink) {  // the mates as written: after rescue and pairing

@@ -2,6 +2,9 @@
 // protein or byte index) -> one TSV line per pattern.
 #include <algorithm>
 #include <array>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -10,6 +13,7 @@
 #include "cli.hpp"
 #include "wtmap/aligner/batch_reader.hpp"
 #include "wtmap/aligner/bounded_queue.hpp"
+#include "wtmap/aligner/reorder_queue.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
@@ -40,6 +44,9 @@ constexpr const char* kUsage =
     "  --batch INT     patterns searched per batch [1000000]\n"
     "  -t INT          CPU threads [all cores]\n"
     "  --device S      auto, gpu or cpu [auto]\n"
+    "  --gpus S        all, N (the first N GPUs) or i,j,... (those device ordinals): the GPUs\n"
+    "                  searching, each with its own copy of the index, taking the next batch\n"
+    "                  as it is free; lines in input order, the same for any choice [all]\n"
     "  -q, --quiet     no progress or information lines on stderr, errors only\n"
     "  --version       print the version and exit\n";
 
@@ -71,11 +78,18 @@ struct Batch {
   std::size_t size() const { return patterns.size(); }
 };
 
-// Searches one batch, locates up to max_hits rows per pattern, prints the lines. Index is
+// A batch's lines, formatted, and what it counted.
+struct BatchLines {
+  std::vector<std::string> parts;  // to be written in order
+  std::uint64_t patterns = 0, hits = 0;
+};
+
+// Searches one batch, locates up to max_hits rows per pattern, formats the lines. Index is
 // FmIndex or GeneralFmIndex (the same search, locate and to_reference).
 template <class Index>
-Status run_batch(const Index& index, const Batch& batch, bool locate, std::uint64_t max_hits,
-                 std::uint64_t& total_hits) {
+Status run_batch(const Index& index, const Batch& batch, bool locate, std::uint64_t max_hits, BatchLines& lines) {
+  lines.patterns = batch.patterns.size();
+  std::uint64_t& total_hits = lines.hits;
   std::vector<fmindex::SaInterval> intervals(batch.patterns.size());
   WTMAP_TRY(index.search(batch.codes.data(), batch.codes.size(), batch.patterns.data(), batch.patterns.size(),
                          intervals.data()));
@@ -97,7 +111,8 @@ Status run_batch(const Index& index, const Batch& batch, bool locate, std::uint6
   for (const auto& iv : intervals) total_hits += iv.size();
   // The lines, formatted in parallel into one string per range of patterns, written in order.
   constexpr std::uint64_t kPatternsPerPart = 1 << 14;
-  std::vector<std::string> parts((intervals.size() + kPatternsPerPart - 1) / kPatternsPerPart);
+  std::vector<std::string>& parts = lines.parts;
+  parts.assign((intervals.size() + kPatternsPerPart - 1) / kPatternsPerPart, std::string());
   detail::parallel_for_ranges(parts.size(), [&](std::uint64_t first_part, std::uint64_t last_part) {
     std::vector<fmindex::ReferenceHit> hits;
     for (std::uint64_t part = first_part; part < last_part; ++part) {
@@ -128,20 +143,133 @@ Status run_batch(const Index& index, const Batch& batch, bool locate, std::uint6
       }
     }
   }, 1);
-  for (const std::string& out : parts) {
-    if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) return {StatusCode::io_error, "writing to stdout failed"};
-  }
   return {};
 }
 
-// Reads the patterns, searches them in `index` batch by batch, prints the lines.
+// The patterns' batches searched by one thread per index copy (one per GPU, or the CPU's one):
+// each thread, bound to its GPU, takes the next batch read when it is free and formats its lines;
+// the caller's thread writes them in input order, so the output is the same for any number of
+// GPUs. Space: two batches read ahead, one per searcher, and up to two formatted per searcher
+// waiting for an earlier one.
 template <class Index>
-int count_with(const Index& index, const CodeTable& code_of, aligner::SequenceBytes bytes, const std::string& input,
-               bool locate, std::uint64_t max_hits, std::uint64_t batch_size, const Log& log) {
+class BatchSearchers {
+ public:
+  BatchSearchers(const std::vector<const Index*>& copies, const std::vector<int>& gpus, bool locate,
+                 std::uint64_t max_hits, aligner::BoundedQueue<Batch>& to_search)
+      : to_search_(to_search), done_(2 * copies.size()), statuses_(copies.size()), searchers_(copies.size()) {
+    for (std::size_t k = 0; k < copies.size(); ++k) {
+      threads_.emplace_back([this, k, index = copies[k], gpu = gpus[k], locate, max_hits] {
+        statuses_[k] = guarded([&] { return search_all(*index, gpu, locate, max_hits); });
+        if (!statuses_[k].ok() && gpu >= 0 && searchers_ > 1) {  // which GPU failed
+          statuses_[k] = {statuses_[k].code(), "GPU " + std::to_string(gpu) + ": " + statuses_[k].message()};
+        }
+        if (!statuses_[k].ok()) stop();
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (++ended_ == searchers_) done_.close();  // the last one: every batch is in
+      });
+    }
+  }
+  ~BatchSearchers() {
+    stop();
+    for (std::thread& t : threads_) t.join();
+  }
+  BatchSearchers(const BatchSearchers&) = delete;
+  BatchSearchers& operator=(const BatchSearchers&) = delete;
+
+  // The next batch's lines in input order; none once every batch was handed out or a search failed.
+  std::optional<BatchLines> next() { return done_.pop(); }
+  void stop() {
+    to_search_.close();
+    done_.close();
+  }
+  // The first searcher's error, once the searchers were joined (after next() gave none).
+  Status join() {
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+    for (const Status& s : statuses_) {
+      if (!s.ok()) return s;
+    }
+    return {};
+  }
+
+ private:
+  Status search_all(const Index& index, int gpu, bool locate, std::uint64_t max_hits) {
+    WTMAP_TRY(use_gpu(gpu));
+    for (;;) {
+      std::optional<Batch> batch;
+      std::uint64_t number = 0;
+      {
+        const std::lock_guard<std::mutex> lock(take_mutex_);  // a batch and its number together
+        batch = to_search_.pop();
+        number = taken_++;
+      }
+      if (!batch) return {};
+      BatchLines lines;
+      WTMAP_TRY(run_batch(index, *batch, locate, max_hits, lines));
+      if (!done_.push(number, std::move(lines))) return {};
+    }
+  }
+
+  aligner::BoundedQueue<Batch>& to_search_;
+  aligner::ReorderQueue<BatchLines> done_;
+  std::vector<Status> statuses_;
+  std::mutex take_mutex_, mutex_;
+  std::uint64_t taken_ = 0;
+  const std::size_t searchers_;
+  std::size_t ended_ = 0;
+  std::vector<std::thread> threads_;
+};
+
+// The index loaded on each of `gpus` (-1: once, on the CPU), each with its GPU current. Each copy
+// is freed with its GPU current too (GpuCopy).
+template <class Index>
+struct GpuCopy {
+  int gpu;
+  std::optional<Index> index;
+  explicit GpuCopy(int g) : gpu(g) {}
+  ~GpuCopy() {
+    const ScopedGpu here(gpu);
+    index.reset();
+  }
+  GpuCopy(const GpuCopy&) = delete;
+  GpuCopy& operator=(const GpuCopy&) = delete;
+};
+
+template <class Index>
+using GpuCopies = std::vector<std::unique_ptr<GpuCopy<Index>>>;
+
+template <class Index>
+Result<GpuCopies<Index>> load_copies(const std::string& path, Backend backend, const std::vector<int>& gpus) {
+  GpuCopies<Index> copies;
+  for (int gpu : gpus) {
+    copies.push_back(std::make_unique<GpuCopy<Index>>(gpu));
+    const ScopedGpu here(gpu);
+    WTMAP_TRY(here.status());
+    auto loaded = Index::load(path, backend);
+    if (!loaded.ok()) return loaded.status();
+    copies.back()->index.emplace(std::move(*loaded));
+  }
+  return copies;
+}
+
+template <class Index>
+std::vector<const Index*> views_of(const GpuCopies<Index>& copies) {
+  std::vector<const Index*> views;
+  for (const auto& copy : copies) views.push_back(&*copy->index);
+  return views;
+}
+
+// Reads the patterns, searches them in the index copies batch by batch (`gpus`: each copy's GPU,
+// -1 for the CPU), prints the lines.
+template <class Index>
+int count_with(const std::vector<const Index*>& copies, const std::vector<int>& gpus, const CodeTable& code_of,
+               aligner::SequenceBytes bytes, const std::string& input, bool locate, std::uint64_t max_hits,
+               std::uint64_t batch_size, const Log& log) {
   auto reader = aligner::SeqReader::open(input, wtmap::detail::cpu_threads(), bytes);
   if (!reader.ok()) return fail("count", reader.status());
 
-  // reader thread (parsing) -> this thread (search, locate, output), one batch ahead.
+  // reader thread (parsing) -> a searcher per index copy (search, locate, format) -> this thread
+  // (output in input order).
   aligner::BoundedQueue<Batch> to_search(2);
   Status read_status;
   std::thread read_thread = aligner::start_batch_reader<Batch>(*reader, batch_size, to_search, read_status, nullptr, [&code_of] {
@@ -150,15 +278,26 @@ int count_with(const Index& index, const CodeTable& code_of, aligner::SequenceBy
     return batch;
   });
   std::uint64_t patterns = 0, hits = 0;
-  const Status search_status = guarded([&]() -> Status {
-    while (auto batch = to_search.pop()) {
-      WTMAP_TRY(run_batch(index, *batch, locate, max_hits, hits));
-      patterns += batch->patterns.size();
+  Status search_status;
+  {
+    BatchSearchers<Index> searchers(copies, gpus, locate, max_hits, to_search);
+    Status write_status;
+    while (auto lines = searchers.next()) {
+      for (const std::string& out : lines->parts) {
+        if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) {
+          write_status = {StatusCode::io_error, "writing to stdout failed"};
+          break;
+        }
+      }
+      if (!write_status.ok()) break;
+      patterns += lines->patterns;
+      hits += lines->hits;
       log.info("%llu patterns", static_cast<unsigned long long>(patterns));
     }
-    return {};
-  });
-  to_search.close();  // on a search error, stop the reader too
+    searchers.stop();  // on a search or write error, stop the reader and the other searchers too
+    search_status = searchers.join();
+    if (search_status.ok()) search_status = write_status;
+  }
   read_thread.join();
   // A bad record stops the run where it is; the lines before it are already written.
   if (!read_status.ok()) return fail("count", read_status);
@@ -211,21 +350,25 @@ int count_main(int argc, char** argv) {
   if (!backend.ok()) return fail("count", backend.status());
   auto alphabet = fmindex::read_index_alphabet(path);
   if (!alphabet.ok()) return fail("count", alphabet.status());
+  const std::vector<int> gpus = common.lane_devices(*backend);
+  if (*backend == Backend::gpu) log.info("searching on %s, one index copy each", common.gpus_used().c_str());
   if (*alphabet == fmindex::Alphabet::dna) {
-    auto index = fmindex::FmIndex::load(path, *backend);
-    if (!index.ok()) return fail("count", index.status());
-    log.info("DNA index, k-mer table of k = %u", index->kmer_length());
+    auto copies = load_copies<fmindex::FmIndex>(path, *backend, gpus);
+    if (!copies.ok()) return fail("count", copies.status());
+    log.info("DNA index, k-mer table of k = %u", copies->front()->index->kmer_length());
     static const CodeTable kDnaCodes = dna_codes();
-    return count_with(*index, kDnaCodes, aligner::SequenceBytes::letters, input, locate, max_hits, batch_size, log);
+    return count_with(views_of(*copies), gpus, kDnaCodes, aligner::SequenceBytes::letters, input, locate, max_hits,
+                      batch_size, log);
   }
-  auto index = fmindex::GeneralFmIndex::load(path, *backend);
-  if (!index.ok()) return fail("count", index.status());
-  log.info("%s index of %zu symbols", fmindex::alphabet_name(*alphabet), index->symbols().size());
+  auto copies = load_copies<fmindex::GeneralFmIndex>(path, *backend, gpus);
+  if (!copies.ok()) return fail("count", copies.status());
+  const fmindex::GeneralFmIndex& index = *copies->front()->index;
+  log.info("%s index of %zu symbols", fmindex::alphabet_name(*alphabet), index.symbols().size());
   // Every byte of a pattern is encoded with the index's symbol map: one it does not hold -- a
   // digit in a protein pattern, any byte absent from a byte reference -- makes the pattern count
   // 0 rather than stop the run as a malformed record.
-  return count_with(*index, index->symbols().codes(), aligner::SequenceBytes::any, input, locate, max_hits, batch_size,
-                    log);
+  return count_with(views_of(*copies), gpus, index.symbols().codes(), aligner::SequenceBytes::any, input, locate,
+                    max_hits, batch_size, log);
 }
 
 }  // namespace wtmap::cli

@@ -28,6 +28,8 @@ constexpr const char* kUsage =
     "                  32, the smallest whose samples fit 256 MiB: 8 up to 134 Mbp, 32 past 268]\n"
     "  -t INT          CPU threads [all cores]\n"
     "  --device S      auto, gpu or cpu: where the wavelet tree is built [auto]\n"
+    "  --gpus S        all, N (the first N GPUs) or i,j,... (those device ordinals): the\n"
+    "                  wavelet tree is built on the first of them, one GPU [all: GPU 0]\n"
     "  -q, --quiet     no progress or information lines on stderr, errors only\n"
     "  --version       print the version and exit\n"
     "\n"
@@ -88,6 +90,8 @@ int index_main(int argc, char** argv) {
   const Log log("index", common.quiet);
   auto backend = common.apply(log);
   if (!backend.ok()) return fail("index", backend.status());
+  // One GPU builds the index (apply made the first selected one current).
+  if (*backend == Backend::gpu) log.info("building on GPU %d, the first of %s", common.gpus.front(), common.gpus_used().c_str());
 
   fmindex::FmIndexOptions options;
   options.sample_rate = static_cast<std::uint32_t>(sample_rate);

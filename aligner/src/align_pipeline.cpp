@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 
 #include "wtmap/aligner/bounded_queue.hpp"
+#include "wtmap/aligner/reorder_queue.hpp"
 
 namespace wtmap::aligner {
 
@@ -119,19 +122,50 @@ void AlignTotals::add(const ReadBatch& batch, unsigned max_mismatches) {
   }
 }
 
+namespace {
+
+// One engine's search and finish stages (one GPU's), with the queue between them. The numbers
+// of the batches each stage timed, span by span, place its spans in the joined clocks.
+struct Lane {
+  explicit Lane(SearchEngine* e) : engine(e) {}
+  SearchEngine* engine;
+  BoundedQueue<ReadBatch> to_finish{AlignPipeline::kToFinish};
+  std::thread search_thread, finish_thread;  // search_thread unused for lane 0 (run()'s thread)
+  Status search_status, finish_status;       // each set by its stage's thread
+  StageClock search_clock, finish_clock;
+  std::vector<std::uint64_t> searched, finished;
+  bool searched_all = false;  // this lane searched every batch it took, and the reader ended well
+};
+
+}  // namespace
+
 struct AlignPipeline::Impl {
   explicit Impl(PipelineOptions o)
-      : options(std::move(o)), warmer(options.batch_size, kMostInStages, options.warming_threads) {}
+      : options(std::move(o)),
+        warmer(options.batch_size, kMostInStages, options.warming_threads), to_write(kToWrite) {}
 
   // Closes every queue: each stage's next push or pop fails, and it stops.
   void stop_all() {
     to_search.close();
-    to_finish.close();
+    if (engines_known.load(std::memory_order_acquire)) {  // else run() has not made the lanes yet
+      for (const std::unique_ptr<Lane>& lane : lanes) lane->to_finish.close();
+    }
     to_write.close();
     warmer.close();
   }
-  void join_all() {
-    for (std::thread* t : {&read_thread, &finish_thread, &write_thread, &releasing}) {
+  // A stage failed: every other stops after the call it is in.
+  void fail_all() {
+    failed = true;
+    stop_all();
+  }
+  bool stopping() const { return cancelled.load() || failed.load(); }
+  void join_all() {  // from the destructor: run() has returned, or was never called
+    for (const std::unique_ptr<Lane>& lane : lanes) {
+      for (std::thread* t : {&lane->search_thread, &lane->finish_thread}) {
+        if (t->joinable()) t->join();
+      }
+    }
+    for (std::thread* t : {&read_thread, &write_thread, &releasing}) {
       if (t->joinable()) t->join();
     }
   }
@@ -142,31 +176,50 @@ struct AlignPipeline::Impl {
     spare->filled = 0;
     return std::move(*spare);
   }
-  // --batch, or fewer where the engine (once run() named it) asks for smaller batches.
+  // --batch, or fewer where an engine (once run() named them) asks for smaller batches.
   std::size_t batch_reads() const {
-    const SearchEngine* e = engine.load();
-    return e == nullptr ? options.batch_size : std::min(options.batch_size, e->most_reads_per_batch());
+    std::size_t most = options.batch_size;
+    if (!engines_known.load(std::memory_order_acquire)) return most;
+    for (const std::unique_ptr<Lane>& lane : lanes) {
+      if (lane->engine != nullptr) most = std::min(most, lane->engine->most_reads_per_batch());
+    }
+    return most;
+  }
+  // The lane's error as run() returns it: where the engine runs, where there are several.
+  Status lane_status(const Lane& lane, const Status& s) const {
+    if (s.ok() || lanes.size() < 2 || lane.engine == nullptr || lane.engine->where().empty()) return s;
+    return {s.code(), lane.engine->where() + ": " + s.message()};
   }
   Status read_all(ReadSource& source);
-  Status search_all(SearchEngine* engine);
-  Status finish_all(SearchEngine* engine);
+  Status search_all(Lane& lane);
+  Status finish_all(Lane& lane);
   Status write_all(AlignmentSink& sink);
+  void run_search(Lane& lane);
+  void run_finish(Lane& lane, const std::function<void()>& release);
+  // The lanes' clocks of one stage as one: their spans in batch order.
+  static void join_clocks(const std::vector<std::unique_ptr<Lane>>& lanes, StageClock Lane::*clock,
+                          std::vector<std::uint64_t> Lane::*numbers, StageClock& joined);
 
   const PipelineOptions options;
-  BoundedQueue<ReadBatch> to_search{kReadAhead}, to_finish{kToFinish}, to_write{kToWrite};
-  BoundedQueue<ReadBatch> spare_batches{kMostInStages};  // written, back to the reader; never full
+  BoundedQueue<ReadBatch> to_search{kReadAhead};
+  // Written batches, back to the reader; never full (the stages' bounds bound the batches).
+  BoundedQueue<ReadBatch> spare_batches{std::numeric_limits<std::size_t>::max()};
   BatchWarmer warmer;
-  std::atomic<bool> cancelled{false};
-  std::atomic<const SearchEngine*> engine{nullptr};  // run()'s, for the reader's batch_reads()
-  std::atomic<bool> searched_all{false};  // the search stage has searched every batch read
-  Status read_status, search_status, finish_status, write_status;  // each set by its stage's thread
-  StageClocks clocks;  // each clock touched by its own stage's thread only
+  ReorderQueue<ReadBatch> to_write;
+  std::vector<std::unique_ptr<Lane>> lanes;  // set by run() before engines_known
+  std::atomic<bool> engines_known{false};    // for the reader's batch_reads()
+  std::atomic<bool> cancelled{false}, failed{false};
+  std::uint64_t batches_read = 0;  // the reader thread's: the next batch's number
+  std::mutex lanes_done_mutex;
+  std::size_t lanes_done = 0;  // lanes whose finish stage ended (under lanes_done_mutex)
+  Status read_status, write_status;  // each set by its stage's thread
+  StageClocks clocks;  // read and write touched by their own stage's thread only; the rest joined
   AlignTotals totals;  // the writer thread's
-  std::thread read_thread, finish_thread, write_thread, releasing;
+  std::thread read_thread, write_thread, releasing;
 };
 
 Status AlignPipeline::Impl::read_all(ReadSource& source) {
-  while (!cancelled.load()) {
+  while (!stopping()) {
     ReadBatch batch = next_batch();
     bool more = true;
     WTMAP_TRY(clocks.read.time([&]() -> Status {
@@ -177,32 +230,42 @@ Status AlignPipeline::Impl::read_all(ReadSource& source) {
       return {};
     }));
     warmer.saw(batch);
-    if (batch.size() > 0 && !to_search.push(std::move(batch))) return {};
+    if (batch.size() > 0) {
+      batch.number = batches_read++;
+      if (!to_search.push(std::move(batch))) return {};
+    }
     if (!more) return {};
   }
   return {};
 }
 
-Status AlignPipeline::Impl::search_all(SearchEngine* engine) {
+Status AlignPipeline::Impl::search_all(Lane& lane) {
+  if (lane.engine != nullptr) WTMAP_TRY(lane.engine->enter_thread());
   while (auto batch = to_search.pop()) {
-    if (cancelled.load()) return {};
-    if (engine != nullptr) WTMAP_TRY(clocks.search.time([&] { return engine->search(*batch); }));
-    if (!to_finish.push(std::move(*batch))) return {};
+    if (stopping()) return {};
+    if (lane.engine != nullptr) {
+      lane.searched.push_back(batch->number);
+      WTMAP_TRY(lane.search_clock.time([&] { return lane.engine->search(*batch); }));
+    }
+    if (!lane.to_finish.push(std::move(*batch))) return {};
   }
-  // Every batch read was searched, unless the reader stopped early (set before to_finish closes:
-  // the finish thread reads it after).
-  searched_all = read_status.ok() && !cancelled.load();
+  // Every batch this lane took was searched, unless the reader stopped early (set before
+  // to_finish closes: the finish thread reads it after).
+  lane.searched_all = read_status.ok() && !stopping();
   return {};
 }
 
-Status AlignPipeline::Impl::finish_all(SearchEngine* engine) {
-  while (auto batch = to_finish.pop()) {
-    if (cancelled.load()) return {};
+Status AlignPipeline::Impl::finish_all(Lane& lane) {
+  SearchEngine* engine = lane.engine;
+  if (engine != nullptr) WTMAP_TRY(engine->enter_thread());
+  while (auto batch = lane.to_finish.pop()) {
+    if (stopping()) return {};
     if (engine == nullptr) {
       batch->alignments.assign(batch->reads.size(), ReadAlignment{});
       batch->gapped_alignments.clear();
     } else {
-      WTMAP_TRY(clocks.finish.time([&] { return engine->finish(*batch); }));
+      lane.finished.push_back(batch->number);
+      WTMAP_TRY(lane.finish_clock.time([&] { return engine->finish(*batch); }));
       // One alignment per read, of one kind.
       const std::size_t given = batch->alignments.size() + batch->gapped_alignments.size();
       if (given != batch->reads.size() || (!batch->alignments.empty() && !batch->gapped_alignments.empty())) {
@@ -211,7 +274,8 @@ Status AlignPipeline::Impl::finish_all(SearchEngine* engine) {
                                 std::to_string(batch->reads.size()) + " reads");
       }
     }
-    if (!to_write.push(std::move(*batch))) return {};
+    const std::uint64_t number = batch->number;
+    if (!to_write.push(number, std::move(*batch))) return {};
   }
   return {};
 }
@@ -221,13 +285,45 @@ Status AlignPipeline::Impl::write_all(AlignmentSink& sink) {
   // makes no records it never uses.
   WTMAP_TRY(sink.prepare(std::min(options.batch_size, kMostReadsMadeAhead)));
   while (auto batch = to_write.pop()) {
-    if (cancelled.load()) return {};
+    if (stopping()) return {};
     WTMAP_TRY(clocks.write.time([&] { return sink.write(*batch); }));
     totals.add(*batch, options.max_mismatches);
     if (options.on_written) options.on_written(totals);
     spare_batches.push(std::move(*batch));
   }
   return {};
+}
+
+void AlignPipeline::Impl::run_search(Lane& lane) {
+  lane.search_status = guarded([&] { return search_all(lane); });
+  if (!lane.search_status.ok()) fail_all();
+  lane.to_finish.close();  // the finish stage ends once it has finished what this one searched
+}
+
+void AlignPipeline::Impl::run_finish(Lane& lane, const std::function<void()>& release) {
+  lane.finish_status = guarded([&] { return finish_all(lane); });
+  if (!lane.finish_status.ok()) fail_all();
+  lane.to_finish.close();  // a search() waiting for something finish() hands back waits no longer
+  if (lane.engine != nullptr) lane.engine->finish_stopped();
+  // The last lane to end closes the write queue and, after a complete run, starts the release.
+  const std::lock_guard<std::mutex> lock(lanes_done_mutex);
+  if (++lanes_done < lanes.size()) return;
+  to_write.close();
+  bool complete = !stopping();
+  for (const std::unique_ptr<Lane>& l : lanes) complete = complete && l->finish_status.ok() && l->searched_all;
+  if (complete && release) releasing = std::thread(release);
+}
+
+void AlignPipeline::Impl::join_clocks(const std::vector<std::unique_ptr<Lane>>& lanes, StageClock Lane::*clock,
+                                      std::vector<std::uint64_t> Lane::*numbers, StageClock& joined) {
+  std::vector<std::pair<std::uint64_t, StageClock::Span>> spans;
+  for (const std::unique_ptr<Lane>& lane : lanes) {
+    const std::vector<StageClock::Span>& own = ((*lane).*clock).spans();
+    const std::vector<std::uint64_t>& of = (*lane).*numbers;
+    for (std::size_t k = 0; k < own.size() && k < of.size(); ++k) spans.emplace_back(of[k], own[k]);
+  }
+  std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& numbered : spans) joined.add(numbered.second);
 }
 
 AlignPipeline::AlignPipeline(PipelineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
@@ -243,36 +339,55 @@ void AlignPipeline::start_reading(ReadSource& source) {
   if (p.read_thread.joinable()) return;
   p.read_thread = std::thread([&p, &source] {
     p.read_status = guarded([&] { return p.read_all(source); });
+    if (!p.read_status.ok()) p.fail_all();
     p.to_search.close();
     p.warmer.close();  // no batch is needed any more
   });
 }
 
 Status AlignPipeline::run(SearchEngine* engine, AlignmentSink& sink, std::function<void()> release) {
+  return run(std::vector<SearchEngine*>{engine}, sink, std::move(release));
+}
+
+Status AlignPipeline::run(const std::vector<SearchEngine*>& engines, AlignmentSink& sink,
+                          std::function<void()> release) {
   Impl& p = *impl_;
   if (!p.read_thread.joinable()) return invalid_argument("AlignPipeline::run: start_reading was not called");
-  p.engine = engine;
+  if (!p.lanes.empty()) return invalid_argument("AlignPipeline::run called twice");
+  if (engines.empty() || (engines.size() > 1 && std::count(engines.begin(), engines.end(), nullptr) > 0)) {
+    return invalid_argument("AlignPipeline::run: one engine or more, none null where there are several");
+  }
+  p.to_write.set_window(write_window(engines.size()));
+  for (SearchEngine* engine : engines) p.lanes.push_back(std::make_unique<Lane>(engine));
+  p.engines_known.store(true, std::memory_order_release);
   p.write_thread = std::thread([&p, &sink] {
     p.write_status = guarded([&] { return p.write_all(sink); });
-    p.to_write.close();  // on a write error, stop the stages before it too
-    p.to_finish.close();
+    if (!p.write_status.ok()) p.fail_all();  // on a write error, stop the stages before it too
   });
-  p.finish_thread = std::thread([&p, engine, release = std::move(release)]() mutable {
-    p.finish_status = guarded([&] { return p.finish_all(engine); });
-    p.to_finish.close();  // on an error, stop the search stage too
-    if (engine != nullptr) engine->finish_stopped();
-    p.to_write.close();
-    if (p.finish_status.ok() && p.searched_all.load() && release) p.releasing = std::thread(std::move(release));
-  });
-  p.search_status = guarded([&] { return p.search_all(engine); });
-  p.to_search.close();
-  p.to_finish.close();
-  for (std::thread* t : {&p.read_thread, &p.finish_thread, &p.write_thread}) {
+  for (std::size_t k = 0; k < p.lanes.size(); ++k) {
+    Lane& lane = *p.lanes[k];
+    lane.finish_thread = std::thread([&p, &lane, &release] { p.run_finish(lane, release); });
+    if (k > 0) lane.search_thread = std::thread([&p, &lane] { p.run_search(lane); });
+  }
+  p.run_search(*p.lanes[0]);
+  for (const std::unique_ptr<Lane>& lane : p.lanes) {
+    for (std::thread* t : {&lane->search_thread, &lane->finish_thread}) {
+      if (t->joinable()) t->join();
+    }
+  }
+  for (std::thread* t : {&p.read_thread, &p.write_thread}) {
     if (t->joinable()) t->join();
   }
-  for (const Status* s : {&p.read_status, &p.search_status, &p.finish_status, &p.write_status}) {
-    if (!s->ok()) return *s;
+  Impl::join_clocks(p.lanes, &Lane::search_clock, &Lane::searched, p.clocks.search);
+  Impl::join_clocks(p.lanes, &Lane::finish_clock, &Lane::finished, p.clocks.finish);
+  if (!p.read_status.ok()) return p.read_status;
+  for (const std::unique_ptr<Lane>& lane : p.lanes) {
+    if (!lane->search_status.ok()) return p.lane_status(*lane, lane->search_status);
   }
+  for (const std::unique_ptr<Lane>& lane : p.lanes) {
+    if (!lane->finish_status.ok()) return p.lane_status(*lane, lane->finish_status);
+  }
+  if (!p.write_status.ok()) return p.write_status;
   if (p.cancelled.load()) return cancelled_status();
   return p.clocks.write.time([&] { return sink.finish(); });
 }

@@ -70,10 +70,12 @@ Result<bool> PairedReadSource::fill(ReadBatch& batch, std::size_t most) {
   return true;
 }
 
-SearchedBatchPool::SearchedBatchPool(std::size_t batch_size, Backend backend, bool warm_up) {
+SearchedBatchPool::SearchedBatchPool(std::size_t batch_size, Backend backend, bool warm_up, int gpu) {
   if (!warm_up) return;
   const std::size_t reads = std::min(batch_size, kMostReadsMadeAhead);
-  thread_ = std::thread([this, reads, backend] {
+  thread_ = std::thread([this, reads, backend, gpu] {
+    // Where the GPU cannot be bound, the batches are made on the search thread instead (take()).
+    if (!use_gpu(gpu).ok()) return;
     while (claimed_.fetch_add(1) < kBatches) {
       std::unique_ptr<SearchedBatch> batch;
       try {
@@ -135,13 +137,18 @@ Status MismatchSearchEngine::release_device_memory() {
 
 GappedSearchEngine::~GappedSearchEngine() { release(); }
 
-Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::GappedOptions& options, unsigned mappers) {
+Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::GappedOptions& options, unsigned mappers,
+                                 const GappedSearchEngine* shared_with) {
   if (!threads_.empty()) return invalid_argument("GappedSearchEngine::start called twice");
   if (mappers == 0 || mappers > kMostMappers)
     return invalid_argument("GappedSearchEngine: 1 to " + std::to_string(kMostMappers) + " mapping threads");
-  Result<gapped::GappedMapper> first = gapped::GappedMapper::create(index, options);
-  if (!first.ok()) return first.status();
-  mappers_.push_back(std::make_unique<gapped::GappedMapper>(std::move(*first)));
+  if (shared_with != nullptr && !shared_with->mappers_.empty()) {
+    mappers_.push_back(std::make_unique<gapped::GappedMapper>(shared_with->mappers_[0]->another(index)));
+  } else {
+    Result<gapped::GappedMapper> first = gapped::GappedMapper::create(index, options);
+    if (!first.ok()) return first.status();
+    mappers_.push_back(std::make_unique<gapped::GappedMapper>(std::move(*first)));
+  }
   while (mappers_.size() < mappers) mappers_.push_back(std::make_unique<gapped::GappedMapper>(mappers_[0]->another()));
   mapper_seconds_.assign(mappers_.size(), {});
   try {
@@ -155,6 +162,7 @@ Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::Ga
 void GappedSearchEngine::map_jobs(std::size_t k) {
   gapped::GappedMapper& mapper = *mappers_[k];
   std::size_t released_at = part_size_.get();
+  const Status bound = gpu_.enter();  // this thread's mapper lives on the engine's GPU
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return stopping_ || !queued_.empty(); });
@@ -162,7 +170,7 @@ void GappedSearchEngine::map_jobs(std::size_t k) {
     const std::shared_ptr<Job> job = std::move(queued_.front());
     queued_.pop_front();
     lock.unlock();
-    Status status = guarded([&] { return map_job(mapper, *job, released_at); });
+    Status status = bound.ok() ? guarded([&] { return map_job(mapper, *job, released_at); }) : bound;
     lock.lock();
     mapper_seconds_[k] = mapper.stage_seconds();
     job->status = std::move(status);
@@ -263,6 +271,7 @@ Status GappedSearchEngine::rescue_mates(const std::vector<SeqRecord>& reads,
                                         std::vector<gapped::GappedReadAlignment>& alignments,
                                         const InsertSizeModel& model, std::int32_t unpaired) {
   if (mappers_.empty()) return invalid_argument("GappedSearchEngine::rescue_mates before start() or after release()");
+  WTMAP_TRY(gpu_.enter());  // the caller's thread (the writer's) uses the first mapper's GPU
   return mappers_.front()->rescue_mates(reads, alignments, model, unpaired);
 }
 
@@ -282,12 +291,14 @@ void GappedSearchEngine::release() {
   }
   for (std::thread& t : threads_) t.join();
   threads_.clear();
+  const ScopedGpu here(gpu_.ordinal());  // the mappers' device memory, freed on their device
   mappers_.clear();
   in_flight_.clear();
   spare_.clear();
 }
 
 void MismatchSearchEngine::release() {
+  const ScopedGpu here(gpu_.ordinal());  // the aligner's device memory and streams, on their device
   aligner_.reset();
   pool_.release();
   in_flight_.clear();

@@ -8,17 +8,33 @@
 #include <limits>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "wtmap/core/detail/cuda_check.hpp"
 
 namespace wtmap {
 namespace {
 
-// The bytes each live allocation holds, their sum and its peak.
+// Each live allocation's bytes and device; the bytes held on each device (the limit is per
+// device: a run on several GPUs holds an index on each), their sum over devices and its peak.
 struct Ledger {
+  struct Entry {
+    std::size_t bytes;
+    int device;
+  };
   std::mutex mutex;
-  std::unordered_map<void*, std::size_t> sizes;
+  std::unordered_map<void*, Entry> sizes;
+  std::vector<std::size_t> held_on, peak_on;  // by device ordinal
   std::size_t held = 0, peak = 0;
+
+  std::size_t& held_on_device(int device) {
+    const auto d = static_cast<std::size_t>(device);
+    if (held_on.size() <= d) {
+      held_on.resize(d + 1, 0);
+      peak_on.resize(d + 1, 0);
+    }
+    return held_on[d];
+  }
 };
 
 Ledger& ledger() {
@@ -40,6 +56,11 @@ Result<std::size_t> read_limit() {
 Status free_device_bytes(std::size_t& free_bytes) {
   std::size_t total_bytes = 0;
   WTMAP_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return {};
+}
+
+Status current_device(int& device) {
+  WTMAP_CUDA_TRY(cudaGetDevice(&device));
   return {};
 }
 
@@ -93,6 +114,19 @@ std::size_t device_memory_peak() {
 void reset_device_memory_peak() {
   std::lock_guard<std::mutex> lock(ledger().mutex);
   ledger().peak = ledger().held;
+  ledger().peak_on = ledger().held_on;
+}
+
+std::size_t device_memory_held_on_busiest() {
+  std::lock_guard<std::mutex> lock(ledger().mutex);
+  const std::vector<std::size_t>& on = ledger().held_on;
+  return on.empty() ? 0 : *std::max_element(on.begin(), on.end());
+}
+
+std::size_t device_memory_peak_on_busiest() {
+  std::lock_guard<std::mutex> lock(ledger().mutex);
+  const std::vector<std::size_t>& on = ledger().peak_on;
+  return on.empty() ? 0 : *std::max_element(on.begin(), on.end());
 }
 
 Result<std::size_t> device_memory_available() {
@@ -100,7 +134,11 @@ Result<std::size_t> device_memory_available() {
   if (!limit.ok()) return limit.status();
   std::size_t free_bytes = 0;
   WTMAP_TRY(free_device_bytes(free_bytes));
-  const std::size_t held = device_memory_held();
+  int device = 0;
+  WTMAP_TRY(current_device(device));
+  Ledger& l = ledger();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  const std::size_t held = l.held_on_device(device);
   return std::min(free_bytes, *limit > held ? *limit - held : 0);
 }
 
@@ -110,14 +148,17 @@ Status device_allocate(void** p, std::size_t bytes, const char* what) {
   *p = nullptr;
   Result<std::size_t> limit = device_memory_limit();
   if (!limit.ok()) return limit.status();
+  int device = 0;
+  WTMAP_TRY(current_device(device));
   Ledger& l = ledger();
   // Held across the cudaMalloc, so that two threads cannot both pass the limit's check.
   std::lock_guard<std::mutex> lock(l.mutex);
-  if (bytes > *limit || l.held > *limit - bytes) {
+  std::size_t& held_here = l.held_on_device(device);
+  if (bytes > *limit || held_here > *limit - bytes) {
     return {StatusCode::device_out_of_memory,
             std::string(what) + " needs " + bytes_text(bytes) + " of device memory, but " +
                 kDeviceMemoryLimitVariable + " (" + bytes_text(*limit) + ") leaves " +
-                bytes_text(*limit - std::min(*limit, l.held))};
+                bytes_text(*limit - std::min(*limit, held_here))};
   }
   std::size_t free_bytes = 0;
   WTMAP_TRY(free_device_bytes(free_bytes));
@@ -134,7 +175,9 @@ Status device_allocate(void** p, std::size_t bytes, const char* what) {
     if (err != cudaErrorMemoryAllocation) return why;
     return {StatusCode::device_out_of_memory, std::string(what) + " (" + bytes_text(bytes) + "): " + why.message()};
   }
-  l.sizes[*p] = bytes;
+  l.sizes[*p] = {bytes, device};
+  held_here += bytes;
+  l.peak_on[static_cast<std::size_t>(device)] = std::max(l.peak_on[static_cast<std::size_t>(device)], held_here);
   l.held += bytes;
   l.peak = std::max(l.peak, l.held);
   return {};
@@ -148,7 +191,8 @@ void device_free(void* p) {
   cudaFree(p);  // nothing useful to do with an error here (destructors call this)
   const auto it = l.sizes.find(p);
   if (it == l.sizes.end()) return;
-  l.held -= it->second;
+  l.held -= it->second.bytes;
+  l.held_on_device(it->second.device) -= it->second.bytes;
   l.sizes.erase(it);
 }
 

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -188,7 +189,23 @@ class FakeEngine : public SearchEngine {
   std::atomic<bool> released{false}, called_after_release{false}, out_of_order{false};
   std::atomic<std::size_t> finished{0}, stopped{0};
 
+  std::string where_text;  // where(): "" (an error as it is) or e.g. "GPU 1"
+
+  Status enter_thread() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    entered_.insert(std::this_thread::get_id());
+    return {};
+  }
+  std::string where() const override { return where_text; }
+  std::size_t threads_entered() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return entered_.size();
+  }
+  std::size_t searched() const { return searched_.load(); }
+  std::atomic<bool> called_before_enter{false};
+
   Status search(const ReadBatch& batch) override {
+    check_entered();
     called_after_release = called_after_release || released;
     const std::size_t call = searched_++;
     if (search_failure.due(call)) return injected("search", call);
@@ -198,6 +215,7 @@ class FakeEngine : public SearchEngine {
     return {};
   }
   Status finish(ReadBatch& batch) override {
+    check_entered();
     called_after_release = called_after_release || released;
     const std::size_t call = finished;
     if (finish_failure.due(call)) return injected("finish", call);
@@ -214,10 +232,17 @@ class FakeEngine : public SearchEngine {
   void finish_stopped() override { ++stopped; }
 
  private:
+  // The pipeline calls enter_thread() on a thread before that thread's first search or finish.
+  void check_entered() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (entered_.count(std::this_thread::get_id()) == 0) called_before_enter = true;
+  }
+
   Pace search_pace_, finish_pace_;
-  std::size_t searched_ = 0;
+  std::atomic<std::size_t> searched_{0};
   std::mutex mutex_;
   std::deque<std::uint64_t> in_flight_;
+  std::set<std::thread::id> entered_;
 };
 
 class FakeSink : public AlignmentSink {
@@ -596,6 +621,175 @@ TEST(AlignPipeline, RunWithoutStartReadingIsAnError) {
   FakeSink sink(flow, 0);
   AlignPipeline pipeline(options_of(20));
   EXPECT_EQ(pipeline.run(&engine, sink).code(), StatusCode::invalid_argument);
+}
+
+// Several engines (one per GPU, `wtmap align --gpus`): a source and sink as above and `engines`
+// fake engines of the given paces, run as lanes of one pipeline.
+struct LaneFakes {
+  LaneFakes(std::uint64_t reads, const std::vector<std::pair<unsigned, unsigned>>& paces, unsigned read_us = 0,
+            unsigned write_us = 0)
+      : source(flow, reads, read_us), sink(flow, write_us) {
+    for (std::size_t k = 0; k < paces.size(); ++k) {
+      engines.push_back(std::make_unique<FakeEngine>(paces[k].first, paces[k].second));
+      engines.back()->where_text = "GPU " + std::to_string(k);
+    }
+  }
+  Status run(PipelineOptions options, std::function<void()> release = {}) {
+    Status status;
+    within_deadline(60, [&] {
+      AlignPipeline pipeline(std::move(options));
+      pipeline.start_reading(source);
+      std::vector<SearchEngine*> given;
+      for (const auto& e : engines) given.push_back(e.get());
+      status = pipeline.run(given, sink, release);
+      pipeline.wait_for_release();
+      totals = pipeline.totals();
+      batches_made = pipeline.batches_made();
+      search_spans = pipeline.clocks().search.spans();
+      finish_spans = pipeline.clocks().finish.spans();
+    });
+    return status;
+  }
+
+  Flow flow;
+  FakeSource source;
+  std::vector<std::unique_ptr<FakeEngine>> engines;
+  FakeSink sink;
+  AlignTotals totals;
+  std::size_t batches_made = 0;
+  std::vector<aligner::StageClock::Span> search_spans, finish_spans;
+};
+
+PipelineOptions lane_options(std::size_t batch_size, unsigned warming_threads = 0) {
+  return options_of(batch_size, warming_threads);
+}
+
+// The batches go to whichever engine has room -- a slow one takes fewer -- and reach the sink in
+// input order, each read with its own alignment; every engine sees its own batches in the order
+// it searched them, each of its two threads entered before its first call; the totals, the
+// per-batch clocks and the bounds hold for any number of engines.
+TEST(AlignPipelineEngines, BatchesGoToTheFreeEnginesAndComeOutInInputOrder) {
+  constexpr std::uint64_t kReads = 6000, kBatch = 37;  // 163 batches
+  const std::vector<std::vector<std::pair<unsigned, unsigned>>> setups = {
+      {{100, 300}, {100, 300}},
+      {{0, 3000}, {0, 100}, {0, 100}},                  // one engine 30 times slower
+      {{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}},  // eight at full speed
+      {{200, 50}, {50, 200}, {0, 0}, {500, 500}}};
+  for (const auto& paces : setups) {
+    for (unsigned warming : {0u, 2u}) {
+      SCOPED_TRACE(std::to_string(paces.size()) + " engines, warming " + std::to_string(warming));
+      LaneFakes fakes(kReads, paces, 50, 50);
+      std::vector<std::uint64_t> progress;
+      PipelineOptions options = lane_options(kBatch, warming);
+      options.on_written = [&](const AlignTotals& t) { progress.push_back(t.reads); };
+      ASSERT_TRUE(fakes.run(std::move(options)).ok());
+      EXPECT_FALSE(fakes.sink.out_of_order.load());
+      EXPECT_EQ(fakes.sink.reads_written.load(), kReads);
+      EXPECT_EQ(fakes.sink.finished.load(), 1u);
+      expect_totals(fakes.totals, expected_totals(kReads, kBatch));
+      ASSERT_EQ(progress.size(), batches_of(kReads, kBatch));
+      for (std::size_t b = 0; b < progress.size(); ++b) EXPECT_EQ(progress[b], std::min(kReads, (b + 1) * kBatch));
+      std::size_t searched = 0;
+      for (const auto& engine : fakes.engines) {
+        EXPECT_FALSE(engine->out_of_order.load());
+        EXPECT_FALSE(engine->called_before_enter.load());
+        EXPECT_EQ(engine->threads_entered(), 2u);  // its search thread and its finish thread
+        EXPECT_EQ(engine->stopped.load(), 1u);
+        EXPECT_EQ(engine->finished.load(), engine->searched());
+        searched += engine->searched();
+      }
+      EXPECT_EQ(searched, batches_of(kReads, kBatch));
+      if (paces.size() == 3) {  // the slow engine took fewer batches than either fast one
+        EXPECT_LT(fakes.engines[0]->searched(), fakes.engines[1]->searched());
+        EXPECT_LT(fakes.engines[0]->searched(), fakes.engines[2]->searched());
+      }
+      // One span per batch in the joined search and finish clocks, in batch order: batch b's
+      // search began before its finish did.
+      ASSERT_EQ(fakes.search_spans.size(), batches_of(kReads, kBatch));
+      ASSERT_EQ(fakes.finish_spans.size(), batches_of(kReads, kBatch));
+      for (std::size_t b = 0; b < fakes.search_spans.size(); ++b) {
+        EXPECT_LE(fakes.search_spans[b].end, fakes.finish_spans[b].begin) << b;
+      }
+      EXPECT_LE(fakes.flow.most_in_flight, static_cast<std::int64_t>(AlignPipeline::most_in_stages(paces.size())));
+      EXPECT_LE(fakes.batches_made, AlignPipeline::most_batches(paces.size()));
+      EXPECT_LE(fakes.flow.batches_seen.size(), AlignPipeline::most_batches(paces.size()));
+    }
+  }
+}
+
+// The documented bound for several engines is reached and never passed: a writer that holds its
+// first batch sees every lane and the write window fill.
+TEST(AlignPipelineEngines, BatchesInFlightStayWithinTheBound) {
+  constexpr std::size_t kEngines = 3;
+  LaneFakes fakes(200 * 25, std::vector<std::pair<unsigned, unsigned>>(kEngines, {0, 0}));
+  bool reached = false;
+  fakes.sink.on_write = [&](std::size_t call) {
+    if (call == 0) reached = fakes.flow.wait_for_in_flight(AlignPipeline::most_in_stages(kEngines));
+  };
+  ASSERT_TRUE(fakes.run(lane_options(25)).ok());
+  EXPECT_TRUE(reached);
+  EXPECT_EQ(AlignPipeline::most_in_stages(kEngines), 6u + 2u + 3u * 5u + (2u + 2u * 5u));
+  EXPECT_EQ(fakes.flow.most_in_flight, static_cast<std::int64_t>(AlignPipeline::most_in_stages(kEngines)));
+  EXPECT_LE(fakes.batches_made, AlignPipeline::most_batches(kEngines));
+  EXPECT_FALSE(fakes.sink.out_of_order.load());
+}
+
+// An engine that fails (a GPU lost mid-run) stops every lane: its error, prefixed by where it
+// runs, is the run's; the output is not finished; nothing is released; no deadlock.
+TEST(AlignPipelineEngines, OneEnginesErrorStopsTheRunAndSaysWhere) {
+  for (bool in_search : {true, false}) {
+    for (std::size_t batch : {0u, 20u}) {
+      SCOPED_TRACE(std::string(in_search ? "search" : "finish") + " batch " + std::to_string(batch));
+      LaneFakes fakes(kEndless, {{100, 100}, {100, 100}, {100, 100}});
+      (in_search ? fakes.engines[1]->search_failure : fakes.engines[1]->finish_failure).batch = batch;
+      std::atomic<int> releases{0};
+      const Status status = fakes.run(lane_options(50, 2), [&] { ++releases; });
+      EXPECT_EQ(status.code(), StatusCode::io_error);
+      EXPECT_EQ(status.message(), std::string("GPU 1: ") + (in_search ? "search" : "finish") + " failed at batch " +
+                                      std::to_string(batch));
+      EXPECT_EQ(fakes.sink.finished.load(), 0u);
+      EXPECT_EQ(releases.load(), 0);
+      EXPECT_FALSE(fakes.sink.out_of_order.load());
+      for (const auto& engine : fakes.engines) EXPECT_EQ(engine->stopped.load(), 1u);
+    }
+  }
+}
+
+// The release runs once, after every engine finished its last batch.
+TEST(AlignPipelineEngines, ReleasesOnceAfterEveryEnginesLastFinish) {
+  LaneFakes fakes(2000, {{0, 200}, {0, 0}}, 0, 500);
+  std::atomic<int> releases{0};
+  std::atomic<std::size_t> finished_at_release{0};
+  const Status status = fakes.run(lane_options(40), [&] {
+    for (const auto& engine : fakes.engines) {
+      finished_at_release += engine->finished.load();
+      engine->released = true;
+    }
+    ++releases;
+  });
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(releases.load(), 1);
+  EXPECT_EQ(finished_at_release.load(), 50u);
+  for (const auto& engine : fakes.engines) EXPECT_FALSE(engine->called_after_release.load());
+  EXPECT_EQ(fakes.sink.reads_written.load(), 2000u);
+}
+
+// No engine at all, or a null among several: refused.
+TEST(AlignPipelineEngines, NoEngineOrANullAmongSeveralIsAnError) {
+  for (int setup = 1; setup < 3; ++setup) {
+    Flow flow;
+    FakeSource source(flow, 100, 0);
+    FakeEngine a;
+    FakeSink sink(flow, 0);
+    within_deadline(10, [&] {
+      AlignPipeline pipeline(lane_options(20));
+      pipeline.start_reading(source);
+      const std::vector<SearchEngine*> engines =
+          setup == 1 ? std::vector<SearchEngine*>{} : std::vector<SearchEngine*>{&a, nullptr};
+      EXPECT_EQ(pipeline.run(engines, sink).code(), StatusCode::invalid_argument);
+    });
+    EXPECT_EQ(sink.prepared.load(), 0u);
+  }
 }
 
 // ---- SplittingSearchEngine: a device short of memory ------------------------------------------

@@ -24,6 +24,7 @@
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/mismatch_search.hpp"
 #include "wtmap/core/device_memory.hpp"
+#include "wtmap/core/gpu_selection.hpp"
 
 namespace wtmap::test {
 namespace {
@@ -823,6 +824,38 @@ TEST_P(GappedMapperTest, SearchEngineWithSeveralMappersGivesEachBatchsBytes) {
     engine.release();
     EXPECT_FALSE(engine.search(batches[0]).ok());
   }
+}
+
+// Another copy of the index -- on the second GPU where there are two, as `wtmap align --gpus`
+// loads one per GPU: a mapper made by another(copy), and an engine started on the copy with
+// shared_with (sharing the first engine's reference, its threads bound to that GPU), give the
+// first mapper's bytes; the first engine still does after.
+TEST_P(GappedMapperTest, SearchEngineOnAnotherCopyOfTheIndexGivesTheSameBytes) {
+  GappedMapper m = mapper();
+  const std::vector<SeqRecord> reads = records(varied_reads(*reference_, 4));
+  constexpr std::size_t kBatch = 17;
+  const auto expected = map_all(m, reads, kBatch);
+  const int gpu = GetParam() == Backend::gpu && visible_gpu_count() >= 2 ? 1 : -1;
+  aligner::GappedSearchEngine first;
+  ASSERT_TRUE(first.start(*index_, {}).ok());
+  {
+    const ScopedGpu there(gpu);
+    ASSERT_TRUE(there.status().ok()) << there.status().message();
+    auto copy = std::make_unique<fmindex::FmIndex>(fmtest::build_index(*fasta_, GetParam(), 8));
+    {
+      GappedMapper sibling = m.another(*copy);
+      const auto from_copy = map_all(sibling, reads, kBatch);
+      ASSERT_EQ(from_copy.size(), expected.size());
+      for (std::size_t i = 0; i < reads.size(); ++i) ASSERT_EQ(describe(from_copy[i]), describe(expected[i])) << i;
+    }
+    aligner::GappedSearchEngine second;
+    second.bind_to_gpu(gpu);
+    EXPECT_EQ(second.where(), gpu < 0 ? "" : "GPU 1");
+    ASSERT_TRUE(second.start(*copy, {}, aligner::GappedSearchEngine::kMostMappers, &first).ok());
+    expect_engine_gives(second, reads, kBatch, expected, "the engine on the copy");
+    second.release();
+  }
+  expect_engine_gives(first, reads, kBatch, expected, "the first engine");
 }
 
 // A device short of memory, made by the engine's test-only fit check (a mapping of more than

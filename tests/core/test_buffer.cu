@@ -8,12 +8,14 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <vector>
 
 #include "support.hpp"
 #include "wtmap/core/buffer.hpp"
 #include "wtmap/core/device_memory.hpp"
+#include "wtmap/core/gpu_selection.hpp"
 
 namespace wtmap::test {
 namespace {
@@ -185,6 +187,36 @@ TEST(DeviceMemoryGpu, RequestBeyondTheCardIsDeviceOutOfMemory) {
   auto available = device_memory_available();
   ASSERT_TRUE(available.ok());
   EXPECT_LE(available.value(), total_bytes);
+}
+
+// WTMAP_GPU_MEM_LIMIT holds per device (a run on several GPUs holds an index on each): two
+// allocations of 3/4 of the limit fit on two devices, a second one on either does not, and what
+// is held is their sum. In a child process, so that the limit is read there first.
+TEST(DeviceMemoryGpu, LimitHoldsPerDevice) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  if (visible_gpu_count() < 2) GTEST_SKIP() << "needs 2 GPUs, " << visible_gpu_count() << " visible";
+  EXPECT_EXIT(
+      {
+        setenv(kDeviceMemoryLimitVariable, "64M", 1);
+        constexpr std::size_t kPart = std::size_t{48} << 20;
+        const std::size_t before = device_memory_held();
+        bool as_expected = use_gpu(0).ok();
+        auto on_0 = Buffer::allocate(Backend::gpu, kPart, "device 0's part");
+        as_expected = as_expected && on_0.ok() && use_gpu(1).ok();
+        auto on_1 = Buffer::allocate(Backend::gpu, kPart, "device 1's part");
+        as_expected = as_expected && on_1.ok() && device_memory_held() == before + 2 * kPart;
+        as_expected = as_expected && device_memory_held_on_busiest() >= kPart &&
+                      device_memory_held_on_busiest() < before + 2 * kPart && device_memory_peak_on_busiest() >= kPart;
+        auto more_on_1 = Buffer::allocate(Backend::gpu, kPart, "device 1's second part");
+        as_expected = as_expected && static_cast<bool>(HasCode(more_on_1, StatusCode::device_out_of_memory));
+        const auto available_on_1 = device_memory_available();
+        as_expected = as_expected && available_on_1.ok() && available_on_1.value() <= (std::size_t{16} << 20);
+        as_expected = as_expected && use_gpu(0).ok();
+        auto more_on_0 = Buffer::allocate(Backend::gpu, kPart, "device 0's second part");
+        as_expected = as_expected && static_cast<bool>(HasCode(more_on_0, StatusCode::device_out_of_memory));
+        std::exit(as_expected ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

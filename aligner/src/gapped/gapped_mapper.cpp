@@ -628,8 +628,10 @@ Result<GappedMapper> GappedMapper::create(const fmindex::FmIndex& index, const G
       index, options, std::make_shared<const MapperReference>(std::move(reference).value())));
 }
 
-GappedMapper GappedMapper::another() const {
-  return GappedMapper(std::make_unique<Impl>(*impl_->index, impl_->options, impl_->shared_reference));
+GappedMapper GappedMapper::another() const { return another(*impl_->index); }
+
+GappedMapper GappedMapper::another(const fmindex::FmIndex& copy) const {
+  return GappedMapper(std::make_unique<Impl>(copy, impl_->options, impl_->shared_reference));
 }
 
 std::vector<ReadCodes> GappedMapper::encode(const SeqRecord* reads, std::size_t count) {

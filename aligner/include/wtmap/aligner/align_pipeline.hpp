@@ -5,16 +5,29 @@
 //        ^                                                                             |
 //        +------------------------ written batches, recycled --------------------------+
 //
-// (bounded queues, their capacities in brackets). The stages are interfaces -- ReadSource,
+// (bounded queues, their capacities in brackets). Several GPUs (`wtmap align --gpus`): one
+// search engine per GPU, each with a search and a finish stage of its own (a lane) -- every
+// lane's search thread takes the next batch read when its lane has room, so the GPUs pull batches
+// as fast as each goes -- and the finished batches reach the writer through a ReorderQueue, which
+// hands them out by their number in the input:
+//
+//                    +--> search 0 --(3)--> finish 0 --+
+//   reader --(6)-->  +--> search 1 --(3)--> finish 1 --+--(reorder)--> writer
+//                    +--> ...                          +
+//
+// The output is thus the same bytes for any number of GPUs (a read's alignment depends on the
+// read alone). The stages are interfaces -- ReadSource,
 // SearchEngine, AlignmentSink -- so that the pipeline is the same for every engine and a test can
 // drive it with fakes; align_stages.hpp has the real ones (SeqReader, BatchAligner, SamWriter).
 // Room for what comes next: a gapped search is another SearchEngine behind the same stages; paired
 // reads are a ReadSource that fills a batch from two readers in lockstep (a `mates` vector beside
 // `reads`), an engine that pairs and a sink that writes pairs.
 //
-// Space: at most kMostBatches batches exist at once (a batch of 10^5 reads of 150 bases holds some
-// 1 KB per read with its alignments); threads: 3 plus run()'s, plus the warming threads and the
-// release thread. Batches pass every stage in read order, so the output keeps the input's order.
+// Space: at most most_batches(engines) batches exist at once (kMostBatches, 17, for one engine; 5
+// more per engine: a batch of 10^5 reads of 150 bases holds some 1 KB per read with its
+// alignments); threads: 1 + 2 per engine beside run()'s (lane 0 searches on it), plus the warming
+// threads and the release thread. With one engine batches pass every stage in read order; with
+// several, the writer restores it.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +35,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "wtmap/aligner/alignment.hpp"
@@ -50,6 +64,7 @@ struct ReadBatch {
   std::vector<ReadAlignment> alignments;
   std::vector<gapped::GappedReadAlignment> gapped_alignments;
   std::size_t filled = 0;                 // records of `reads` read into this time
+  std::uint64_t number = 0;               // its place among the batches read: 0, 1, 2, ...
 
   // A record to read into: it may still hold a recycled record's strings (their memory reused).
   SeqRecord& next_record() {
@@ -88,6 +103,12 @@ class SearchEngine {
   // batch_splitting.hpp): the reader fills the batches it reads after that with no more.
   // Called from the reader thread.
   virtual std::size_t most_reads_per_batch() const { return std::numeric_limits<std::size_t>::max(); }
+  // Called first on each pipeline thread that calls search() or finish() (its lane's two): an
+  // engine of one GPU among several binds the thread to it (use_gpu, gpu_selection.hpp).
+  virtual Status enter_thread() { return {}; }
+  // Where it runs, for its errors in a run of several engines ("GPU 1": "GPU 1: <error>");
+  // empty: the error as it is.
+  virtual std::string where() const { return {}; }
 };
 
 // The writer stage: runs on the writer thread.
@@ -139,13 +160,24 @@ class AlignPipeline {
   // Queue capacities. Six batches read ahead keep the reader busy while a large index loads
   // (1.5-2 s for a 1 Gbp genome) without holding the whole input. Three searched batches waiting
   // for the finish stage let an engine whose search() only queues work (GappedSearchEngine) have
-  // five batches in progress at once.
+  // five batches in progress at once (kPerEngine: its search, its queue and its finish).
   static constexpr std::size_t kReadAhead = 6, kToFinish = 3, kToWrite = 2;
-  // The most batches in the stages at once: the queues' 11 and one in each of the 4 stages.
-  static constexpr std::size_t kMostInStages = kReadAhead + kToFinish + kToWrite + 4;
+  static constexpr std::size_t kPerEngine = kToFinish + 2;
+  // Finished batches waiting for the writer: 2, and room for every other engine's to finish
+  // while one still holds the batch the writer waits for.
+  static constexpr std::size_t write_window(std::size_t engines) {
+    return kToWrite + (engines > 1 ? engines - 1 : 0) * kPerEngine;
+  }
+  // The most batches in the stages at once: the reader's and the writer's, the read-ahead queue's,
+  // each engine's, and the write window's.
+  static constexpr std::size_t most_in_stages(std::size_t engines) {
+    return kReadAhead + 2 + (engines > 1 ? engines : 1) * kPerEngine + write_window(engines);
+  }
+  static constexpr std::size_t kMostInStages = kReadAhead + 2 + kPerEngine + kToWrite;  // most_in_stages(1): 15
   // The most batches ever made: those, and 2 that a warming thread may be making when the reader
   // makes one itself.
-  static constexpr std::size_t kMostBatches = kMostInStages + 2;
+  static constexpr std::size_t most_batches(std::size_t engines) { return most_in_stages(engines) + 2; }
+  static constexpr std::size_t kMostBatches = kMostInStages + 2;  // most_batches(1)
 
   explicit AlignPipeline(PipelineOptions options);
   ~AlignPipeline();
@@ -164,6 +196,12 @@ class AlignPipeline {
   // wait_for_release() before destroying what it frees. Returns the first error in stage order
   // (reader, search, finish, writer), else cancelled_status() after cancel(), else the finish()'s.
   Status run(SearchEngine* engine, AlignmentSink& sink, std::function<void()> release = {});
+  // The same with one lane per engine (one or more, none null where there are several; lane 0
+  // searches on this thread). The warming threads make batches for one lane (they start before
+  // the GPUs are known); the reader makes those the other lanes hold at first itself. An error in any lane stops every stage; with several engines, prefixed by the
+  // failing engine's where(). The clocks' search and finish stages are then the lanes' calls
+  // joined, in batch order, their busy seconds summed.
+  Status run(const std::vector<SearchEngine*>& engines, AlignmentSink& sink, std::function<void()> release = {});
 
   // Asks the run to stop: every stage stops after the call it is in (a source blocked reading
   // its input, after that read), and run() returns cancelled_status(). From any thread.
@@ -174,7 +212,7 @@ class AlignPipeline {
 
   const AlignTotals& totals() const;  // after run()
   const StageClocks& clocks() const;  // after run()
-  std::size_t batches_made() const;   // ReadBatch objects made so far (at most kMostBatches)
+  std::size_t batches_made() const;   // ReadBatch objects made so far (at most most_batches(engines))
 
  private:
   struct Impl;

@@ -25,6 +25,7 @@
 #include "wtmap/aligner/sam_writer.hpp"
 #include "wtmap/aligner/seq_reader.hpp"
 #include "wtmap/aligner/stage_clock.hpp"
+#include "wtmap/core/gpu_selection.hpp"
 
 namespace wtmap::aligner {
 
@@ -61,6 +62,21 @@ class PairedReadSource : public ReadSource {
   std::uint64_t pairs_ = 0;
 };
 
+// The GPU an engine of a run on several GPUs is bound to (`wtmap align --gpus`): every thread
+// that makes or uses the engine's device resources binds itself to it first (enter: a checked
+// cudaSetDevice), and its errors name it. None (-1): a CPU engine, or one GPU that the caller's
+// threads use as they are.
+class GpuBinding {
+ public:
+  void bind(int ordinal) { ordinal_ = ordinal; }
+  int ordinal() const { return ordinal_; }
+  Status enter() const { return use_gpu(ordinal_); }
+  std::string where() const { return ordinal_ < 0 ? std::string() : "GPU " + std::to_string(ordinal_); }
+
+ private:
+  int ordinal_ = -1;
+};
+
 // The search stage's SearchedBatch buffers (some 250 bytes per read on a GPU index, 500 on a CPU
 // one): at most three are in use at once (one searched, one waiting for the finish stage, one
 // finished), and a finished one comes back through give_back(). With `warm_up` a thread of their
@@ -70,8 +86,9 @@ class PairedReadSource : public ReadSource {
 // bench/history/RESULTS-2026-11-26.md).
 class SearchedBatchPool {
  public:
-  // Made for batches of batch_size reads, at most kMostReadsMadeAhead (align_pipeline.hpp).
-  SearchedBatchPool(std::size_t batch_size, Backend backend, bool warm_up);
+  // Made for batches of batch_size reads, at most kMostReadsMadeAhead (align_pipeline.hpp); the
+  // warming thread bound to `gpu` (GpuBinding), whose context its pinned memory comes from.
+  SearchedBatchPool(std::size_t batch_size, Backend backend, bool warm_up, int gpu = -1);
   ~SearchedBatchPool() { release(); }
   SearchedBatchPool(const SearchedBatchPool&) = delete;
   SearchedBatchPool& operator=(const SearchedBatchPool&) = delete;
@@ -98,12 +115,20 @@ class SearchedBatchPool {
 // search.
 class MismatchSearchEngine : public SplittingSearchEngine {
  public:
-  MismatchSearchEngine(std::size_t batch_size, Backend backend, bool warm_up) : pool_(batch_size, backend, warm_up) {}
-  // The index must outlive the engine, or its release().
+  // `gpu`: the GPU of a run on several (GpuBinding), whose copy of the index start() is given.
+  MismatchSearchEngine(std::size_t batch_size, Backend backend, bool warm_up, int gpu = -1)
+      : pool_(batch_size, backend, warm_up, gpu) {
+    gpu_.bind(gpu);
+  }
+  // The index must outlive the engine, or its release(). On the calling thread's current device:
+  // the engine's GPU.
   void start(const fmindex::FmIndex& index, const AlignOptions& options) { aligner_.emplace(index, options); }
 
-  // Frees the aligner (its device memory) and the pinned batches; the engine is unusable after.
+  // Frees the aligner (its device memory) and the pinned batches, with its GPU current; the
+  // engine is unusable after.
   void release();
+  Status enter_thread() override { return gpu_.enter(); }
+  std::string where() const override { return gpu_.where(); }
 
  protected:
   Status search_part(const SeqRecord* reads, std::size_t count) override;
@@ -115,6 +140,7 @@ class MismatchSearchEngine : public SplittingSearchEngine {
   // Declared before the aligner, so destroyed after it: the aligner waits for its kernels, which
   // write into the searched batches' pinned memory.
   SearchedBatchPool pool_;
+  GpuBinding gpu_;
   std::mutex in_flight_mutex_;
   std::deque<std::unique_ptr<SearchedBatch>> in_flight_;  // searched, not yet finished
   std::optional<BatchAligner> aligner_;
@@ -145,8 +171,17 @@ class GappedSearchEngine : public SearchEngine {
   GappedSearchEngine(const GappedSearchEngine&) = delete;
   GappedSearchEngine& operator=(const GappedSearchEngine&) = delete;
 
-  // The index must outlive the engine, or its release(). mappers: 1..kMostMappers threads.
-  Status start(const fmindex::FmIndex& index, const gapped::GappedOptions& options, unsigned mappers = kMostMappers);
+  // The index must outlive the engine, or its release(). mappers: 1..kMostMappers threads. On
+  // the calling thread's current device: the engine's GPU (bind_to_gpu), whose copy of the index
+  // this is. `shared_with`: an engine of the same index on another GPU, whose copy of the
+  // reference the mappers share (host memory, one byte per base) rather than make their own.
+  Status start(const fmindex::FmIndex& index, const gapped::GappedOptions& options, unsigned mappers = kMostMappers,
+               const GappedSearchEngine* shared_with = nullptr);
+  // Before start(): the GPU of a run on several (GpuBinding); the mapping threads and
+  // rescue_mates' caller bind themselves to it.
+  void bind_to_gpu(int ordinal) { gpu_.bind(ordinal); }
+  Status enter_thread() override { return gpu_.enter(); }
+  std::string where() const override { return gpu_.where(); }
 
   Status search(const ReadBatch& batch) override;
   Status finish(ReadBatch& batch) override;
@@ -159,7 +194,8 @@ class GappedSearchEngine : public SearchEngine {
   Status rescue_mates(const std::vector<SeqRecord>& reads, std::vector<gapped::GappedReadAlignment>& alignments,
                       const InsertSizeModel& model, std::int32_t unpaired);
   // Stops the mapping threads (a batch being mapped is finished first, queued ones are dropped)
-  // and frees the mappers (their device memory); the engine is unusable after.
+  // and frees the mappers (their device memory, with their GPU current); the engine is unusable
+  // after.
   void release();
 
   // PartSize::configure: the unit of a part (2 for PairedReadSource's batches: mates 2p and
@@ -192,6 +228,7 @@ class GappedSearchEngine : public SearchEngine {
                    std::vector<gapped::GappedReadAlignment>& results);
 
   PartSize part_size_;
+  GpuBinding gpu_;
   std::function<bool(std::size_t)> fits_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;

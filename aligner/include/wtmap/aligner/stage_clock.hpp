@@ -25,15 +25,18 @@ class StageClock {
       StageClock& clock;
       TimePoint start;
       ~Add() {
-        const TimePoint now = std::chrono::steady_clock::now();
-        clock.seconds_ += std::chrono::duration<double>(now - start).count();
-        try {
-          clock.spans_.push_back({start, now});
-        } catch (const std::bad_alloc&) {  // the timeline is a diagnostic: a gap in it is no error
-        }
+        clock.add({start, std::chrono::steady_clock::now()});
       }
     } add{*this, std::chrono::steady_clock::now()};
     return body();
+  }
+  // A call that took `span` (time() adds its own; a pipeline joins the clocks of its GPUs' stages).
+  void add(const Span& span) {
+    seconds_ += std::chrono::duration<double>(span.end - span.begin).count();
+    try {
+      spans_.push_back(span);
+    } catch (const std::bad_alloc&) {  // the timeline is a diagnostic: a gap in it is no error
+    }
   }
   double seconds() const { return seconds_; }
   const std::vector<Span>& spans() const { return spans_; }

@@ -4,7 +4,8 @@
 // goes through detail::device_allocate, which counts the bytes held and refuses a request
 // beyond the free device memory or beyond WTMAP_GPU_MEM_LIMIT with device_out_of_memory, so
 // that a caller can retry with smaller batches. The limit lets a test make any card short of
-// memory (docs/architecture.md); it is not a user option.
+// memory (docs/architecture.md); it is not a user option. Both the limit and the free memory
+// are the current device's (cudaGetDevice): a run on several GPUs keeps to the limit on each.
 //
 // Space: one map entry per live device allocation. Time: an allocation or free takes a mutex
 // and a hash-map update beside the CUDA call (allocations are per batch size, not per batch).
@@ -29,14 +30,19 @@ std::optional<std::size_t> parse_byte_count(const std::string& text);
 // invalid_argument when it is set but not a byte count.
 Result<std::size_t> device_memory_limit();
 
-// Bytes held now by wtmap's device allocations, and the most held at once so far (since the
-// process started, or since the last reset_device_memory_peak, which sets it to what is held).
+// Bytes held now by wtmap's device allocations, summed over the devices, and the most held at
+// once so far (since the process started, or since the last reset_device_memory_peak, which sets
+// it to what is held).
 std::size_t device_memory_held();
 std::size_t device_memory_peak();
 void reset_device_memory_peak();
+// The same for the one device that holds the most now, and the most any one device held at once
+// (each device's peak, reset with the others): what a run on several GPUs needs of each.
+std::size_t device_memory_held_on_busiest();
+std::size_t device_memory_peak_on_busiest();
 
-// Bytes one more device allocation may take now: the free device memory, and no more than the
-// limit leaves.
+// Bytes one more device allocation on the current device may take now: its free memory, and no
+// more than the limit leaves of it.
 Result<std::size_t> device_memory_available();
 
 namespace detail {

@@ -93,6 +93,9 @@ class GappedMapper {
   // A mapper of the same index and options that shares this one's copy of the reference (one byte
   // per base), to map another batch at the same time on another thread.
   GappedMapper another() const;
+  // The same for `copy`, this one's index loaded on another GPU (the same file): a mapper there
+  // that shares this one's reference (`wtmap align --gpus`). Made with copy's GPU current.
+  GappedMapper another(const fmindex::FmIndex& copy) const;
   GappedMapper(GappedMapper&&) noexcept;
   GappedMapper& operator=(GappedMapper&&) noexcept;
   ~GappedMapper();
