@@ -197,7 +197,7 @@ constexpr const char* kUsage =
   std::_Exit(0);
 }
 
-// --batch's bound: 15 batches of 10^7 reads hold some 15 GB of host memory.
+// --batch's bound: 17 batches of 10^7 reads hold some 17 GB of host memory (more with --gpus).
 constexpr std::uint64_t kMostBatchReads = 10000000;
 
 double percent(std::uint64_t part, std::uint64_t whole) { return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole); }
