@@ -1,0 +1,63 @@
+// wtmap fmindex: the suffix array of a text delivered in row order, a few blocks at a time, never
+// whole -- Kärkkäinen's blockwise suffix sorting with a difference-cover sample (J. Kärkkäinen,
+// "Fast BWT in small space by blockwise suffix sorting", TCS 387, 2007; the approach of
+// bowtie-build). The index build consumes the rows as they come (fm_index_pipeline.hpp), so the
+// 8 bytes a symbol of a whole suffix array (divsufsort64) are never held.
+//
+// Steps, each on all CPU threads and written so that the GPU can run the same ones (the shared
+// WTMAP_HD comparison of difference_cover_sample.hpp, sorts of 64-bit keys as CUB's radix sort):
+//  1. the difference-cover sample of period v ranked (difference_cover_sample.hpp): any two
+//     suffixes then compare in at most v symbols and one rank lookup, however long their repeat;
+//  2. splitters: n / bucket_size random suffixes, sorted; they cut the suffix array into buckets
+//     of bucket_size suffixes on average whatever the text (a random position has a uniformly
+//     random row);
+//  3. one scan of the text counts each bucket's suffixes (a binary search among the splitters,
+//     by their first K symbols' key first); consecutive buckets are grouped into rounds of at
+//     most round_size suffixes (a round is one bucket where a bucket alone is larger);
+//  4. per round: a scan of the text collects the round's suffixes into their buckets, each bucket
+//     is sorted on its own (radix by the K-symbol key, then the tied ones by compare_suffixes),
+//     the buckets in parallel, and the round's rows go to the consumer.
+//
+// Time: O(n log n) expected comparisons of O(v / K) word reads each, plus a scan of the text per
+// round. Space: the packed text (b n / 8 bytes), the sample's ranks (8 n |D| / v bytes: 0.25 a
+// symbol at v = 4096, 1.5 a symbol while they are sorted), a round (8 round_size bytes) and each
+// thread's bucket being sorted (16 bytes a suffix): blockwise_suffix_array_bytes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "wtmap/core/status.hpp"
+#include "wtmap/fmindex/packed_symbols.hpp"
+
+namespace wtmap::fmindex {
+
+struct BlockwiseSuffixArrayOptions {
+  std::uint32_t period = 4096;  // v, a power of 2: 0.25 bytes a symbol of sample ranks at 4096
+  std::uint64_t bucket_size = 0;  // mean suffixes per bucket (>= 1); 0: by size and threads
+  std::uint64_t round_size = 0;   // most suffixes per round (>= 1); 0: n / 8, at least 2^24
+  std::uint64_t seed = 0x5eed;    // the splitters' positions (the suffix array does not depend on it)
+  std::function<void(const std::string&)> progress;  // optional: a line per round
+};
+
+// The bucket and round sizes that `options` gives a text of n symbols (its zeros replaced).
+BlockwiseSuffixArrayOptions resolved_blockwise_options(std::uint64_t n, const BlockwiseSuffixArrayOptions& options);
+
+// Host bytes that blockwise_suffix_array holds at its peak for a text of n symbols of `bits` bits
+// (the packed text included, the consumer's own memory not): the larger of ranking the sample
+// (positions, ranks, keys and radix scratch: 48 bytes a sample suffix) and a round (the ranks, 8
+// bytes a suffix of the round, and 32 bytes a suffix of a bucket per thread, buckets up to about
+// 4x their mean).
+std::uint64_t blockwise_suffix_array_bytes(std::uint64_t n, std::uint32_t bits, const BlockwiseSuffixArrayOptions& options);
+
+// Rows [first_row, first_row + count) of the suffix array: their text positions. Called in row
+// order (first_row is the previous call's end), on the calling thread; it may use every thread.
+using SuffixArrayConsumer = std::function<Status(std::uint64_t first_row, const std::uint64_t* sa, std::uint64_t count)>;
+
+// The suffix array of `text`, whose last symbol must be its only 0 (the terminator $; otherwise
+// invalid_argument), to `consume` in row order; a consumer's error stops it and is returned.
+Status blockwise_suffix_array(const PackedSymbolsView& text, const BlockwiseSuffixArrayOptions& options,
+                              const SuffixArrayConsumer& consume);
+
+}  // namespace wtmap::fmindex

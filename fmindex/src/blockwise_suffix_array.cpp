@@ -1,0 +1,252 @@
+#include "wtmap/fmindex/blockwise_suffix_array.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <new>
+#include <random>
+#include <vector>
+
+#include "keyed_suffix_sort.hpp"
+#include "wtmap/fmindex/difference_cover_sample.hpp"
+
+namespace wtmap::fmindex {
+namespace {
+
+using detail::KeyedSuffix;
+
+Status out_of_memory() { return Status{StatusCode::out_of_memory, "out of host memory for the blockwise suffix sort"}; }
+
+// Whether text[n - 1] is the text's only 0, on all CPU threads.
+bool ends_in_unique_terminator(const PackedSymbolsView& text) {
+  if (text.n == 0 || text.symbol(text.n - 1) != 0) return false;
+  std::atomic<bool> other_zero{false};
+  wtmap::detail::parallel_for_ranges(text.n - 1, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) {
+      if (text.symbol(i) == 0) {
+        other_zero = true;
+        return;
+      }
+    }
+  });
+  return !other_zero;
+}
+
+struct Round {  // buckets [first, last) and their rows [first_row, first_row + size)
+  std::uint64_t first, last, first_row, size;
+};
+
+// The steps of blockwise_suffix_array (blockwise_suffix_array.hpp) after the sample's ranks.
+class BlockwiseSorter {
+ public:
+  BlockwiseSorter(const PackedSymbolsView& text, const DifferenceCoverView& dc, const BlockwiseSuffixArrayOptions& options)
+      : text_(text), dc_(dc), options_(options) {}
+
+  Status run(const SuffixArrayConsumer& consume);
+
+ private:
+  void choose_splitters();
+  Status count_buckets();
+  std::vector<Round> plan_rounds() const;
+  // Splitters smaller than the suffix at i, whose window is key: its bucket.
+  std::uint64_t bucket_of(std::uint64_t i, std::uint64_t key) const;
+  void fill_round(const Round& round, std::uint64_t* rows);
+  void sort_bucket(std::uint64_t* positions, std::uint64_t count) const;
+  void report(const Round& round, std::uint64_t done_rounds, std::uint64_t rounds) const;
+
+  const PackedSymbolsView& text_;
+  const DifferenceCoverView& dc_;
+  const BlockwiseSuffixArrayOptions& options_;
+  std::vector<std::uint64_t> splitters_, splitter_keys_;
+  std::vector<std::uint64_t> bucket_rows_;  // per bucket, splitters + 1 of them: its first row, then n
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+void BlockwiseSorter::choose_splitters() {
+  const std::uint64_t n = text_.n, wanted = n / options_.bucket_size;
+  std::mt19937_64 random(options_.seed);
+  splitters_.resize(wanted);
+  for (std::uint64_t& s : splitters_) s = std::uniform_int_distribution<std::uint64_t>(0, n - 1)(random);
+  std::sort(splitters_.begin(), splitters_.end());
+  splitters_.erase(std::unique(splitters_.begin(), splitters_.end()), splitters_.end());
+  std::sort(splitters_.begin(), splitters_.end(), [&](std::uint64_t a, std::uint64_t b) {
+    return compare_suffixes(text_, dc_, a, b) < 0;
+  });
+  splitter_keys_.resize(splitters_.size());
+  for (std::size_t k = 0; k < splitters_.size(); ++k) splitter_keys_[k] = text_.window(splitters_[k]);
+}
+
+std::uint64_t BlockwiseSorter::bucket_of(std::uint64_t i, std::uint64_t key) const {
+  std::uint64_t lo = 0, hi = splitters_.size();
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    const std::uint64_t s = splitter_keys_[mid];
+    const bool splitter_smaller = s != key ? s < key : compare_suffixes(text_, dc_, splitters_[mid], i) < 0;
+    if (splitter_smaller) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+Status BlockwiseSorter::count_buckets() {
+  const std::uint64_t buckets = splitters_.size() + 1, threads = wtmap::detail::cpu_threads();
+  std::vector<std::vector<std::uint64_t>> counts(threads);
+  std::atomic<std::uint64_t> next_thread{0};
+  std::atomic<bool> failed{false};
+  wtmap::detail::parallel_for_ranges(text_.n, [&](std::uint64_t begin, std::uint64_t end) {
+    std::vector<std::uint64_t>& mine = counts[next_thread++];
+    try {
+      mine.assign(buckets, 0);
+    } catch (const std::bad_alloc&) {
+      failed = true;
+      return;
+    }
+    for (std::uint64_t i = begin; i < end; ++i) ++mine[bucket_of(i, text_.window(i))];
+  }, std::max<std::uint64_t>(1 << 14, text_.n / threads));
+  if (failed) return out_of_memory();
+  bucket_rows_.assign(buckets + 1, 0);
+  for (const auto& mine : counts) {
+    for (std::uint64_t b = 0; b < mine.size(); ++b) bucket_rows_[b + 1] += mine[b];
+  }
+  for (std::uint64_t b = 0; b < buckets; ++b) bucket_rows_[b + 1] += bucket_rows_[b];
+  return {};
+}
+
+std::vector<Round> BlockwiseSorter::plan_rounds() const {
+  std::vector<Round> rounds;
+  const std::uint64_t buckets = splitters_.size() + 1;
+  for (std::uint64_t first = 0; first < buckets;) {
+    std::uint64_t last = first + 1;
+    while (last < buckets && bucket_rows_[last + 1] - bucket_rows_[first] <= options_.round_size) ++last;
+    rounds.push_back({first, last, bucket_rows_[first], bucket_rows_[last] - bucket_rows_[first]});
+    first = last;
+  }
+  return rounds;
+}
+
+// One scan of the text: each suffix of the round goes to the next free row of its bucket (in no
+// particular order: sort_bucket orders them). A key outside the round's splitters' keys is decided
+// without a search.
+void BlockwiseSorter::fill_round(const Round& round, std::uint64_t* rows) {
+  std::vector<std::atomic<std::uint64_t>> next(round.last - round.first);
+  for (std::uint64_t b = round.first; b < round.last; ++b) next[b - round.first] = bucket_rows_[b] - round.first_row;
+  const bool has_lower = round.first > 0, has_upper = round.last <= splitters_.size();
+  const std::uint64_t lower = has_lower ? splitter_keys_[round.first - 1] : 0;
+  const std::uint64_t upper = has_upper ? splitter_keys_[round.last - 1] : 0;
+  wtmap::detail::parallel_for_ranges(text_.n, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) {
+      const std::uint64_t key = text_.window(i);
+      if ((has_lower && key < lower) || (has_upper && key > upper)) continue;
+      const std::uint64_t b = bucket_of(i, key);
+      if (b < round.first || b >= round.last) continue;
+      rows[next[b - round.first].fetch_add(1, std::memory_order_relaxed)] = i;
+    }
+  });
+}
+
+// By the K-symbol key (a radix sort of pairs on the GPU), then each run of equal keys by
+// compare_suffixes (a segmented comparison sort there).
+void BlockwiseSorter::sort_bucket(std::uint64_t* positions, std::uint64_t count) const {
+  std::vector<KeyedSuffix> keyed(count), scratch;
+  for (std::uint64_t k = 0; k < count; ++k) keyed[k] = {text_.window(positions[k]), positions[k]};
+  detail::sort_by_key(keyed.data(), count, scratch);
+  for (std::uint64_t run = 0; run < count;) {
+    std::uint64_t run_end = run + 1;
+    while (run_end < count && keyed[run_end].key == keyed[run].key) ++run_end;
+    if (run_end - run > 1) {
+      std::sort(keyed.begin() + run, keyed.begin() + run_end, [&](const KeyedSuffix& a, const KeyedSuffix& b) {
+        return compare_suffixes(text_, dc_, a.position, b.position) < 0;
+      });
+    }
+    run = run_end;
+  }
+  for (std::uint64_t k = 0; k < count; ++k) positions[k] = keyed[k].position;
+}
+
+void BlockwiseSorter::report(const Round& round, std::uint64_t done_rounds, std::uint64_t rounds) const {
+  if (!options_.progress) return;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double share = static_cast<double>(round.first_row + round.size) / static_cast<double>(text_.n);
+  char line[160];
+  std::snprintf(line, sizeof line, "suffix array: round %llu of %llu sorted, %.0f %% of the rows, about %.0f s left",
+                static_cast<unsigned long long>(done_rounds), static_cast<unsigned long long>(rounds), 100 * share,
+                share > 0 ? elapsed * (1 - share) / share : 0.0);
+  options_.progress(line);
+}
+
+Status BlockwiseSorter::run(const SuffixArrayConsumer& consume) {
+  std::vector<Round> rounds;
+  std::vector<std::uint64_t> rows;
+  try {
+    choose_splitters();
+    WTMAP_TRY(count_buckets());
+    rounds = plan_rounds();
+    std::uint64_t largest = 0;
+    for (const Round& r : rounds) largest = std::max(largest, r.size);
+    rows.resize(largest);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory();
+  }
+  for (std::size_t k = 0; k < rounds.size(); ++k) {
+    const Round& round = rounds[k];
+    fill_round(round, rows.data());
+    std::atomic<bool> failed{false};
+    detail::for_each_dynamic(round.last - round.first, [&](std::uint64_t j) {
+      const std::uint64_t b = round.first + j;
+      try {
+        sort_bucket(rows.data() + (bucket_rows_[b] - round.first_row), bucket_rows_[b + 1] - bucket_rows_[b]);
+      } catch (const std::bad_alloc&) {
+        failed = true;
+      }
+    });
+    if (failed) return out_of_memory();
+    WTMAP_TRY(consume(round.first_row, rows.data(), round.size));
+    report(round, k + 1, rounds.size());
+  }
+  return {};
+}
+
+}  // namespace
+
+BlockwiseSuffixArrayOptions resolved_blockwise_options(std::uint64_t n, const BlockwiseSuffixArrayOptions& options) {
+  BlockwiseSuffixArrayOptions resolved = options;
+  const std::uint64_t threads = wtmap::detail::cpu_threads();
+  // Some 64 buckets per thread for the dynamic schedule, none so large that a thread's sort
+  // scratch matters: 4M suffixes are 64 MiB of keyed pairs.
+  if (resolved.bucket_size == 0) resolved.bucket_size = std::clamp<std::uint64_t>(n / (64 * threads), 1 << 12, 1 << 22);
+  if (resolved.round_size == 0) resolved.round_size = std::max<std::uint64_t>(n / 8, std::uint64_t{1} << 24);
+  return resolved;
+}
+
+std::uint64_t blockwise_suffix_array_bytes(std::uint64_t n, std::uint32_t bits, const BlockwiseSuffixArrayOptions& options) {
+  const BlockwiseSuffixArrayOptions o = resolved_blockwise_options(n, options);
+  const std::uint64_t text = PackedSymbols::num_words(n, bits) * 8;
+  const std::uint64_t sample = DifferenceCoverSample::num_slots(n, o.period);
+  const std::uint64_t ranking = 48 * sample;
+  const std::uint64_t round = 8 * sample + 8 * std::min(n, o.round_size) +
+                              32 * std::min(n, 4 * o.bucket_size) * wtmap::detail::cpu_threads();
+  return text + std::max(ranking, round);
+}
+
+Status blockwise_suffix_array(const PackedSymbolsView& text, const BlockwiseSuffixArrayOptions& options,
+                              const SuffixArrayConsumer& consume) {
+  if (!ends_in_unique_terminator(text)) {
+    return invalid_argument("blockwise suffix sort: the text must end in its only 0 (the terminator)");
+  }
+  const BlockwiseSuffixArrayOptions resolved = resolved_blockwise_options(text.n, options);
+  if (resolved.bucket_size == 0 || resolved.round_size == 0) {
+    return invalid_argument("blockwise suffix sort: bucket and round sizes must be at least 1");
+  }
+  if (resolved.progress) resolved.progress("suffix array: ranking the difference-cover sample (period " +
+                                           std::to_string(resolved.period) + ")");
+  auto dc = DifferenceCoverSample::build(text, resolved.period);
+  if (!dc.ok()) return dc.status();
+  BlockwiseSorter sorter(text, dc->view(), resolved);
+  return sorter.run(consume);
+}
+
+}  // namespace wtmap::fmindex

@@ -1,0 +1,84 @@
+// wtmap fmindex (internal): the sorts of the blockwise suffix sorter (blockwise_suffix_array.hpp,
+// difference_cover_sample.hpp) -- suffixes keyed by a fixed-width 64-bit key (a window of packed
+// symbols, or a rank), sorted by key as CUB's radix sort of pairs would on the GPU -- and the
+// dynamically scheduled loop over independent pieces of work (blocks, tied groups).
+//
+// radix_sort_by_key: stable LSD radix sort, 8 bits a pass, passes whose digit is the same for every
+// key skipped; O(n) per pass, on all CPU threads, with a scratch array as large as the input.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "wtmap/core/detail/parallel.hpp"
+
+namespace wtmap::fmindex::detail {
+
+struct KeyedSuffix {
+  std::uint64_t key;
+  std::uint64_t position;
+};
+
+// body(i) for every i < count, each CPU thread taking the next i as it finishes one: for work of
+// very uneven sizes (a block of repeats beside blocks of unique sequence).
+template <class Body>
+void for_each_dynamic(std::uint64_t count, Body body) {
+  std::atomic<std::uint64_t> next{0};
+  const std::uint64_t threads = std::min<std::uint64_t>(wtmap::detail::cpu_threads(), count);
+  wtmap::detail::parallel_for_ranges(threads, [&](std::uint64_t, std::uint64_t) {
+    for (std::uint64_t i = next++; i < count; i = next++) body(i);
+  }, 1);
+}
+
+inline void radix_sort_by_key(KeyedSuffix* items, std::uint64_t n, KeyedSuffix* scratch) {
+  const std::uint64_t chunks = std::max<std::uint64_t>(1, std::min<std::uint64_t>(wtmap::detail::cpu_threads(), n >> 16));
+  std::vector<std::array<std::uint64_t, 256>> counts(chunks);
+  KeyedSuffix *from = items, *to = scratch;
+  for (unsigned shift = 0; shift < 64; shift += 8) {
+    auto chunk_range = [&](std::uint64_t c) { return std::pair{n * c / chunks, n * (c + 1) / chunks}; };
+    wtmap::detail::parallel_for_ranges(chunks, [&](std::uint64_t first, std::uint64_t last) {
+      for (std::uint64_t c = first; c < last; ++c) {
+        counts[c].fill(0);
+        const auto [begin, end] = chunk_range(c);
+        for (std::uint64_t i = begin; i < end; ++i) ++counts[c][(from[i].key >> shift) & 255];
+      }
+    }, 1);
+    std::uint64_t total = 0;  // counts become each chunk's first slot per digit, in digit-major order
+    bool one_digit = false;
+    for (unsigned d = 0; d < 256; ++d) {
+      std::uint64_t digit_total = 0;
+      for (std::uint64_t c = 0; c < chunks; ++c) {
+        const std::uint64_t k = counts[c][d];
+        counts[c][d] = total + digit_total;
+        digit_total += k;
+      }
+      one_digit = one_digit || digit_total == n;
+      total += digit_total;
+    }
+    if (one_digit) continue;  // every key has this digit: the pass would not move anything
+    wtmap::detail::parallel_for_ranges(chunks, [&](std::uint64_t first, std::uint64_t last) {
+      for (std::uint64_t c = first; c < last; ++c) {
+        const auto [begin, end] = chunk_range(c);
+        for (std::uint64_t i = begin; i < end; ++i) to[counts[c][(from[i].key >> shift) & 255]++] = from[i];
+      }
+    }, 1);
+    std::swap(from, to);
+  }
+  if (from != items) std::copy(from, from + n, items);
+}
+
+// Sorts by key: std::sort below a million items (one thread; the caller runs many such sorts at
+// once), else the parallel radix sort with `scratch` grown to n.
+inline void sort_by_key(KeyedSuffix* items, std::uint64_t n, std::vector<KeyedSuffix>& scratch) {
+  if (n < (std::uint64_t{1} << 20)) {
+    std::sort(items, items + n, [](const KeyedSuffix& a, const KeyedSuffix& b) { return a.key < b.key; });
+    return;
+  }
+  if (scratch.size() < n) scratch.resize(n);
+  radix_sort_by_key(items, n, scratch.data());
+}
+
+}  // namespace wtmap::fmindex::detail
