@@ -193,6 +193,7 @@ Status BlockwiseSorter::run(const SuffixArrayConsumer& consume) {
   }
   for (std::size_t k = 0; k < rounds.size(); ++k) {
     const Round& round = rounds[k];
+    if (round.size == 0) continue;  // an empty first bucket before one too large to join it
     fill_round(round, rows.data());
     std::atomic<bool> failed{false};
     detail::for_each_dynamic(round.last - round.first, [&](std::uint64_t j) {
