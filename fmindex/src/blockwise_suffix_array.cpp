@@ -153,7 +153,7 @@ void BlockwiseSorter::fill_round(const Round& round, std::uint64_t* rows) {
 void BlockwiseSorter::sort_bucket(std::uint64_t* positions, std::uint64_t count) const {
   std::vector<KeyedSuffix> keyed(count), scratch;
   for (std::uint64_t k = 0; k < count; ++k) keyed[k] = {text_.window(positions[k]), positions[k]};
-  detail::sort_by_key(keyed.data(), count, scratch);
+  detail::sort_by_key(keyed.data(), count, scratch, 1);  // one thread a bucket: the buckets run in parallel
   for (std::uint64_t run = 0; run < count;) {
     std::uint64_t run_end = run + 1;
     while (run_end < count && keyed[run_end].key == keyed[run].key) ++run_end;
@@ -188,6 +188,10 @@ Status BlockwiseSorter::run(const SuffixArrayConsumer& consume) {
     std::uint64_t largest = 0;
     for (const Round& r : rounds) largest = std::max(largest, r.size);
     rows.resize(largest);
+    if (options_.progress) {
+      options_.progress("suffix array: " + std::to_string(splitters_.size() + 1) + " buckets in " +
+                        std::to_string(rounds.size()) + " rounds of at most " + std::to_string(largest) + " rows");
+    }
   } catch (const std::bad_alloc&) {
     return out_of_memory();
   }
@@ -217,8 +221,8 @@ BlockwiseSuffixArrayOptions resolved_blockwise_options(std::uint64_t n, const Bl
   BlockwiseSuffixArrayOptions resolved = options;
   const std::uint64_t threads = wtmap::detail::cpu_threads();
   // Some 64 buckets per thread for the dynamic schedule, none so large that a thread's sort
-  // scratch matters: 4M suffixes are 64 MiB of keyed pairs.
-  if (resolved.bucket_size == 0) resolved.bucket_size = std::clamp<std::uint64_t>(n / (64 * threads), 1 << 12, 1 << 22);
+  // scratch matters: 1M suffixes are 16 MiB of keyed pairs.
+  if (resolved.bucket_size == 0) resolved.bucket_size = std::clamp<std::uint64_t>(n / (64 * threads), 1 << 12, 1 << 20);
   if (resolved.round_size == 0) resolved.round_size = std::max<std::uint64_t>(n / 8, std::uint64_t{1} << 24);
   return resolved;
 }

@@ -92,7 +92,8 @@ Status SampleRanker::refine(KeyOf key_of) {
   constexpr std::uint64_t kLarge = std::uint64_t{1} << 20;
   try {
     for (std::size_t g = 0; g < groups_.size(); ++g) {
-      if (first[g + 1] - first[g] >= kLarge) detail::sort_by_key(keyed.data() + first[g], first[g + 1] - first[g], scratch);
+      const std::uint64_t size = first[g + 1] - first[g];
+      if (size >= kLarge) detail::sort_by_key(keyed.data() + first[g], size, scratch, wtmap::detail::cpu_threads());
     }
   } catch (const std::bad_alloc&) {
     return Status{StatusCode::out_of_memory, "out of host memory for the difference-cover sample"};
@@ -100,9 +101,9 @@ Status SampleRanker::refine(KeyOf key_of) {
   std::vector<Group> tied;
   std::mutex tied_mutex;
   detail::for_each_dynamic(groups_.size(), [&](std::uint64_t g) {
-    std::vector<KeyedSuffix> unused;
+    std::vector<KeyedSuffix> own_scratch;
     const std::uint64_t size = first[g + 1] - first[g];
-    if (size < kLarge) detail::sort_by_key(keyed.data() + first[g], size, unused);
+    if (size < kLarge) detail::sort_by_key(keyed.data() + first[g], size, own_scratch, 1);
     std::vector<Group> mine;
     split(groups_[g], keyed.data() + first[g], mine);
     if (mine.empty()) return;

@@ -78,7 +78,7 @@ Result<BwtRows> suffix_sorted_rows(std::vector<std::uint8_t> text, std::uint32_t
   }
   auto packed = PackedSymbols::build(text.data(), n);
   if (!packed.ok()) return packed.status();
-  text = {};
+  std::vector<std::uint8_t>().swap(text);  // freed: `text = {}` would keep its capacity
   try {
     BwtRowsCollector collector(packed->view(), sample_rate, tree_code_offset, list_separator_rows);
     if (options.sa_builder == SuffixArrayBuilder::divsufsort) {

@@ -33,8 +33,9 @@ void for_each_dynamic(std::uint64_t count, Body body) {
   }, 1);
 }
 
-inline void radix_sort_by_key(KeyedSuffix* items, std::uint64_t n, KeyedSuffix* scratch) {
-  const std::uint64_t chunks = std::max<std::uint64_t>(1, std::min<std::uint64_t>(wtmap::detail::cpu_threads(), n >> 16));
+// On `threads` CPU threads (1: on the calling one).
+inline void radix_sort_by_key(KeyedSuffix* items, std::uint64_t n, KeyedSuffix* scratch, std::uint64_t threads) {
+  const std::uint64_t chunks = std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, n >> 16));
   std::vector<std::array<std::uint64_t, 256>> counts(chunks);
   KeyedSuffix *from = items, *to = scratch;
   for (unsigned shift = 0; shift < 64; shift += 8) {
@@ -70,15 +71,15 @@ inline void radix_sort_by_key(KeyedSuffix* items, std::uint64_t n, KeyedSuffix* 
   if (from != items) std::copy(from, from + n, items);
 }
 
-// Sorts by key: std::sort below a million items (one thread; the caller runs many such sorts at
-// once), else the parallel radix sort with `scratch` grown to n.
-inline void sort_by_key(KeyedSuffix* items, std::uint64_t n, std::vector<KeyedSuffix>& scratch) {
-  if (n < (std::uint64_t{1} << 20)) {
+// Sorts by key on `threads` threads: std::sort below 256 items, else the radix sort with
+// `scratch` grown to n.
+inline void sort_by_key(KeyedSuffix* items, std::uint64_t n, std::vector<KeyedSuffix>& scratch, std::uint64_t threads) {
+  if (n < 256) {
     std::sort(items, items + n, [](const KeyedSuffix& a, const KeyedSuffix& b) { return a.key < b.key; });
     return;
   }
   if (scratch.size() < n) scratch.resize(n);
-  radix_sort_by_key(items, n, scratch.data());
+  radix_sort_by_key(items, n, scratch.data(), threads);
 }
 
 }  // namespace wtmap::fmindex::detail

@@ -58,7 +58,7 @@ Status SampledSuffixArray::Builder::for_each_piece(
   } catch (const std::bad_alloc&) {
     out_of_memory = true;
   }
-  for (auto& piece : pieces_) piece = {};
+  for (auto& piece : pieces_) std::vector<std::uint64_t>().swap(piece);  // `= {}` keeps the capacity
   if (out_of_memory) return Status{StatusCode::out_of_memory, "out of host memory for the SA samples"};
   return {};
 }
@@ -67,7 +67,7 @@ Result<SampledSuffixArray> SampledSuffixArray::Builder::finish(Backend backend) 
   if (next_row_ != n_) return Status{StatusCode::invalid_argument, "SA samples: not every row was given"};
   auto marks = RankSelectBitVector::build(words_.data(), n_, backend);
   if (!marks.ok()) return marks.status();
-  words_ = {};
+  std::vector<std::uint32_t>().swap(words_);
   std::vector<std::uint64_t> samples = std::move(samples_);
   return create(std::move(marks.value()), samples);
 }

@@ -47,8 +47,8 @@ BlockwiseSuffixArrayOptions resolved_blockwise_options(std::uint64_t n, const Bl
 // Host bytes that blockwise_suffix_array holds at its peak for a text of n symbols of `bits` bits
 // (the packed text included, the consumer's own memory not): the larger of ranking the sample
 // (positions, ranks, keys and radix scratch: 48 bytes a sample suffix) and a round (the ranks, 8
-// bytes a suffix of the round, and 32 bytes a suffix of a bucket per thread, buckets up to about
-// 4x their mean).
+// bytes a suffix of the round, and 32 bytes a suffix of a bucket per thread -- keys and radix
+// scratch -- buckets up to about 4x their mean).
 std::uint64_t blockwise_suffix_array_bytes(std::uint64_t n, std::uint32_t bits, const BlockwiseSuffixArrayOptions& options);
 
 // Rows [first_row, first_row + count) of the suffix array: their text positions. Called in row
