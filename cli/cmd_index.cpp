@@ -106,7 +106,6 @@ int index_main(int argc, char** argv) {
   options.sa_builder = sa_builder;
   options.kmer_length = 0;  // a query-time table, not part of the file
   options.progress = [&](const std::string& stage) { log.info("%s", stage.c_str()); };
-  options.blockwise.progress = options.progress;
 
   if (alphabet != fmindex::Alphabet::dna) {
     log.info("reading %s (%s)", fasta.c_str(), fmindex::alphabet_name(alphabet));

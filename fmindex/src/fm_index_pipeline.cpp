@@ -85,7 +85,9 @@ Result<BwtRows> suffix_sorted_rows(std::vector<std::uint8_t> text, std::uint32_t
       static_assert(sizeof(std::int64_t) == sizeof(std::uint64_t), "the rows are read as unsigned");
       WTMAP_TRY(collector.add(0, reinterpret_cast<const std::uint64_t*>(whole.data()), n));
     } else {
-      WTMAP_TRY(blockwise_suffix_array(packed->view(), options.blockwise,
+      BlockwiseSuffixArrayOptions blockwise = options.blockwise;
+      if (!blockwise.progress) blockwise.progress = options.progress;
+      WTMAP_TRY(blockwise_suffix_array(packed->view(), blockwise,
                                        [&](std::uint64_t first_row, const std::uint64_t* sa, std::uint64_t count) {
                                          return collector.add(first_row, sa, count);
                                        }));

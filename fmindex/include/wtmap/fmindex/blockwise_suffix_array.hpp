@@ -38,7 +38,7 @@ struct BlockwiseSuffixArrayOptions {
   std::uint64_t bucket_size = 0;  // mean suffixes per bucket (>= 1); 0: by size and threads
   std::uint64_t round_size = 0;   // most suffixes per round (>= 1); 0: n / 8, at least 2^24
   std::uint64_t seed = 0x5eed;    // the splitters' positions (the suffix array does not depend on it)
-  std::function<void(const std::string&)> progress;  // optional: a line per round
+  std::function<void(const std::string&)> progress;  // optional: a line per round (the index build's if unset)
 };
 
 // The bucket and round sizes that `options` gives a text of n symbols (its zeros replaced).
