@@ -52,6 +52,7 @@ class BlockwiseSorter {
   // Splitters smaller than the suffix at i, whose window is key: its bucket.
   std::uint64_t bucket_of(std::uint64_t i, std::uint64_t key) const;
   void fill_round(const Round& round, std::uint64_t* rows);
+  std::uint64_t chunk_start(std::uint64_t c) const { return text_.n * c / chunks_; }
   void sort_bucket(std::uint64_t* positions, std::uint64_t count) const;
   void report(const Round& round, std::uint64_t done_rounds, std::uint64_t rounds) const;
 
@@ -60,6 +61,8 @@ class BlockwiseSorter {
   const BlockwiseSuffixArrayOptions& options_;
   std::vector<std::uint64_t> splitters_, splitter_keys_;
   std::vector<std::uint64_t> bucket_rows_;  // per bucket, splitters + 1 of them: its first row, then n
+  std::uint64_t chunks_ = 1;                 // the scans' pieces of the text, chunk_start(c) on
+  std::vector<std::vector<std::uint64_t>> chunk_counts_;  // per chunk and bucket: its suffixes
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
@@ -92,25 +95,25 @@ std::uint64_t BlockwiseSorter::bucket_of(std::uint64_t i, std::uint64_t key) con
   return lo;
 }
 
+// One scan: each text chunk counts its suffixes per bucket (chunk_counts_), the sums give each
+// bucket's rows.
 Status BlockwiseSorter::count_buckets() {
-  const std::uint64_t buckets = splitters_.size() + 1, threads = wtmap::detail::cpu_threads();
-  std::vector<std::vector<std::uint64_t>> counts(threads);
-  std::atomic<std::uint64_t> next_thread{0};
-  std::atomic<bool> failed{false};
-  wtmap::detail::parallel_for_ranges(text_.n, [&](std::uint64_t begin, std::uint64_t end) {
-    std::vector<std::uint64_t>& mine = counts[next_thread++];
-    try {
-      mine.assign(buckets, 0);
-    } catch (const std::bad_alloc&) {
-      failed = true;
-      return;
+  const std::uint64_t buckets = splitters_.size() + 1;
+  chunks_ = std::max<std::uint64_t>(1, std::min<std::uint64_t>(4 * wtmap::detail::cpu_threads(), text_.n >> 16));
+  try {
+    chunk_counts_.assign(chunks_, std::vector<std::uint64_t>(buckets, 0));
+    bucket_rows_.assign(buckets + 1, 0);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory();
+  }
+  wtmap::detail::parallel_for_ranges(chunks_, [&](std::uint64_t first, std::uint64_t last) {
+    for (std::uint64_t c = first; c < last; ++c) {
+      std::vector<std::uint64_t>& counts = chunk_counts_[c];
+      for (std::uint64_t i = chunk_start(c); i < chunk_start(c + 1); ++i) ++counts[bucket_of(i, text_.window(i))];
     }
-    for (std::uint64_t i = begin; i < end; ++i) ++mine[bucket_of(i, text_.window(i))];
-  }, std::max<std::uint64_t>(1 << 14, text_.n / threads));
-  if (failed) return out_of_memory();
-  bucket_rows_.assign(buckets + 1, 0);
-  for (const auto& mine : counts) {
-    for (std::uint64_t b = 0; b < mine.size(); ++b) bucket_rows_[b + 1] += mine[b];
+  }, 1);
+  for (const auto& counts : chunk_counts_) {
+    for (std::uint64_t b = 0; b < buckets; ++b) bucket_rows_[b + 1] += counts[b];
   }
   for (std::uint64_t b = 0; b < buckets; ++b) bucket_rows_[b + 1] += bucket_rows_[b];
   return {};
@@ -128,24 +131,29 @@ std::vector<Round> BlockwiseSorter::plan_rounds() const {
   return rounds;
 }
 
-// One scan of the text: each suffix of the round goes to the next free row of its bucket (in no
-// particular order: sort_bucket orders them). A key outside the round's splitters' keys is decided
-// without a search.
+// One scan of the text: each chunk writes the round's suffixes into its own rows of their buckets
+// (after the earlier chunks' counts), in text order. A key outside the round's splitters' keys is
+// decided without a search.
 void BlockwiseSorter::fill_round(const Round& round, std::uint64_t* rows) {
-  std::vector<std::atomic<std::uint64_t>> next(round.last - round.first);
-  for (std::uint64_t b = round.first; b < round.last; ++b) next[b - round.first] = bucket_rows_[b] - round.first_row;
   const bool has_lower = round.first > 0, has_upper = round.last <= splitters_.size();
   const std::uint64_t lower = has_lower ? splitter_keys_[round.first - 1] : 0;
   const std::uint64_t upper = has_upper ? splitter_keys_[round.last - 1] : 0;
-  wtmap::detail::parallel_for_ranges(text_.n, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t i = begin; i < end; ++i) {
-      const std::uint64_t key = text_.window(i);
-      if ((has_lower && key < lower) || (has_upper && key > upper)) continue;
-      const std::uint64_t b = bucket_of(i, key);
-      if (b < round.first || b >= round.last) continue;
-      rows[next[b - round.first].fetch_add(1, std::memory_order_relaxed)] = i;
+  wtmap::detail::parallel_for_ranges(chunks_, [&](std::uint64_t first, std::uint64_t last) {
+    std::vector<std::uint64_t> next(round.last - round.first);
+    for (std::uint64_t c = first; c < last; ++c) {
+      for (std::uint64_t b = round.first; b < round.last; ++b) {
+        std::uint64_t at = bucket_rows_[b] - round.first_row;
+        for (std::uint64_t earlier = 0; earlier < c; ++earlier) at += chunk_counts_[earlier][b];
+        next[b - round.first] = at;
+      }
+      for (std::uint64_t i = chunk_start(c); i < chunk_start(c + 1); ++i) {
+        const std::uint64_t key = text_.window(i);
+        if ((has_lower && key < lower) || (has_upper && key > upper)) continue;
+        const std::uint64_t b = bucket_of(i, key);
+        if (b >= round.first && b < round.last) rows[next[b - round.first]++] = i;
+      }
     }
-  });
+  }, 1);
 }
 
 // By the K-symbol key (a radix sort of pairs on the GPU), then each run of equal keys by

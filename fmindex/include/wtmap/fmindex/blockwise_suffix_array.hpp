@@ -14,7 +14,8 @@
 //  3. one scan of the text counts each bucket's suffixes (a binary search among the splitters,
 //     by their first K symbols' key first); consecutive buckets are grouped into rounds of at
 //     most round_size suffixes (a round is one bucket where a bucket alone is larger);
-//  4. per round: a scan of the text collects the round's suffixes into their buckets, each bucket
+//  4. per round: a scan of the text collects the round's suffixes into their buckets (each text
+//     chunk into its own rows, from the count scan's per-chunk counts), each bucket
 //     is sorted on its own (radix by the K-symbol key, then the tied ones by compare_suffixes),
 //     the buckets in parallel, and the round's rows go to the consumer.
 //
