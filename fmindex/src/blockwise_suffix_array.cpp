@@ -80,16 +80,29 @@ void BlockwiseSorter::choose_splitters() {
   for (std::size_t k = 0; k < splitters_.size(); ++k) splitter_keys_[k] = text_.window(splitters_[k]);
 }
 
+// A binary search that keeps how many leading symbols suffix i shares with the splitters at
+// either end of the range: every splitter between them shares at least the smaller count, so a
+// comparison starts there (Manber and Myers' search, SIAM J. Comput. 1993) and a suffix inside a
+// long repeat reads its symbols about once rather than at every step.
 std::uint64_t BlockwiseSorter::bucket_of(std::uint64_t i, std::uint64_t key) const {
-  std::uint64_t lo = 0, hi = splitters_.size();
+  std::uint64_t lo = 0, hi = splitters_.size(), shared_lo = 0, shared_hi = 0;
   while (lo < hi) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
     const std::uint64_t s = splitter_keys_[mid];
-    const bool splitter_smaller = s != key ? s < key : compare_suffixes(text_, dc_, splitters_[mid], i) < 0;
+    std::uint64_t shared = 0;
+    bool splitter_smaller = s < key;
+    if (s != key) {
+      shared = text_.shared_symbols(s, key);
+    } else {
+      const std::uint64_t known = std::max<std::uint64_t>(std::min(shared_lo, shared_hi), text_.per_window);
+      splitter_smaller = compare_suffixes(text_, dc_, splitters_[mid], i, known, shared) < 0;
+    }
     if (splitter_smaller) {
       lo = mid + 1;
+      shared_lo = shared;
     } else {
       hi = mid;
+      shared_hi = shared;
     }
   }
   return lo;
@@ -156,21 +169,35 @@ void BlockwiseSorter::fill_round(const Round& round, std::uint64_t* rows) {
   }, 1);
 }
 
-// By the K-symbol key (a radix sort of pairs on the GPU), then each run of equal keys by
-// compare_suffixes (a segmented comparison sort there).
+// By the K-symbol key (a radix sort of pairs on the GPU), then the runs of equal keys by the next
+// K symbols, and so on while they tie, up to v symbols (a repeat costs a linear pass per K
+// symbols, where a comparison sort would read them again at every comparison); what still ties
+// then is ordered by compare_suffixes at one rank lookup a comparison (a segmented sort there).
 void BlockwiseSorter::sort_bucket(std::uint64_t* positions, std::uint64_t count) const {
   std::vector<KeyedSuffix> keyed(count), scratch;
   for (std::uint64_t k = 0; k < count; ++k) keyed[k] = {text_.window(positions[k]), positions[k]};
   detail::sort_by_key(keyed.data(), count, scratch, 1);  // one thread a bucket: the buckets run in parallel
-  for (std::uint64_t run = 0; run < count;) {
-    std::uint64_t run_end = run + 1;
-    while (run_end < count && keyed[run_end].key == keyed[run].key) ++run_end;
-    if (run_end - run > 1) {
-      std::sort(keyed.begin() + run, keyed.begin() + run_end, [&](const KeyedSuffix& a, const KeyedSuffix& b) {
-        return compare_suffixes(text_, dc_, a.position, b.position) < 0;
-      });
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> tied, still_tied;
+  auto collect_ties = [&](std::uint64_t offset, std::uint64_t size) {
+    detail::for_each_run(keyed.data() + offset, size, [&](std::uint64_t run, std::uint64_t run_end) {
+      if (run_end - run > 1) still_tied.emplace_back(offset + run, offset + run_end);
+    });
+  };
+  collect_ties(0, count);
+  std::uint64_t known = text_.per_window;  // symbols every tied run agrees on
+  for (; !still_tied.empty() && known + 1 < dc_.period(); known += text_.per_window) {
+    tied.swap(still_tied);
+    still_tied.clear();
+    for (const auto& [begin, end] : tied) {
+      for (std::uint64_t k = begin; k < end; ++k) keyed[k].key = text_.window(keyed[k].position + known);
+      detail::sort_by_key(keyed.data() + begin, end - begin, scratch, 1);
+      collect_ties(begin, end - begin);
     }
-    run = run_end;
+  }
+  for (const auto& [begin, end] : still_tied) {
+    std::sort(keyed.begin() + begin, keyed.begin() + end, [&](const KeyedSuffix& a, const KeyedSuffix& b) {
+      return compare_suffixes(text_, dc_, a.position, b.position, known) < 0;
+    });
   }
   for (std::uint64_t k = 0; k < count; ++k) positions[k] = keyed[k].position;
 }

@@ -116,17 +116,13 @@ Status SampleRanker::refine(KeyOf key_of) {
 
 // Writes group g back in key order, its suffixes ranked by the first row of their new group.
 void SampleRanker::split(const Group& g, const KeyedSuffix* sorted, std::vector<Group>& tied) {
-  const std::uint64_t size = g.end - g.begin;
-  for (std::uint64_t run = 0; run < size;) {
-    std::uint64_t run_end = run + 1;
-    while (run_end < size && sorted[run_end].key == sorted[run].key) ++run_end;
+  detail::for_each_run(sorted, g.end - g.begin, [&](std::uint64_t run, std::uint64_t run_end) {
     for (std::uint64_t k = run; k < run_end; ++k) {
       order_[g.begin + k] = sorted[k].position;
       ranks_[dc_.sample_index(sorted[k].position)] = g.begin + run;
     }
     if (run_end - run > 1) tied.push_back({g.begin + run, g.begin + run_end});
-    run = run_end;
-  }
+  });
 }
 
 }  // namespace

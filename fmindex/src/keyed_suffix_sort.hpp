@@ -4,7 +4,8 @@
 // dynamically scheduled loop over independent pieces of work (blocks, tied groups).
 //
 // radix_sort_by_key: stable LSD radix sort, 8 bits a pass, passes whose digit is the same for every
-// key skipped; O(n) per pass, on all CPU threads, with a scratch array as large as the input.
+// key skipped (one pass over keys that are all equal); O(n) per pass, on the threads asked for,
+// with a scratch array as large as the input.
 #pragma once
 
 #include <algorithm>
@@ -36,9 +37,18 @@ void for_each_dynamic(std::uint64_t count, Body body) {
 // On `threads` CPU threads (1: on the calling one).
 inline void radix_sort_by_key(KeyedSuffix* items, std::uint64_t n, KeyedSuffix* scratch, std::uint64_t threads) {
   const std::uint64_t chunks = std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, n >> 16));
+  // The digits where some keys differ: in a run of repeats (the sorter's ties) most or all agree,
+  // and a pass over a digit they share would move nothing.
+  std::uint64_t all_ones = ~std::uint64_t{0}, any_ones = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    all_ones &= items[i].key;
+    any_ones |= items[i].key;
+  }
+  const std::uint64_t varying = all_ones ^ any_ones;
   std::vector<std::array<std::uint64_t, 256>> counts(chunks);
   KeyedSuffix *from = items, *to = scratch;
   for (unsigned shift = 0; shift < 64; shift += 8) {
+    if (((varying >> shift) & 255) == 0) continue;
     auto chunk_range = [&](std::uint64_t c) { return std::pair{n * c / chunks, n * (c + 1) / chunks}; };
     wtmap::detail::parallel_for_ranges(chunks, [&](std::uint64_t first, std::uint64_t last) {
       for (std::uint64_t c = first; c < last; ++c) {
@@ -48,18 +58,13 @@ inline void radix_sort_by_key(KeyedSuffix* items, std::uint64_t n, KeyedSuffix* 
       }
     }, 1);
     std::uint64_t total = 0;  // counts become each chunk's first slot per digit, in digit-major order
-    bool one_digit = false;
     for (unsigned d = 0; d < 256; ++d) {
-      std::uint64_t digit_total = 0;
       for (std::uint64_t c = 0; c < chunks; ++c) {
         const std::uint64_t k = counts[c][d];
-        counts[c][d] = total + digit_total;
-        digit_total += k;
+        counts[c][d] = total;
+        total += k;
       }
-      one_digit = one_digit || digit_total == n;
-      total += digit_total;
     }
-    if (one_digit) continue;  // every key has this digit: the pass would not move anything
     wtmap::detail::parallel_for_ranges(chunks, [&](std::uint64_t first, std::uint64_t last) {
       for (std::uint64_t c = first; c < last; ++c) {
         const auto [begin, end] = chunk_range(c);
@@ -80,6 +85,17 @@ inline void sort_by_key(KeyedSuffix* items, std::uint64_t n, std::vector<KeyedSu
   }
   if (scratch.size() < n) scratch.resize(n);
   radix_sort_by_key(items, n, scratch.data(), threads);
+}
+
+// on_run(begin, end) for each run [begin, end) of equal keys in items[0, n), sorted by key.
+template <class OnRun>
+void for_each_run(const KeyedSuffix* items, std::uint64_t n, OnRun on_run) {
+  for (std::uint64_t run = 0; run < n;) {
+    std::uint64_t run_end = run + 1;
+    while (run_end < n && items[run_end].key == items[run].key) ++run_end;
+    on_run(run, run_end);
+    run = run_end;
+  }
 }
 
 }  // namespace wtmap::fmindex::detail

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "wtmap/core/bits.hpp"
 #include "wtmap/core/config.hpp"
 #include "wtmap/core/status.hpp"
 #include "wtmap/fmindex/packed_symbols.hpp"
@@ -48,21 +49,38 @@ struct DifferenceCoverView {
   }
 };
 
+// How many leading symbols the suffixes at i and j share, counted on from `from` (symbols known to
+// be shared): exact below `limit`, else at least limit (or from where that is larger). A window of
+// K symbols at a time. O((limit - from) / K) window reads.
+WTMAP_HD std::uint64_t common_prefix(const PackedSymbolsView& text, std::uint64_t i, std::uint64_t j, std::uint64_t from,
+                                     std::uint64_t limit) {
+  for (std::uint64_t done = from; done < limit; done += text.per_window) {
+    const std::uint64_t a = text.window(i + done), b = text.window(j + done);
+    if (a != b) return done + text.shared_symbols(a, b) < limit ? done + text.shared_symbols(a, b) : limit;
+  }
+  return from > limit ? from : limit;
+}
+
 // Three-way comparison (< 0, 0 only for i == j, > 0) of the suffixes at i and j of a text whose
-// last symbol is its only smallest one (the terminator $): at most h < v symbols a window at a
-// time, then the sample ranks at i + h and j + h. Equal on h symbols, neither suffix met $ there,
-// so both i + h and j + h lie inside the text. O(v / K) window reads.
+// last symbol is its only smallest one (the terminator $), known to agree on their first
+// `known_equal` symbols: the symbols from there up to h < v, then the sample ranks at i + h and
+// j + h. Equal on h symbols, neither suffix met $ there, so both i + h and j + h lie inside the
+// text. Sets `shared` to a number of leading symbols they share (at least known_equal, and their
+// exact common prefix where that is below h). O(v / K) window reads; O(1) where known_equal >= v - 1.
 WTMAP_HD int compare_suffixes(const PackedSymbolsView& text, const DifferenceCoverView& dc, std::uint64_t i,
-                              std::uint64_t j) {
+                              std::uint64_t j, std::uint64_t known_equal, std::uint64_t& shared) {
+  shared = known_equal;
   if (i == j) return 0;
   const std::uint32_t h = dc.offset(i, j);
-  for (std::uint32_t done = 0; done < h;) {
-    const std::uint32_t take = h - done < text.per_window ? h - done : text.per_window;
-    const std::uint64_t a = text.prefix(i + done, take), b = text.prefix(j + done, take);
-    if (a != b) return a < b ? -1 : 1;
-    done += take;
-  }
+  shared = common_prefix(text, i, j, known_equal, h);
+  if (shared < h) return text.symbol(i + shared) < text.symbol(j + shared) ? -1 : 1;
   return dc.ranks[dc.sample_index(i + h)] < dc.ranks[dc.sample_index(j + h)] ? -1 : 1;
+}
+
+WTMAP_HD int compare_suffixes(const PackedSymbolsView& text, const DifferenceCoverView& dc, std::uint64_t i,
+                              std::uint64_t j, std::uint64_t known_equal = 0) {
+  std::uint64_t shared = 0;
+  return compare_suffixes(text, dc, i, j, known_equal, shared);
 }
 
 class DifferenceCoverSample {

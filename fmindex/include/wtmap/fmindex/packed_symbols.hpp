@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "wtmap/core/bits.hpp"
 #include "wtmap/core/config.hpp"
 #include "wtmap/core/status.hpp"
 
@@ -38,6 +39,10 @@ struct PackedSymbolsView {
     return count == 0 ? 0 : window(i) >> ((per_window - count) * bits);
   }
   WTMAP_HD std::uint32_t symbol(std::uint64_t i) const { return static_cast<std::uint32_t>(prefix(i, 1)); }
+  // How many leading symbols two different windows share.
+  WTMAP_HD std::uint32_t shared_symbols(std::uint64_t a, std::uint64_t b) const {
+    return static_cast<std::uint32_t>(bits::count_leading_zeros64(a ^ b) - (64 - per_window * bits)) / bits;
+  }
 };
 
 class PackedSymbols {
