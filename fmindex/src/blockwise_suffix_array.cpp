@@ -255,21 +255,22 @@ Status BlockwiseSorter::run(const SuffixArrayConsumer& consume) {
 BlockwiseSuffixArrayOptions resolved_blockwise_options(std::uint64_t n, const BlockwiseSuffixArrayOptions& options) {
   BlockwiseSuffixArrayOptions resolved = options;
   const std::uint64_t threads = wtmap::detail::cpu_threads();
-  // Some 64 buckets per thread for the dynamic schedule, none so large that a thread's sort
-  // scratch matters: 1M suffixes are 16 MiB of keyed pairs.
-  if (resolved.bucket_size == 0) resolved.bucket_size = std::clamp<std::uint64_t>(n / (64 * threads), 1 << 12, 1 << 20);
+  // Some 256 buckets per thread for the dynamic schedule, so that the threads' sort scratch (32
+  // bytes a suffix) stays within 0.5 bytes a symbol even for buckets 4x their mean; at most 1M.
+  if (resolved.bucket_size == 0) resolved.bucket_size = std::clamp<std::uint64_t>(n / (256 * threads), 1 << 12, 1 << 20);
   if (resolved.round_size == 0) resolved.round_size = std::max<std::uint64_t>(n / 8, std::uint64_t{1} << 24);
   return resolved;
 }
 
-std::uint64_t blockwise_suffix_array_bytes(std::uint64_t n, std::uint32_t bits, const BlockwiseSuffixArrayOptions& options) {
+std::uint64_t blockwise_suffix_array_bytes(std::uint64_t n, std::uint32_t bits, const BlockwiseSuffixArrayOptions& options,
+                                           std::uint64_t consumer_bytes) {
   const BlockwiseSuffixArrayOptions o = resolved_blockwise_options(n, options);
   const std::uint64_t text = PackedSymbols::num_words(n, bits) * 8;
   const std::uint64_t sample = DifferenceCoverSample::num_slots(n, o.period);
   const std::uint64_t ranking = 48 * sample;
   const std::uint64_t round = 8 * sample + 8 * std::min(n, o.round_size) +
                               32 * std::min(n, 4 * o.bucket_size) * wtmap::detail::cpu_threads();
-  return text + std::max(ranking, round);
+  return text + std::max(ranking, round + consumer_bytes);
 }
 
 Status blockwise_suffix_array(const PackedSymbolsView& text, const BlockwiseSuffixArrayOptions& options,

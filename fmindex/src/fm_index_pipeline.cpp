@@ -4,6 +4,7 @@
 #include "fm_index_pipeline.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "wtmap/fmindex/packed_symbols.hpp"
 
@@ -80,19 +81,22 @@ Result<BwtRows> suffix_sorted_rows(std::vector<std::uint8_t> text, std::uint32_t
   if (!packed.ok()) return packed.status();
   std::vector<std::uint8_t>().swap(text);  // freed: `text = {}` would keep its capacity
   try {
-    BwtRowsCollector collector(packed->view(), sample_rate, tree_code_offset, list_separator_rows);
+    // Made at the first rows: the BWT is not held beside the blockwise sorter's ranking of its
+    // sample, whose sort takes more (3 bytes a symbol) than a round does.
+    std::optional<BwtRowsCollector> collector;
+    auto add = [&](std::uint64_t first_row, const std::uint64_t* sa, std::uint64_t count) {
+      if (!collector) collector.emplace(packed->view(), sample_rate, tree_code_offset, list_separator_rows);
+      return collector->add(first_row, sa, count);
+    };
     if (options.sa_builder == SuffixArrayBuilder::divsufsort) {
       static_assert(sizeof(std::int64_t) == sizeof(std::uint64_t), "the rows are read as unsigned");
-      WTMAP_TRY(collector.add(0, reinterpret_cast<const std::uint64_t*>(whole.data()), n));
+      WTMAP_TRY(add(0, reinterpret_cast<const std::uint64_t*>(whole.data()), n));
     } else {
       BlockwiseSuffixArrayOptions blockwise = options.blockwise;
       if (!blockwise.progress) blockwise.progress = options.progress;
-      WTMAP_TRY(blockwise_suffix_array(packed->view(), blockwise,
-                                       [&](std::uint64_t first_row, const std::uint64_t* sa, std::uint64_t count) {
-                                         return collector.add(first_row, sa, count);
-                                       }));
+      WTMAP_TRY(blockwise_suffix_array(packed->view(), blockwise, add));
     }
-    return collector.finish();
+    return collector->finish();
   } catch (const std::bad_alloc&) {
     return no_memory_for_rows();
   }
@@ -105,7 +109,7 @@ std::uint64_t blockwise_build_bytes(std::uint64_t n, std::uint32_t bits, std::ui
   const std::uint64_t packed = PackedSymbols::num_words(n, bits) * 8;
   const std::uint64_t samples = 8 * (n / std::max<std::uint32_t>(sample_rate, 1) + 1);
   const std::uint64_t encode = n + packed;
-  const std::uint64_t sort = blockwise_suffix_array_bytes(n, bits, options) + n + n / 8 + samples + samples / 16;
+  const std::uint64_t sort = blockwise_suffix_array_bytes(n, bits, options, n + n / 8 + samples + samples / 16);
   const std::uint64_t tree = n + n / 8 + 2 * samples + n / 2;
   return std::max({encode, sort, tree});
 }

@@ -18,6 +18,7 @@
 #include "fm_queries.hpp"
 #include "fm_support.hpp"
 #include "general_cases.hpp"
+#include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/fmindex/blockwise_suffix_array.hpp"
 #include "wtmap/fmindex/difference_cover_sample.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
@@ -282,6 +283,24 @@ TEST(BlockwiseSuffixArray, AConsumersErrorStopsTheSort) {
                                                    });
   EXPECT_EQ(s.code(), StatusCode::io_error);
   EXPECT_EQ(calls, 1);
+}
+
+// The memory budget of issue 27: with the reference's own byte, at most 10 bytes per base for DNA
+// references from 300 Mbp (sample rate 32) to 32 Gbp, on 1 to 128 threads; at 100 Mbp the default
+// rate of 8 makes the samples alone 2 bytes per base (the index 3.1), and 10.5 is the bound. The
+// estimate is the sum of its stages' arrays (blockwise_build_bytes).
+TEST(BlockwiseBuildBytes, AtMostTenBytesPerBaseWithTheReference) {
+  for (unsigned threads : {1u, 16u, 128u}) {
+    wtmap::detail::cpu_thread_limit() = threads;
+    for (std::uint64_t m : {std::uint64_t{100'000'000}, std::uint64_t{300'000'000}, std::uint64_t{3'100'000'000},
+                            std::uint64_t{14'500'000'000}, std::uint64_t{32'000'000'000}}) {
+      const std::uint64_t n = 2 * m + 2;
+      const std::uint64_t bytes = fmindex::blockwise_build_bytes(n, 3, fmindex::default_sample_rate(n), {});
+      EXPECT_LE(static_cast<double>(bytes + m) / static_cast<double>(m), m < 200'000'000 ? 10.5 : 10.0)
+          << m << " bases, " << threads << " threads";
+    }
+  }
+  wtmap::detail::cpu_thread_limit() = 0;
 }
 
 // ---- whole index files ---------------------------------------------------------------------------

@@ -20,8 +20,8 @@
 //     the buckets in parallel, and the round's rows go to the consumer.
 //
 // Time: O(n log n) expected comparisons of O(v / K) word reads each, plus a scan of the text per
-// round. Space: the packed text (b n / 8 bytes), the sample's ranks (8 n |D| / v bytes: 0.25 a
-// symbol at v = 4096, 1.5 a symbol while they are sorted), a round (8 round_size bytes) and each
+// round. Space: the packed text (b n / 8 bytes), the sample's ranks (8 n |D| / v bytes: 0.5 a
+// symbol at v = 1024, 3 a symbol while they are sorted), a round (8 round_size bytes) and each
 // thread's bucket being sorted (16 bytes a suffix): blockwise_suffix_array_bytes.
 #pragma once
 
@@ -35,7 +35,9 @@
 namespace wtmap::fmindex {
 
 struct BlockwiseSuffixArrayOptions {
-  std::uint32_t period = 4096;  // v, a power of 2: 0.25 bytes a symbol of sample ranks at 4096
+  // v, a power of 2: 0.5 bytes a symbol of sample ranks at 1024 (0.25 at 4096, where a suffix
+  // inside a long repeat costs 3-4x the symbol reads: 5 Mbp of poly-A sorted in 21 s of CPU, 6 at 1024).
+  std::uint32_t period = 1024;
   std::uint64_t bucket_size = 0;  // mean suffixes per bucket (>= 1); 0: by size and threads
   std::uint64_t round_size = 0;   // most suffixes per round (>= 1); 0: n / 8, at least 2^24
   std::uint64_t seed = 0x5eed;    // the splitters' positions (the suffix array does not depend on it)
@@ -45,12 +47,13 @@ struct BlockwiseSuffixArrayOptions {
 // The bucket and round sizes that `options` gives a text of n symbols (its zeros replaced).
 BlockwiseSuffixArrayOptions resolved_blockwise_options(std::uint64_t n, const BlockwiseSuffixArrayOptions& options);
 
-// Host bytes that blockwise_suffix_array holds at its peak for a text of n symbols of `bits` bits
-// (the packed text included, the consumer's own memory not): the larger of ranking the sample
-// (positions, ranks, keys and radix scratch: 48 bytes a sample suffix) and a round (the ranks, 8
-// bytes a suffix of the round, and 32 bytes a suffix of a bucket per thread -- keys and radix
-// scratch -- buckets up to about 4x their mean).
-std::uint64_t blockwise_suffix_array_bytes(std::uint64_t n, std::uint32_t bits, const BlockwiseSuffixArrayOptions& options);
+// Host bytes that blockwise_suffix_array holds at its peak for a text of n symbols of `bits` bits,
+// the packed text included, with a consumer that holds consumer_bytes from its first rows on: the
+// larger of ranking the sample (positions, ranks, keys and radix scratch: 48 bytes a sample
+// suffix) and a round (the ranks, 8 bytes a suffix of the round, 32 bytes a suffix of a bucket
+// per thread -- keys and radix scratch -- buckets up to 4x their mean -- and the consumer).
+std::uint64_t blockwise_suffix_array_bytes(std::uint64_t n, std::uint32_t bits, const BlockwiseSuffixArrayOptions& options,
+                                           std::uint64_t consumer_bytes);
 
 // Rows [first_row, first_row + count) of the suffix array: their text positions. Called in row
 // order (first_row is the previous call's end), on the calling thread; it may use every thread.

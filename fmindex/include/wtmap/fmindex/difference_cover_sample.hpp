@@ -6,10 +6,10 @@
 // a - b = d (mod v). So for any positions i, j there is an h < v with i + h and j + h both in the
 // sample S = {p : p mod v in D}: two suffixes compare in at most h symbols, then by the ranks of
 // the sample suffixes at i + h and j + h. Here D = {0, ..., k - 1} and the multiples of k, for
-// k = 2^ceil(log2(v) / 2): |D| < 2 sqrt(2v), e.g. 127 for v = 4096 (Colbourn and Ling's covers
-// of about sqrt(1.5 v) are 1.6x smaller; not worth their construction at 3 % of the text sampled).
+// k = 2^ceil(log2(v) / 2): |D| < 2 sqrt(2v), e.g. 63 for v = 1024 (Colbourn and Ling's covers
+// of about sqrt(1.5 v) are 1.6x smaller; not worth their construction at 6 % of the text sampled).
 //
-// Space: 8 bytes per sample suffix (n |D| / v of them: 0.25 bytes per symbol at v = 4096) plus two
+// Space: 8 bytes per sample suffix (n |D| / v of them: 0.5 bytes per symbol at v = 1024) plus two
 // tables of v words. build(): the sample sorted by its first v symbols a window at a time, then by
 // prefix doubling over the sample (Larsson and Sadakane, TCS 2007), each pass touching only the
 // suffixes still tied: O(N log N) for N sample suffixes on random text, plus one pass over the tied
