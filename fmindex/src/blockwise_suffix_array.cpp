@@ -151,19 +151,23 @@ void BlockwiseSorter::fill_round(const Round& round, std::uint64_t* rows) {
   const bool has_lower = round.first > 0, has_upper = round.last <= splitters_.size();
   const std::uint64_t lower = has_lower ? splitter_keys_[round.first - 1] : 0;
   const std::uint64_t upper = has_upper ? splitter_keys_[round.last - 1] : 0;
+  const std::uint64_t width = round.last - round.first;
+  std::vector<std::uint64_t> next(chunks_ * width);  // chunk c's next row in bucket round.first + j
+  for (std::uint64_t j = 0; j < width; ++j) {
+    std::uint64_t at = bucket_rows_[round.first + j] - round.first_row;
+    for (std::uint64_t c = 0; c < chunks_; ++c) {
+      next[c * width + j] = at;
+      at += chunk_counts_[c][round.first + j];
+    }
+  }
   wtmap::detail::parallel_for_ranges(chunks_, [&](std::uint64_t first, std::uint64_t last) {
-    std::vector<std::uint64_t> next(round.last - round.first);
     for (std::uint64_t c = first; c < last; ++c) {
-      for (std::uint64_t b = round.first; b < round.last; ++b) {
-        std::uint64_t at = bucket_rows_[b] - round.first_row;
-        for (std::uint64_t earlier = 0; earlier < c; ++earlier) at += chunk_counts_[earlier][b];
-        next[b - round.first] = at;
-      }
+      std::uint64_t* mine = next.data() + c * width;
       for (std::uint64_t i = chunk_start(c); i < chunk_start(c + 1); ++i) {
         const std::uint64_t key = text_.window(i);
         if ((has_lower && key < lower) || (has_upper && key > upper)) continue;
         const std::uint64_t b = bucket_of(i, key);
-        if (b >= round.first && b < round.last) rows[next[b - round.first]++] = i;
+        if (b >= round.first && b < round.last) rows[mine[b - round.first]++] = i;
       }
     }
   }, 1);
@@ -214,21 +218,15 @@ void BlockwiseSorter::report(const Round& round, std::uint64_t done_rounds, std:
 }
 
 Status BlockwiseSorter::run(const SuffixArrayConsumer& consume) {
-  std::vector<Round> rounds;
-  std::vector<std::uint64_t> rows;
-  try {
-    choose_splitters();
-    WTMAP_TRY(count_buckets());
-    rounds = plan_rounds();
-    std::uint64_t largest = 0;
-    for (const Round& r : rounds) largest = std::max(largest, r.size);
-    rows.resize(largest);
-    if (options_.progress) {
-      options_.progress("suffix array: " + std::to_string(splitters_.size() + 1) + " buckets in " +
-                        std::to_string(rounds.size()) + " rounds of at most " + std::to_string(largest) + " rows");
-    }
-  } catch (const std::bad_alloc&) {
-    return out_of_memory();
+  choose_splitters();
+  WTMAP_TRY(count_buckets());
+  const std::vector<Round> rounds = plan_rounds();
+  std::uint64_t largest = 0;
+  for (const Round& r : rounds) largest = std::max(largest, r.size);
+  std::vector<std::uint64_t> rows(largest);
+  if (options_.progress) {
+    options_.progress("suffix array: " + std::to_string(splitters_.size() + 1) + " buckets in " +
+                      std::to_string(rounds.size()) + " rounds of at most " + std::to_string(largest) + " rows");
   }
   for (std::size_t k = 0; k < rounds.size(); ++k) {
     const Round& round = rounds[k];
@@ -279,15 +277,16 @@ Status blockwise_suffix_array(const PackedSymbolsView& text, const BlockwiseSuff
     return invalid_argument("blockwise suffix sort: the text must end in its only 0 (the terminator)");
   }
   const BlockwiseSuffixArrayOptions resolved = resolved_blockwise_options(text.n, options);
-  if (resolved.bucket_size == 0 || resolved.round_size == 0) {
-    return invalid_argument("blockwise suffix sort: bucket and round sizes must be at least 1");
-  }
   if (resolved.progress) resolved.progress("suffix array: ranking the difference-cover sample (period " +
                                            std::to_string(resolved.period) + ")");
   auto dc = DifferenceCoverSample::build(text, resolved.period);
   if (!dc.ok()) return dc.status();
-  BlockwiseSorter sorter(text, dc->view(), resolved);
-  return sorter.run(consume);
+  try {  // the threads catch their own; this is for the calling thread's arrays
+    BlockwiseSorter sorter(text, dc->view(), resolved);
+    return sorter.run(consume);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory();
+  }
 }
 
 }  // namespace wtmap::fmindex
