@@ -43,7 +43,12 @@ Status BwtRowsCollector::add(std::uint64_t first_row, const std::uint64_t* sa, s
   WTMAP_TRY(rows_.samples.for_each_piece(first_row, first_row + count, [&](std::uint64_t p, std::uint64_t begin,
                                                                             std::uint64_t end) {
     Piece& piece = pieces[p];
+    constexpr std::uint64_t kAhead = 32;  // rows: the symbol before each is a cache miss, asked for early
     for (std::uint64_t r = begin; r < end; ++r) {
+      if (r + kAhead < end) {
+        const std::uint64_t later = sa[r + kAhead - first_row];
+        __builtin_prefetch(text_.words + ((later == 0 ? n - 1 : later - 1) * text_.bits >> 6));
+      }
       const std::uint64_t pos = sa[r - first_row];
       const auto prev = static_cast<std::uint8_t>(text_.symbol(pos == 0 ? n - 1 : pos - 1));
       const bool after_separator = prev < kFirstTextSymbol;
