@@ -80,24 +80,35 @@ void BlockwiseSorter::choose_splitters() {
   for (std::size_t k = 0; k < splitters_.size(); ++k) splitter_keys_[k] = text_.window(splitters_[k]);
 }
 
-// A binary search that keeps how many leading symbols suffix i shares with the splitters at
-// either end of the range: every splitter between them shares at least the smaller count, so a
+// How many of the sorted keys[0, count) are below `key` (or_equal: at most `key`): a binary search
+// without branches, which a scan's unpredictable keys would mispredict half the time.
+std::uint64_t keys_below(const std::uint64_t* keys, std::uint64_t count, std::uint64_t key, bool or_equal) {
+  const std::uint64_t* base = keys;
+  for (std::uint64_t left = count; left > 0;) {
+    const std::uint64_t half = left / 2;
+    const std::uint64_t probe = base[half];
+    const bool below = or_equal ? probe <= key : probe < key;
+    base = below ? base + half + 1 : base;
+    left = below ? left - half - 1 : half;
+  }
+  return static_cast<std::uint64_t>(base - keys);
+}
+
+// The splitters whose K-symbol key differs from suffix i's place it by key alone; among those that
+// share its key, a binary search keeps how many leading symbols suffix i shares with the splitters
+// at either end of the range: every splitter between them shares at least the smaller count, so a
 // comparison starts there (Manber and Myers' search, SIAM J. Comput. 1993) and a suffix inside a
 // long repeat reads its symbols about once rather than at every step.
 std::uint64_t BlockwiseSorter::bucket_of(std::uint64_t i, std::uint64_t key) const {
-  std::uint64_t lo = 0, hi = splitters_.size(), shared_lo = 0, shared_hi = 0;
+  const std::uint64_t count = splitter_keys_.size();
+  std::uint64_t lo = keys_below(splitter_keys_.data(), count, key, false);
+  if (lo == count || splitter_keys_[lo] != key) return lo;
+  std::uint64_t hi = keys_below(splitter_keys_.data(), count, key, true), shared_lo = 0, shared_hi = 0;
   while (lo < hi) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
-    const std::uint64_t s = splitter_keys_[mid];
+    const std::uint64_t known = std::max<std::uint64_t>(std::min(shared_lo, shared_hi), text_.per_window);
     std::uint64_t shared = 0;
-    bool splitter_smaller = s < key;
-    if (s != key) {
-      shared = text_.shared_symbols(s, key);
-    } else {
-      const std::uint64_t known = std::max<std::uint64_t>(std::min(shared_lo, shared_hi), text_.per_window);
-      splitter_smaller = compare_suffixes(text_, dc_, splitters_[mid], i, known, shared) < 0;
-    }
-    if (splitter_smaller) {
+    if (compare_suffixes(text_, dc_, splitters_[mid], i, known, shared) < 0) {
       lo = mid + 1;
       shared_lo = shared;
     } else {
