@@ -40,8 +40,8 @@ constexpr const char* kUsage =
     "(2 strands x 1-byte BWT, the packed text and an eighth of the suffix array at a time:\n"
     "about 8 for a human genome); the index takes about 1.1 + 16 / s bytes per base\n"
     "(1.6 at -s 32, 3.1 at -s 8). protein and byte about 12 bytes per symbol (one strand), 6\n"
-    "with blockwise; the index takes about (log2 of the alphabet size + 2) / 8 + 8 / s bytes\n"
-    "per symbol, e.g. 1.0 for 20 amino acids at -s 32.\n";
+    "with blockwise past 100 M symbols; the index takes about (log2 of the alphabet size + 2)\n"
+    "/ 8 + 8 / s bytes per symbol, e.g. 1.0 for 20 amino acids at -s 32.\n";
 
 // Builds and writes the index of `reference`; Index is FmIndex or GeneralFmIndex.
 template <class Index, class Reference>
