@@ -42,16 +42,19 @@ class SampleRanker {
 
 Status SampleRanker::run() {
   const std::uint64_t n = text_.n, v = dc_.period();
+  // The residues of D after each multiple of v, in text order: the slots of every whole period,
+  // then those of the last one that fall inside the text.
+  const std::uint64_t d = residues_.size(), periods = n / v;
+  std::uint64_t count = periods * d;
+  for (const std::uint32_t r : residues_) count += periods * v + r < n;
   try {
-    order_.reserve(DifferenceCoverSample::num_slots(n, static_cast<std::uint32_t>(v)));
-    for (std::uint64_t q = 0; q < n; q += v) {  // the residues of D after each multiple of v
-      for (const std::uint32_t r : residues_) {
-        if (q + r < n) order_.push_back(q + r);
-      }
-    }
+    order_.resize(count);
   } catch (const std::bad_alloc&) {
     return Status{StatusCode::out_of_memory, "out of host memory for the difference-cover sample"};
   }
+  wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k) order_[k] = k / d * v + residues_[k % d];
+  });
   if (order_.empty()) return {};
   groups_.push_back({0, order_.size()});
   // The first v symbols (at least), a window of K at a time, then doubling: tied on `known`
@@ -83,11 +86,15 @@ Status SampleRanker::refine(KeyOf key_of) {
   } catch (const std::bad_alloc&) {
     return Status{StatusCode::out_of_memory, "out of host memory for the difference-cover sample"};
   }
-  wtmap::detail::parallel_for_ranges(groups_.size(), [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t g = begin; g < end; ++g) {
-      for (std::uint64_t r = groups_[g].begin, k = first[g]; r < groups_[g].end; ++r, ++k) keyed[k] = {key_of(order_[r]), order_[r]};
+  // Spread over the items, not the groups: the first pass has one group of them all.
+  wtmap::detail::parallel_for_ranges(first.back(), [&](std::uint64_t begin, std::uint64_t end) {
+    std::uint64_t g = static_cast<std::uint64_t>(std::upper_bound(first.begin(), first.end(), begin) - first.begin()) - 1;
+    for (std::uint64_t k = begin; k < end; ++k) {
+      while (k >= first[g + 1]) ++g;
+      const std::uint64_t p = order_[groups_[g].begin + (k - first[g])];
+      keyed[k] = {key_of(p), p};
     }
-  }, 1);
+  });
   // Large groups one at a time on all threads; the others each on one thread.
   constexpr std::uint64_t kLarge = std::uint64_t{1} << 20;
   try {
