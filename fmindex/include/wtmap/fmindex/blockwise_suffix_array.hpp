@@ -15,14 +15,16 @@
 //     by their first K symbols' key first); consecutive buckets are grouped into rounds of at
 //     most round_size suffixes (a round is one bucket where a bucket alone is larger);
 //  4. per round: a scan of the text collects the round's suffixes into their buckets (each text
-//     chunk into its own rows, from the count scan's per-chunk counts), each bucket
-//     is sorted on its own (radix by the K-symbol key, then the tied ones by compare_suffixes),
-//     the buckets in parallel, and the round's rows go to the consumer.
+//     chunk into its own rows, from the count scan's per-chunk counts); each bucket is sorted on
+//     its own, the buckets in parallel -- radix by the K-symbol key, the runs still tied by the
+//     next K symbols and so on up to v, then by compare_suffixes at one rank lookup each -- and
+//     the round's rows go to the consumer.
 //
-// Time: O(n log n) expected comparisons of O(v / K) word reads each, plus a scan of the text per
-// round. Space: the packed text (b n / 8 bytes), the sample's ranks (8 n |D| / v bytes: 0.5 a
-// symbol at v = 1024, 3 a symbol while they are sorted), a round (8 round_size bytes) and each
-// thread's bucket being sorted (16 bytes a suffix): blockwise_suffix_array_bytes.
+// Time: O(n log b) key comparisons for the splitter searches (b buckets) and O(n) radix passes,
+// plus for a suffix inside a repeat up to v / K window reads per scan and per tied pass; a scan
+// of the text per round. Space: the packed text (b n / 8 bytes), the sample's ranks (8 n |D| / v
+// bytes: 0.5 a symbol at v = 1024, 3 a symbol while they are sorted), a round (8 round_size
+// bytes) and each thread's bucket being sorted (32 bytes a suffix): blockwise_suffix_array_bytes.
 #pragma once
 
 #include <cstdint>
