@@ -95,8 +95,9 @@ def fmindex(d, npat, lens, out):
     rows = []
     device = host.split("device: ", 1)[1].split(";")[0] if "device: " in host else "?"
     names = {"wtmap_dev": f"wtmap index --device {device}", "wtmap_cpu": "wtmap index --device cpu",
+             "wtmap_blockwise": f"wtmap index --device {device} --sa-builder blockwise",
              "bwa": "bwa index", "bowtie2": "bowtie2-build-s --threads N"}
-    for tool in ("wtmap_dev", "wtmap_cpu", "bwa", "bowtie2"):
+    for tool in ("wtmap_dev", "wtmap_cpu", "wtmap_blockwise", "bwa", "bowtie2"):
         r = m.get(f"index/{tool}")
         if r is None:
             continue

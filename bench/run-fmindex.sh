@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# FM-index benchmark on the GPU host: index construction (time, peak RSS) of wtmap (GPU, CPU),
-# bwa index and bowtie2-build-s; exact-match count throughput of `wtmap count` (counting only,
+# FM-index benchmark on the GPU host: index construction (time, peak RSS) of wtmap (GPU, CPU, and
+# the blockwise suffix sorter), bwa index and bowtie2-build-s; exact-match count throughput of `wtmap count` (counting only,
 # and --locate --max-hits 1) against SDSL csa_wt<> (bench_fm_count, OpenMP on all cores).
 #
 #   source .device/env.sh && source .baselines/env.sh && bench/run-fmindex.sh [--quick]
@@ -18,7 +18,7 @@ else
   MBP="${WTMAP_BENCH_FM_MBP:-100}"; NPAT="${WTMAP_BENCH_PATTERNS:-1e7}"
 fi
 LENS="${WTMAP_BENCH_PATTERN_LENS:-32,100}"
-SKIP=",${WTMAP_BENCH_SKIP:-},"                 # e.g. bwa,bowtie2,wtmap_cpu,sdsl
+SKIP=",${WTMAP_BENCH_SKIP:-},"                 # e.g. bwa,bowtie2,wtmap_cpu,wtmap_blockwise,sdsl
 NPAT=$(number "$NPAT")
 D="$WORK/fm-${MBP}mbp"
 mkdir -p "$D"
@@ -49,6 +49,11 @@ ok() { [[ "$SKIP" != *",$1,"* ]]; }
 status=0
 step index/wtmap_dev -- "$WTMAP" index "$REF" -p "$D/wt_dev" --device "$DEVICE" -t "$THREADS" || status=1
 if ok wtmap_cpu; then step index/wtmap_cpu -- "$WTMAP" index "$REF" -p "$D/wt_cpu" --device cpu -t "$THREADS" || status=1; fi
+if ok wtmap_blockwise; then
+  step index/wtmap_blockwise -- "$WTMAP" index "$REF" -p "$D/wt_blk" --device "$DEVICE" -t "$THREADS" --sa-builder blockwise || status=1
+  # The same file as divsufsort's, byte for byte (issue 27), or the run fails.
+  cmp -s "$D/wt_blk.wtmap" "$D/wt_dev.wtmap" || { echo "blockwise index differs from the divsufsort one" >&2; status=1; }
+fi
 if ok bwa && [[ -n "$BWA" ]]; then step index/bwa -- "$BWA" index -p "$D/bwa" "$REF" || status=1; fi
 if ok bowtie2 && [[ -n "$BT2B" ]]; then step index/bowtie2 --stdout /dev/null -- "$BT2B" --threads "$THREADS" "$REF" "$D/bt2" || status=1; fi
 ls -l "$D"/wt_dev.wtmap "$D"/wt_cpu.wtmap 2>/dev/null || true

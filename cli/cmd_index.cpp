@@ -26,6 +26,10 @@ constexpr const char* kUsage =
     "  --alphabet STR  dna, protein or byte [dna]\n"
     "  -s INT          suffix-array sample rate: a locate costs at most INT steps [8, 16 or\n"
     "                  32, the smallest whose samples fit 256 MiB: 8 up to 134 Mbp, 32 past 268]\n"
+    "  --sa-builder S  divsufsort or blockwise: how the suffixes are sorted; both write the\n"
+    "                  same index file, byte for byte [divsufsort]. divsufsort: one thread, the\n"
+    "                  whole suffix array in memory. blockwise: all threads (-t), the suffix\n"
+    "                  array a round of blocks at a time (Karkkainen's difference-cover method)\n"
     "  -t INT          CPU threads [all cores]\n"
     "  --device S      auto, gpu or cpu: where the wavelet tree is built [auto]\n"
     "  --gpus S        all, N (the first N GPUs) or i,j,... (those device ordinals): the\n"
@@ -33,11 +37,13 @@ constexpr const char* kUsage =
     "  -q, --quiet     no progress or information lines on stderr, errors only\n"
     "  --version       print the version and exit\n"
     "\n"
-    "Peak memory: dna about 21 bytes per reference base (2 strands x 8-byte suffix array plus\n"
-    "text and BWT), e.g. 2.1 GB for 100 Mbp; the index takes about 1.1 + 16 / s bytes per base\n"
-    "(1.6 at -s 32, 3.1 at -s 8). protein and byte about 12 bytes per symbol (one strand); the\n"
-    "index takes about (log2 of the alphabet size + 2) / 8 + 8 / s bytes per symbol, e.g. 1.0\n"
-    "for 20 amino acids at -s 32.\n";
+    "Peak memory: dna about 21 bytes per reference base with divsufsort (2 strands x 8-byte\n"
+    "suffix array plus text and BWT), e.g. 2.1 GB for 100 Mbp, and at most 10 with blockwise\n"
+    "(2 strands x 1-byte BWT, the packed text and an eighth of the suffix array at a time:\n"
+    "about 8 for a human genome); the index takes about 1.1 + 16 / s bytes per base\n"
+    "(1.6 at -s 32, 3.1 at -s 8). protein and byte about 12 bytes per symbol (one strand), 6\n"
+    "with blockwise past 100 M symbols; the index takes about (log2 of the alphabet size + 2)\n"
+    "/ 8 + 8 / s bytes per symbol, e.g. 1.0 for 20 amino acids at -s 32.\n";
 
 // Builds and writes the index of `reference`; Index is FmIndex or GeneralFmIndex.
 template <class Index, class Reference>
@@ -61,6 +67,7 @@ int index_main(int argc, char** argv) {
   std::string prefix, fasta;
   std::uint64_t sample_rate = fmindex::kSampleRateBySize;
   fmindex::Alphabet alphabet = fmindex::Alphabet::dna;
+  fmindex::SuffixArrayBuilder sa_builder = fmindex::SuffixArrayBuilder::divsufsort;
   bool operands_only = false;
   std::vector<int> operand_at;  // the reference's place in argv
   for (int i = 1; i < argc; ++i) {
@@ -73,6 +80,10 @@ int index_main(int argc, char** argv) {
       if (!parse_count(argv[++i], sample_rate) || sample_rate == 0 || sample_rate > fmindex::kMaxSampleRate) {
         return usage_error("index", "-s needs an integer in 1..1048576");
       }
+    } else if (a == "--sa-builder" && has_value) {
+      const auto parsed = fmindex::parse_suffix_array_builder(argv[++i]);
+      if (!parsed) return usage_error("index", "--sa-builder needs divsufsort or blockwise");
+      sa_builder = *parsed;
     } else if (a == "--alphabet" && has_value) {
       const auto parsed = fmindex::parse_alphabet(argv[++i]);
       if (!parsed) return usage_error("index", "--alphabet needs dna, protein or byte");
@@ -96,6 +107,7 @@ int index_main(int argc, char** argv) {
   fmindex::FmIndexOptions options;
   options.sample_rate = static_cast<std::uint32_t>(sample_rate);
   options.backend = *backend;
+  options.sa_builder = sa_builder;
   options.kmer_length = 0;  // a query-time table, not part of the file
   options.progress = [&](const std::string& stage) { log.info("%s", stage.c_str()); };
 

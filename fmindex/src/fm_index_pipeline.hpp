@@ -4,8 +4,9 @@
 // as core's rank_select_build.cu keeps its backends' steps apart around the shared ones.
 //
 // Build: check the options -> the alphabet encodes the text T (checking its reference) -> suffix
-// array (divsufsort64 on the host, 8 bytes a symbol: the peak) -> BWT, SA samples, separator rows
-// and symbol counts in one pass on all CPU threads, O(n) -> the alphabet's wavelet tree and the
+// array (divsufsort64 on the host, 8 bytes a symbol: the peak; or blockwise, a round of rows at a
+// time) -> BWT, SA samples, separator rows and symbol counts as the rows come, on all CPU threads,
+// O(n) -> the alphabet's wavelet tree and the
 // sampled-row vector on the backend -> the alphabet's own tables -> the index.
 // Load: header (the alphabet checks its kind and sizes) -> contigs, fragments -> the alphabet's own
 // sections -> BWTW -> SMPB, SMPA -> end of file -> cross-checks (tree size here, the alphabet's
@@ -57,9 +58,11 @@ struct BwtRows {
 
 // The BWT in tree codes (text code less tree_code_offset, 0 after # or $), the SA samples every
 // sample_rate positions and after every separator, the separator rows (if list_separator_rows)
-// and the counts; frees the text and the suffix array once read.
-Result<BwtRows> bwt_and_samples(std::vector<std::uint8_t> text, std::vector<std::int64_t> sa, std::uint32_t sample_rate,
-                                std::uint8_t tree_code_offset, bool list_separator_rows);
+// and the counts, from the suffix array of `text` (freed here) as options.sa_builder sorts it:
+// whole by divsufsort64, or a round of rows at a time by blockwise_suffix_array. Either way the
+// rows pass through one BwtRowsCollector, so both give the same bytes.
+Result<BwtRows> suffix_sorted_rows(std::vector<std::uint8_t> text, std::uint32_t sample_rate, const FmIndexOptions& options,
+                                   std::uint8_t tree_code_offset, bool list_separator_rows);
 
 template <class Policy>
 Result<typename Policy::Index> build_index(const typename Policy::Reference& ref, const FmIndexOptions& options,
@@ -74,12 +77,10 @@ Result<typename Policy::Index> build_index(const typename Policy::Reference& ref
   const std::uint32_t sample_rate =
       options.sample_rate == kSampleRateBySize ? default_sample_rate(n) : options.sample_rate;
 
-  progress("suffix array of " + std::to_string(n) + " symbols (divsufsort64)");
-  auto sa = full_suffix_array(text->data(), n);
-  if (!sa.ok()) return sa.status();
-  progress("BWT and SA samples (every " + std::to_string(sample_rate) + " text positions)");
-  auto rows = bwt_and_samples(std::move(text.value()), std::move(sa.value()), sample_rate, Policy::kTreeCodeOffset,
-                              Policy::kListsSeparatorRows);
+  progress("suffix array of " + std::to_string(n) + " symbols (" + suffix_array_builder_name(options.sa_builder) +
+           "), BWT and SA samples (every " + std::to_string(sample_rate) + " text positions)");
+  auto rows = suffix_sorted_rows(std::move(text.value()), sample_rate, options, Policy::kTreeCodeOffset,
+                                 Policy::kListsSeparatorRows);
   if (!rows.ok()) return rows.status();
 
   progress(policy.tree_name() + " and sampled-row vector on the " + std::string(backend_name(options.backend)));

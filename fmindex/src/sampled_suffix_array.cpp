@@ -21,43 +21,54 @@ Result<std::vector<std::int64_t>> full_suffix_array(const std::uint8_t* text, st
 
 SampledSuffixArray::Builder::Builder(std::uint64_t n, std::uint32_t sample_rate)
     : n_(n), rate_(sample_rate), words_((n + 31) / 32, 0) {
-  const std::uint64_t words = words_.size();
-  pieces_.resize(std::max<std::uint64_t>(1, std::min<std::uint64_t>(words, 4 * wtmap::detail::cpu_threads())));
+  pieces_.resize(std::max<std::uint64_t>(1, std::min<std::uint64_t>(words_.size(), 4 * wtmap::detail::cpu_threads())));
+  samples_.reserve((n + sample_rate - 1) / sample_rate);  // the multiples of the rate; separators add a few
 }
 
 Status SampledSuffixArray::Builder::for_each_piece(
-    const std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)>& body) {
-  const std::uint64_t words = words_.size(), count = pieces_.size();
+    std::uint64_t begin, std::uint64_t end, const std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)>& body) {
+  if (begin != next_row_ || end < begin || end > n_) {
+    return Status{StatusCode::invalid_argument, "SA samples: rows given out of order"};
+  }
+  next_row_ = end;
+  const std::uint64_t count = pieces_.size();
+  // Piece p's rows: from the first multiple of 32 at or past its share, so that no two pieces of
+  // a call share a word of marks (the call before this one has finished with them).
+  auto piece_start = [&](std::uint64_t p) {
+    if (p == 0) return begin;
+    if (p == count) return end;
+    return std::min(end, (begin + (end - begin) * p / count + 31) / 32 * 32);
+  };
   std::atomic<bool> out_of_memory{false};
   wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t first, std::uint64_t last) {
     try {
-      for (std::uint64_t p = first; p < last; ++p) {
-        body(p, words * p / count * 32, std::min(n_, words * (p + 1) / count * 32));
-      }
+      for (std::uint64_t p = first; p < last; ++p) body(p, piece_start(p), piece_start(p + 1));
     } catch (const std::bad_alloc&) {
       out_of_memory = true;
     }
   }, 1);
+  try {
+    if (!out_of_memory) {
+      std::uint64_t added = 0;
+      for (const auto& piece : pieces_) added += piece.size();
+      const std::uint64_t needed = samples_.size() + added;
+      if (samples_.capacity() < needed) samples_.reserve(needed + needed / 16);
+      for (const auto& piece : pieces_) samples_.insert(samples_.end(), piece.begin(), piece.end());
+    }
+  } catch (const std::bad_alloc&) {
+    out_of_memory = true;
+  }
+  for (auto& piece : pieces_) std::vector<std::uint64_t>().swap(piece);  // `= {}` keeps the capacity
   if (out_of_memory) return Status{StatusCode::out_of_memory, "out of host memory for the SA samples"};
   return {};
 }
 
 Result<SampledSuffixArray> SampledSuffixArray::Builder::finish(Backend backend) {
+  if (next_row_ != n_) return Status{StatusCode::invalid_argument, "SA samples: not every row was given"};
   auto marks = RankSelectBitVector::build(words_.data(), n_, backend);
   if (!marks.ok()) return marks.status();
-  words_ = {};
-  std::vector<std::uint64_t> samples;
-  try {
-    std::uint64_t total = 0;
-    for (const auto& piece : pieces_) total += piece.size();
-    samples.reserve(total);
-  } catch (const std::bad_alloc&) {
-    return Status{StatusCode::out_of_memory, "out of host memory for the SA samples"};
-  }
-  for (auto& piece : pieces_) {
-    samples.insert(samples.end(), piece.begin(), piece.end());
-    piece = {};
-  }
+  std::vector<std::uint32_t>().swap(words_);
+  std::vector<std::uint64_t> samples = std::move(samples_);
   return create(std::move(marks.value()), samples);
 }
 

@@ -88,6 +88,28 @@ TEST_F(Cli, IndexWritesOnlyTheIndexFile) {
   EXPECT_EQ(entries, (std::vector<std::string>{"idx.wtmap", "ref.fa.gz", "stderr.txt", "stdout.txt"}));
 }
 
+// --sa-builder blockwise writes the default's (divsufsort's) file byte for byte, on one thread and
+// on several, and says which sorter ran; an unknown sorter is a usage error that writes nothing.
+TEST_F(Cli, BlockwiseSuffixSorterWritesTheSameIndexFile) {
+  index();
+  const std::string expected = read_file(prefix_ + ".wtmap");
+  for (const char* threads : {"1", "3"}) {
+    const std::string prefix = dir_.file(std::string("blockwise") + threads);
+    const RunResult r = run_wtmap(dir_, "index --sa-builder blockwise -t " + std::string(threads) + " " +
+                                            shell_quote(fasta_) + " -p " + shell_quote(prefix) + " --device cpu");
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_NE(r.err.find("(blockwise)"), std::string::npos) << r.err;
+    EXPECT_TRUE(read_file(prefix + ".wtmap") == expected) << "-t " << threads;
+  }
+  const RunResult bad = run_wtmap(dir_, "index --sa-builder qsort " + shell_quote(fasta_) + " -p " +
+                                            shell_quote(dir_.file("bad")));
+  EXPECT_EQ(bad.exit_code, 1) << describe(bad);
+  EXPECT_NE(bad.err.find("--sa-builder"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir_.file("bad.wtmap")));
+  const RunResult help = run_wtmap(dir_, "index --help");
+  EXPECT_NE(help.out.find("--sa-builder S  divsufsort or blockwise"), std::string::npos) << help.out;
+}
+
 // How the patterns reach `wtmap count`.
 enum class Input { fastq, fastq_gz, fasta, stdin_fastq, fastq_small_batches };
 

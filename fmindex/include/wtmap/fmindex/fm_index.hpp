@@ -5,8 +5,9 @@
 // (2.3 bits per symbol), a sampled-row bit vector (1.06 bits per symbol) and 8 bytes per SA
 // sample (every s-th text position, s = 32 by default: 2 bits per symbol), the forward text
 // packed (2 bits per forward base: 1 bit per symbol; packed_text.hpp), plus small tables.
-// Construction: libdivsufsort's divsufsort64 on the host (8 bytes per text symbol, the peak),
-// then the wavelet tree and bit vector on the chosen backend. See fm_index_view.hpp for queries.
+// Construction: the suffix array on the host by libdivsufsort's divsufsort64 (8 bytes per text
+// symbol, the peak) or by the blockwise sorter a round of rows at a time (FmIndexOptions::
+// sa_builder; blockwise_build_bytes), then the wavelet tree and bit vector on the chosen backend. See fm_index_view.hpp for queries.
 // Protein and byte references have GeneralFmIndex (general_fm_index.hpp); both share the tables,
 // the sampled suffix array, search and locate (fm_index_base.hpp), and one build, load and save
 // pipeline with the alphabet as a policy (fmindex/src/fm_index_pipeline.hpp).

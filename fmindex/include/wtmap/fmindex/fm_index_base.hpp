@@ -12,12 +12,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "wtmap/core/config.hpp"
 #include "wtmap/core/status.hpp"
 #include "wtmap/fmindex/alphabet.hpp"
+#include "wtmap/fmindex/blockwise_suffix_array.hpp"
 #include "wtmap/fmindex/reference.hpp"
 #include "wtmap/fmindex/sa_interval.hpp"
 #include "wtmap/fmindex/sampled_suffix_array.hpp"
@@ -51,8 +53,35 @@ constexpr std::uint32_t kSampleRateBySize = ~std::uint32_t{0};
 // or searches.
 enum class IndexParts { all, search_only };
 
+// How the index build sorts the text's suffixes; both give the same index file, byte for byte.
+// divsufsort: libdivsufsort's divsufsort64, one thread, the whole suffix array at 8 bytes a symbol
+// (about 22 bytes per base of a DNA reference at the peak). blockwise: blockwise_suffix_array.hpp,
+// all CPU threads, a round of rows at a time (at most 10 bytes per base: blockwise_build_bytes).
+enum class SuffixArrayBuilder { divsufsort, blockwise };
+
+inline const char* suffix_array_builder_name(SuffixArrayBuilder b) {
+  return b == SuffixArrayBuilder::blockwise ? "blockwise" : "divsufsort";
+}
+inline std::optional<SuffixArrayBuilder> parse_suffix_array_builder(const std::string& name) {
+  if (name == "divsufsort") return SuffixArrayBuilder::divsufsort;
+  if (name == "blockwise") return SuffixArrayBuilder::blockwise;
+  return std::nullopt;
+}
+
+// Host bytes that the blockwise build of an index of n rows holds at its peak, the reference
+// itself not included: the largest of its three stages -- T encoded (n bytes) and packed; the sort
+// (blockwise_suffix_array_bytes) with, from its first rows on, the collected BWT (n bytes),
+// sampled-row marks (n / 8) and SA samples (8 n / s, 17/16 of that while they grow); then the BWT,
+// the samples twice (host list and backend copy) and the tree being built (about n / 2). For a
+// DNA reference of m bases (n = 2m + 2, 3-bit symbols, s = 32, v = 1024, 16 threads): about 7.2
+// bytes per base at 3.1 Gbp, 8.2 with the reference's own byte.
+std::uint64_t blockwise_build_bytes(std::uint64_t n, std::uint32_t bits, std::uint32_t sample_rate,
+                                    const BlockwiseSuffixArrayOptions& options);
+
 // How FmIndex::build and GeneralFmIndex::build make an index.
 struct FmIndexOptions {
+  SuffixArrayBuilder sa_builder = SuffixArrayBuilder::divsufsort;  // --sa-builder
+  BlockwiseSuffixArrayOptions blockwise;  // its sizes for SuffixArrayBuilder::blockwise (0: by size)
   // SA sample every s text positions (-s); kSampleRateBySize: default_sample_rate (8 to 32).
   std::uint32_t sample_rate = kSampleRateBySize;
   std::uint32_t kmer_length = kKmerLengthBySize;  // k-mer table in memory (0: none); not in the file

@@ -42,18 +42,21 @@ Result<std::vector<std::int64_t>> full_suffix_array(const std::uint8_t* text, st
 
 class SampledSuffixArray {
  public:
-  // Collects the samples during the one pass over the suffix array that also derives the BWT.
-  // That pass reads text[SA[r] - 1] at random, a cache miss per row (65 s for a 2 Gbp text on one
-  // core), so it runs on all CPU threads: the rows are cut into pieces of whole 32-row words, each
-  // piece sets its own words of marks and keeps its own list of samples, and finish() joins the
-  // lists in row order.
+  // Collects the samples during the pass over the suffix array that also derives the BWT, whole
+  // (divsufsort64) or a round of rows at a time (blockwise_suffix_array.hpp). That pass reads
+  // text[SA[r] - 1] at random, a cache miss per row (65 s for a 2 Gbp text on one core), so it
+  // runs on all CPU threads: each call's rows are cut into pieces at multiples of 32 rows, each
+  // piece sets its own words of marks and keeps its own list of samples, and the lists are joined
+  // in row order when the call ends.
   class Builder {
    public:
     Builder(std::uint64_t n, std::uint32_t sample_rate);  // 4 pieces per CPU thread
     std::uint64_t num_pieces() const { return pieces_.size(); }
-    // Runs body(piece, first_row, end_row) for every piece on all CPU threads; a std::bad_alloc
-    // thrown by any of them (a list that cannot grow) becomes out_of_memory.
-    Status for_each_piece(const std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)>& body);
+    // Runs body(piece, first_row, end_row) for the pieces of rows [begin, end) on all CPU threads;
+    // the calls cover the rows in order (begin is the previous call's end). A std::bad_alloc
+    // thrown by a body (a list that cannot grow) becomes out_of_memory.
+    Status for_each_piece(std::uint64_t begin, std::uint64_t end,
+                          const std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)>& body);
     // Row r of `piece` holds the suffix at text_position; after_separator: the text symbol before
     // it is a separator or the terminator. A piece adds its rows in increasing order.
     void add(std::uint64_t piece, std::uint64_t r, std::uint64_t text_position, bool after_separator) {
@@ -67,8 +70,10 @@ class SampledSuffixArray {
    private:
     std::uint64_t n_;
     std::uint32_t rate_;
+    std::uint64_t next_row_ = 0;
     std::vector<std::uint32_t> words_;
-    std::vector<std::vector<std::uint64_t>> pieces_;
+    std::vector<std::vector<std::uint64_t>> pieces_;  // the current call's
+    std::vector<std::uint64_t> samples_;              // the previous calls', in row order
   };
 
   SampledSuffixArray(SampledSuffixArray&&) noexcept = default;

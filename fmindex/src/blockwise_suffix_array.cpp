@@ -1,0 +1,303 @@
+#include "wtmap/fmindex/blockwise_suffix_array.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <new>
+#include <random>
+#include <vector>
+
+#include "keyed_suffix_sort.hpp"
+#include "wtmap/fmindex/difference_cover_sample.hpp"
+
+namespace wtmap::fmindex {
+namespace {
+
+using detail::KeyedSuffix;
+
+Status out_of_memory() { return Status{StatusCode::out_of_memory, "out of host memory for the blockwise suffix sort"}; }
+
+// Whether text[n - 1] is the text's only 0, on all CPU threads.
+bool ends_in_unique_terminator(const PackedSymbolsView& text) {
+  if (text.n == 0 || text.symbol(text.n - 1) != 0) return false;
+  std::atomic<bool> other_zero{false};
+  wtmap::detail::parallel_for_ranges(text.n - 1, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) {
+      if (text.symbol(i) == 0) {
+        other_zero = true;
+        return;
+      }
+    }
+  });
+  return !other_zero;
+}
+
+struct Round {  // buckets [first, last) and their rows [first_row, first_row + size)
+  std::uint64_t first, last, first_row, size;
+};
+
+// The steps of blockwise_suffix_array (blockwise_suffix_array.hpp) after the sample's ranks.
+class BlockwiseSorter {
+ public:
+  BlockwiseSorter(const PackedSymbolsView& text, const DifferenceCoverView& dc, const BlockwiseSuffixArrayOptions& options)
+      : text_(text), dc_(dc), options_(options) {}
+
+  Status run(const SuffixArrayConsumer& consume);
+
+ private:
+  void choose_splitters();
+  Status count_buckets();
+  std::vector<Round> plan_rounds() const;
+  // Splitters smaller than the suffix at i, whose window is key: its bucket.
+  std::uint64_t bucket_of(std::uint64_t i, std::uint64_t key) const;
+  void fill_round(const Round& round, std::uint64_t* rows);
+  std::uint64_t chunk_start(std::uint64_t c) const { return text_.n * c / chunks_; }
+  void sort_bucket(std::uint64_t* positions, std::uint64_t count) const;
+  void report(const Round& round, std::uint64_t done_rounds, std::uint64_t rounds) const;
+
+  const PackedSymbolsView& text_;
+  const DifferenceCoverView& dc_;
+  const BlockwiseSuffixArrayOptions& options_;
+  std::vector<std::uint64_t> splitters_, splitter_keys_;
+  std::vector<std::uint64_t> bucket_rows_;  // per bucket, splitters + 1 of them: its first row, then n
+  std::uint64_t chunks_ = 1;                 // the scans' pieces of the text, chunk_start(c) on
+  std::vector<std::vector<std::uint64_t>> chunk_counts_;  // per chunk and bucket: its suffixes
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+void BlockwiseSorter::choose_splitters() {
+  const std::uint64_t n = text_.n, wanted = n / options_.bucket_size;
+  std::mt19937_64 random(options_.seed);
+  splitters_.resize(wanted);
+  for (std::uint64_t& s : splitters_) s = std::uniform_int_distribution<std::uint64_t>(0, n - 1)(random);
+  std::sort(splitters_.begin(), splitters_.end());
+  splitters_.erase(std::unique(splitters_.begin(), splitters_.end()), splitters_.end());
+  std::sort(splitters_.begin(), splitters_.end(), [&](std::uint64_t a, std::uint64_t b) {
+    return compare_suffixes(text_, dc_, a, b) < 0;
+  });
+  splitter_keys_.resize(splitters_.size());
+  for (std::size_t k = 0; k < splitters_.size(); ++k) splitter_keys_[k] = text_.window(splitters_[k]);
+}
+
+// How many of the sorted keys[0, count) are below `key` (or_equal: at most `key`): a binary search
+// without branches, which a scan's unpredictable keys would mispredict half the time.
+std::uint64_t keys_below(const std::uint64_t* keys, std::uint64_t count, std::uint64_t key, bool or_equal) {
+  const std::uint64_t* base = keys;
+  for (std::uint64_t left = count; left > 0;) {
+    const std::uint64_t half = left / 2;
+    const std::uint64_t probe = base[half];
+    const bool below = or_equal ? probe <= key : probe < key;
+    base = below ? base + half + 1 : base;
+    left = below ? left - half - 1 : half;
+  }
+  return static_cast<std::uint64_t>(base - keys);
+}
+
+// The splitters whose K-symbol key differs from suffix i's place it by key alone; among those that
+// share its key, a binary search keeps how many leading symbols suffix i shares with the splitters
+// at either end of the range: every splitter between them shares at least the smaller count, so a
+// comparison starts there (Manber and Myers' search, SIAM J. Comput. 1993) and a suffix inside a
+// long repeat reads its symbols about once rather than at every step.
+std::uint64_t BlockwiseSorter::bucket_of(std::uint64_t i, std::uint64_t key) const {
+  const std::uint64_t count = splitter_keys_.size();
+  std::uint64_t lo = keys_below(splitter_keys_.data(), count, key, false);
+  if (lo == count || splitter_keys_[lo] != key) return lo;
+  std::uint64_t hi = keys_below(splitter_keys_.data(), count, key, true), shared_lo = 0, shared_hi = 0;
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    const std::uint64_t known = std::max<std::uint64_t>(std::min(shared_lo, shared_hi), text_.per_window);
+    std::uint64_t shared = 0;
+    if (compare_suffixes(text_, dc_, splitters_[mid], i, known, shared) < 0) {
+      lo = mid + 1;
+      shared_lo = shared;
+    } else {
+      hi = mid;
+      shared_hi = shared;
+    }
+  }
+  return lo;
+}
+
+// One scan: each text chunk counts its suffixes per bucket (chunk_counts_), the sums give each
+// bucket's rows.
+Status BlockwiseSorter::count_buckets() {
+  const std::uint64_t buckets = splitters_.size() + 1;
+  chunks_ = std::max<std::uint64_t>(1, std::min<std::uint64_t>(4 * wtmap::detail::cpu_threads(), text_.n >> 16));
+  try {
+    chunk_counts_.assign(chunks_, std::vector<std::uint64_t>(buckets, 0));
+    bucket_rows_.assign(buckets + 1, 0);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory();
+  }
+  wtmap::detail::parallel_for_ranges(chunks_, [&](std::uint64_t first, std::uint64_t last) {
+    for (std::uint64_t c = first; c < last; ++c) {
+      std::vector<std::uint64_t>& counts = chunk_counts_[c];
+      for (std::uint64_t i = chunk_start(c); i < chunk_start(c + 1); ++i) ++counts[bucket_of(i, text_.window(i))];
+    }
+  }, 1);
+  for (const auto& counts : chunk_counts_) {
+    for (std::uint64_t b = 0; b < buckets; ++b) bucket_rows_[b + 1] += counts[b];
+  }
+  for (std::uint64_t b = 0; b < buckets; ++b) bucket_rows_[b + 1] += bucket_rows_[b];
+  return {};
+}
+
+std::vector<Round> BlockwiseSorter::plan_rounds() const {
+  std::vector<Round> rounds;
+  const std::uint64_t buckets = splitters_.size() + 1;
+  for (std::uint64_t first = 0; first < buckets;) {
+    std::uint64_t last = first + 1;
+    while (last < buckets && bucket_rows_[last + 1] - bucket_rows_[first] <= options_.round_size) ++last;
+    rounds.push_back({first, last, bucket_rows_[first], bucket_rows_[last] - bucket_rows_[first]});
+    first = last;
+  }
+  return rounds;
+}
+
+// One scan of the text: each chunk writes the round's suffixes into its own rows of their buckets
+// (after the earlier chunks' counts), in text order. A key outside the round's splitters' keys is
+// decided without a search.
+void BlockwiseSorter::fill_round(const Round& round, std::uint64_t* rows) {
+  const bool has_lower = round.first > 0, has_upper = round.last <= splitters_.size();
+  const std::uint64_t lower = has_lower ? splitter_keys_[round.first - 1] : 0;
+  const std::uint64_t upper = has_upper ? splitter_keys_[round.last - 1] : 0;
+  const std::uint64_t width = round.last - round.first;
+  std::vector<std::uint64_t> next(chunks_ * width);  // chunk c's next row in bucket round.first + j
+  for (std::uint64_t j = 0; j < width; ++j) {
+    std::uint64_t at = bucket_rows_[round.first + j] - round.first_row;
+    for (std::uint64_t c = 0; c < chunks_; ++c) {
+      next[c * width + j] = at;
+      at += chunk_counts_[c][round.first + j];
+    }
+  }
+  wtmap::detail::parallel_for_ranges(chunks_, [&](std::uint64_t first, std::uint64_t last) {
+    for (std::uint64_t c = first; c < last; ++c) {
+      std::uint64_t* mine = next.data() + c * width;
+      for (std::uint64_t i = chunk_start(c); i < chunk_start(c + 1); ++i) {
+        const std::uint64_t key = text_.window(i);
+        if ((has_lower && key < lower) || (has_upper && key > upper)) continue;
+        const std::uint64_t b = bucket_of(i, key);
+        if (b >= round.first && b < round.last) rows[mine[b - round.first]++] = i;
+      }
+    }
+  }, 1);
+}
+
+// By the K-symbol key (a radix sort of pairs on the GPU), then the runs of equal keys by the next
+// K symbols, and so on while they tie, up to v symbols (a repeat costs a linear pass per K
+// symbols, where a comparison sort would read them again at every comparison); what still ties
+// then is ordered by compare_suffixes at one rank lookup a comparison (a segmented sort there).
+void BlockwiseSorter::sort_bucket(std::uint64_t* positions, std::uint64_t count) const {
+  std::vector<KeyedSuffix> keyed(count), scratch;
+  for (std::uint64_t k = 0; k < count; ++k) keyed[k] = {text_.window(positions[k]), positions[k]};
+  detail::sort_by_key(keyed.data(), count, scratch, 1);  // one thread a bucket: the buckets run in parallel
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> tied, still_tied;
+  auto collect_ties = [&](std::uint64_t offset, std::uint64_t size) {
+    detail::for_each_run(keyed.data() + offset, size, [&](std::uint64_t run, std::uint64_t run_end) {
+      if (run_end - run > 1) still_tied.emplace_back(offset + run, offset + run_end);
+    });
+  };
+  collect_ties(0, count);
+  std::uint64_t known = text_.per_window;  // symbols every tied run agrees on
+  for (; !still_tied.empty() && known + 1 < dc_.period(); known += text_.per_window) {
+    tied.swap(still_tied);
+    still_tied.clear();
+    for (const auto& [begin, end] : tied) {
+      for (std::uint64_t k = begin; k < end; ++k) keyed[k].key = text_.window(keyed[k].position + known);
+      detail::sort_by_key(keyed.data() + begin, end - begin, scratch, 1);
+      collect_ties(begin, end - begin);
+    }
+  }
+  for (const auto& [begin, end] : still_tied) {
+    std::sort(keyed.begin() + begin, keyed.begin() + end, [&](const KeyedSuffix& a, const KeyedSuffix& b) {
+      return compare_suffixes(text_, dc_, a.position, b.position, known) < 0;
+    });
+  }
+  for (std::uint64_t k = 0; k < count; ++k) positions[k] = keyed[k].position;
+}
+
+void BlockwiseSorter::report(const Round& round, std::uint64_t done_rounds, std::uint64_t rounds) const {
+  if (!options_.progress) return;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double share = static_cast<double>(round.first_row + round.size) / static_cast<double>(text_.n);
+  char line[160];
+  std::snprintf(line, sizeof line, "suffix array: round %llu of %llu sorted, %.0f %% of the rows, about %.0f s left",
+                static_cast<unsigned long long>(done_rounds), static_cast<unsigned long long>(rounds), 100 * share,
+                share > 0 ? elapsed * (1 - share) / share : 0.0);
+  options_.progress(line);
+}
+
+Status BlockwiseSorter::run(const SuffixArrayConsumer& consume) {
+  choose_splitters();
+  WTMAP_TRY(count_buckets());
+  const std::vector<Round> rounds = plan_rounds();
+  std::uint64_t largest = 0;
+  for (const Round& r : rounds) largest = std::max(largest, r.size);
+  std::vector<std::uint64_t> rows(largest);
+  if (options_.progress) {
+    options_.progress("suffix array: " + std::to_string(splitters_.size() + 1) + " buckets in " +
+                      std::to_string(rounds.size()) + " rounds of at most " + std::to_string(largest) + " rows");
+  }
+  for (std::size_t k = 0; k < rounds.size(); ++k) {
+    const Round& round = rounds[k];
+    if (round.size == 0) continue;  // an empty first bucket before one too large to join it
+    fill_round(round, rows.data());
+    std::atomic<bool> failed{false};
+    detail::for_each_dynamic(round.last - round.first, [&](std::uint64_t j) {
+      const std::uint64_t b = round.first + j;
+      try {
+        sort_bucket(rows.data() + (bucket_rows_[b] - round.first_row), bucket_rows_[b + 1] - bucket_rows_[b]);
+      } catch (const std::bad_alloc&) {
+        failed = true;
+      }
+    });
+    if (failed) return out_of_memory();
+    WTMAP_TRY(consume(round.first_row, rows.data(), round.size));
+    report(round, k + 1, rounds.size());
+  }
+  return {};
+}
+
+}  // namespace
+
+BlockwiseSuffixArrayOptions resolved_blockwise_options(std::uint64_t n, const BlockwiseSuffixArrayOptions& options) {
+  BlockwiseSuffixArrayOptions resolved = options;
+  const std::uint64_t threads = wtmap::detail::cpu_threads();
+  // Some 256 buckets per thread for the dynamic schedule, so that the threads' sort scratch (32
+  // bytes a suffix) stays within 0.5 bytes a symbol even for buckets 4x their mean; at most 1M.
+  if (resolved.bucket_size == 0) resolved.bucket_size = std::clamp<std::uint64_t>(n / (256 * threads), 1 << 12, 1 << 20);
+  if (resolved.round_size == 0) resolved.round_size = std::max<std::uint64_t>(n / 8, std::uint64_t{1} << 24);
+  return resolved;
+}
+
+std::uint64_t blockwise_suffix_array_bytes(std::uint64_t n, std::uint32_t bits, const BlockwiseSuffixArrayOptions& options,
+                                           std::uint64_t consumer_bytes) {
+  const BlockwiseSuffixArrayOptions o = resolved_blockwise_options(n, options);
+  const std::uint64_t text = PackedSymbols::num_words(n, bits) * 8;
+  const std::uint64_t sample = DifferenceCoverSample::num_slots(n, o.period);
+  const std::uint64_t ranking = 48 * sample;
+  const std::uint64_t round = 8 * sample + 8 * std::min(n, o.round_size) +
+                              32 * std::min(n, 4 * o.bucket_size) * wtmap::detail::cpu_threads();
+  return text + std::max(ranking, round + consumer_bytes);
+}
+
+Status blockwise_suffix_array(const PackedSymbolsView& text, const BlockwiseSuffixArrayOptions& options,
+                              const SuffixArrayConsumer& consume) {
+  if (!ends_in_unique_terminator(text)) {
+    return invalid_argument("blockwise suffix sort: the text must end in its only 0 (the terminator)");
+  }
+  const BlockwiseSuffixArrayOptions resolved = resolved_blockwise_options(text.n, options);
+  if (resolved.progress) resolved.progress("suffix array: ranking the difference-cover sample (period " +
+                                           std::to_string(resolved.period) + ")");
+  auto dc = DifferenceCoverSample::build(text, resolved.period);
+  if (!dc.ok()) return dc.status();
+  try {  // the threads catch their own; this is for the calling thread's arrays
+    BlockwiseSorter sorter(text, dc->view(), resolved);
+    return sorter.run(consume);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory();
+  }
+}
+
+}  // namespace wtmap::fmindex

@@ -1,0 +1,188 @@
+#include "wtmap/fmindex/difference_cover_sample.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "keyed_suffix_sort.hpp"
+
+namespace wtmap::fmindex {
+namespace {
+
+using detail::KeyedSuffix;
+
+struct Group {  // sample suffixes order[begin, end), tied on the symbols compared so far
+  std::uint64_t begin, end;
+};
+
+// Sorts the sample suffixes' ranks by refining groups of tied suffixes (Larsson and Sadakane's
+// prefix doubling, restricted to the sample): order holds the sample positions, rank (by
+// sample_index) the first row of each one's group, the final row once it is alone in it.
+class SampleRanker {
+ public:
+  SampleRanker(const PackedSymbolsView& text, const DifferenceCoverView& dc, const std::vector<std::uint32_t>& residues,
+               std::vector<std::uint64_t>& ranks)
+      : text_(text), dc_(dc), residues_(residues), ranks_(ranks) {}
+
+  Status run();
+
+ private:
+  template <class KeyOf>
+  Status refine(KeyOf key_of);
+  void split(const Group& g, const KeyedSuffix* sorted, std::vector<Group>& tied);
+
+  const PackedSymbolsView& text_;
+  const DifferenceCoverView& dc_;
+  const std::vector<std::uint32_t>& residues_;  // D, ascending
+  std::vector<std::uint64_t>& ranks_;
+  std::vector<std::uint64_t> order_;
+  std::vector<Group> groups_;  // the groups of more than one suffix
+};
+
+Status SampleRanker::run() {
+  const std::uint64_t n = text_.n, v = dc_.period();
+  // The residues of D after each multiple of v, in text order: the slots of every whole period,
+  // then those of the last one that fall inside the text.
+  const std::uint64_t d = residues_.size(), periods = n / v;
+  std::uint64_t count = periods * d;
+  for (const std::uint32_t r : residues_) count += periods * v + r < n;
+  try {
+    order_.resize(count);
+  } catch (const std::bad_alloc&) {
+    return Status{StatusCode::out_of_memory, "out of host memory for the difference-cover sample"};
+  }
+  wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k) order_[k] = k / d * v + residues_[k % d];
+  });
+  if (order_.empty()) return {};
+  groups_.push_back({0, order_.size()});
+  // The first v symbols (at least), a window of K at a time, then doubling: tied on `known`
+  // symbols, two sample suffixes order as the sample suffixes `step` further on (step <= known, a
+  // multiple of v, so still in the sample and inside the text: a tie never holds $).
+  std::uint64_t known = 0;
+  while (!groups_.empty() && known < v) {
+    WTMAP_TRY(refine([&](std::uint64_t p) { return text_.window(p + known); }));
+    known += text_.per_window;
+  }
+  while (!groups_.empty()) {
+    if (known >= n) return Status{StatusCode::invalid_argument, "difference-cover sample: suffixes tied past the text's end"};
+    const std::uint64_t step = known / v * v;
+    WTMAP_TRY(refine([&](std::uint64_t p) { return ranks_[dc_.sample_index(p + step)]; }));
+    known += step;
+  }
+  return {};
+}
+
+// One pass: every tied group sorted by key_of(position); the keys are all read before any rank
+// changes, so each pass sees the ranks of the previous one.
+template <class KeyOf>
+Status SampleRanker::refine(KeyOf key_of) {
+  std::vector<std::uint64_t> first(groups_.size() + 1, 0);  // each group's place in `keyed`
+  for (std::size_t g = 0; g < groups_.size(); ++g) first[g + 1] = first[g] + (groups_[g].end - groups_[g].begin);
+  std::vector<KeyedSuffix> keyed, scratch;
+  try {
+    keyed.resize(first.back());
+  } catch (const std::bad_alloc&) {
+    return Status{StatusCode::out_of_memory, "out of host memory for the difference-cover sample"};
+  }
+  // Spread over the items, not the groups: the first pass has one group of them all.
+  wtmap::detail::parallel_for_ranges(first.back(), [&](std::uint64_t begin, std::uint64_t end) {
+    std::uint64_t g = static_cast<std::uint64_t>(std::upper_bound(first.begin(), first.end(), begin) - first.begin()) - 1;
+    for (std::uint64_t k = begin; k < end; ++k) {
+      while (k >= first[g + 1]) ++g;
+      const std::uint64_t p = order_[groups_[g].begin + (k - first[g])];
+      keyed[k] = {key_of(p), p};
+    }
+  });
+  // Large groups one at a time on all threads; the others each on one thread.
+  constexpr std::uint64_t kLarge = std::uint64_t{1} << 20;
+  try {
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+      const std::uint64_t size = first[g + 1] - first[g];
+      if (size >= kLarge) detail::sort_by_key(keyed.data() + first[g], size, scratch, wtmap::detail::cpu_threads());
+    }
+  } catch (const std::bad_alloc&) {
+    return Status{StatusCode::out_of_memory, "out of host memory for the difference-cover sample"};
+  }
+  std::vector<Group> tied;
+  std::mutex tied_mutex;
+  detail::for_each_dynamic(groups_.size(), [&](std::uint64_t g) {
+    std::vector<KeyedSuffix> own_scratch;
+    const std::uint64_t size = first[g + 1] - first[g];
+    if (size < kLarge) detail::sort_by_key(keyed.data() + first[g], size, own_scratch, 1);
+    std::vector<Group> mine;
+    split(groups_[g], keyed.data() + first[g], mine);
+    if (mine.empty()) return;
+    std::lock_guard<std::mutex> lock(tied_mutex);
+    tied.insert(tied.end(), mine.begin(), mine.end());
+  });
+  groups_ = std::move(tied);
+  return {};
+}
+
+// Writes group g back in key order, its suffixes ranked by the first row of their new group.
+void SampleRanker::split(const Group& g, const KeyedSuffix* sorted, std::vector<Group>& tied) {
+  detail::for_each_run(sorted, g.end - g.begin, [&](std::uint64_t run, std::uint64_t run_end) {
+    for (std::uint64_t k = run; k < run_end; ++k) {
+      order_[g.begin + k] = sorted[k].position;
+      ranks_[dc_.sample_index(sorted[k].position)] = g.begin + run;
+    }
+    if (run_end - run > 1) tied.push_back({g.begin + run, g.begin + run_end});
+  });
+}
+
+}  // namespace
+
+std::uint64_t DifferenceCoverSample::num_slots(std::uint64_t n, std::uint32_t period) {
+  auto cover = DifferenceCoverSample::cover(period);
+  if (!cover.ok()) return 0;
+  return (n + period - 1) / period * cover->residues_.size();
+}
+
+Result<DifferenceCoverSample> DifferenceCoverSample::cover(std::uint32_t period) {
+  if (period == 0 || period > (1u << 20) || (period & (period - 1)) != 0) {
+    return invalid_argument("the difference-cover period must be a power of 2 from 1 to 2^20, not " + std::to_string(period));
+  }
+  std::uint32_t log2 = 0;
+  while ((1u << log2) < period) ++log2;
+  const std::uint32_t k = 1u << ((log2 + 1) / 2);
+  DifferenceCoverSample dc;
+  for (std::uint32_t r = 0; r < period; ++r) {
+    if (r < k || r % k == 0) dc.residues_.push_back(r);
+  }
+  dc.slot_.assign(period, DifferenceCoverView::kNotInCover);
+  for (std::uint32_t s = 0; s < dc.residues_.size(); ++s) dc.slot_[dc.residues_[s]] = s;
+  dc.anchor_.assign(period, DifferenceCoverView::kNotInCover);
+  for (const std::uint32_t a : dc.residues_) {
+    for (const std::uint32_t b : dc.residues_) {
+      std::uint32_t& anchor = dc.anchor_[(b - a) & (period - 1)];  // a + d = b
+      if (anchor == DifferenceCoverView::kNotInCover) anchor = a;
+    }
+  }
+  if (std::count(dc.anchor_.begin(), dc.anchor_.end(), DifferenceCoverView::kNotInCover) != 0) {
+    return Status{StatusCode::invalid_argument, "not a difference cover of period " + std::to_string(period)};
+  }
+  dc.view_ = {dc.slot_.data(), dc.anchor_.data(), nullptr, log2, static_cast<std::uint32_t>(dc.residues_.size())};
+  return dc;
+}
+
+Result<DifferenceCoverSample> DifferenceCoverSample::build(const PackedSymbolsView& text, std::uint32_t period) {
+  auto dc = cover(period);
+  if (!dc.ok()) return dc.status();
+  try {
+    dc->ranks_.assign(std::max<std::uint64_t>(1, num_slots(text.n, period)), 0);
+  } catch (const std::bad_alloc&) {
+    return Status{StatusCode::out_of_memory, "out of host memory for the difference-cover sample"};
+  }
+  dc->view_.ranks = dc->ranks_.data();
+  WTMAP_TRY(dc->rank_sample(text));
+  return dc;
+}
+
+Status DifferenceCoverSample::rank_sample(const PackedSymbolsView& text) {
+  SampleRanker ranker(text, view_, residues_, ranks_);
+  return ranker.run();
+}
+
+}  // namespace wtmap::fmindex

@@ -1,0 +1,101 @@
+// wtmap fmindex (internal): the sorts of the blockwise suffix sorter (blockwise_suffix_array.hpp,
+// difference_cover_sample.hpp) -- suffixes keyed by a fixed-width 64-bit key (a window of packed
+// symbols, or a rank), sorted by key as CUB's radix sort of pairs would on the GPU -- and the
+// dynamically scheduled loop over independent pieces of work (blocks, tied groups).
+//
+// radix_sort_by_key: stable LSD radix sort, 8 bits a pass, passes whose digit is the same for every
+// key skipped (one pass over keys that are all equal); O(n) per pass, on the threads asked for,
+// with a scratch array as large as the input.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "wtmap/core/detail/parallel.hpp"
+
+namespace wtmap::fmindex::detail {
+
+struct KeyedSuffix {
+  std::uint64_t key;
+  std::uint64_t position;
+};
+
+// body(i) for every i < count, each CPU thread taking the next i as it finishes one: for work of
+// very uneven sizes (a block of repeats beside blocks of unique sequence).
+template <class Body>
+void for_each_dynamic(std::uint64_t count, Body body) {
+  std::atomic<std::uint64_t> next{0};
+  const std::uint64_t threads = std::min<std::uint64_t>(wtmap::detail::cpu_threads(), count);
+  wtmap::detail::parallel_for_ranges(threads, [&](std::uint64_t, std::uint64_t) {
+    for (std::uint64_t i = next++; i < count; i = next++) body(i);
+  }, 1);
+}
+
+// On `threads` CPU threads (1: on the calling one).
+inline void radix_sort_by_key(KeyedSuffix* items, std::uint64_t n, KeyedSuffix* scratch, std::uint64_t threads) {
+  const std::uint64_t chunks = std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, n >> 16));
+  // The digits where some keys differ: in a run of repeats (the sorter's ties) most or all agree,
+  // and a pass over a digit they share would move nothing.
+  std::uint64_t all_ones = ~std::uint64_t{0}, any_ones = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    all_ones &= items[i].key;
+    any_ones |= items[i].key;
+  }
+  const std::uint64_t varying = all_ones ^ any_ones;
+  std::vector<std::array<std::uint64_t, 256>> counts(chunks);
+  KeyedSuffix *from = items, *to = scratch;
+  for (unsigned shift = 0; shift < 64; shift += 8) {
+    if (((varying >> shift) & 255) == 0) continue;
+    auto chunk_range = [&](std::uint64_t c) { return std::pair{n * c / chunks, n * (c + 1) / chunks}; };
+    wtmap::detail::parallel_for_ranges(chunks, [&](std::uint64_t first, std::uint64_t last) {
+      for (std::uint64_t c = first; c < last; ++c) {
+        counts[c].fill(0);
+        const auto [begin, end] = chunk_range(c);
+        for (std::uint64_t i = begin; i < end; ++i) ++counts[c][(from[i].key >> shift) & 255];
+      }
+    }, 1);
+    std::uint64_t total = 0;  // counts become each chunk's first slot per digit, in digit-major order
+    for (unsigned d = 0; d < 256; ++d) {
+      for (std::uint64_t c = 0; c < chunks; ++c) {
+        const std::uint64_t k = counts[c][d];
+        counts[c][d] = total;
+        total += k;
+      }
+    }
+    wtmap::detail::parallel_for_ranges(chunks, [&](std::uint64_t first, std::uint64_t last) {
+      for (std::uint64_t c = first; c < last; ++c) {
+        const auto [begin, end] = chunk_range(c);
+        for (std::uint64_t i = begin; i < end; ++i) to[counts[c][(from[i].key >> shift) & 255]++] = from[i];
+      }
+    }, 1);
+    std::swap(from, to);
+  }
+  if (from != items) std::copy(from, from + n, items);
+}
+
+// Sorts by key on `threads` threads: std::sort below 256 items, else the radix sort with
+// `scratch` grown to n.
+inline void sort_by_key(KeyedSuffix* items, std::uint64_t n, std::vector<KeyedSuffix>& scratch, std::uint64_t threads) {
+  if (n < 256) {
+    std::sort(items, items + n, [](const KeyedSuffix& a, const KeyedSuffix& b) { return a.key < b.key; });
+    return;
+  }
+  if (scratch.size() < n) scratch.resize(n);
+  radix_sort_by_key(items, n, scratch.data(), threads);
+}
+
+// on_run(begin, end) for each run [begin, end) of equal keys in items[0, n), sorted by key.
+template <class OnRun>
+void for_each_run(const KeyedSuffix* items, std::uint64_t n, OnRun on_run) {
+  for (std::uint64_t run = 0; run < n;) {
+    std::uint64_t run_end = run + 1;
+    while (run_end < n && items[run_end].key == items[run].key) ++run_end;
+    on_run(run, run_end);
+    run = run_end;
+  }
+}
+
+}  // namespace wtmap::fmindex::detail
