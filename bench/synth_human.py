@@ -46,7 +46,8 @@ Scaling: features of chromosome structure (telomere gaps and runs, centromeres, 
 and acrocentric blocks, PAR1) scale with the genome (--gbp / 3.1); elements (repeat copies,
 isochores, SDs, assembly gaps) keep their sizes but never exceed a fraction of their chromosome.
 
-Output is a function of the seed and the options, never of --procs: the plan (contigs, features
+Output is a function of the seed and the options, never of --procs (nor of the Python version as
+far as `random`'s seeding from str and its generators stay as they are since 3.9): the plan (contigs, features
 cut into units of at most 1 Mbp, each with its own seed) is made in the parent; a process pool
 makes the units, which are written in order with at most 3 per process pending (memory: tens of
 MB per process). Mutations of a whole sequence run as big-integer arithmetic on 2-bit codes (no
