@@ -5,6 +5,11 @@
       synthetic genome: uniform random bases, ~3 % of it copies of earlier segments (300 bp..5 kbp,
       ~1 % substitutions; some reverse complemented), tandem repeats, and N runs (10 bp..2 kbp,
       about one per 2 Mbp). Fixed seed; 1 Gbp takes about a minute.
+  gen_data.py human --gbp 3.1 --seed 1 [--procs N] [--bed OUT.tsv] [--library LIB.fa] OUT.fa
+      synthetic genome with human-like structure (synth_human.py says what it imitates and what
+      not): 24 chromosomes, chrM, unplaced contigs, N gaps, centromeric alpha-satellite arrays,
+      repeat families at 0.5-33 % divergence (~47 % of the bases), segmental duplications,
+      isochores. Same bytes for a seed whatever --procs.
   gen_data.py patterns REF.fa --n 1e7 --len 32 --random 0.01 --seed 2 OUT.fa
       patterns sampled from the reference (either strand, windows without N), a fraction random.
   gen_data.py art2fq ART.fq ART.aln OUT.fq.gz [--max N]
@@ -13,6 +18,7 @@
 """
 import argparse
 import gzip
+import os
 import random
 import sys
 
@@ -76,6 +82,14 @@ def cmd_reference(a):
             f.write(b"\n".join(seq[i:i + w] for i in range(0, len(seq), w)))
             f.write(b"\n")
     print(f"reference: {total} bp in {a.contigs} contigs -> {a.out}", file=sys.stderr)
+
+
+def cmd_human(a):
+    import synth_human
+    a.total = number(a.bp) if a.bp is not None else int(round(float(a.gbp) * 1e9))
+    a.sd_min, a.sd_max = (float(x) * 1000 for x in a.sd_kbp.split(","))
+    a.sd_div = tuple(float(x) for x in a.sd_div.split(","))
+    synth_human.generate(a)
 
 
 def read_fasta(path):
@@ -174,6 +188,22 @@ def main():
     r.add_argument("--contigs", type=int, default=1)
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("out")
+    h = sub.add_parser("human", help="human-like synthetic genome (synth_human.py)")
+    h.add_argument("--gbp", default="3.1", help="size in Gbp")
+    h.add_argument("--bp", default=None, help="size in bases (overrides --gbp)")
+    h.add_argument("--seed", type=int, default=1)
+    h.add_argument("--procs", type=int, default=os.cpu_count() or 1)
+    h.add_argument("--width", type=int, default=60, help="bases per FASTA line")
+    h.add_argument("--unplaced", type=int, default=None, help="unplaced contigs (default 170 per 3.1 Gbp, >= 20)")
+    h.add_argument("--gaps-per-mbp", type=float, default=0.1, help="assembly gaps per Mbp of arm")
+    h.add_argument("--sd-frac", type=float, default=0.05, help="fraction of the genome in SDs")
+    h.add_argument("--sd-kbp", default="10,300", help="SD length range (kbp)")
+    h.add_argument("--sd-div", default="0.01,0.05", help="SD pairwise divergence range")
+    h.add_argument("--par", choices=("copy", "mask"), default="copy", help="chrY's PAR1: chrX's bases or Ns")
+    h.add_argument("--bed", default=None, help="features TSV (0-based, half-open)")
+    h.add_argument("--bed-repeats", action="store_true", help="with --bed: every repeat copy too")
+    h.add_argument("--library", default=None, help="FASTA of the repeat consensi and HORs")
+    h.add_argument("out")
     q = sub.add_parser("patterns")
     q.add_argument("ref")
     q.add_argument("--n", default="1e7")
@@ -187,7 +217,7 @@ def main():
     t.add_argument("out")
     t.add_argument("--max", default=None)
     a = p.parse_args()
-    {"reference": cmd_reference, "patterns": cmd_patterns, "art2fq": cmd_art2fq}[a.cmd](a)
+    {"reference": cmd_reference, "human": cmd_human, "patterns": cmd_patterns, "art2fq": cmd_art2fq}[a.cmd](a)
 
 
 if __name__ == "__main__":
