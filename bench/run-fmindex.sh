@@ -18,15 +18,18 @@ else
   MBP="${WTMAP_BENCH_FM_MBP:-100}"; NPAT="${WTMAP_BENCH_PATTERNS:-1e7}"
 fi
 LENS="${WTMAP_BENCH_PATTERN_LENS:-32,100}"
+# synthetic: gen_data.py reference (random bases, ~3 % copies); human: gen_data.py human (issue 27:
+# repeat families, satellites, segmental duplications, N gaps, GRCh38's chromosome proportions).
+GENOME="${WTMAP_BENCH_FM_GENOME:-synthetic}"
 SKIP=",${WTMAP_BENCH_SKIP:-},"                 # e.g. bwa,bowtie2,wtmap_cpu,wtmap_blockwise,sdsl
 NPAT=$(number "$NPAT")
-D="$WORK/fm-${MBP}mbp"
+D="$WORK/fm-${MBP}mbp$([[ "$GENOME" == human ]] && echo -human)"
 mkdir -p "$D"
 TSV="$D/measure.tsv"
 : > "$TSV"
 rm -rf "$WORK/logs"; mkdir -p "$WORK/logs"
 host_info | tee "$D/host.txt"
-echo "reference: ${MBP} Mbp synthetic; patterns: $NPAT per length ($LENS)" | tee -a "$D/host.txt"
+echo "reference: ${MBP} Mbp $GENOME; patterns: $NPAT per length ($LENS)" | tee -a "$D/host.txt"
 
 WTMAP="$(find_prog wtmap)"
 BWA="$(find_prog bwa || true)"; BT2B="$(find_prog bowtie2-build-s || true)"
@@ -35,7 +38,12 @@ FMC="$(find_prog bench_fm_count || true)"
 # ---- data (untimed; reused)
 REF="$D/ref.fa"
 if [[ ! -s "$REF" ]]; then
-  python3 "$here/gen_data.py" reference --mbp "$MBP" --contigs 8 --seed 1 "$REF.tmp" && mv "$REF.tmp" "$REF"
+  case "$GENOME" in
+    synthetic) python3 "$here/gen_data.py" reference --mbp "$MBP" --contigs 8 --seed 1 "$REF.tmp" ;;
+    human) python3 "$here/gen_data.py" human --bp "$((MBP * 1000000))" --seed 1 --procs "$(nproc)" "$REF.tmp" ;;
+    *) echo "WTMAP_BENCH_FM_GENOME: synthetic or human, not $GENOME" >&2; exit 2 ;;
+  esac
+  mv "$REF.tmp" "$REF"
 fi
 IFS=, read -ra lens <<< "$LENS"
 for L in "${lens[@]}"; do
