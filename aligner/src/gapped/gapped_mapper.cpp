@@ -54,7 +54,7 @@ ReadCodes encode_read(const std::string& sequence) {
   for (std::size_t i = 0; i < sequence.size(); ++i) {
     const std::uint8_t c = fmindex::search_code(sequence[i]);
     r.forward[i] = c;
-    r.reverse[sequence.size() - 1 - i] = c < 4 ? static_cast<std::uint8_t>(3 - c) : c;
+    r.reverse[sequence.size() - 1 - i] = complement_code(c);
     r.hash = (r.hash ^ c) * 1099511628211ull;
   }
   return r;

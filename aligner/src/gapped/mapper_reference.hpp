@@ -22,6 +22,9 @@ namespace wtmap::aligner::gapped {
 // shorter ones are aligned across, their bases scoring as mismatches (issue 25: "say < 10").
 constexpr std::uint64_t kLongAmbiguityRun = 10;
 
+// The complement of code 0..3 (A<->T, C<->G); 4 (N) stays.
+inline std::uint8_t complement_code(std::uint8_t b) { return b < 4 ? static_cast<std::uint8_t>(3 - b) : b; }
+
 // Where a match lies: strand coordinates of its first base.
 struct StrandPosition {
   std::uint32_t contig = 0;
@@ -35,15 +38,13 @@ class MapperReference {
   static Result<MapperReference> create(const fmindex::FmIndex& index);
 
   std::uint64_t contig_length(std::uint32_t contig) const { return lengths_[contig]; }
-  // Code 0..4 of strand position i (0 <= i < contig length).
-  std::uint8_t base(std::uint32_t contig, bool reverse, std::int64_t i) const {
-    const std::uint8_t* c = codes_.data() + starts_[contig];
-    if (!reverse) return c[i];
-    const std::uint8_t b = c[lengths_[contig] - 1 - static_cast<std::uint64_t>(i)];
-    return b < 4 ? static_cast<std::uint8_t>(3 - b) : b;
-  }
   // Contig k's codes on the forward strand, contig_length(k) of them.
   const std::uint8_t* forward_codes(std::uint32_t contig) const { return codes_.data() + starts_[contig]; }
+  // Code 0..4 of strand position i (0 <= i < contig length).
+  std::uint8_t base(std::uint32_t contig, bool reverse, std::int64_t i) const {
+    const std::uint8_t* c = forward_codes(contig);
+    return reverse ? complement_code(c[lengths_[contig] - 1 - static_cast<std::uint64_t>(i)]) : c[i];
+  }
   // Codes of strand positions [lo, hi) into out[0, hi - lo) (0 <= lo <= hi <= contig length): a
   // copy on the forward strand, the reverse complement read backwards on the reverse one.
   void copy_bases(std::uint32_t contig, bool reverse, std::int64_t lo, std::int64_t hi, std::uint8_t* out) const {
@@ -53,10 +54,7 @@ class MapperReference {
       return;
     }
     const std::uint8_t* from = c + lengths_[contig];
-    for (std::int64_t i = lo; i < hi; ++i) {
-      const std::uint8_t b = from[-1 - i];
-      *out++ = b < 4 ? static_cast<std::uint8_t>(3 - b) : b;
-    }
+    for (std::int64_t i = lo; i < hi; ++i) *out++ = complement_code(from[-1 - i]);
   }
   // The match of `length` bases at index text position t (inside one fragment of T).
   StrandPosition place(std::uint64_t t, std::uint32_t length) const;
