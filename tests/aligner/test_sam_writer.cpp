@@ -90,6 +90,18 @@ void expect_record(const SamRecord& got, const SeqRecord& read, const ReadAlignm
   EXPECT_EQ(got.xa.has_value(), !a.alternatives.empty());
 }
 
+// The records read back are the batches' reads, in order, each as expect_record has it, and no more.
+void expect_records_as_written(const SamContents& back, const std::vector<Batch>& written) {
+  std::size_t r = 0;
+  for (const Batch& b : written) {
+    for (std::size_t i = 0; i < b.reads.size(); ++i, ++r) {
+      ASSERT_LT(r, back.records.size());
+      expect_record(back.records[r], b.reads[i], b.alignments[i]);
+    }
+  }
+  EXPECT_EQ(back.records.size(), r);
+}
+
 class SamWriterReserve : public ::testing::TestWithParam<std::size_t> {};
 
 INSTANTIATE_TEST_SUITE_P(Aligner, SamWriterReserve, ::testing::Values(0, 3, 64),
@@ -113,14 +125,7 @@ TEST_P(SamWriterReserve, RecordsReadBackAsWritten) {
   ASSERT_TRUE(writer->finish().ok());
 
   const SamContents back = read_alignments(options.path);
-  std::size_t r = 0;
-  for (const Batch& b : written) {
-    for (std::size_t i = 0; i < b.reads.size(); ++i, ++r) {
-      ASSERT_LT(r, back.records.size());
-      expect_record(back.records[r], b.reads[i], b.alignments[i]);
-    }
-  }
-  EXPECT_EQ(back.records.size(), r);
+  ASSERT_NO_FATAL_FAILURE(expect_records_as_written(back, written));
 }
 
 // CRAM: the records read back as written (against the reference given); a reference whose
@@ -147,14 +152,7 @@ TEST(SamWriterCram, RecordsReadBackAndAMismatchedReferenceMakesNothing) {
   for (const Batch& b : written) ASSERT_TRUE(writer->write(b.reads, b.alignments).ok());
   ASSERT_TRUE(writer->finish().ok());
   const SamContents back = read_alignments(options.path, reference);
-  std::size_t r = 0;
-  for (const Batch& b : written) {
-    for (std::size_t i = 0; i < b.reads.size(); ++i, ++r) {
-      ASSERT_LT(r, back.records.size());
-      expect_record(back.records[r], b.reads[i], b.alignments[i]);
-    }
-  }
-  EXPECT_EQ(back.records.size(), r);
+  ASSERT_NO_FATAL_FAILURE(expect_records_as_written(back, written));
 
   const std::vector<std::string> before = dir.entries();  // ref.fa, its .fai, out.cram
   options.path = dir.file("other.cram");
