@@ -7,14 +7,16 @@
 #   bench/run-sort.sh INDEX_PREFIX READS.fq[.gz] [BWA_INDEX_PREFIX]
 #
 # Environment: WTMAP (default: wtmap on PATH, else build/cli/wtmap), THREADS (default: all
-# cores), REPEAT (default 3), SORT_MEM (passed to --sort-mem; default: wtmap's own), WORK
-# (default ./bench-work/sort), and EXTRA (more options for both wtmap runs, e.g. "-k 4").
+# cores), REPEAT (default 3), BWA_REPEAT (default REPEAT: bwa's runs, the first ones of the
+# alternation, as bwa takes several times wtmap's time), SORT_MEM (passed to --sort-mem;
+# default: wtmap's own), WORK (default ./bench-work/sort), and EXTRA (more options for both
+# wtmap runs, e.g. "-k 4").
 # Results: $WORK/sort.txt (table) and each run's stderr in $WORK/logs/.
 set -euo pipefail
-[[ $# -ge 2 ]] || { sed -n 2,12p "$0"; exit 2; }
+[[ $# -ge 2 ]] || { sed -n 2,14p "$0"; exit 2; }
 INDEX="$1"; READS="$2"; BWA_INDEX="${3:-}"
 WTMAP="${WTMAP:-$(command -v wtmap || echo build/cli/wtmap)}"
-THREADS="${THREADS:-$(nproc)}"; REPEAT="${REPEAT:-3}"; WORK="${WORK:-bench-work/sort}"
+THREADS="${THREADS:-$(nproc)}"; REPEAT="${REPEAT:-3}"; BWA_REPEAT="${BWA_REPEAT:-$REPEAT}"; WORK="${WORK:-bench-work/sort}"
 EXTRA="${EXTRA:-}"
 SORT_MEM_OPTION=(); [[ -n "${SORT_MEM:-}" ]] && SORT_MEM_OPTION=(--sort-mem "$SORT_MEM")
 mkdir -p "$WORK/logs"
@@ -42,11 +44,12 @@ names=(unsorted sorted)
 declare -A times
 for ((r = 1; r <= REPEAT; r++)); do
   for name in "${names[@]}"; do
+    [[ $name == bwa ]] && (( r > BWA_REPEAT )) && continue
     times[$name]+="$(timed "$name" "$r" "run_$name") "
   done
 done
 {
-  echo "reads: $READS; index: $INDEX; threads: $THREADS; runs: $REPEAT each, medians; host: $(hostname)"
+  echo "reads: $READS; index: $INDEX; threads: $THREADS; runs: $REPEAT each (bwa: $BWA_REPEAT), medians; host: $(hostname)"
   unsorted=$(tr ' ' '\n' <<< "${times[unsorted]}" | grep . | median)
   printf '%-10s %10s %10s\n' run seconds "x unsorted"
   for name in "${names[@]}"; do
