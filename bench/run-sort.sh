@@ -28,7 +28,7 @@ timed() {
   start=$(date +%s.%N)
   "$@" 2> "$WORK/logs/$name-$r.txt"
   end=$(date +%s.%N)
-  echo "$end - $start" | bc
+  awk -v a="$start" -v b="$end" 'BEGIN { print b - a }'
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -54,7 +54,7 @@ done
   printf '%-10s %10s %10s\n' run seconds "x unsorted"
   for name in "${names[@]}"; do
     m=$(tr ' ' '\n' <<< "${times[$name]}" | grep . | median)
-    printf '%-10s %10.2f %10.2f\n' "$name" "$m" "$(echo "$m / $unsorted" | bc -l)"
+    printf '%-10s %10.2f %10.2f\n' "$name" "$m" "$(awk -v m="$m" -v u="$unsorted" 'BEGIN { print m / u }')"
   done
   grep -h 'coordinate-sorted\|sorting, seconds' "$WORK/logs/sorted-$REPEAT.txt" || true
 } | tee "$WORK/sort.txt"

@@ -130,6 +130,10 @@ void sort_entries(std::vector<Entry>& entries, std::vector<Entry>& scratch) {
   }
 }
 
+// How far ahead of the merge MemoryCursor asks for records, and how much of each (a short read's
+// record is some 400 bytes).
+constexpr std::size_t kPrefetchDistance = 16, kPrefetchLines = 7;
+
 // Records held in memory: chunks that keep their bytes from run to run (no allocation per record,
 // pages faulted once), and one entry per record.
 class MemoryRun {
@@ -142,6 +146,12 @@ class MemoryRun {
   bool empty() const { return entries_.empty(); }
   std::size_t size() const { return entries_.size(); }
   const std::uint8_t* record(std::size_t i) const { return entries_[i].record; }
+  // Asks the cache for record i's first bytes: read in key order, the records are scattered over
+  // the run's memory, and waiting for each one's miss in turn made the final merge memory-bound.
+  void prefetch(std::size_t i) const {
+    if (i >= entries_.size()) return;
+    for (std::size_t line = 0; line < kPrefetchLines; ++line) __builtin_prefetch(entries_[i].record + 64 * line);
+  }
 
   Status add(const bam1_t* b) {
     const std::size_t size = stored_size(b);
@@ -226,6 +236,7 @@ class MemoryCursor : public RunCursor {
   Result<bool> advance() override {
     if (next_ == run_.size()) return false;
     if (!record_) return Status{StatusCode::out_of_memory, "cannot allocate a BAM record while sorting"};
+    run_.prefetch(next_ + kPrefetchDistance);
     WTMAP_TRY(load_record(run_.record(next_++), record_.get()));
     return true;
   }
