@@ -117,20 +117,44 @@ Result<std::uint64_t> gapped_query_length(const std::vector<std::uint32_t>& ciga
   return length;
 }
 
+// An unmapped record's SEQ and QUAL turned to the reverse strand in place (4-bit codes: the
+// complement of a base is its bits reversed, A=1 <-> T=8, C=2 <-> G=4, N=15 itself).
+void reverse_complement_record(bam1_t* b) {
+  static constexpr std::uint8_t kComplement[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+  const int len = b->core.l_qseq;
+  std::uint8_t* seq = bam_get_seq(b);
+  std::uint8_t* qual = bam_get_qual(b);
+  auto base = [seq](int i) { return static_cast<std::uint8_t>(bam_seqi(seq, i)); };
+  auto set_base = [seq](int i, std::uint8_t code) {
+    seq[i >> 1] = static_cast<std::uint8_t>((i & 1) != 0 ? (seq[i >> 1] & 0xF0) | code : (seq[i >> 1] & 0x0F) | code << 4);
+  };
+  for (int i = 0, j = len - 1; i <= j; ++i, --j) {
+    const std::uint8_t left = base(i), right = base(j);
+    set_base(i, kComplement[right]);
+    set_base(j, kComplement[left]);
+    std::swap(qual[i], qual[j]);
+  }
+}
+
 // A mate's pair fields over the record format() made of it; a supplementary line keeps its MAPQ.
 Status add_mate_fields(const MateFields& f, bam1_t* b) {
   b->core.flag |= f.flag;
   b->core.mtid = f.mate_contig;
   b->core.mpos = f.mate_position;
   b->core.isize = f.tlen;
-  if ((b->core.flag & (BAM_FUNMAP | BAM_FSUPPLEMENTARY)) == 0) b->core.qual = static_cast<std::uint8_t>(std::clamp(f.mapq, 0, 254));
-  if (f.contig >= 0) {  // unmapped, placed at its mate: sorts beside it
+  const bool unmapped = (b->core.flag & BAM_FUNMAP) != 0;
+  if (!unmapped && (b->core.flag & BAM_FSUPPLEMENTARY) == 0) b->core.qual = static_cast<std::uint8_t>(std::clamp(f.mapq, 0, 254));
+  if (unmapped && f.contig >= 0) {  // placed at its mate, on its strand: sorts beside it
     b->core.tid = f.contig;
     b->core.pos = f.position;
     b->core.bin = static_cast<std::uint16_t>(hts_reg2bin(f.position, f.position + 1, 14, 5));
+    if (f.reverse && (b->core.flag & BAM_FREVERSE) == 0) {
+      b->core.flag |= BAM_FREVERSE;
+      reverse_complement_record(b);
+    }
   }
   // MQ, then MC: the order samtools fixmate writes them in.
-  const bool ok = (!f.has_mate_mapq || bam_aux_update_int(b, "MQ", std::clamp(f.mate_mapq, 0, 254)) == 0) &&
+  const bool ok = bam_aux_update_int(b, "MQ", std::clamp(f.mate_mapq, 0, 254)) == 0 &&
                   (!f.has_mate_cigar || bam_aux_update_str(b, "MC", -1, f.mate_cigar.c_str()) == 0);
   if (!ok) return {StatusCode::out_of_memory, "cannot add MC and MQ to a record"};
   return {};
@@ -601,7 +625,9 @@ Status SamWriter::write_gapped(const std::vector<SeqRecord>& reads,
         const MateFields& fields = (*mates)[i];
         WTMAP_TRY(add_mate_fields(fields, records[0]));
         for (std::size_t r = 1; r < first[i + 1] - first[i]; ++r) {
-          WTMAP_TRY(add_mate_fields(supplementary_mate_fields(fields, alignments[i].supplementary[r - 1]), records[r]));
+          WTMAP_TRY(add_mate_fields(supplementary_mate_fields(fields, alignments[i].supplementary[r - 1],
+                                                                   impl.options.soft_clip_supplementary),
+                                         records[r]));
         }
         return Status{};
       });

@@ -354,20 +354,50 @@ TEST(MateFields, ProperFrPair) {
   EXPECT_EQ(f[0].mapq, 60);
   EXPECT_EQ(f[0].mate_mapq, 40);
   EXPECT_EQ(f[1].mate_mapq, 60);
-  EXPECT_TRUE(f[0].has_mate_mapq && f[0].has_mate_cigar);
+  EXPECT_TRUE(f[0].has_mate_cigar);
   EXPECT_EQ(f[0].mate_cigar, "100M");
   EXPECT_EQ(f[0].contig, -1);  // mapped: keeps its own place
 }
 
-TEST(MateFields, RfPairTlenIsBetweenFivePrimeEnds) {
-  // Mate 1 reverse at [100, 200) (5' end 200), mate 2 forward at 300: TLEN 100 and -100.
+// bwa mem's TLEN (mem_aln2sam): between the 5' ends, a reverse read's its last base, plus one
+// base. Mate 1 reverse at [100, 200) (5' end 199), mate 2 forward at 300: 300 - 199 + 1 = 102
+// (samtools fixmate's end-exclusive rule says 100; bwa 0.7.17 wrote 102 for this case).
+TEST(MateFields, RfPairTlenIsBwaMems) {
   const WrittenMate mates[2] = {written(true, 0, 100, true, 37), written(true, 0, 300, false, 37)};
   MateFields f[2];
   mate_fields(mates, false, f);
   EXPECT_EQ(f[0].flag, 0x1 | 0x40);
   EXPECT_EQ(f[1].flag, 0x1 | 0x20 | 0x80);
-  EXPECT_EQ(f[0].tlen, 100);
-  EXPECT_EQ(f[1].tlen, -100);
+  EXPECT_EQ(f[0].tlen, 102);
+  EXPECT_EQ(f[1].tlen, -102);
+}
+
+// Same strand: forward mates at 1000 and 1250 give 251 (bwa: 1250 - 1000 + 1); reverse mates
+// at [1000, 1100) and [1250, 1350): 5' ends 1099 and 1349, 251 too; one 5' end: 0.
+TEST(MateFields, SameStrandTlenIsBwaMems) {
+  MateFields f[2];
+  const WrittenMate forward[2] = {written(true, 0, 1000, false, 60), written(true, 0, 1250, false, 60)};
+  mate_fields(forward, false, f);
+  EXPECT_EQ(f[0].tlen, 251);
+  EXPECT_EQ(f[1].tlen, -251);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x40);
+  const WrittenMate backward[2] = {written(true, 0, 1250, true, 60), written(true, 0, 1000, true, 60)};
+  mate_fields(backward, false, f);
+  EXPECT_EQ(f[0].tlen, -251);
+  EXPECT_EQ(f[1].tlen, 251);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x20 | 0x40);
+  const WrittenMate together[2] = {written(true, 0, 1000, false, 60), written(true, 0, 1000, false, 60)};
+  mate_fields(together, false, f);
+  EXPECT_EQ(f[0].tlen, 0);
+  EXPECT_EQ(f[1].tlen, 0);
+}
+
+TEST(TemplateLength, IsTheDistancePlusOneSigned) {
+  EXPECT_EQ(template_length(100, 399), 300);  // FR: forward at 100, reverse ending at 399
+  EXPECT_EQ(template_length(399, 100), -300);
+  EXPECT_EQ(template_length(7, 8), 2);
+  EXPECT_EQ(template_length(8, 7), -2);
+  EXPECT_EQ(template_length(5, 5), 0);
 }
 
 TEST(MateFields, DifferentContigsHaveNoTlen) {
@@ -380,25 +410,36 @@ TEST(MateFields, DifferentContigsHaveNoTlen) {
   EXPECT_EQ(f[1].mate_contig, 0);
 }
 
+// bwa mem's mem_aln2sam: an unmapped mate takes its mapped mate's place and strand (0x10), so
+// the mapped one's 0x20 is its own strand and its RNEXT/PNEXT its own place; MQ:i:0 names the
+// unmapped mate's MAPQ, and no MC is written for it.
 TEST(MateFields, UnmappedMateStandsAtItsMate) {
   const WrittenMate mates[2] = {written(true, 3, 500, true, 37), written(false, 0, 0, false, 0)};
   MateFields f[2];
   mate_fields(mates, false, f);
-  EXPECT_EQ(f[0].flag, 0x1 | 0x8 | 0x40);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x8 | 0x20 | 0x40);  // 0x20: the mate stands on this one's strand
   EXPECT_EQ(f[1].flag, 0x1 | 0x20 | 0x80);
   EXPECT_EQ(f[0].mate_contig, 3);
   EXPECT_EQ(f[0].mate_position, 500);  // the unmapped mate's place: its own
   EXPECT_EQ(f[1].contig, 3);
   EXPECT_EQ(f[1].position, 500);
+  EXPECT_TRUE(f[1].reverse);  // 0x10 on the unmapped mate, SEQ reverse complemented
+  EXPECT_FALSE(f[0].reverse);
   EXPECT_EQ(f[1].mate_position, 500);
   EXPECT_EQ(f[0].tlen, 0);
   EXPECT_EQ(f[1].tlen, 0);
-  EXPECT_FALSE(f[0].has_mate_mapq);
-  EXPECT_TRUE(f[0].has_mate_cigar);
-  EXPECT_EQ(f[0].mate_cigar, "*");
-  EXPECT_TRUE(f[1].has_mate_mapq);
+  EXPECT_EQ(f[0].mate_mapq, 0);
+  EXPECT_FALSE(f[0].has_mate_cigar);
   EXPECT_EQ(f[1].mate_mapq, 37);
+  EXPECT_TRUE(f[1].has_mate_cigar);
   EXPECT_EQ(f[1].mate_cigar, "100M");
+  // A forward mapped mate: neither 0x20 nor 0x10.
+  const WrittenMate forward[2] = {written(false, 0, 0, false, 0), written(true, 1, 70, false, 20)};
+  mate_fields(forward, false, f);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x40);
+  EXPECT_EQ(f[1].flag, 0x1 | 0x8 | 0x80);
+  EXPECT_FALSE(f[0].reverse);
+  EXPECT_EQ(f[0].mate_mapq, 20);
 }
 
 TEST(MateFields, BothUnmapped) {
@@ -411,7 +452,8 @@ TEST(MateFields, BothUnmapped) {
     EXPECT_EQ(m.mate_contig, -1);
     EXPECT_EQ(m.mate_position, -1);
     EXPECT_EQ(m.contig, -1);
-    EXPECT_FALSE(m.has_mate_mapq || m.has_mate_cigar);
+    EXPECT_EQ(m.mate_mapq, 0);  // bwa writes MQ:i:0
+    EXPECT_FALSE(m.has_mate_cigar);
   }
 }
 
@@ -550,7 +592,7 @@ TEST(PairGappedMates, RepeatFractionsScaleThePairMapq) {
 }
 
 // A supplementary line's TLEN runs from its own 5' end to the mate's (mem_aln2sam with the mate's
-// primary); its other pair fields are its primary's.
+// primary, bwa's rule: distance + 1, signed); its other pair fields are its primary's.
 TEST(SupplementaryMateFields, TlenFromTheLinesOwnFivePrimeEnd) {
   const WrittenMate mates[2] = {written(true, 0, 1000, false, 60), written(true, 0, 1200, true, 40)};
   MateFields f[2];
@@ -559,17 +601,44 @@ TEST(SupplementaryMateFields, TlenFromTheLinesOwnFivePrimeEnd) {
   const gapped::GappedHit reverse = gapped_hit(0, 5000, true, 40, {60u << 4 | 4, 40u << 4}, 40);
   const gapped::GappedHit elsewhere = gapped_hit(3, 700, false, 40, {60u << 4 | 4, 40u << 4}, 40);
   const MateFields s = supplementary_mate_fields(f[0], forward);
-  EXPECT_EQ(s.tlen, 1300 - 700);
+  EXPECT_EQ(s.tlen, 1299 - 700 + 1);  // the mate's 5' end is its last base, 1299
   EXPECT_EQ(s.flag, f[0].flag);
   EXPECT_EQ(s.mate_contig, 0);
   EXPECT_EQ(s.mate_position, 1200);
   EXPECT_EQ(s.mate_cigar, "100M");
   EXPECT_EQ(s.mate_mapq, 40);
-  EXPECT_EQ(supplementary_mate_fields(f[0], reverse).tlen, 1300 - 5040);
+  EXPECT_EQ(supplementary_mate_fields(f[0], reverse).tlen, 1299 - 5039 - 1);  // own 5' end 5039
   EXPECT_EQ(supplementary_mate_fields(f[0], elsewhere).tlen, 0);
+}
+
+// bwa prints the mate's CIGAR on a supplementary line as it prints that line's own (add_cigar
+// with the line's index): soft clips hard unless -Y.
+TEST(SupplementaryMateFields, MateCigarClipsAreHardUnlessSoftClipSupplementary) {
+  WrittenMate mates[2] = {written(true, 0, 1000, false, 60), written(true, 0, 1200, true, 40)};
+  mates[1].cigar = "5S90M5S";
+  MateFields f[2];
+  mate_fields(mates, true, f);
+  const gapped::GappedHit line = gapped_hit(0, 700, false, 40, {60u << 4 | 4, 40u << 4}, 40);
+  EXPECT_EQ(f[0].mate_cigar, "5S90M5S");  // the primary line: as the mate's record has it
+  EXPECT_EQ(supplementary_mate_fields(f[0], line).mate_cigar, "5H90M5H");
+  EXPECT_EQ(supplementary_mate_fields(f[0], line, true).mate_cigar, "5S90M5S");
+}
+
+// With the mate unmapped, bwa places that mate at each line it writes (mem_aln2sam copies the
+// line to the mate): a supplementary line's RNEXT/PNEXT are its own, 0x20 its own strand, TLEN 0.
+TEST(SupplementaryMateFields, UnmappedMateStandsAtTheLine) {
   const WrittenMate alone[2] = {written(true, 0, 1000, false, 60), written(false, 0, 0, false, 0)};
+  MateFields f[2];
   mate_fields(alone, false, f);
-  EXPECT_EQ(supplementary_mate_fields(f[0], forward).tlen, 0);  // no mate mapped: no TLEN
+  const gapped::GappedHit reverse = gapped_hit(2, 5000, true, 40, {60u << 4 | 4, 40u << 4}, 40);
+  const MateFields s = supplementary_mate_fields(f[0], reverse);
+  EXPECT_EQ(s.tlen, 0);
+  EXPECT_EQ(s.mate_contig, 2);
+  EXPECT_EQ(s.mate_position, 5000);
+  EXPECT_EQ(s.flag, 0x1 | 0x8 | 0x20 | 0x40);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x8 | 0x40);  // the primary is forward
+  EXPECT_FALSE(s.has_mate_cigar);
+  EXPECT_EQ(s.mate_mapq, 0);
 }
 
 gapped::PairCandidate candidate(std::uint64_t position, bool reverse, std::int32_t score, std::int32_t secondary,
