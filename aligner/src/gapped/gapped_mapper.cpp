@@ -684,7 +684,7 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
   clock.emplace(m.stage.choose);
   wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t k = begin; k < end; ++k) {
-      finish_regions(work[k].regions, work[k].chains, encoded[work[k].read].hash, m.options);
+      finish_regions(work[k].regions, encoded[work[k].read].hash, m.options);
       m.choose_hits(work[k], alignments[work[k].read]);
     }
   }, kReadsPerThread);
