@@ -286,7 +286,14 @@ struct SamWriter::Impl {
 
   // The records of a gapped read: the primary, then one per supplementary hit (records[0..]).
   Status format_gapped(const SeqRecord& read, const gapped::GappedReadAlignment& a, bam1_t* const* records) const {
-    if (!a.mapped) return format(read, ReadAlignment{}, records[0]);
+    if (!a.mapped) {
+      // bwa mem's unmapped record (mem_reg2aln of no region) has score and sub 0, which
+      // mem_aln2sam writes: AS:i:0 and XS:i:0.
+      WTMAP_TRY(format(read, ReadAlignment{}, records[0]));
+      const bool ok = bam_aux_update_int(records[0], "AS", 0) == 0 && bam_aux_update_int(records[0], "XS", 0) == 0;
+      if (!ok) return {StatusCode::out_of_memory, "cannot add tags to the record of read '" + read.name + "'"};
+      return {};
+    }
     WTMAP_TRY(check_hit(a.primary, read));
     for (const gapped::GappedHit& h : a.supplementary) WTMAP_TRY(check_hit(h, read));
     for (const gapped::GappedHit& h : a.alternatives) WTMAP_TRY(check_hit(h, read));
@@ -368,13 +375,13 @@ struct SamWriter::Impl {
                  bases.seq.size(), bases.seq.c_str(), bases.qual.empty() ? nullptr : bases.qual.c_str(), 64) < 0) {
       return invalid_argument("read '" + read.name + "' cannot be stored as a BAM record (name or length too long)");
     }
-    // bwa mem's tag order: NM MD AS XS RG SA XA. XS (max of sub and csub, mem_reg2aln) only where
-    // another alignment scored, and only on the primary: a supplementary hit carries no sub-score.
-    const std::int32_t xs = std::max(a.sub_score, a.chain_sub_score);
+    // bwa mem's tag order: NM MD AS XS RG SA XA. XS on every line, 0 included (mem_aln2sam writes
+    // it wherever sub >= 0): the max of its region's sub and csub (mem_reg2aln).
+    const std::int32_t xs = which == 0 ? std::max(a.sub_score, a.chain_sub_score) : h.sub_score;
     bool ok = bam_aux_update_int(b, "NM", h.edit_distance) == 0;
     ok = ok && bam_aux_update_str(b, "MD", -1, h.md.c_str()) == 0;
     ok = ok && bam_aux_update_int(b, "AS", h.score) == 0;
-    if (which == 0 && xs > 0) ok = ok && bam_aux_update_int(b, "XS", xs) == 0;
+    ok = ok && bam_aux_update_int(b, "XS", xs) == 0;
     if (!read_group_id.empty()) ok = ok && bam_aux_update_str(b, "RG", -1, read_group_id.c_str()) == 0;
     if (!a.supplementary.empty()) ok = ok && bam_aux_update_str(b, "SA", -1, sa_tag(a, which).c_str()) == 0;
     if (which == 0 && !a.alternatives.empty()) ok = ok && bam_aux_update_str(b, "XA", -1, xa_tag(a.alternatives).c_str()) == 0;

@@ -102,6 +102,7 @@ Case cases() {
   a.supplementary.back().mapq = 50;
   a.supplementary.push_back(hit(1, 50, 30, true, {op(30, 'M'), op(60, 'S')}, 30, 0, "30"));
   a.supplementary.back().mapq = 7;
+  a.supplementary.back().sub_score = 23;  // its region's max(sub, csub): its XS
   c.alignments.push_back(a);
   // 4: a repeat with two alternatives: the read is chr2[100,130); alternatives on chr1 (one
   // mismatch, reverse) and chr2 (forward).
@@ -180,14 +181,16 @@ TEST(GappedSam, RecordsAsBwaMemWritesThem) {
   EXPECT_EQ(rev.qual, reversed(c.reads[1].quality));
   EXPECT_EQ(rev.nm, 6);  // 1 mismatch + 2 inserted + 3 deleted
   EXPECT_EQ(rev.as, 8);
-  EXPECT_FALSE(rev.xs) << "no other alignment: no XS";
+  EXPECT_EQ(rev.xs, 0) << "no other alignment: bwa writes XS:i:0";
 
   const SamRecord& unmapped = back.records[2];
   EXPECT_EQ(unmapped.flag, 4);
   EXPECT_EQ(unmapped.tid, -1);
   EXPECT_EQ(unmapped.cigar, "");
   EXPECT_EQ(unmapped.seq, "ACGTACGTACGTNNNN");
-  EXPECT_FALSE(unmapped.nm || unmapped.md || unmapped.as || unmapped.xs || unmapped.sa || unmapped.xa);
+  EXPECT_FALSE(unmapped.nm || unmapped.md || unmapped.sa || unmapped.xa);
+  EXPECT_EQ(unmapped.as, 0);  // bwa's unmapped record: score and sub 0, written
+  EXPECT_EQ(unmapped.xs, 0);
 
   const std::string& chimeric = c.reads[3].sequence;
   const SamRecord& primary = back.records[3];
@@ -207,12 +210,14 @@ TEST(GappedSam, RecordsAsBwaMemWritesThem) {
   EXPECT_EQ(supp_forward.cigar, "30H30M30H");
   EXPECT_EQ(supp_forward.seq, kChr2.substr(10, 30));
   EXPECT_EQ(supp_forward.as, 30);
-  EXPECT_FALSE(supp_forward.xs || supp_forward.xa);
+  EXPECT_EQ(supp_forward.xs, 0);  // XS on a supplementary line too: its own region's
+  EXPECT_FALSE(supp_forward.xa);
   EXPECT_EQ(supp_forward.sa, "chr1,201,+,30M60S,40,0;chr2,51,-,30M60S,7,0;");
   const SamRecord& supp_reverse = back.records[5];
   EXPECT_EQ(supp_reverse.flag, 0x800 | 16);
   EXPECT_EQ(supp_reverse.pos, 50);
   EXPECT_EQ(supp_reverse.mapq, 7);
+  EXPECT_EQ(supp_reverse.xs, 23);
   EXPECT_EQ(supp_reverse.cigar, "30M60H");
   EXPECT_EQ(supp_reverse.seq, kChr2.substr(50, 30));
   EXPECT_EQ(supp_reverse.sa, "chr1,201,+,30M60S,40,0;chr2,11,+,30S30M30S,40,0;");

@@ -707,6 +707,7 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
       part.seed_coverage = static_cast<std::uint32_t>(r.region->seed_coverage);
       part.repeat_fraction = a.repeat_fraction;
       r.hit->mapq = mapping_quality(part, m.options);
+      r.hit->sub_score = std::max(part.sub_score, part.chain_sub_score);
     }
   }
   return {};
