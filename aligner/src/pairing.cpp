@@ -113,8 +113,8 @@ std::int64_t fr_insert_size(const MateHit& a, const MateHit& b) {
   if (a.contig != b.contig || a.reverse == b.reverse) return -1;
   const MateHit& forward = a.reverse ? b : a;
   const MateHit& backward = a.reverse ? a : b;
-  if (backward.end <= forward.position) return -1;  // the reverse mate's 5' end left of the other's
-  return static_cast<std::int64_t>(backward.end - forward.position);
+  if (backward.end <= forward.position + 1) return -1;  // the reverse mate's 5' end not right of the other's
+  return static_cast<std::int64_t>(backward.end - 1 - forward.position);
 }
 
 PairScoring gapped_pair_scoring(const gapped::Scoring& s, int unpaired) {

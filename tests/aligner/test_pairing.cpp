@@ -142,10 +142,14 @@ MateHit hit(std::uint64_t position, bool reverse, int score = 100, std::uint32_t
   return MateHit{contig, position, position + length, reverse, score};
 }
 
-TEST(FrInsertSize, FromTheForwardStartToTheReverseEnd) {
-  EXPECT_EQ(fr_insert_size(hit(100, false), hit(300, true)), 300);
-  EXPECT_EQ(fr_insert_size(hit(300, true), hit(100, false)), 300);
-  EXPECT_EQ(fr_insert_size(hit(100, false), hit(150, true)), 150);   // overlapping mates
+// bwa mem's distance (mem_infer_dir): the reverse mate's last base (end - 1) less the forward
+// mate's position, the fragment's length less one; FR only where positive.
+TEST(FrInsertSize, FromTheForwardStartToTheReverseLastBase) {
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(300, true)), 299);  // a fragment of 300
+  EXPECT_EQ(fr_insert_size(hit(300, true), hit(100, false)), 299);
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(150, true)), 149);   // overlapping mates
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(2, true)), 1);       // last base 101
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(1, true)), -1);      // last base at the forward start: bwa's RF
   EXPECT_EQ(fr_insert_size(hit(100, false), hit(0, true)), -1);      // reverse ends at the forward start
   EXPECT_EQ(fr_insert_size(hit(300, false), hit(100, true)), -1);    // RF
   EXPECT_EQ(fr_insert_size(hit(100, false), hit(300, false)), -1);   // FF
@@ -746,9 +750,9 @@ TEST(SampledInsertSize, GappedMatesUniqueEnoughAndFr) {
   mates[0].mapped = mates[1].mapped = true;
   mates[0].primary = gapped_hit(0, 1000, false, 100, {100u << 4}, 100);
   mates[1].primary = gapped_hit(0, 1198, true, 90, {50u << 4, 2u << 4 | 2, 50u << 4}, 102);
-  EXPECT_EQ(sampled_insert_size(mates), 300);
+  EXPECT_EQ(sampled_insert_size(mates), 299);  // last base 1299, bwa's distance
   mates[1].sub_score = 72;  // exactly 0.8 of 90: still unique enough
-  EXPECT_EQ(sampled_insert_size(mates), 300);
+  EXPECT_EQ(sampled_insert_size(mates), 299);
   mates[1].sub_score = 73;
   EXPECT_EQ(sampled_insert_size(mates), -1);
   mates[1].sub_score = 0;
@@ -813,7 +817,7 @@ TEST(RescueWindow, LocalAlignmentInTheWindowFindsTheMate) {
   EXPECT_EQ(mate.end, 1300u);
   EXPECT_TRUE(mate.reverse);
   EXPECT_EQ(mate.score, 100 - (6 + 2 * 1));
-  EXPECT_EQ(fr_insert_size(anchor, mate), 300);
+  EXPECT_EQ(fr_insert_size(anchor, mate), 299);
 }
 
 // ---- PairedSamWriterSink: which pairs the estimate takes ----------------------------------
@@ -882,7 +886,7 @@ TEST(PairedSink, EstimateTakesTheConfidentPairsOfTheWindow) {
   std::vector<std::int64_t> inserts(60, 0);
   std::vector<std::int64_t> first_ten;
   for (std::size_t i = 25; i < 60; ++i) inserts[i] = 250 + static_cast<std::int64_t>(i * 7 % 100);
-  for (std::size_t i = 25; i < 35; ++i) first_ten.push_back(inserts[i]);
+  for (std::size_t i = 25; i < 35; ++i) first_ten.push_back(inserts[i] - 1);  // bwa's distance: fragment - 1
   const SinkRun narrow = run_sink(pair_batches(inserts, 8), 10, 20);
   EXPECT_FALSE(narrow.model.known);
   EXPECT_EQ(narrow.model.pairs, 0u);
@@ -897,7 +901,7 @@ TEST(PairedSink, EstimateTakesTheConfidentPairsOfTheWindow) {
   EXPECT_EQ(wide.model.low, expected.low);
   EXPECT_EQ(wide.model.high, expected.high);
   std::uint64_t proper = 0;
-  for (const std::int64_t insert : inserts) proper += insert >= expected.low && insert <= expected.high && insert > 0;
+  for (const std::int64_t insert : inserts) proper += insert - 1 >= expected.low && insert - 1 <= expected.high && insert > 0;
   EXPECT_EQ(wide.totals.proper, proper);
 }
 

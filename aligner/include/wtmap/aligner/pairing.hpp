@@ -80,9 +80,11 @@ struct MateHit {
   int tandem_sub = 0;
 };
 
-// The insert size of two hits in FR orientation -- the forward one's 5' end (its position) left of
-// the reverse one's 5' end (its end), on one contig: the reverse one's end minus the forward
-// one's position; else -1 (another orientation, or different contigs).
+// The insert size of two hits in FR orientation, as bwa mem measures it (mem_infer_dir, the
+// distance in mem_pair and mem_pestat): from the forward one's 5' end (its position) to the
+// reverse one's 5' end, its last base -- the fragment's length less one, so that bwa's -I and
+// its estimates mean the same here; FR only where that distance is positive (bwa calls 0 RF).
+// Else -1 (another orientation, or different contigs).
 std::int64_t fr_insert_size(const MateHit& a, const MateHit& b);
 
 // bwa mem's scoring, for the k-mismatch mode's score of a hit: length * A - (A + B) * mismatches
