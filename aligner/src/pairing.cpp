@@ -308,11 +308,14 @@ RescueWindow rescue_window(const MateHit& anchor, std::size_t mate_length, const
   const auto length = static_cast<std::int64_t>(mate_length);
   const auto contig = static_cast<std::int64_t>(contig_length);
   std::int64_t begin = 0, end = 0;
-  if (!anchor.reverse) {  // the mate's end (its 5' end) lies in anchor.position + [low, high]
+  // bwa's windows (mem_matesw) to the base: the mate's 5' end lies at insert sizes [low, high]
+  // from the anchor's (fr_insert_size), and the window stops where bwa's does, so that a mate
+  // at exactly `high` overhangs it by one base there as in bwa.
+  if (!anchor.reverse) {  // the mate's last base lies in anchor.position + [low, high]
     const auto from = static_cast<std::int64_t>(anchor.position);
     begin = from + model.low - length;
     end = from + model.high;
-  } else {  // the mate's start lies in anchor.end - [high, low]
+  } else {  // the mate's start lies in anchor.end - 1 - [high, low]
     const auto to = static_cast<std::int64_t>(anchor.end);
     begin = to - model.high;
     end = to - model.low + length;
