@@ -202,13 +202,12 @@ PairChoice choose_pair(const std::vector<MateHit> (&hits)[2], const int (&mapq)[
   return choice;
 }
 
-std::int64_t template_length(std::int64_t own_five_prime, std::int64_t mate_five_prime) {
-  const std::int64_t distance = mate_five_prime - own_five_prime;
-  return distance + (distance > 0) - (distance < 0);
+std::int64_t five_prime_end(std::uint64_t position, std::uint64_t end, bool reverse) {
+  return static_cast<std::int64_t>(reverse ? end : position);
 }
 
 void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2]) {
-  auto five_prime = [](const WrittenMate& m) { return static_cast<std::int64_t>(m.reverse ? m.end - 1 : m.position); };
+  auto five_prime = [](const WrittenMate& m) { return five_prime_end(m.position, m.end, m.reverse); };
   for (int i = 0; i < 2; ++i) {
     const WrittenMate& self = mates[i];
     const WrittenMate& mate = mates[1 - i];
@@ -229,13 +228,13 @@ void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2
       f.position = static_cast<std::int64_t>(mate.position);
       f.reverse = mate.reverse;
     }
-    if (self.mapped && mate.mapped && self.contig == mate.contig) f.tlen = template_length(five_prime(self), five_prime(mate));
+    if (self.mapped && mate.mapped && self.contig == mate.contig) f.tlen = five_prime(mate) - five_prime(self);
     f.mate_mapq = mate.mapped ? mate.mapq : 0;
-    f.has_mate_cigar = mate.mapped;
-    if (mate.mapped) {
-      f.mate_cigar = mate.cigar;
-      f.mate_five_prime = five_prime(mate);
-    }
+    // samtools fixmate's MC (sync_mq_mc): the mate's CIGAR wherever either is mapped, so "*"
+    // beside an unmapped mate.
+    f.has_mate_cigar = mate.mapped || self.mapped;
+    f.mate_cigar = mate.mapped ? mate.cigar : "*";
+    if (mate.mapped) f.mate_five_prime = five_prime(mate);
     out[i] = std::move(f);
   }
 }
@@ -243,7 +242,6 @@ void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2
 MateFields supplementary_mate_fields(const MateFields& primary, const gapped::GappedHit& line,
                                      bool soft_clip_supplementary) {
   MateFields f = primary;
-  const auto own_five_prime = static_cast<std::int64_t>(line.reverse ? line.reference_end - 1 : line.position);
   if ((primary.flag & kSamMateUnmapped) != 0) {  // the unmapped mate placed at this line
     f.mate_contig = static_cast<std::int32_t>(line.contig);
     f.mate_position = static_cast<std::int64_t>(line.position);
@@ -251,8 +249,9 @@ MateFields supplementary_mate_fields(const MateFields& primary, const gapped::Ga
     f.tlen = 0;
     return f;
   }
+  const std::int64_t own_five_prime = five_prime_end(line.position, line.reference_end, line.reverse);
   f.tlen = primary.mate_contig == static_cast<std::int32_t>(line.contig)
-               ? template_length(own_five_prime, primary.mate_five_prime)
+               ? primary.mate_five_prime - own_five_prime
                : 0;
   if (!soft_clip_supplementary) std::replace(f.mate_cigar.begin(), f.mate_cigar.end(), 'S', 'H');
   return f;

@@ -113,7 +113,7 @@ TEST_F(AlignGappedPairCandidates, MatesInsideTheRepeatKeepMapqZero) {
     const std::int64_t copy = r1.pos - (p.truth[0].position - copy_at(0)) % kCopyStep;
     EXPECT_EQ((copy - kFirstCopy) % kCopyStep, 0) << r1.pos;
     EXPECT_EQ(r2.pos - r1.pos, p.truth[1].position - p.truth[0].position);
-    EXPECT_EQ(r1.tlen, bwa_tlen(p.truth[0], p.truth[1]));
+    EXPECT_EQ(r1.tlen, fixmate_tlen(p.truth[0], p.truth[1]));
     EXPECT_EQ(r2.mq, 0);
   }
 }

@@ -263,9 +263,9 @@ TEST(GappedSam, SamtoolsFindsNothingToRecompute) {
 // A pair whose mate 1 is the chimeric read above (primary chr1:201 forward, supplementary lines
 // chr2:11 forward and chr2:51 reverse) and mate 2 reverse on chr2 [100, 130): every line names
 // mate 2's primary (RNEXT chr2, PNEXT 100, MC, MQ), as bwa mem's mem_reg2sam passes it to each
-// line, and TLEN is measured from each line's own 5' end to mate 2's (its last base, 129) by bwa's
-// rule (distance + 1): 0 for the primary on another contig, 129 - 10 + 1 for the forward line,
-// 129 - 79 + 1 for the reverse one (whose 5' end is its last base, 79).
+// line, and TLEN is measured from each line's own 5' end to mate 2's (130, a reverse read's end)
+// by samtools fixmate's rule: 0 for the primary on another contig, 130 - 10 for the forward line,
+// 130 - 80 for the reverse one (whose 5' end is its end, 80; bwa mem writes 51 here).
 TEST(GappedSam, SupplementaryLinesOfAMateMeasureTlenFromThemselves) {
   const fmtest::TempDir dir;
   aligner::SamOptions options;
@@ -285,7 +285,7 @@ TEST(GappedSam, SupplementaryLinesOfAMateMeasureTlenFromThemselves) {
   ASSERT_TRUE(writer->finish().ok());
   const SamContents back = read_alignments(options.path);
   ASSERT_EQ(back.records.size(), 4u);
-  const std::int64_t tlen[3] = {0, 129 - 10 + 1, 129 - 79 + 1};
+  const std::int64_t tlen[3] = {0, 130 - 10, 130 - 80};
   for (int line = 0; line < 3; ++line) {
     const SamRecord& r = back.records[line];
     SCOPED_TRACE(line);
@@ -304,7 +304,8 @@ TEST(GappedSam, SupplementaryLinesOfAMateMeasureTlenFromThemselves) {
 
 // bwa mem's mem_aln2sam places an unmapped mate at its mapped mate on that mate's strand: 0x10,
 // SEQ reverse complemented and QUAL reversed (with and without qualities); the mapped mate's
-// 0x20 is then its own strand; MQ:i:0 names the unmapped mate, and no MC is written for it.
+// 0x20 is then its own strand; MQ:i:0 names the unmapped mate, and MC:Z:* its CIGAR (samtools
+// fixmate's; bwa writes no MC there).
 TEST(GappedSam, UnmappedMateTakesItsMatesStrand) {
   for (const bool with_quality : {true, false}) {
     SCOPED_TRACE(with_quality);
@@ -338,7 +339,7 @@ TEST(GappedSam, UnmappedMateTakesItsMatesStrand) {
     std::reverse(reversed.begin(), reversed.end());
     EXPECT_EQ(unmapped.qual, reversed);
     EXPECT_EQ(mapped.mq, 0);
-    EXPECT_FALSE(mapped.mc.has_value());
+    EXPECT_EQ(mapped.mc, "*");
     EXPECT_EQ(unmapped.mq, 25);
     EXPECT_EQ(unmapped.mc, "30M");
     EXPECT_EQ(mapped.mate_tid, 1);

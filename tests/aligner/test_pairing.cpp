@@ -363,32 +363,33 @@ TEST(MateFields, ProperFrPair) {
   EXPECT_EQ(f[0].contig, -1);  // mapped: keeps its own place
 }
 
-// bwa mem's TLEN (mem_aln2sam): between the 5' ends, a reverse read's its last base, plus one
-// base. Mate 1 reverse at [100, 200) (5' end 199), mate 2 forward at 300: 300 - 199 + 1 = 102
-// (samtools fixmate's end-exclusive rule says 100; bwa 0.7.17 wrote 102 for this case).
-TEST(MateFields, RfPairTlenIsBwaMems) {
+// samtools fixmate's TLEN (bam_mate.c): the mate's 5' end less this read's, a forward read's
+// being its position and a reverse read's its end past its last base (bam_endpos). Mate 1
+// reverse at [100, 200) (5' end 200), mate 2 forward at 300: 300 - 200 = 100 (bwa mem writes
+// 102: d + sign(d) from the last base, 199).
+TEST(MateFields, RfPairTlenIsFixmates) {
   const WrittenMate mates[2] = {written(true, 0, 100, true, 37), written(true, 0, 300, false, 37)};
   MateFields f[2];
   mate_fields(mates, false, f);
   EXPECT_EQ(f[0].flag, 0x1 | 0x40);
   EXPECT_EQ(f[1].flag, 0x1 | 0x20 | 0x80);
-  EXPECT_EQ(f[0].tlen, 102);
-  EXPECT_EQ(f[1].tlen, -102);
+  EXPECT_EQ(f[0].tlen, 100);
+  EXPECT_EQ(f[1].tlen, -100);
 }
 
-// Same strand: forward mates at 1000 and 1250 give 251 (bwa: 1250 - 1000 + 1); reverse mates
-// at [1000, 1100) and [1250, 1350): 5' ends 1099 and 1349, 251 too; one 5' end: 0.
-TEST(MateFields, SameStrandTlenIsBwaMems) {
+// Same strand: forward mates at 1000 and 1250 give 1250 - 1000 = 250 (bwa: 251); reverse mates
+// at [1250, 1350) and [1000, 1100): 5' ends 1350 and 1100, 250 too; one 5' end: 0.
+TEST(MateFields, SameStrandTlenIsFixmates) {
   MateFields f[2];
   const WrittenMate forward[2] = {written(true, 0, 1000, false, 60), written(true, 0, 1250, false, 60)};
   mate_fields(forward, false, f);
-  EXPECT_EQ(f[0].tlen, 251);
-  EXPECT_EQ(f[1].tlen, -251);
+  EXPECT_EQ(f[0].tlen, 250);
+  EXPECT_EQ(f[1].tlen, -250);
   EXPECT_EQ(f[0].flag, 0x1 | 0x40);
   const WrittenMate backward[2] = {written(true, 0, 1250, true, 60), written(true, 0, 1000, true, 60)};
   mate_fields(backward, false, f);
-  EXPECT_EQ(f[0].tlen, -251);
-  EXPECT_EQ(f[1].tlen, 251);
+  EXPECT_EQ(f[0].tlen, -250);
+  EXPECT_EQ(f[1].tlen, 250);
   EXPECT_EQ(f[0].flag, 0x1 | 0x20 | 0x40);
   const WrittenMate together[2] = {written(true, 0, 1000, false, 60), written(true, 0, 1000, false, 60)};
   mate_fields(together, false, f);
@@ -396,12 +397,37 @@ TEST(MateFields, SameStrandTlenIsBwaMems) {
   EXPECT_EQ(f[1].tlen, 0);
 }
 
-TEST(TemplateLength, IsTheDistancePlusOneSigned) {
-  EXPECT_EQ(template_length(100, 399), 300);  // FR: forward at 100, reverse ending at 399
-  EXPECT_EQ(template_length(399, 100), -300);
-  EXPECT_EQ(template_length(7, 8), 2);
-  EXPECT_EQ(template_length(8, 7), -2);
-  EXPECT_EQ(template_length(5, 5), 0);
+// A 5' end as fixmate takes it: a forward read's first base, a reverse read's end (exclusive).
+TEST(TemplateLength, FivePrimeEndIsFixmates) {
+  EXPECT_EQ(five_prime_end(100, 200, false), 100);
+  EXPECT_EQ(five_prime_end(100, 200, true), 200);
+  EXPECT_EQ(five_prime_end(0, 1, true), 1);
+}
+
+// Mates of 100 bases where the orientations meet their edge cases: FR overlapping ([100, 200)
+// forward, [150, 250) reverse: 250 - 100 = 150, the fragment), FR with the reverse mate inside
+// the forward one's span ([100, 200), [120, 170) of 50 bases: 170 - 100 = 70), RF touching
+// (reverse [100, 200), forward at 200: 200 - 200 = 0; bwa's 2) and RF overlapping (reverse
+// [100, 200), forward at 150: 150 - 200 = -50 for the reverse mate, though it starts leftmost).
+TEST(TemplateLength, OverlappingAndTouchingMates) {
+  MateFields f[2];
+  const WrittenMate overlapping[2] = {written(true, 0, 100, false, 60), written(true, 0, 150, true, 60)};
+  mate_fields(overlapping, true, f);
+  EXPECT_EQ(f[0].tlen, 150);
+  EXPECT_EQ(f[1].tlen, -150);
+  WrittenMate inside[2] = {written(true, 0, 100, false, 60), written(true, 0, 120, true, 60)};
+  inside[1].end = 170;
+  mate_fields(inside, true, f);
+  EXPECT_EQ(f[0].tlen, 70);
+  EXPECT_EQ(f[1].tlen, -70);
+  const WrittenMate touching[2] = {written(true, 0, 100, true, 60), written(true, 0, 200, false, 60)};
+  mate_fields(touching, false, f);
+  EXPECT_EQ(f[0].tlen, 0);
+  EXPECT_EQ(f[1].tlen, 0);
+  const WrittenMate crossing[2] = {written(true, 0, 100, true, 60), written(true, 0, 150, false, 60)};
+  mate_fields(crossing, false, f);
+  EXPECT_EQ(f[0].tlen, -50);
+  EXPECT_EQ(f[1].tlen, 50);
 }
 
 TEST(MateFields, DifferentContigsHaveNoTlen) {
@@ -416,7 +442,7 @@ TEST(MateFields, DifferentContigsHaveNoTlen) {
 
 // bwa mem's mem_aln2sam: an unmapped mate takes its mapped mate's place and strand (0x10), so
 // the mapped one's 0x20 is its own strand and its RNEXT/PNEXT its own place; MQ:i:0 names the
-// unmapped mate's MAPQ, and no MC is written for it.
+// unmapped mate's MAPQ, and MC:Z:* its CIGAR (samtools fixmate's; bwa writes no MC there).
 TEST(MateFields, UnmappedMateStandsAtItsMate) {
   const WrittenMate mates[2] = {written(true, 3, 500, true, 37), written(false, 0, 0, false, 0)};
   MateFields f[2];
@@ -433,7 +459,8 @@ TEST(MateFields, UnmappedMateStandsAtItsMate) {
   EXPECT_EQ(f[0].tlen, 0);
   EXPECT_EQ(f[1].tlen, 0);
   EXPECT_EQ(f[0].mate_mapq, 0);
-  EXPECT_FALSE(f[0].has_mate_cigar);
+  EXPECT_TRUE(f[0].has_mate_cigar);
+  EXPECT_EQ(f[0].mate_cigar, "*");
   EXPECT_EQ(f[1].mate_mapq, 37);
   EXPECT_TRUE(f[1].has_mate_cigar);
   EXPECT_EQ(f[1].mate_cigar, "100M");
@@ -444,6 +471,8 @@ TEST(MateFields, UnmappedMateStandsAtItsMate) {
   EXPECT_EQ(f[1].flag, 0x1 | 0x8 | 0x80);
   EXPECT_FALSE(f[0].reverse);
   EXPECT_EQ(f[0].mate_mapq, 20);
+  EXPECT_EQ(f[0].mate_cigar, "100M");
+  EXPECT_EQ(f[1].mate_cigar, "*");
 }
 
 TEST(MateFields, BothUnmapped) {
@@ -457,7 +486,7 @@ TEST(MateFields, BothUnmapped) {
     EXPECT_EQ(m.mate_position, -1);
     EXPECT_EQ(m.contig, -1);
     EXPECT_EQ(m.mate_mapq, 0);  // bwa writes MQ:i:0
-    EXPECT_FALSE(m.has_mate_cigar);
+    EXPECT_FALSE(m.has_mate_cigar);  // neither mapped: fixmate writes no MC
   }
 }
 
@@ -596,7 +625,7 @@ TEST(PairGappedMates, RepeatFractionsScaleThePairMapq) {
 }
 
 // A supplementary line's TLEN runs from its own 5' end to the mate's (mem_aln2sam with the mate's
-// primary, bwa's rule: distance + 1, signed); its other pair fields are its primary's.
+// primary, by fixmate's rule as the primary's); its other pair fields are its primary's.
 TEST(SupplementaryMateFields, TlenFromTheLinesOwnFivePrimeEnd) {
   const WrittenMate mates[2] = {written(true, 0, 1000, false, 60), written(true, 0, 1200, true, 40)};
   MateFields f[2];
@@ -605,13 +634,13 @@ TEST(SupplementaryMateFields, TlenFromTheLinesOwnFivePrimeEnd) {
   const gapped::GappedHit reverse = gapped_hit(0, 5000, true, 40, {60u << 4 | 4, 40u << 4}, 40);
   const gapped::GappedHit elsewhere = gapped_hit(3, 700, false, 40, {60u << 4 | 4, 40u << 4}, 40);
   const MateFields s = supplementary_mate_fields(f[0], forward);
-  EXPECT_EQ(s.tlen, 1299 - 700 + 1);  // the mate's 5' end is its last base, 1299
+  EXPECT_EQ(s.tlen, 1300 - 700);  // the mate's 5' end is its end, 1300
   EXPECT_EQ(s.flag, f[0].flag);
   EXPECT_EQ(s.mate_contig, 0);
   EXPECT_EQ(s.mate_position, 1200);
   EXPECT_EQ(s.mate_cigar, "100M");
   EXPECT_EQ(s.mate_mapq, 40);
-  EXPECT_EQ(supplementary_mate_fields(f[0], reverse).tlen, 1299 - 5039 - 1);  // own 5' end 5039
+  EXPECT_EQ(supplementary_mate_fields(f[0], reverse).tlen, 1300 - 5040);  // own 5' end 5040
   EXPECT_EQ(supplementary_mate_fields(f[0], elsewhere).tlen, 0);
 }
 
@@ -629,7 +658,8 @@ TEST(SupplementaryMateFields, MateCigarClipsAreHardUnlessSoftClipSupplementary) 
 }
 
 // With the mate unmapped, bwa places that mate at each line it writes (mem_aln2sam copies the
-// line to the mate): a supplementary line's RNEXT/PNEXT are its own, 0x20 its own strand, TLEN 0.
+// line to the mate): a supplementary line's RNEXT/PNEXT are its own, 0x20 its own strand, TLEN 0;
+// MC:Z:* as on its primary.
 TEST(SupplementaryMateFields, UnmappedMateStandsAtTheLine) {
   const WrittenMate alone[2] = {written(true, 0, 1000, false, 60), written(false, 0, 0, false, 0)};
   MateFields f[2];
@@ -641,7 +671,8 @@ TEST(SupplementaryMateFields, UnmappedMateStandsAtTheLine) {
   EXPECT_EQ(s.mate_position, 5000);
   EXPECT_EQ(s.flag, 0x1 | 0x8 | 0x20 | 0x40);
   EXPECT_EQ(f[0].flag, 0x1 | 0x8 | 0x40);  // the primary is forward
-  EXPECT_FALSE(s.has_mate_cigar);
+  EXPECT_TRUE(s.has_mate_cigar);
+  EXPECT_EQ(s.mate_cigar, "*");
   EXPECT_EQ(s.mate_mapq, 0);
 }
 

@@ -6,9 +6,9 @@
 //
 // Sources: bwa mem's bwamem_pair.c (mem_pestat: the insert-size distribution from quartiles;
 // mem_pair: the pair score, both mates' scores plus the log-likelihood of the insert size;
-// mem_sam_pe: unpaired penalty -U, MAPQ from the pair score margin) and samtools fixmate
-// (bam_mate.c: TLEN as the distance between the mates' 5' ends, mate fields of an unmapped mate),
-// written anew here. Space: O(hits) per pair; time O(hits1 * hits2) per pair, with at most
+// mem_sam_pe: unpaired penalty -U, MAPQ from the pair score margin), bwamem.c (mem_aln2sam: the
+// mate fields) and samtools fixmate (bam_mate.c: TLEN between the mates' 5' ends and MC, where
+// its rules and bwa's differ, so that fixmate changes nothing), written anew here. Space: O(hits) per pair; time O(hits1 * hits2) per pair, with at most
 // 1 + kMaxAlternatives hits a mate in the k-mismatch mode and kMaxPairCandidates plus the rescued
 // ones in the gapped mode (mem_pair scores every region of both mates, reported or not).
 #pragma once
@@ -147,7 +147,9 @@ struct WrittenMate {
 constexpr std::uint16_t kSamPaired = 0x1, kSamProperPair = 0x2, kSamMateUnmapped = 0x8, kSamMateReverse = 0x20,
                         kSamFirstMate = 0x40, kSamSecondMate = 0x80;
 
-// The paired fields of one mate's SAM record, as bwa mem's mem_aln2sam writes them.
+// The paired fields of one mate's SAM record: bwa mem's (mem_aln2sam) but for TLEN and MC, which
+// follow samtools fixmate's rules (bam_mate.c), since `samtools fixmate` must change nothing
+// (issue 26).
 struct MateFields {
   std::uint16_t flag = 0;   // 0x1 0x2 0x8 0x20 0x40 0x80, OR-ed into the record's own
   std::int32_t mate_contig = -1;
@@ -159,29 +161,33 @@ struct MateFields {
   std::int32_t contig = -1;
   std::int64_t position = -1;
   bool reverse = false;
-  // MQ on every mate (0 for an unmapped mate's); MC only where the mate is mapped.
+  // MQ on every mate (bwa's MQ:i:0 for an unmapped mate, which fixmate leaves); MC where either
+  // mate is mapped, "*" for an unmapped mate (fixmate's; bwa writes none).
   int mate_mapq = 0;
   bool has_mate_cigar = false;
   std::string mate_cigar;
-  std::int64_t mate_five_prime = -1;  // the mapped mate's 5' end, its last base if reverse
+  std::int64_t mate_five_prime = -1;  // the mapped mate's 5' end, as five_prime_end gives it
 };
 
-// bwa mem's TLEN between two 5' ends on one contig (a reverse read's is its last base): the
-// distance plus one, signed positive where the other's lies right of this one's, 0 where they
-// meet. For an FR pair it is the fragment's length; for RF and same-strand pairs it counts one
-// base more than samtools fixmate's rule (which takes a reverse read's end past its last base).
-std::int64_t template_length(std::int64_t own_five_prime, std::int64_t mate_five_prime);
+// A mapped read's 5' end as samtools fixmate measures TLEN from it: its first base if forward,
+// the base past its last (bam_endpos) if reverse. TLEN is the mate's 5' end less this read's, on
+// one contig. For an FR pair that is the fragment's length, as bwa mem writes it; bwa counts RF
+// pairs two bases longer and same-strand pairs one longer (a reverse read's last base, then
+// d + sign(d)), which fixmate would rewrite.
+std::int64_t five_prime_end(std::uint64_t position, std::uint64_t end, bool reverse);
 
-// Both mates' fields (mem_aln2sam with the other mate's primary): TLEN by template_length when
-// both are mapped on one contig, 0 otherwise; 0x2 only with `proper`. An unmapped mate stands at
-// its mapped mate, takes its strand, and that mapped mate's RNEXT/PNEXT and 0x20 name itself.
+// Both mates' fields (mem_aln2sam with the other mate's primary): TLEN between five_prime_ends
+// when both are mapped on one contig, 0 otherwise; 0x2 only with `proper`. An unmapped mate
+// stands at its mapped mate, takes its strand, and that mapped mate's RNEXT/PNEXT and 0x20 name
+// itself.
 void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2]);
 
 // The fields of a supplementary line (a hit at `line`) of a mate whose primary has `primary`:
-// mem_aln2sam with the mate's primary -- flags, RNEXT/PNEXT and MQ the primary's, TLEN measured
-// from this line's own 5' end (0 off the mate's contig), MC's soft clips hard unless
-// `soft_clip_supplementary` (-Y; bwa writes the mate's CIGAR as it writes this line's). Where the
-// mate is unmapped, bwa places it at this line: RNEXT/PNEXT the line's own, 0x20 its strand.
+// mem_aln2sam with the mate's primary -- flags, RNEXT/PNEXT, MQ and MC the primary's, MC's soft
+// clips hard unless `soft_clip_supplementary` (-Y; bwa writes the mate's CIGAR as it writes this
+// line's), TLEN measured from this line's own 5' end by the primary's rule (0 off the mate's
+// contig). Where the mate is unmapped, bwa places it at this line: RNEXT/PNEXT the line's own,
+// 0x20 its strand. samtools fixmate leaves supplementary lines alone.
 MateFields supplementary_mate_fields(const MateFields& primary, const gapped::GappedHit& line,
                                      bool soft_clip_supplementary = false);
 
