@@ -8,9 +8,10 @@
 // mem_pair: the pair score, both mates' scores plus the log-likelihood of the insert size;
 // mem_sam_pe: unpaired penalty -U, MAPQ from the pair score margin), bwamem.c (mem_aln2sam: the
 // mate fields) and samtools fixmate (bam_mate.c: TLEN between the mates' 5' ends and MC, where
-// its rules and bwa's differ, so that fixmate changes nothing), written anew here. Space: O(hits) per pair; time O(hits1 * hits2) per pair, with at most
-// 1 + kMaxAlternatives hits a mate in the k-mismatch mode and kMaxPairCandidates plus the rescued
-// ones in the gapped mode (mem_pair scores every region of both mates, reported or not).
+// its rules and bwa's differ, so that fixmate changes nothing), written anew here. Space:
+// O(hits) per pair; time O(hits1 * hits2) per pair, with at most 1 + kMaxAlternatives hits a
+// mate in the k-mismatch mode and kMaxPairCandidates plus the rescued ones in the gapped mode
+// (mem_pair scores every region of both mates, reported or not).
 #pragma once
 
 #include <cstdint>
