@@ -113,8 +113,8 @@ std::int64_t fr_insert_size(const MateHit& a, const MateHit& b) {
   if (a.contig != b.contig || a.reverse == b.reverse) return -1;
   const MateHit& forward = a.reverse ? b : a;
   const MateHit& backward = a.reverse ? a : b;
-  if (backward.end <= forward.position) return -1;  // the reverse mate's 5' end left of the other's
-  return static_cast<std::int64_t>(backward.end - forward.position);
+  if (backward.end <= forward.position + 1) return -1;  // the reverse mate's 5' end not right of the other's
+  return static_cast<std::int64_t>(backward.end - 1 - forward.position);
 }
 
 PairScoring gapped_pair_scoring(const gapped::Scoring& s, int unpaired) {
@@ -202,8 +202,12 @@ PairChoice choose_pair(const std::vector<MateHit> (&hits)[2], const int (&mapq)[
   return choice;
 }
 
+std::int64_t five_prime_end(std::uint64_t position, std::uint64_t end, bool reverse) {
+  return static_cast<std::int64_t>(reverse ? end : position);
+}
+
 void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2]) {
-  auto five_prime = [](const WrittenMate& m) { return static_cast<std::int64_t>(m.reverse ? m.end : m.position); };
+  auto five_prime = [](const WrittenMate& m) { return five_prime_end(m.position, m.end, m.reverse); };
   for (int i = 0; i < 2; ++i) {
     const WrittenMate& self = mates[i];
     const WrittenMate& mate = mates[1 - i];
@@ -211,21 +215,23 @@ void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2
     f.flag = static_cast<std::uint16_t>(kSamPaired | (i == 0 ? kSamFirstMate : kSamSecondMate));
     if (proper) f.flag |= kSamProperPair;
     if (!mate.mapped) f.flag |= kSamMateUnmapped;
-    if (mate.mapped && mate.reverse) f.flag |= kSamMateReverse;
-    f.mapq = self.mapq;
-    // An unmapped mate stands at its mapped mate's place, and both name that place as the mate's.
+    // The mate as written: an unmapped one stands at this mapped one, with its strand.
     const WrittenMate* placed = mate.mapped ? &mate : self.mapped ? &self : nullptr;
     if (placed != nullptr) {
       f.mate_contig = static_cast<std::int32_t>(placed->contig);
       f.mate_position = static_cast<std::int64_t>(placed->position);
+      if (placed->reverse) f.flag |= kSamMateReverse;
     }
+    f.mapq = self.mapq;
     if (!self.mapped && mate.mapped) {
       f.contig = static_cast<std::int32_t>(mate.contig);
       f.position = static_cast<std::int64_t>(mate.position);
+      f.reverse = mate.reverse;
     }
     if (self.mapped && mate.mapped && self.contig == mate.contig) f.tlen = five_prime(mate) - five_prime(self);
-    f.has_mate_mapq = mate.mapped;
-    f.mate_mapq = mate.mapq;
+    f.mate_mapq = mate.mapped ? mate.mapq : 0;
+    // samtools fixmate's MC (sync_mq_mc): the mate's CIGAR wherever either is mapped, so "*"
+    // beside an unmapped mate.
     f.has_mate_cigar = mate.mapped || self.mapped;
     f.mate_cigar = mate.mapped ? mate.cigar : "*";
     if (mate.mapped) f.mate_five_prime = five_prime(mate);
@@ -233,13 +239,21 @@ void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2
   }
 }
 
-MateFields supplementary_mate_fields(const MateFields& primary, const gapped::GappedHit& line) {
+MateFields supplementary_mate_fields(const MateFields& primary, const gapped::GappedHit& line,
+                                     bool soft_clip_supplementary) {
   MateFields f = primary;
-  const bool mate_mapped = (primary.flag & kSamMateUnmapped) == 0;
-  const auto own_five_prime = static_cast<std::int64_t>(line.reverse ? line.reference_end : line.position);
-  f.tlen = mate_mapped && primary.mate_contig == static_cast<std::int32_t>(line.contig)
+  if ((primary.flag & kSamMateUnmapped) != 0) {  // the unmapped mate placed at this line
+    f.mate_contig = static_cast<std::int32_t>(line.contig);
+    f.mate_position = static_cast<std::int64_t>(line.position);
+    f.flag = static_cast<std::uint16_t>((f.flag & ~kSamMateReverse) | (line.reverse ? kSamMateReverse : 0));
+    f.tlen = 0;
+    return f;
+  }
+  const std::int64_t own_five_prime = five_prime_end(line.position, line.reference_end, line.reverse);
+  f.tlen = primary.mate_contig == static_cast<std::int32_t>(line.contig)
                ? primary.mate_five_prime - own_five_prime
                : 0;
+  if (!soft_clip_supplementary) std::replace(f.mate_cigar.begin(), f.mate_cigar.end(), 'S', 'H');
   return f;
 }
 
@@ -293,11 +307,14 @@ RescueWindow rescue_window(const MateHit& anchor, std::size_t mate_length, const
   const auto length = static_cast<std::int64_t>(mate_length);
   const auto contig = static_cast<std::int64_t>(contig_length);
   std::int64_t begin = 0, end = 0;
-  if (!anchor.reverse) {  // the mate's end (its 5' end) lies in anchor.position + [low, high]
+  // bwa's windows (mem_matesw) to the base: the mate's 5' end lies at insert sizes [low, high]
+  // from the anchor's (fr_insert_size), and the window stops where bwa's does, so that a mate
+  // at exactly `high` overhangs it by one base there as in bwa.
+  if (!anchor.reverse) {  // the mate's last base lies in anchor.position + [low, high]
     const auto from = static_cast<std::int64_t>(anchor.position);
     begin = from + model.low - length;
     end = from + model.high;
-  } else {  // the mate's start lies in anchor.end - [high, low]
+  } else {  // the mate's start lies in anchor.end - 1 - [high, low]
     const auto to = static_cast<std::int64_t>(anchor.end);
     begin = to - model.high;
     end = to - model.low + length;

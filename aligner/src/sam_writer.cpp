@@ -117,20 +117,44 @@ Result<std::uint64_t> gapped_query_length(const std::vector<std::uint32_t>& ciga
   return length;
 }
 
+// An unmapped record's SEQ and QUAL turned to the reverse strand in place (4-bit codes: the
+// complement of a base is its bits reversed, A=1 <-> T=8, C=2 <-> G=4, N=15 itself).
+void reverse_complement_record(bam1_t* b) {
+  static constexpr std::uint8_t kComplement[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+  const int len = b->core.l_qseq;
+  std::uint8_t* seq = bam_get_seq(b);
+  std::uint8_t* qual = bam_get_qual(b);
+  auto base = [seq](int i) { return static_cast<std::uint8_t>(bam_seqi(seq, i)); };
+  auto set_base = [seq](int i, std::uint8_t code) {
+    seq[i >> 1] = static_cast<std::uint8_t>((i & 1) != 0 ? (seq[i >> 1] & 0xF0) | code : (seq[i >> 1] & 0x0F) | code << 4);
+  };
+  for (int i = 0, j = len - 1; i <= j; ++i, --j) {
+    const std::uint8_t left = base(i), right = base(j);
+    set_base(i, kComplement[right]);
+    set_base(j, kComplement[left]);
+    std::swap(qual[i], qual[j]);
+  }
+}
+
 // A mate's pair fields over the record format() made of it; a supplementary line keeps its MAPQ.
 Status add_mate_fields(const MateFields& f, bam1_t* b) {
   b->core.flag |= f.flag;
   b->core.mtid = f.mate_contig;
   b->core.mpos = f.mate_position;
   b->core.isize = f.tlen;
-  if ((b->core.flag & (BAM_FUNMAP | BAM_FSUPPLEMENTARY)) == 0) b->core.qual = static_cast<std::uint8_t>(std::clamp(f.mapq, 0, 254));
-  if (f.contig >= 0) {  // unmapped, placed at its mate: sorts beside it
+  const bool unmapped = (b->core.flag & BAM_FUNMAP) != 0;
+  if (!unmapped && (b->core.flag & BAM_FSUPPLEMENTARY) == 0) b->core.qual = static_cast<std::uint8_t>(std::clamp(f.mapq, 0, 254));
+  if (unmapped && f.contig >= 0) {  // placed at its mate, on its strand: sorts beside it
     b->core.tid = f.contig;
     b->core.pos = f.position;
     b->core.bin = static_cast<std::uint16_t>(hts_reg2bin(f.position, f.position + 1, 14, 5));
+    if (f.reverse && (b->core.flag & BAM_FREVERSE) == 0) {
+      b->core.flag |= BAM_FREVERSE;
+      reverse_complement_record(b);
+    }
   }
   // MQ, then MC: the order samtools fixmate writes them in.
-  const bool ok = (!f.has_mate_mapq || bam_aux_update_int(b, "MQ", std::clamp(f.mate_mapq, 0, 254)) == 0) &&
+  const bool ok = bam_aux_update_int(b, "MQ", std::clamp(f.mate_mapq, 0, 254)) == 0 &&
                   (!f.has_mate_cigar || bam_aux_update_str(b, "MC", -1, f.mate_cigar.c_str()) == 0);
   if (!ok) return {StatusCode::out_of_memory, "cannot add MC and MQ to a record"};
   return {};
@@ -262,7 +286,14 @@ struct SamWriter::Impl {
 
   // The records of a gapped read: the primary, then one per supplementary hit (records[0..]).
   Status format_gapped(const SeqRecord& read, const gapped::GappedReadAlignment& a, bam1_t* const* records) const {
-    if (!a.mapped) return format(read, ReadAlignment{}, records[0]);
+    if (!a.mapped) {
+      // bwa mem's unmapped record (mem_reg2aln of no region) has score and sub 0, which
+      // mem_aln2sam writes: AS:i:0 and XS:i:0.
+      WTMAP_TRY(format(read, ReadAlignment{}, records[0]));
+      const bool ok = bam_aux_update_int(records[0], "AS", 0) == 0 && bam_aux_update_int(records[0], "XS", 0) == 0;
+      if (!ok) return {StatusCode::out_of_memory, "cannot add tags to the record of read '" + read.name + "'"};
+      return {};
+    }
     WTMAP_TRY(check_hit(a.primary, read));
     for (const gapped::GappedHit& h : a.supplementary) WTMAP_TRY(check_hit(h, read));
     for (const gapped::GappedHit& h : a.alternatives) WTMAP_TRY(check_hit(h, read));
@@ -344,13 +375,13 @@ struct SamWriter::Impl {
                  bases.seq.size(), bases.seq.c_str(), bases.qual.empty() ? nullptr : bases.qual.c_str(), 64) < 0) {
       return invalid_argument("read '" + read.name + "' cannot be stored as a BAM record (name or length too long)");
     }
-    // bwa mem's tag order: NM MD AS XS RG SA XA. XS (max of sub and csub, mem_reg2aln) only where
-    // another alignment scored, and only on the primary: a supplementary hit carries no sub-score.
-    const std::int32_t xs = std::max(a.sub_score, a.chain_sub_score);
+    // bwa mem's tag order: NM MD AS XS RG SA XA. XS on every line, 0 included (mem_aln2sam writes
+    // it wherever sub >= 0): the max of its region's sub and csub (mem_reg2aln).
+    const std::int32_t xs = which == 0 ? std::max(a.sub_score, a.chain_sub_score) : h.sub_score;
     bool ok = bam_aux_update_int(b, "NM", h.edit_distance) == 0;
     ok = ok && bam_aux_update_str(b, "MD", -1, h.md.c_str()) == 0;
     ok = ok && bam_aux_update_int(b, "AS", h.score) == 0;
-    if (which == 0 && xs > 0) ok = ok && bam_aux_update_int(b, "XS", xs) == 0;
+    ok = ok && bam_aux_update_int(b, "XS", xs) == 0;
     if (!read_group_id.empty()) ok = ok && bam_aux_update_str(b, "RG", -1, read_group_id.c_str()) == 0;
     if (!a.supplementary.empty()) ok = ok && bam_aux_update_str(b, "SA", -1, sa_tag(a, which).c_str()) == 0;
     if (which == 0 && !a.alternatives.empty()) ok = ok && bam_aux_update_str(b, "XA", -1, xa_tag(a.alternatives).c_str()) == 0;
@@ -601,7 +632,9 @@ Status SamWriter::write_gapped(const std::vector<SeqRecord>& reads,
         const MateFields& fields = (*mates)[i];
         WTMAP_TRY(add_mate_fields(fields, records[0]));
         for (std::size_t r = 1; r < first[i + 1] - first[i]; ++r) {
-          WTMAP_TRY(add_mate_fields(supplementary_mate_fields(fields, alignments[i].supplementary[r - 1]), records[r]));
+          WTMAP_TRY(add_mate_fields(supplementary_mate_fields(fields, alignments[i].supplementary[r - 1],
+                                                                   impl.options.soft_clip_supplementary),
+                                         records[r]));
         }
         return Status{};
       });

@@ -1,8 +1,9 @@
 // Helpers of the pair suites (test_align_pairs.cpp: the k-mismatch mode; test_align_gapped_pairs.cpp:
 // the gapped mode with mate rescue): planted FR fragments, their FASTQ files (two files and one
 // interleaved), and every pair field of a written mate recomputed from where the test planted
-// it -- FLAG, POS of an unmapped mate, RNEXT/PNEXT, TLEN between the 5' ends, MC, MQ -- then
-// through samtools fixmate (which must change nothing) and samtools flagstat.
+// it -- FLAG, POS and strand of an unmapped mate, RNEXT/PNEXT and MQ by bwa mem's rules
+// (mem_aln2sam), TLEN and MC by samtools fixmate's -- then through samtools fixmate (which must
+// change nothing) and samtools flagstat.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -33,9 +34,16 @@ struct MateTruth {
   std::int64_t position = -1;
   bool reverse = false;
   std::int64_t span = kMateLength;  // reference bases the mate covers (a deletion adds to them)
-  // 5' end, as TLEN measures it: a reverse mate's end.
+  // 5' end, as samtools fixmate measures it: a reverse mate's end.
   std::int64_t five_prime() const { return reverse ? position + span : position; }
 };
+
+// samtools fixmate's TLEN of `self` (bam_mate.c): its mate's 5' end less its own; 0 off one
+// contig or with a mate unmapped.
+inline std::int64_t fixmate_tlen(const MateTruth& self, const MateTruth& mate) {
+  if (!self.mapped || !mate.mapped || self.contig != mate.contig) return 0;
+  return mate.five_prime() - self.five_prime();
+}
 
 struct PlantedPair {
   std::string name;
@@ -101,12 +109,19 @@ inline void check_mate(const PlantedPair& p, int m, const SamRecord& self, const
   const MateTruth& o = p.truth[1 - m];
   EXPECT_EQ(self.name, p.name);
   int flag = 0x1 | (m == 0 ? 0x40 : 0x80);
+  // bwa places an unmapped mate at its mapped one, on its strand: each record's 0x10 and 0x20 are
+  // the strands of the mapped mate(s).
+  const MateTruth& own_strand = t.mapped ? t : o;
+  const MateTruth& mate_strand = o.mapped ? o : t;
   if (!t.mapped) flag |= 0x4;
-  if (t.mapped && t.reverse) flag |= 0x10;
+  if (own_strand.mapped && own_strand.reverse) flag |= 0x10;
   if (!o.mapped) flag |= 0x8;
-  if (o.mapped && o.reverse) flag |= 0x20;
+  if (mate_strand.mapped && mate_strand.reverse) flag |= 0x20;
   if (p.proper) flag |= 0x2;
   EXPECT_EQ(self.flag, flag);
+  if (!t.mapped) {
+    EXPECT_EQ(self.seq, own_strand.reverse ? fmtest::revcomp(p.sequence[m]) : p.sequence[m]);
+  }
   // An unmapped mate of a mapped one stands at it; RNEXT/PNEXT name the mate's place, or this
   // mate's own where the mate is unmapped.
   const MateTruth& place = t.mapped ? t : o;
@@ -115,15 +130,13 @@ inline void check_mate(const PlantedPair& p, int m, const SamRecord& self, const
   const MateTruth& next = o.mapped ? o : t;
   EXPECT_EQ(self.mate_tid, next.mapped ? next.contig : -1);
   EXPECT_EQ(self.mate_pos, next.mapped ? next.position : -1);
-  const bool same_contig = t.mapped && o.mapped && t.contig == o.contig;
-  EXPECT_EQ(self.tlen, same_contig ? o.five_prime() - t.five_prime() : 0);
-  if (o.mapped) {
-    EXPECT_EQ(self.mq, mate.mapq);
-    EXPECT_EQ(self.mc, mate.cigar);
-  } else {
-    EXPECT_FALSE(self.mq.has_value());
-    EXPECT_EQ(self.mc, t.mapped ? std::optional<std::string>("*") : std::nullopt);
-  }
+  EXPECT_EQ(self.tlen, fixmate_tlen(t, o));
+  // MQ on every mate (bwa's MQ:i:0 for an unmapped one); MC where either is mapped (fixmate's:
+  // "*" for an unmapped mate).
+  EXPECT_EQ(self.mq, o.mapped ? mate.mapq : 0);
+  EXPECT_EQ(self.mc, o.mapped   ? std::optional<std::string>(mate.cigar)
+                     : t.mapped ? std::optional<std::string>("*")
+                                : std::nullopt);
   if (std::find(own_mapq.begin(), own_mapq.end(), p.name) != own_mapq.end()) return;
   if (p.proper) {
     EXPECT_EQ(self.mapq, 60);  // unique mates of a proper pair
@@ -132,8 +145,8 @@ inline void check_mate(const PlantedPair& p, int m, const SamRecord& self, const
   }
 }
 
-// samtools fixmate leaves the records of `sam` as they are, and samtools flagstat counts the
-// planted pairs (skipped where samtools is missing).
+// samtools fixmate leaves the records of `sam` as they are, byte for byte, and samtools flagstat
+// counts the planted pairs (skipped where samtools is missing).
 inline void check_fixmate_and_flagstat(const fmtest::TempDir& dir, const std::string& sam,
                                        const std::vector<PlantedPair>& pairs) {
   if (!samtools_available()) GTEST_SKIP() << "samtools is not installed";

@@ -88,7 +88,7 @@ TEST_F(AlignPairs, RepetitiveMateIsPlacedAndRaisedByItsUniqueMate) {
 }
 
 TEST_F(AlignPairs, GivenInsertSizeSetsTheBounds) {
-  // -I 300,5: proper within [280, 320] exactly.
+  // -I 300,5: proper within [280, 320] exactly, in bwa's distance (the fragment less one).
   const std::string out = dir_->file("given.sam");
   const auto run = align("-I 300,5 " + two_files(), out);
   EXPECT_NE(run.err.find("given by -I"), std::string::npos) << run.err;
@@ -97,9 +97,9 @@ TEST_F(AlignPairs, GivenInsertSizeSetsTheBounds) {
   for (std::size_t i = 0; i < pairs_.size(); ++i) {
     PlantedPair p = pairs_[i];
     if (p.proper) {
-      const std::int64_t insert = std::max(p.truth[0].five_prime(), p.truth[1].five_prime()) -
-                                  std::min(p.truth[0].five_prime(), p.truth[1].five_prime());
-      p.proper = insert >= 280 && insert <= 320;
+      const std::int64_t fragment = std::max(p.truth[0].five_prime(), p.truth[1].five_prime()) -
+                                    std::min(p.truth[0].five_prime(), p.truth[1].five_prime());
+      p.proper = fragment - 1 >= 280 && fragment - 1 <= 320;
     }
     for (int m = 0; m < 2; ++m) EXPECT_EQ(sam.records[2 * i + m].flag & 0x2, p.proper ? 0x2 : 0) << p.name;
   }

@@ -29,7 +29,7 @@ GappedReadAlignment aligned(std::int32_t score, std::uint32_t query_span, std::u
 int mapq(const GappedReadAlignment& a, const GappedOptions& o = GappedOptions{}) { return mapping_quality(a, o); }
 
 TEST(GappedMapq, PerfectUniqueReadIsCappedAt60) {
-  // sub = 19 (floor); l = 100: scale (ln 50 / ln 100)^2 = 0.7216; 6.02 * 81 * 0.7216 = 351.9 -> 60.
+  // sub = 19 (floor); l = 100: scale (3 / ln 100)^2 = 0.42437; 6.02 * 81 * 0.42437 = 206.9 -> 60.
   EXPECT_EQ(mapq(aligned(100, 100, 100)), 60);
 }
 
@@ -77,11 +77,27 @@ TEST(GappedMapq, IdentityBelowOneScalesDown) {
   EXPECT_EQ(mapq(aligned(30, 40, 40)), 54);
 }
 
+// bwa's factor is (int) ln 50 = 3 (mapQ_coef_fac is an int in bwamem.h), not ln 50 = 3.912.
 TEST(GappedMapq, LongAlignmentIsScaledByLengthCoefficient) {
-  // l = 100: (ln 50 / ln 100)^2 = 0.72163; 6.02 * 5 * 0.72163 = 21.72 -> 22.
+  // l = 100: (3 / ln 100)^2 = 0.42437; 6.02 * 5 * 0.42437 = 12.77 -> 13 (ln 50 would give 22).
   GappedReadAlignment a = aligned(100, 100, 100);
   a.sub_score = 95;
-  EXPECT_EQ(mapq(a), 22);
+  EXPECT_EQ(mapq(a), 13);
+}
+
+// bwa mem 0.7.17 on E. coli, mason reads of the benchmark, single-end (mem_approx_mapq_se's
+// inputs printed from an instrumented build): simulated.1180/2, 150M, AS 145, XS 135, no close
+// alternative, MAPQ 21: identity 1 - 5 / 5 / 150 = 0.99333, scale (3 / ln 150 * 0.99333^2)^2 =
+// 0.34901, 6.02 * 10 * 0.34901 = 21.01 -> 21 (ln 50 gave 36). simulated.10101/2, XS 140 and one
+// close alternative (sub_n 1), MAPQ 8: 6.02 * 5 * 0.34901 = 10.51 -> 11, less (int)(4.343 ln 2 +
+// .499) = 3.
+TEST(GappedMapq, BwaMemsValuesFor150BaseReads) {
+  GappedReadAlignment a = aligned(145, 150, 150);
+  a.sub_score = 135;
+  EXPECT_EQ(mapq(a), 21);
+  a.sub_score = 140;
+  a.sub_count = 1;
+  EXPECT_EQ(mapq(a), 8);
 }
 
 TEST(GappedMapq, LengthIsTheLongerOfTheReadAndReferenceSpans) {

@@ -8,6 +8,7 @@
 // and `samtools view` parses the file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -101,6 +102,7 @@ Case cases() {
   a.supplementary.back().mapq = 50;
   a.supplementary.push_back(hit(1, 50, 30, true, {op(30, 'M'), op(60, 'S')}, 30, 0, "30"));
   a.supplementary.back().mapq = 7;
+  a.supplementary.back().sub_score = 23;  // its region's max(sub, csub): its XS
   c.alignments.push_back(a);
   // 4: a repeat with two alternatives: the read is chr2[100,130); alternatives on chr1 (one
   // mismatch, reverse) and chr2 (forward).
@@ -179,14 +181,16 @@ TEST(GappedSam, RecordsAsBwaMemWritesThem) {
   EXPECT_EQ(rev.qual, reversed(c.reads[1].quality));
   EXPECT_EQ(rev.nm, 6);  // 1 mismatch + 2 inserted + 3 deleted
   EXPECT_EQ(rev.as, 8);
-  EXPECT_FALSE(rev.xs) << "no other alignment: no XS";
+  EXPECT_EQ(rev.xs, 0) << "no other alignment: bwa writes XS:i:0";
 
   const SamRecord& unmapped = back.records[2];
   EXPECT_EQ(unmapped.flag, 4);
   EXPECT_EQ(unmapped.tid, -1);
   EXPECT_EQ(unmapped.cigar, "");
   EXPECT_EQ(unmapped.seq, "ACGTACGTACGTNNNN");
-  EXPECT_FALSE(unmapped.nm || unmapped.md || unmapped.as || unmapped.xs || unmapped.sa || unmapped.xa);
+  EXPECT_FALSE(unmapped.nm || unmapped.md || unmapped.sa || unmapped.xa);
+  EXPECT_EQ(unmapped.as, 0);  // bwa's unmapped record: score and sub 0, written
+  EXPECT_EQ(unmapped.xs, 0);
 
   const std::string& chimeric = c.reads[3].sequence;
   const SamRecord& primary = back.records[3];
@@ -206,12 +210,14 @@ TEST(GappedSam, RecordsAsBwaMemWritesThem) {
   EXPECT_EQ(supp_forward.cigar, "30H30M30H");
   EXPECT_EQ(supp_forward.seq, kChr2.substr(10, 30));
   EXPECT_EQ(supp_forward.as, 30);
-  EXPECT_FALSE(supp_forward.xs || supp_forward.xa);
+  EXPECT_EQ(supp_forward.xs, 0);  // XS on a supplementary line too: its own region's
+  EXPECT_FALSE(supp_forward.xa);
   EXPECT_EQ(supp_forward.sa, "chr1,201,+,30M60S,40,0;chr2,51,-,30M60S,7,0;");
   const SamRecord& supp_reverse = back.records[5];
   EXPECT_EQ(supp_reverse.flag, 0x800 | 16);
   EXPECT_EQ(supp_reverse.pos, 50);
   EXPECT_EQ(supp_reverse.mapq, 7);
+  EXPECT_EQ(supp_reverse.xs, 23);
   EXPECT_EQ(supp_reverse.cigar, "30M60H");
   EXPECT_EQ(supp_reverse.seq, kChr2.substr(50, 30));
   EXPECT_EQ(supp_reverse.sa, "chr1,201,+,30M60S,40,0;chr2,11,+,30S30M30S,40,0;");
@@ -257,8 +263,9 @@ TEST(GappedSam, SamtoolsFindsNothingToRecompute) {
 // A pair whose mate 1 is the chimeric read above (primary chr1:201 forward, supplementary lines
 // chr2:11 forward and chr2:51 reverse) and mate 2 reverse on chr2 [100, 130): every line names
 // mate 2's primary (RNEXT chr2, PNEXT 100, MC, MQ), as bwa mem's mem_reg2sam passes it to each
-// line, and TLEN is measured from each line's own 5' end to mate 2's (130): 0 for the primary on
-// another contig, 130 - 10 for the forward line, 130 - 80 for the reverse one.
+// line, and TLEN is measured from each line's own 5' end to mate 2's (130, a reverse read's end)
+// by samtools fixmate's rule: 0 for the primary on another contig, 130 - 10 for the forward line,
+// 130 - 80 for the reverse one (whose 5' end is its end, 80; bwa mem writes 51 here).
 TEST(GappedSam, SupplementaryLinesOfAMateMeasureTlenFromThemselves) {
   const fmtest::TempDir dir;
   aligner::SamOptions options;
@@ -293,6 +300,53 @@ TEST(GappedSam, SupplementaryLinesOfAMateMeasureTlenFromThemselves) {
   EXPECT_EQ(back.records[2].flag & 0x810, 0x810);
   EXPECT_EQ(back.records[2].mapq, 7);  // its own MAPQ, as single-end
   EXPECT_EQ(back.records[3].tlen, 0);  // mate 2: its mate's primary is on chr1
+}
+
+// bwa mem's mem_aln2sam places an unmapped mate at its mapped mate on that mate's strand: 0x10,
+// SEQ reverse complemented and QUAL reversed (with and without qualities); the mapped mate's
+// 0x20 is then its own strand; MQ:i:0 names the unmapped mate, and MC:Z:* its CIGAR (samtools
+// fixmate's; bwa writes no MC there).
+TEST(GappedSam, UnmappedMateTakesItsMatesStrand) {
+  for (const bool with_quality : {true, false}) {
+    SCOPED_TRACE(with_quality);
+    const fmtest::TempDir dir;
+    aligner::SamOptions options;
+    options.path = dir.file("pair.bam");
+    auto writer = aligner::SamWriter::open(options, {{"chr1", kChr1.size()}, {"chr2", kChr2.size()}});
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    const std::string lost = "ACGTTGCAAGGNCTTA";  // odd and even positions, an N
+    const std::vector<SeqRecord> reads = {read_of("p", fmtest::revcomp(kChr2.substr(100, 30)), with_quality),
+                                          read_of("p", lost, with_quality)};
+    std::vector<GappedReadAlignment> mates = {GappedReadAlignment{}, GappedReadAlignment{}};
+    mates[0].mapped = true;
+    mates[0].primary = hit(1, 100, 30, true, {op(30, 'M')}, 30, 0, "30");
+    mates[0].mapq = 25;
+    const aligner::WrittenMate written[2] = {{true, 1, 100, 130, true, 25, "30M"}, {}};
+    aligner::MateFields fields[2];
+    aligner::mate_fields(written, false, fields);
+    ASSERT_TRUE(writer->write_pairs(reads, mates, {fields[0], fields[1]}).ok());
+    ASSERT_TRUE(writer->finish().ok());
+    const SamContents back = read_alignments(options.path);
+    ASSERT_EQ(back.records.size(), 2u);
+    const SamRecord& mapped = back.records[0];
+    const SamRecord& unmapped = back.records[1];
+    EXPECT_EQ(mapped.flag, 0x1 | 0x8 | 0x10 | 0x20 | 0x40);
+    EXPECT_EQ(unmapped.flag, 0x1 | 0x4 | 0x10 | 0x20 | 0x80);
+    EXPECT_EQ(unmapped.tid, 1);
+    EXPECT_EQ(unmapped.pos, 100);
+    EXPECT_EQ(unmapped.seq, fmtest::revcomp(lost));
+    std::string reversed = reads[1].quality;
+    std::reverse(reversed.begin(), reversed.end());
+    EXPECT_EQ(unmapped.qual, reversed);
+    EXPECT_EQ(mapped.mq, 0);
+    EXPECT_EQ(mapped.mc, "*");
+    EXPECT_EQ(unmapped.mq, 25);
+    EXPECT_EQ(unmapped.mc, "30M");
+    EXPECT_EQ(mapped.mate_tid, 1);
+    EXPECT_EQ(mapped.mate_pos, 100);
+    EXPECT_EQ(mapped.tlen, 0);
+    EXPECT_EQ(unmapped.tlen, 0);
+  }
 }
 
 TEST(GappedSam, HitsTheOutputCannotWriteAreRefused) {

@@ -142,10 +142,14 @@ MateHit hit(std::uint64_t position, bool reverse, int score = 100, std::uint32_t
   return MateHit{contig, position, position + length, reverse, score};
 }
 
-TEST(FrInsertSize, FromTheForwardStartToTheReverseEnd) {
-  EXPECT_EQ(fr_insert_size(hit(100, false), hit(300, true)), 300);
-  EXPECT_EQ(fr_insert_size(hit(300, true), hit(100, false)), 300);
-  EXPECT_EQ(fr_insert_size(hit(100, false), hit(150, true)), 150);   // overlapping mates
+// bwa mem's distance (mem_infer_dir): the reverse mate's last base (end - 1) less the forward
+// mate's position, the fragment's length less one; FR only where positive.
+TEST(FrInsertSize, FromTheForwardStartToTheReverseLastBase) {
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(300, true)), 299);  // a fragment of 300
+  EXPECT_EQ(fr_insert_size(hit(300, true), hit(100, false)), 299);
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(150, true)), 149);   // overlapping mates
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(2, true)), 1);       // last base 101
+  EXPECT_EQ(fr_insert_size(hit(100, false), hit(1, true)), -1);      // last base at the forward start: bwa's RF
   EXPECT_EQ(fr_insert_size(hit(100, false), hit(0, true)), -1);      // reverse ends at the forward start
   EXPECT_EQ(fr_insert_size(hit(300, false), hit(100, true)), -1);    // RF
   EXPECT_EQ(fr_insert_size(hit(100, false), hit(300, false)), -1);   // FF
@@ -354,13 +358,16 @@ TEST(MateFields, ProperFrPair) {
   EXPECT_EQ(f[0].mapq, 60);
   EXPECT_EQ(f[0].mate_mapq, 40);
   EXPECT_EQ(f[1].mate_mapq, 60);
-  EXPECT_TRUE(f[0].has_mate_mapq && f[0].has_mate_cigar);
+  EXPECT_TRUE(f[0].has_mate_cigar);
   EXPECT_EQ(f[0].mate_cigar, "100M");
   EXPECT_EQ(f[0].contig, -1);  // mapped: keeps its own place
 }
 
-TEST(MateFields, RfPairTlenIsBetweenFivePrimeEnds) {
-  // Mate 1 reverse at [100, 200) (5' end 200), mate 2 forward at 300: TLEN 100 and -100.
+// samtools fixmate's TLEN (bam_mate.c): the mate's 5' end less this read's, a forward read's
+// being its position and a reverse read's its end past its last base (bam_endpos). Mate 1
+// reverse at [100, 200) (5' end 200), mate 2 forward at 300: 300 - 200 = 100 (bwa mem writes
+// 102: d + sign(d) from the last base, 199).
+TEST(MateFields, RfPairTlenIsFixmates) {
   const WrittenMate mates[2] = {written(true, 0, 100, true, 37), written(true, 0, 300, false, 37)};
   MateFields f[2];
   mate_fields(mates, false, f);
@@ -368,6 +375,59 @@ TEST(MateFields, RfPairTlenIsBetweenFivePrimeEnds) {
   EXPECT_EQ(f[1].flag, 0x1 | 0x20 | 0x80);
   EXPECT_EQ(f[0].tlen, 100);
   EXPECT_EQ(f[1].tlen, -100);
+}
+
+// Same strand: forward mates at 1000 and 1250 give 1250 - 1000 = 250 (bwa: 251); reverse mates
+// at [1250, 1350) and [1000, 1100): 5' ends 1350 and 1100, 250 too; one 5' end: 0.
+TEST(MateFields, SameStrandTlenIsFixmates) {
+  MateFields f[2];
+  const WrittenMate forward[2] = {written(true, 0, 1000, false, 60), written(true, 0, 1250, false, 60)};
+  mate_fields(forward, false, f);
+  EXPECT_EQ(f[0].tlen, 250);
+  EXPECT_EQ(f[1].tlen, -250);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x40);
+  const WrittenMate backward[2] = {written(true, 0, 1250, true, 60), written(true, 0, 1000, true, 60)};
+  mate_fields(backward, false, f);
+  EXPECT_EQ(f[0].tlen, -250);
+  EXPECT_EQ(f[1].tlen, 250);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x20 | 0x40);
+  const WrittenMate together[2] = {written(true, 0, 1000, false, 60), written(true, 0, 1000, false, 60)};
+  mate_fields(together, false, f);
+  EXPECT_EQ(f[0].tlen, 0);
+  EXPECT_EQ(f[1].tlen, 0);
+}
+
+// A 5' end as fixmate takes it: a forward read's first base, a reverse read's end (exclusive).
+TEST(TemplateLength, FivePrimeEndIsFixmates) {
+  EXPECT_EQ(five_prime_end(100, 200, false), 100);
+  EXPECT_EQ(five_prime_end(100, 200, true), 200);
+  EXPECT_EQ(five_prime_end(0, 1, true), 1);
+}
+
+// Mates of 100 bases where the orientations meet their edge cases: FR overlapping ([100, 200)
+// forward, [150, 250) reverse: 250 - 100 = 150, the fragment), FR with the reverse mate inside
+// the forward one's span ([100, 200), [120, 170) of 50 bases: 170 - 100 = 70), RF touching
+// (reverse [100, 200), forward at 200: 200 - 200 = 0; bwa's 2) and RF overlapping (reverse
+// [100, 200), forward at 150: 150 - 200 = -50 for the reverse mate, though it starts leftmost).
+TEST(TemplateLength, OverlappingAndTouchingMates) {
+  MateFields f[2];
+  const WrittenMate overlapping[2] = {written(true, 0, 100, false, 60), written(true, 0, 150, true, 60)};
+  mate_fields(overlapping, true, f);
+  EXPECT_EQ(f[0].tlen, 150);
+  EXPECT_EQ(f[1].tlen, -150);
+  WrittenMate inside[2] = {written(true, 0, 100, false, 60), written(true, 0, 120, true, 60)};
+  inside[1].end = 170;
+  mate_fields(inside, true, f);
+  EXPECT_EQ(f[0].tlen, 70);
+  EXPECT_EQ(f[1].tlen, -70);
+  const WrittenMate touching[2] = {written(true, 0, 100, true, 60), written(true, 0, 200, false, 60)};
+  mate_fields(touching, false, f);
+  EXPECT_EQ(f[0].tlen, 0);
+  EXPECT_EQ(f[1].tlen, 0);
+  const WrittenMate crossing[2] = {written(true, 0, 100, true, 60), written(true, 0, 150, false, 60)};
+  mate_fields(crossing, false, f);
+  EXPECT_EQ(f[0].tlen, -50);
+  EXPECT_EQ(f[1].tlen, 50);
 }
 
 TEST(MateFields, DifferentContigsHaveNoTlen) {
@@ -380,25 +440,39 @@ TEST(MateFields, DifferentContigsHaveNoTlen) {
   EXPECT_EQ(f[1].mate_contig, 0);
 }
 
+// bwa mem's mem_aln2sam: an unmapped mate takes its mapped mate's place and strand (0x10), so
+// the mapped one's 0x20 is its own strand and its RNEXT/PNEXT its own place; MQ:i:0 names the
+// unmapped mate's MAPQ, and MC:Z:* its CIGAR (samtools fixmate's; bwa writes no MC there).
 TEST(MateFields, UnmappedMateStandsAtItsMate) {
   const WrittenMate mates[2] = {written(true, 3, 500, true, 37), written(false, 0, 0, false, 0)};
   MateFields f[2];
   mate_fields(mates, false, f);
-  EXPECT_EQ(f[0].flag, 0x1 | 0x8 | 0x40);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x8 | 0x20 | 0x40);  // 0x20: the mate stands on this one's strand
   EXPECT_EQ(f[1].flag, 0x1 | 0x20 | 0x80);
   EXPECT_EQ(f[0].mate_contig, 3);
   EXPECT_EQ(f[0].mate_position, 500);  // the unmapped mate's place: its own
   EXPECT_EQ(f[1].contig, 3);
   EXPECT_EQ(f[1].position, 500);
+  EXPECT_TRUE(f[1].reverse);  // 0x10 on the unmapped mate, SEQ reverse complemented
+  EXPECT_FALSE(f[0].reverse);
   EXPECT_EQ(f[1].mate_position, 500);
   EXPECT_EQ(f[0].tlen, 0);
   EXPECT_EQ(f[1].tlen, 0);
-  EXPECT_FALSE(f[0].has_mate_mapq);
+  EXPECT_EQ(f[0].mate_mapq, 0);
   EXPECT_TRUE(f[0].has_mate_cigar);
   EXPECT_EQ(f[0].mate_cigar, "*");
-  EXPECT_TRUE(f[1].has_mate_mapq);
   EXPECT_EQ(f[1].mate_mapq, 37);
+  EXPECT_TRUE(f[1].has_mate_cigar);
   EXPECT_EQ(f[1].mate_cigar, "100M");
+  // A forward mapped mate: neither 0x20 nor 0x10.
+  const WrittenMate forward[2] = {written(false, 0, 0, false, 0), written(true, 1, 70, false, 20)};
+  mate_fields(forward, false, f);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x40);
+  EXPECT_EQ(f[1].flag, 0x1 | 0x8 | 0x80);
+  EXPECT_FALSE(f[0].reverse);
+  EXPECT_EQ(f[0].mate_mapq, 20);
+  EXPECT_EQ(f[0].mate_cigar, "100M");
+  EXPECT_EQ(f[1].mate_cigar, "*");
 }
 
 TEST(MateFields, BothUnmapped) {
@@ -411,7 +485,8 @@ TEST(MateFields, BothUnmapped) {
     EXPECT_EQ(m.mate_contig, -1);
     EXPECT_EQ(m.mate_position, -1);
     EXPECT_EQ(m.contig, -1);
-    EXPECT_FALSE(m.has_mate_mapq || m.has_mate_cigar);
+    EXPECT_EQ(m.mate_mapq, 0);  // bwa writes MQ:i:0
+    EXPECT_FALSE(m.has_mate_cigar);  // neither mapped: fixmate writes no MC
   }
 }
 
@@ -550,7 +625,7 @@ TEST(PairGappedMates, RepeatFractionsScaleThePairMapq) {
 }
 
 // A supplementary line's TLEN runs from its own 5' end to the mate's (mem_aln2sam with the mate's
-// primary); its other pair fields are its primary's.
+// primary, by fixmate's rule as the primary's); its other pair fields are its primary's.
 TEST(SupplementaryMateFields, TlenFromTheLinesOwnFivePrimeEnd) {
   const WrittenMate mates[2] = {written(true, 0, 1000, false, 60), written(true, 0, 1200, true, 40)};
   MateFields f[2];
@@ -559,17 +634,46 @@ TEST(SupplementaryMateFields, TlenFromTheLinesOwnFivePrimeEnd) {
   const gapped::GappedHit reverse = gapped_hit(0, 5000, true, 40, {60u << 4 | 4, 40u << 4}, 40);
   const gapped::GappedHit elsewhere = gapped_hit(3, 700, false, 40, {60u << 4 | 4, 40u << 4}, 40);
   const MateFields s = supplementary_mate_fields(f[0], forward);
-  EXPECT_EQ(s.tlen, 1300 - 700);
+  EXPECT_EQ(s.tlen, 1300 - 700);  // the mate's 5' end is its end, 1300
   EXPECT_EQ(s.flag, f[0].flag);
   EXPECT_EQ(s.mate_contig, 0);
   EXPECT_EQ(s.mate_position, 1200);
   EXPECT_EQ(s.mate_cigar, "100M");
   EXPECT_EQ(s.mate_mapq, 40);
-  EXPECT_EQ(supplementary_mate_fields(f[0], reverse).tlen, 1300 - 5040);
+  EXPECT_EQ(supplementary_mate_fields(f[0], reverse).tlen, 1300 - 5040);  // own 5' end 5040
   EXPECT_EQ(supplementary_mate_fields(f[0], elsewhere).tlen, 0);
+}
+
+// bwa prints the mate's CIGAR on a supplementary line as it prints that line's own (add_cigar
+// with the line's index): soft clips hard unless -Y.
+TEST(SupplementaryMateFields, MateCigarClipsAreHardUnlessSoftClipSupplementary) {
+  WrittenMate mates[2] = {written(true, 0, 1000, false, 60), written(true, 0, 1200, true, 40)};
+  mates[1].cigar = "5S90M5S";
+  MateFields f[2];
+  mate_fields(mates, true, f);
+  const gapped::GappedHit line = gapped_hit(0, 700, false, 40, {60u << 4 | 4, 40u << 4}, 40);
+  EXPECT_EQ(f[0].mate_cigar, "5S90M5S");  // the primary line: as the mate's record has it
+  EXPECT_EQ(supplementary_mate_fields(f[0], line).mate_cigar, "5H90M5H");
+  EXPECT_EQ(supplementary_mate_fields(f[0], line, true).mate_cigar, "5S90M5S");
+}
+
+// With the mate unmapped, bwa places that mate at each line it writes (mem_aln2sam copies the
+// line to the mate): a supplementary line's RNEXT/PNEXT are its own, 0x20 its own strand, TLEN 0;
+// MC:Z:* as on its primary.
+TEST(SupplementaryMateFields, UnmappedMateStandsAtTheLine) {
   const WrittenMate alone[2] = {written(true, 0, 1000, false, 60), written(false, 0, 0, false, 0)};
+  MateFields f[2];
   mate_fields(alone, false, f);
-  EXPECT_EQ(supplementary_mate_fields(f[0], forward).tlen, 0);  // no mate mapped: no TLEN
+  const gapped::GappedHit reverse = gapped_hit(2, 5000, true, 40, {60u << 4 | 4, 40u << 4}, 40);
+  const MateFields s = supplementary_mate_fields(f[0], reverse);
+  EXPECT_EQ(s.tlen, 0);
+  EXPECT_EQ(s.mate_contig, 2);
+  EXPECT_EQ(s.mate_position, 5000);
+  EXPECT_EQ(s.flag, 0x1 | 0x8 | 0x20 | 0x40);
+  EXPECT_EQ(f[0].flag, 0x1 | 0x8 | 0x40);  // the primary is forward
+  EXPECT_TRUE(s.has_mate_cigar);
+  EXPECT_EQ(s.mate_cigar, "*");
+  EXPECT_EQ(s.mate_mapq, 0);
 }
 
 gapped::PairCandidate candidate(std::uint64_t position, bool reverse, std::int32_t score, std::int32_t secondary,
@@ -677,9 +781,9 @@ TEST(SampledInsertSize, GappedMatesUniqueEnoughAndFr) {
   mates[0].mapped = mates[1].mapped = true;
   mates[0].primary = gapped_hit(0, 1000, false, 100, {100u << 4}, 100);
   mates[1].primary = gapped_hit(0, 1198, true, 90, {50u << 4, 2u << 4 | 2, 50u << 4}, 102);
-  EXPECT_EQ(sampled_insert_size(mates), 300);
+  EXPECT_EQ(sampled_insert_size(mates), 299);  // last base 1299, bwa's distance
   mates[1].sub_score = 72;  // exactly 0.8 of 90: still unique enough
-  EXPECT_EQ(sampled_insert_size(mates), 300);
+  EXPECT_EQ(sampled_insert_size(mates), 299);
   mates[1].sub_score = 73;
   EXPECT_EQ(sampled_insert_size(mates), -1);
   mates[1].sub_score = 0;
@@ -744,7 +848,7 @@ TEST(RescueWindow, LocalAlignmentInTheWindowFindsTheMate) {
   EXPECT_EQ(mate.end, 1300u);
   EXPECT_TRUE(mate.reverse);
   EXPECT_EQ(mate.score, 100 - (6 + 2 * 1));
-  EXPECT_EQ(fr_insert_size(anchor, mate), 300);
+  EXPECT_EQ(fr_insert_size(anchor, mate), 299);
 }
 
 // ---- PairedSamWriterSink: which pairs the estimate takes ----------------------------------
@@ -813,7 +917,7 @@ TEST(PairedSink, EstimateTakesTheConfidentPairsOfTheWindow) {
   std::vector<std::int64_t> inserts(60, 0);
   std::vector<std::int64_t> first_ten;
   for (std::size_t i = 25; i < 60; ++i) inserts[i] = 250 + static_cast<std::int64_t>(i * 7 % 100);
-  for (std::size_t i = 25; i < 35; ++i) first_ten.push_back(inserts[i]);
+  for (std::size_t i = 25; i < 35; ++i) first_ten.push_back(inserts[i] - 1);  // bwa's distance: fragment - 1
   const SinkRun narrow = run_sink(pair_batches(inserts, 8), 10, 20);
   EXPECT_FALSE(narrow.model.known);
   EXPECT_EQ(narrow.model.pairs, 0u);
@@ -828,7 +932,7 @@ TEST(PairedSink, EstimateTakesTheConfidentPairsOfTheWindow) {
   EXPECT_EQ(wide.model.low, expected.low);
   EXPECT_EQ(wide.model.high, expected.high);
   std::uint64_t proper = 0;
-  for (const std::int64_t insert : inserts) proper += insert >= expected.low && insert <= expected.high && insert > 0;
+  for (const std::int64_t insert : inserts) proper += insert - 1 >= expected.low && insert - 1 <= expected.high && insert > 0;
   EXPECT_EQ(wide.totals.proper, proper);
 }
 

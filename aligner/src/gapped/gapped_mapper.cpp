@@ -684,7 +684,7 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
   clock.emplace(m.stage.choose);
   wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t k = begin; k < end; ++k) {
-      finish_regions(work[k].regions, work[k].chains, encoded[work[k].read].hash, m.options);
+      finish_regions(work[k].regions, encoded[work[k].read].hash, m.options);
       m.choose_hits(work[k], alignments[work[k].read]);
     }
   }, kReadsPerThread);
@@ -707,6 +707,7 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
       part.seed_coverage = static_cast<std::uint32_t>(r.region->seed_coverage);
       part.repeat_fraction = a.repeat_fraction;
       r.hit->mapq = mapping_quality(part, m.options);
+      r.hit->sub_score = std::max(part.sub_score, part.chain_sub_score);
     }
   }
   return {};

@@ -260,8 +260,7 @@ void finish_region(Region& a, const SeedHit& s, const Chain& c, std::int32_t rea
   }
 }
 
-void finish_regions(std::vector<Region>& regions, const std::vector<Chain>& chains, std::uint64_t read_hash,
-                    const GappedOptions& options) {
+void finish_regions(std::vector<Region>& regions, std::uint64_t read_hash, const GappedOptions& options) {
   // bwa's mem_sort_dedup_patch without the patching: by end, then of two regions of one contig and
   // strand overlapping by more than kRedundantOverlap on both read and reference, the lower goes.
   std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) {
@@ -320,14 +319,6 @@ void finish_regions(std::vector<Region>& regions, const std::vector<Chain>& chai
       }
     }
     if (r.secondary < 0) primaries.push_back(i);
-    r.csub = 0;
-    for (std::size_t k = 0; k < chains.size(); ++k) {
-      const Chain& c = chains[k];
-      const std::int32_t b = std::max(c.qbeg, r.qb), e = std::min(c.qend, r.qe);
-      const std::int32_t shorter = std::min(c.qend - c.qbeg, r.qe - r.qb);
-      if (static_cast<std::int32_t>(k) != r.chain && e > b && e - b >= shorter * options.mask_level)
-        r.csub = std::max(r.csub, c.weight * sc.match);
-    }
   }
 }
 

@@ -101,10 +101,9 @@ void finish_region(Region& region, const SeedHit& s, const Chain& c, std::int32_
                    const ExtendResult* right, const Scoring& sc);
 
 // Removes redundant regions, sorts the rest by score (ties: the read's hash) and marks
-// secondaries (sub, sub_n), and gives each the chain_sub_score of bwa's csub: the weight (times
-// the match score) of the heaviest other chain overlapping it on the read by more than
-// mask_level. regions[0] is the best afterwards.
-void finish_regions(std::vector<Region>& regions, const std::vector<Chain>& chains, std::uint64_t read_hash,
-                    const GappedOptions& options);
+// secondaries (sub, sub_n). regions[0] is the best afterwards. csub is left as it is (0): bwa mem
+// gives a region one only in mate rescue (mem_matesw, ksw's score2); a chain shadowed by this one
+// counts through the region it is extended to, as sub (mem_chain_flt keeps it for that).
+void finish_regions(std::vector<Region>& regions, std::uint64_t read_hash, const GappedOptions& options);
 
 }  // namespace wtmap::aligner::gapped

@@ -13,8 +13,12 @@ namespace wtmap::aligner::gapped {
 namespace {
 
 // bwa mem's mapQ_coef_len: alignments this long or longer have their score difference scaled
-// down by log(50) / log(length), so that a long read's few extra matches do not count as much.
+// down by mapQ_coef_fac / log(length), so that a long read's few extra matches do not count as
+// much. bwa sets mapQ_coef_fac = log(50) but declares it an int (bwamem.h, mem_opt_t), so the
+// factor it uses is 3, not 3.912: with ln 50 every MAPQ of a long read came out (3.912 / 3)^2 =
+// 1.7 times bwa's before the caps (36 where bwa says 21 for 150 bases, score 145, sub 135).
 constexpr double kCoefficientLength = 50.0;
+constexpr double kCoefficientFactor = 3.0;  // (int) log(kCoefficientLength)
 
 }  // namespace
 
@@ -34,7 +38,7 @@ std::uint8_t mapping_quality(const GappedReadAlignment& a, const GappedOptions& 
                                     (match + options.scoring.mismatch) / static_cast<double>(length);
   double scale = static_cast<double>(length) < kCoefficientLength
                      ? 1.0
-                     : std::log(kCoefficientLength) / std::log(static_cast<double>(length));
+                     : kCoefficientFactor / std::log(static_cast<double>(length));
   scale *= identity * identity;
   // 6.02 = 20 log10(2): a score difference of one match, phred-scaled as a likelihood ratio.
   std::int64_t mapq = static_cast<std::int64_t>(6.02 * static_cast<double>(hit.score - sub) / match * scale * scale + .499);

@@ -6,11 +6,12 @@
 //
 // Sources: bwa mem's bwamem_pair.c (mem_pestat: the insert-size distribution from quartiles;
 // mem_pair: the pair score, both mates' scores plus the log-likelihood of the insert size;
-// mem_sam_pe: unpaired penalty -U, MAPQ from the pair score margin) and samtools fixmate
-// (bam_mate.c: TLEN as the distance between the mates' 5' ends, mate fields of an unmapped mate),
-// written anew here. Space: O(hits) per pair; time O(hits1 * hits2) per pair, with at most
-// 1 + kMaxAlternatives hits a mate in the k-mismatch mode and kMaxPairCandidates plus the rescued
-// ones in the gapped mode (mem_pair scores every region of both mates, reported or not).
+// mem_sam_pe: unpaired penalty -U, MAPQ from the pair score margin), bwamem.c (mem_aln2sam: the
+// mate fields) and samtools fixmate (bam_mate.c: TLEN between the mates' 5' ends and MC, where
+// its rules and bwa's differ, so that fixmate changes nothing), written anew here. Space:
+// O(hits) per pair; time O(hits1 * hits2) per pair, with at most 1 + kMaxAlternatives hits a
+// mate in the k-mismatch mode and kMaxPairCandidates plus the rescued ones in the gapped mode
+// (mem_pair scores every region of both mates, reported or not).
 #pragma once
 
 #include <cstdint>
@@ -80,9 +81,11 @@ struct MateHit {
   int tandem_sub = 0;
 };
 
-// The insert size of two hits in FR orientation -- the forward one's 5' end (its position) left of
-// the reverse one's 5' end (its end), on one contig: the reverse one's end minus the forward
-// one's position; else -1 (another orientation, or different contigs).
+// The insert size of two hits in FR orientation, as bwa mem measures it (mem_infer_dir, the
+// distance in mem_pair and mem_pestat): from the forward one's 5' end (its position) to the
+// reverse one's 5' end, its last base -- the fragment's length less one, so that bwa's -I and
+// its estimates mean the same here; FR only where that distance is positive (bwa calls 0 RF).
+// Else -1 (another orientation, or different contigs).
 std::int64_t fr_insert_size(const MateHit& a, const MateHit& b);
 
 // bwa mem's scoring, for the k-mismatch mode's score of a hit: length * A - (A + B) * mismatches
@@ -145,35 +148,49 @@ struct WrittenMate {
 constexpr std::uint16_t kSamPaired = 0x1, kSamProperPair = 0x2, kSamMateUnmapped = 0x8, kSamMateReverse = 0x20,
                         kSamFirstMate = 0x40, kSamSecondMate = 0x80;
 
-// The paired fields of one mate's SAM record.
+// The paired fields of one mate's SAM record: bwa mem's (mem_aln2sam) but for TLEN and MC, which
+// follow samtools fixmate's rules (bam_mate.c), since `samtools fixmate` must change nothing
+// (issue 26).
 struct MateFields {
   std::uint16_t flag = 0;   // 0x1 0x2 0x8 0x20 0x40 0x80, OR-ed into the record's own
   std::int32_t mate_contig = -1;
   std::int64_t mate_position = -1;
   std::int64_t tlen = 0;
   int mapq = 0;             // this mate's MAPQ after pairing
-  // An unmapped mate of a mapped one is placed at its mate's contig and position (SAM's advice,
-  // and samtools fixmate's), so that the two sort together.
+  // An unmapped mate of a mapped one takes its mate's contig, position and strand (0x10, SEQ
+  // reverse complemented), so that the two sort together.
   std::int32_t contig = -1;
   std::int64_t position = -1;
-  // MQ when the mate is mapped; MC when either is (samtools fixmate's rule: "*" for an unmapped
-  // mate of a mapped read).
-  bool has_mate_mapq = false, has_mate_cigar = false;
+  bool reverse = false;
+  // MQ on every mate (bwa's MQ:i:0 for an unmapped mate, which fixmate leaves); MC where either
+  // mate is mapped, "*" for an unmapped mate (fixmate's; bwa writes none).
   int mate_mapq = 0;
+  bool has_mate_cigar = false;
   std::string mate_cigar;
-  std::int64_t mate_five_prime = -1;  // the mapped mate's 5' end, as TLEN measures it
+  std::int64_t mate_five_prime = -1;  // the mapped mate's 5' end, as five_prime_end gives it
 };
 
-// Both mates' fields, as samtools fixmate recomputes them: TLEN the distance between the 5' ends
-// (a reverse mate's is its end) when both are mapped on one contig, positive for the mate whose
-// 5' end is leftmost; 0x2 only with `proper`.
+// A mapped read's 5' end as samtools fixmate measures TLEN from it: its first base if forward,
+// the base past its last (bam_endpos) if reverse. TLEN is the mate's 5' end less this read's, on
+// one contig. For an FR pair that is the fragment's length, as bwa mem writes it; bwa counts RF
+// pairs two bases longer and same-strand pairs one longer (a reverse read's last base, then
+// d + sign(d)), which fixmate would rewrite.
+std::int64_t five_prime_end(std::uint64_t position, std::uint64_t end, bool reverse);
+
+// Both mates' fields (mem_aln2sam with the other mate's primary): TLEN between five_prime_ends
+// when both are mapped on one contig, 0 otherwise; 0x2 only with `proper`. An unmapped mate
+// stands at its mapped mate, takes its strand, and that mapped mate's RNEXT/PNEXT and 0x20 name
+// itself.
 void mate_fields(const WrittenMate (&mates)[2], bool proper, MateFields (&out)[2]);
 
 // The fields of a supplementary line (a hit at `line`) of a mate whose primary has `primary`:
-// bwa mem's mem_aln2sam with the mate's primary -- flags, RNEXT/PNEXT, MC and MQ the primary's,
-// TLEN measured from this line's own 5' end (0 off the mate's contig). samtools fixmate leaves
-// supplementary lines alone.
-MateFields supplementary_mate_fields(const MateFields& primary, const gapped::GappedHit& line);
+// mem_aln2sam with the mate's primary -- flags, RNEXT/PNEXT, MQ and MC the primary's, MC's soft
+// clips hard unless `soft_clip_supplementary` (-Y; bwa writes the mate's CIGAR as it writes this
+// line's), TLEN measured from this line's own 5' end by the primary's rule (0 off the mate's
+// contig). Where the mate is unmapped, bwa places it at this line: RNEXT/PNEXT the line's own,
+// 0x20 its strand. samtools fixmate leaves supplementary lines alone.
+MateFields supplementary_mate_fields(const MateFields& primary, const gapped::GappedHit& line,
+                                     bool soft_clip_supplementary = false);
 
 // What pairing counted (the summary of `wtmap align` on pairs), from the pairs' fields as
 // samtools flagstat counts them: a singleton is a pair with one mate mapped.

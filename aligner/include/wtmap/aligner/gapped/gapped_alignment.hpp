@@ -37,6 +37,9 @@ struct GappedHit {
   // mem_reg2sam computes it); the output caps it by the primary's. Unused on the primary (see
   // GappedReadAlignment::mapq) and on alternatives (XA carries none).
   std::uint8_t mapq = 0;
+  // A supplementary hit's XS: its region's max(sub, csub) (mem_reg2aln). Unused on the primary
+  // (GappedReadAlignment::sub_score and chain_sub_score) and on alternatives.
+  std::int32_t sub_score = 0;
 };
 
 // A place of a read that pairing may choose (bwa mem's mem_pair scores every region of both
