@@ -146,15 +146,8 @@ class MemoryRun {
   bool empty() const { return entries_.empty(); }
   std::size_t size() const { return entries_.size(); }
   const std::uint8_t* record(std::size_t i) const { return entries_[i].record; }
-  // Bytes of the records as stored (their sum, and record i's), and MemoryCursor's window.
-  std::uint64_t stored_bytes() const { return stored_bytes_; }
-  std::size_t stored_size_of(std::size_t i) const {
-    StoredHeader h;
-    std::memcpy(&h, entries_[i].record, sizeof h);
-    return stored_size(h.l_data);
-  }
-  std::uint64_t window_bytes() const { return std::clamp<std::uint64_t>(budget_ / 16, std::uint64_t{1} << 20, std::uint64_t{64} << 20); }
-  // Asks the cache for record i's first bytes (the records of a run, in key order, are scattered).
+  // Asks the cache for record i's first bytes: read in key order, the records are scattered over
+  // the run's memory, and waiting for each one's miss in turn made the final merge memory-bound.
   void prefetch(std::size_t i) const {
     if (i >= entries_.size()) return;
     for (std::size_t line = 0; line < kPrefetchLines; ++line) __builtin_prefetch(entries_[i].record + 64 * line);
@@ -174,7 +167,6 @@ class MemoryRun {
       return {StatusCode::out_of_memory, "cannot allocate memory for sorting"};
     }
     bytes_ += size + 2 * sizeof(Entry);  // the sort's scratch entry counted too
-    stored_bytes_ += size;
     return {};
   }
 
@@ -186,7 +178,6 @@ class MemoryRun {
     chunk_ = 0;
     used_ = 0;
     bytes_ = 0;
-    stored_bytes_ = 0;
     if (release) {
       chunks_.clear();
       std::vector<Entry>().swap(entries_);
@@ -236,7 +227,7 @@ class MemoryRun {
     return c.bytes.get();
   }
 
-  std::uint64_t budget_, chunk_size_, bytes_ = 0, stored_bytes_ = 0;
+  std::uint64_t budget_, chunk_size_, bytes_ = 0;
   std::vector<Chunk> chunks_;
   std::size_t chunk_ = 0, used_ = 0;
   std::vector<Entry> entries_, scratch_;
@@ -254,65 +245,20 @@ class RunCursor {
   RecordPtr record_{bam_init1()};
 };
 
-// Reads a run in key order through a window: the next records, found all over the run's memory,
-// are copied on all threads into consecutive bytes, which the cursor then reads in order. Read
-// one at a time by the merging thread, the scattered records cost a cache miss each (some
-// 100-300 ns), which made the final merge of a large run memory-bound on one thread.
-// Space: a window of at most run.window_bytes() plus 8 bytes a record.
 class MemoryCursor : public RunCursor {
  public:
   explicit MemoryCursor(const MemoryRun& run) : run_(run) {}
   Result<bool> advance() override {
-    if (in_window_ == offsets_.size()) {
-      if (next_ == run_.size()) return false;
-      WTMAP_TRY(fill_window());
-    }
+    if (next_ == run_.size()) return false;
     if (!record_) return Status{StatusCode::out_of_memory, "cannot allocate a BAM record while sorting"};
-    WTMAP_TRY(load_record(window_.get() + offsets_[in_window_++], record_.get()));
+    run_.prefetch(next_ + kPrefetchDistance);
+    WTMAP_TRY(load_record(run_.record(next_++), record_.get()));
     return true;
   }
 
  private:
-  // The window: records next_.. while their bytes fit window_bytes() (one at least); offsets_
-  // from a pass that reads their sizes, then the copy, both on all threads.
-  Status fill_window() {
-    const std::size_t first = next_;
-    const std::uint64_t average = std::max<std::uint64_t>(1, run_.stored_bytes() / run_.size());
-    const auto count = static_cast<std::size_t>(std::clamp<std::uint64_t>(run_.window_bytes() / average, 1, run_.size() - first));
-    try {
-      offsets_.assign(count + 1, 0);
-    } catch (const std::bad_alloc&) {
-      return {StatusCode::out_of_memory, "cannot allocate memory for sorting"};
-    }
-    wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
-      for (std::uint64_t i = begin; i < end; ++i) {
-        run_.prefetch(first + i + kPrefetchDistance);
-        offsets_[i + 1] = run_.stored_size_of(first + i);
-      }
-    }, 1024);
-    for (std::size_t i = 0; i < count; ++i) offsets_[i + 1] += offsets_[i];
-    if (offsets_[count] > window_capacity_) {
-      window_.reset(new (std::nothrow) std::uint8_t[offsets_[count]]);
-      if (!window_) return {StatusCode::out_of_memory, "cannot allocate memory for sorting"};
-      window_capacity_ = offsets_[count];
-    }
-    wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
-      for (std::uint64_t i = begin; i < end; ++i) {
-        std::memcpy(window_.get() + offsets_[i], run_.record(first + i), offsets_[i + 1] - offsets_[i]);
-      }
-    }, 1024);
-    offsets_.pop_back();
-    in_window_ = 0;
-    next_ = first + count;
-    return {};
-  }
-
   const MemoryRun& run_;
-  std::size_t next_ = 0;  // the first record after the window
-  std::unique_ptr<std::uint8_t[]> window_;
-  std::uint64_t window_capacity_ = 0;
-  std::vector<std::uint64_t> offsets_;  // each window record's place in window_
-  std::size_t in_window_ = 0;
+  std::size_t next_ = 0;
 };
 
 class FileCursor : public RunCursor {

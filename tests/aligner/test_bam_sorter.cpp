@@ -146,8 +146,7 @@ TEST(CoordinateSorter, SpilledRunsGiveTheSameOrder) {
   }
 }
 
-// Enough records for the parallel sort's parts (2^16 entries a part) on several threads, and for
-// two of the final merge's windows (some 57 MB of records; a window is 32 MiB of this budget).
+// Enough records for the parallel sort's parts (2^16 entries a part) on several threads.
 TEST(CoordinateSorter, ALargeRunSortedInPartsKeepsTheOrder) {
   const auto records = random_records(300000, 3);
   const SortRun run = sort_records(records, std::uint64_t{1} << 30, 1);

@@ -56,12 +56,11 @@ struct SortOptions {
 // disk are merged kMostRuns at a time into runs of the next level, as a log-structured merge
 // does, so that a record is rewritten once per level (log_16 of the run count) and at most 15
 // runs a level are on disk.
-// A run in memory is read in key order through a window copied on all threads into consecutive
-// bytes, and its chunks are in 2 MiB pages where the kernel gives them: read one record at a time
-// in key order, scattered over gigabytes, each cost a cache and a TLB miss on the merging thread.
+// A run in memory is read in key order with the records ahead prefetched, from chunks in 2 MiB
+// pages where the kernel gives them: scattered over gigabytes, each record otherwise cost a cache
+// and a TLB miss in turn on the merging thread.
 // Time: O(n log n) comparisons; each record written and read once, plus once per merge level.
-// Space: the memory budget, plus one record per run while merging, plus the window (a sixteenth
-// of a run's half of the budget, 1 to 64 MiB). One writer thread.
+// Space: the memory budget, plus one record per run while merging. One writer thread.
 class CoordinateSorter {
  public:
   static constexpr std::size_t kMostRuns = 16;
