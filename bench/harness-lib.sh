@@ -159,7 +159,7 @@ wait_for() {
 # prepare_genome NAME: genome NAME (ecoli: $ECOLI; synth: gen_data.py reference of $SYNTH_MBP Mbp)
 # in G=$WORK/genome-*, REF=$G/ref.fa, its length GLEN and a description DESC; starts bwa's and
 # bowtie2's indexes in the background (where `ok` wants them) and builds wtmap's (step index/wtmap
-# of TSV=$G/index.tsv). Uses WTMAP, BWA, BT2B, THREADS, DEVICE.
+# of TSV=$G/index.tsv, with $WTMAP_BENCH_INDEX_OPTIONS). Uses WTMAP, BWA, BT2B, THREADS, DEVICE.
 prepare_genome() {
   case "$1" in
     ecoli) G="$WORK/genome-ecoli"; DESC="E. coli 536, NC_008253, 4.9 Mbp, real";;
@@ -187,5 +187,6 @@ prepare_genome() {
   (( 2 * GLEN < 2147483647 - 1048576 )) && bwa_algo=is
   if ok bwa_aln || ok bwa_mem; then index_bg "$G" bwa "$BWA" index -a "$bwa_algo" -b 100000000 -p "$G/bwa" "$REF"; fi
   if ok bowtie2; then index_bg "$G" bowtie2 "$BT2B" --threads "$THREADS" "$REF" "$G/bt2"; fi
-  tstep index/wtmap -- "$WTMAP" index "$REF" -p "$G/wtmap" --device "$DEVICE" -t "$THREADS" || status=1
+  # shellcheck disable=SC2086  # WTMAP_BENCH_INDEX_OPTIONS: more options, split on spaces
+  tstep index/wtmap -- "$WTMAP" index "$REF" -p "$G/wtmap" --device "$DEVICE" -t "$THREADS" ${WTMAP_BENCH_INDEX_OPTIONS:-} || status=1
 }
