@@ -426,6 +426,41 @@ TEST_P(GappedMapperTest, ASingleReferenceNIsAlignedAcrossAsAMismatch) {
   }
 }
 
+// A read N costs 1, as bwa mem scores it. 100 bases of [20100, 20200) (no reference N), either
+// strand. An N 50 bases in: 99 matches less 1. An N at read offset 4 and a mismatch at 0: the
+// left extension from the seed [5, 100) peaks at 95 + 3 - 1 = 97 at offset 1 and ends at 93,
+// within -L 5 of that peak, so the read aligns to its end (bwa's mem_chain2aln), with the peak as
+// its score; were the N -4, the end (90) would be 5 below the peak (95, no extension) and the read
+// clipped 5S95M.
+TEST_P(GappedMapperTest, AReadNCostsOneAsInBwaMem) {
+  GappedMapper m = mapper();
+  const std::string exact = reference_->contigs[0].substr(20100, 100);
+  std::string middle = exact, near_end = exact;
+  middle[50] = 'N';
+  near_end[4] = 'N';
+  near_end[0] = exact[0] == 'A' ? 'C' : 'A';
+  std::vector<SeqRecord> reads;
+  for (const std::string& s : {middle, near_end}) {
+    reads.push_back({"forward", s, ""});
+    reads.push_back({"reverse", reverse_complement(s), ""});
+  }
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m.map(reads, out).ok());
+  ASSERT_EQ(out.size(), 4u);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const GappedHit& h = out[i].primary;
+    const std::string what = reads[i].name + (i < 2 ? " middle N" : " N near the end") + " -> " + describe(out[i]);
+    ASSERT_TRUE(out[i].mapped) << what;
+    EXPECT_EQ(h.position, 20100u) << what;
+    EXPECT_EQ(h.reverse, i % 2 == 1) << what;
+    EXPECT_EQ(h.cigar, std::vector<std::uint32_t>{100u << 4}) << what;
+    EXPECT_EQ(h.score, i < 2 ? 98 : 97) << what;
+    EXPECT_EQ(h.edit_distance, i < 2 ? 1u : 2u) << what;
+    EXPECT_EQ(h.md, i < 2 ? "50" + exact.substr(50, 1) + "49" : "0" + exact.substr(0, 1) + "3" + exact.substr(4, 1) + "95")
+        << what;
+  }
+}
+
 TEST_P(GappedMapperTest, RepeatsAreReportedAsSuchIncludingAcrossAnN) {
   GappedMapper m = mapper();
   const TestReference& r = *reference_;

@@ -3,9 +3,11 @@
 // names and defaults (bwa mem's usage text; Li 2013, arXiv:1303.3997).
 //
 // A gap of length k costs open + k * extend (bwa's convention: a 1-base deletion costs O + E = 7).
-// Codes are 0..3 for A, C, G, T and 4 for any ambiguous base (N). An N in the read or the reference
-// scores as a mismatch (-B), as issue 25 asks so that a read across a reference N is not favoured;
-// bwa mem scores it -1 (its matrix's ambiguity entry).
+// Codes are 0..3 for A, C, G, T and 4 for any ambiguous base (N). An N in the reference scores as a
+// mismatch (-B), as issue 25 asks so that a read across a reference N is not favoured (bwa's index
+// turns them into random bases). An N in the read against a reference base scores -1, bwa mem's
+// ambiguity entry (bwa_fill_scmat), which no option of bwa mem changes: a read with a no-call
+// then gets bwa's score, clipping and MAPQ.
 #pragma once
 
 #include <cstdint>
@@ -25,14 +27,17 @@ struct Scoring {
   std::int32_t clip3 = 5;       // -L, second value
   std::int32_t band = 100;      // -w: the largest |target offset - query offset| of a cell
   std::int32_t zdrop = 100;     // -d; <= 0 turns z-drop off
+  std::int32_t read_ambiguous = 1;  // a read N against a reference base (a penalty), as bwa mem
 
   // The score of aligning read code a with reference code b.
   WTMAP_HD std::int32_t substitution(std::uint8_t a, std::uint8_t b) const {
-    return a == b && a < 4 ? match : -mismatch;
+    if (b >= 4) return -mismatch;
+    if (a >= 4) return -read_ambiguous;
+    return a == b ? match : -mismatch;
   }
   // Penalties are non-negative and a match scores > 0 (the DP's "dead cell" convention needs it).
   bool valid() const {
-    return match > 0 && mismatch >= 0 && open_del >= 0 && extend_del >= 0 && open_ins >= 0 && extend_ins >= 0 &&
+    return match > 0 && mismatch >= 0 && read_ambiguous >= 0 && open_del >= 0 && extend_del >= 0 && open_ins >= 0 && extend_ins >= 0 &&
            clip5 >= 0 && clip3 >= 0 && band >= 0;
   }
 };
