@@ -461,6 +461,34 @@ TEST_P(GappedMapperTest, AReadNCostsOneAsInBwaMem) {
   }
 }
 
+// A deletion in a homopolymer run can sit at any base of the run with the same score; bwa mem
+// aligns a reverse read's region on the forward strand (mem_reg2aln), so the gap takes the run's
+// leftmost base on the contig whichever the strand. The read: [20000, 20101) (no N: they sit at 700 +
+// 1500 k) less one base of the first run of two or more bases from 20040, either strand.
+TEST_P(GappedMapperTest, AGapInARunIsLeftmostOnTheContigOnBothStrands) {
+  GappedMapper m = mapper();
+  const std::string& contig = reference_->contigs[0];
+  std::size_t run = 20040;
+  while (contig[run] != contig[run + 1]) ++run;
+  ASSERT_LT(run, 20080u) << "the test reference has no run of two in [20040, 20080)";
+  std::size_t run_end = run + 1;
+  while (contig[run_end + 1] == contig[run]) ++run_end;
+  const std::string read = contig.substr(20000, run_end - 20000) + contig.substr(run_end + 1, 20101 - run_end - 1);
+  ASSERT_EQ(read.size(), 100u);
+  std::vector<GappedReadAlignment> out;
+  ASSERT_TRUE(m.map({{"forward", read, ""}, {"reverse", reverse_complement(read), ""}}, out).ok());
+  ASSERT_EQ(out.size(), 2u);
+  const auto left = static_cast<std::uint32_t>(run - 20000);
+  const std::vector<std::uint32_t> cigar = {left << 4, 1u << 4 | 2u, (100 - left) << 4};
+  for (const GappedReadAlignment& a : out) {
+    ASSERT_TRUE(a.mapped) << describe(a);
+    EXPECT_EQ(a.primary.position, 20000u) << describe(a);
+    EXPECT_EQ(a.primary.cigar, cigar) << describe(a);
+    EXPECT_EQ(a.primary.md, std::to_string(left) + "^" + contig.substr(run, 1) + std::to_string(100 - left)) << describe(a);
+    EXPECT_EQ(a.primary.score, 100 - 7) << describe(a);
+  }
+}
+
 TEST_P(GappedMapperTest, RepeatsAreReportedAsSuchIncludingAcrossAnN) {
   GappedMapper m = mapper();
   const TestReference& r = *reference_;

@@ -543,10 +543,20 @@ Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Rep
       reported.size(), [&](std::size_t k) { return static_cast<std::uint64_t>(reported[k].region->qe - reported[k].region->qb); },
       [&](std::size_t k) { return static_cast<std::uint64_t>(reported[k].region->re - reported[k].region->rb); },
       [&](std::size_t k, std::uint8_t* q, std::uint8_t* t) {
+        // On the forward strand, as bwa mem's mem_reg2aln aligns a reverse region: the read's
+        // reverse complement against the contig, so that a gap with equally good places takes
+        // the leftmost on the contig, bwa's CIGAR, not the leftmost on the reverse strand.
         const Region& g = *reported[k].region;
-        const std::vector<std::uint8_t>& codes_of_read = encoded[reported[k].read].forward;
-        std::copy(codes_of_read.begin() + g.qb, codes_of_read.begin() + g.qe, q);
-        reference.copy_bases(g.contig, g.reverse, g.rb, g.re, t);
+        const ReadCodes& read = encoded[reported[k].read];
+        if (g.reverse) {
+          const auto length = static_cast<std::int64_t>(read.reverse.size());
+          const auto contig_length = static_cast<std::int64_t>(reference.contig_length(g.contig));
+          std::copy(read.reverse.begin() + (length - g.qe), read.reverse.begin() + (length - g.qb), q);
+          reference.copy_bases(g.contig, false, contig_length - g.re, contig_length - g.rb, t);
+        } else {
+          std::copy(read.forward.begin() + g.qb, read.forward.begin() + g.qe, q);
+          reference.copy_bases(g.contig, false, g.rb, g.re, t);
+        }
       },
       query_at, target_at, ws.query, ws.target);
   std::vector<GlobalTask> tasks(reported.size());
@@ -585,11 +595,14 @@ Status GappedMapper::Impl::finish_hit(const Region& region, const ReadCodes& rea
                                       std::uint32_t n_ops, GappedHit& hit) const {
   const auto length = static_cast<std::uint32_t>(read.forward.size());
   const auto qlen = static_cast<std::uint32_t>(region.qe - region.qb), tlen = static_cast<std::uint32_t>(region.re - region.rb);
+  // The ops are on the forward strand (align_reported); the clips in SAM's order, the read's end
+  // first where it is reverse.
+  const auto qb = static_cast<std::uint32_t>(region.qb), tail = length - static_cast<std::uint32_t>(region.qe);
+  const std::uint32_t lead = region.reverse ? tail : qb, trail = region.reverse ? qb : tail;
   hit.cigar.clear();
-  if (region.qb > 0) hit.cigar.push_back(static_cast<std::uint32_t>(region.qb) << 4 | kCigarSoftClip);
+  if (lead > 0) hit.cigar.push_back(lead << 4 | kCigarSoftClip);
   hit.cigar.insert(hit.cigar.end(), ops, ops + n_ops);
-  if (static_cast<std::uint32_t>(region.qe) < length)
-    hit.cigar.push_back((length - static_cast<std::uint32_t>(region.qe)) << 4 | kCigarSoftClip);
+  if (trail > 0) hit.cigar.push_back(trail << 4 | kCigarSoftClip);
   const std::uint64_t contig_length = reference.contig_length(region.contig);
   hit.contig = region.contig;
   hit.reverse = region.reverse;
@@ -598,10 +611,8 @@ Status GappedMapper::Impl::finish_hit(const Region& region, const ReadCodes& rea
   hit.query_begin = static_cast<std::uint32_t>(region.qb);
   hit.query_end = static_cast<std::uint32_t>(region.qe);
   hit.score = region.score;
-  if (region.reverse) std::reverse(hit.cigar.begin(), hit.cigar.end());
   // NM and MD along the forward strand: the read as SAM holds it against the contig.
   const std::vector<std::uint8_t>& sam_read = region.reverse ? read.reverse : read.forward;
-  const std::uint32_t lead = region.reverse ? length - static_cast<std::uint32_t>(region.qe) : static_cast<std::uint32_t>(region.qb);
   Result<EditTags> tags = edit_tags(sam_read.data() + lead, qlen, reference.forward_codes(region.contig) + hit.position,
                                     tlen, hit.cigar.data() + (lead > 0 ? 1 : 0), n_ops);
   if (!tags.ok()) return tags.status();
