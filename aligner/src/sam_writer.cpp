@@ -441,10 +441,17 @@ struct SamWriter::Impl {
     return {};
   }
 
+  // How a batch's lines follow each other: read by read, each read's primary then its
+  // supplementary lines; or, for pairs (reads 2p and 2p + 1), both primaries first, then mate 1's
+  // supplementary lines, then mate 2's. samtools fixmate holds a primary until its mate's primary
+  // comes and writes any other line at once, so only the second order is one it leaves as it is
+  // (bwa mem writes the first).
+  enum class LineOrder { by_read, primaries_of_a_pair_first };
+
   // Formats every read's records on all threads (read i into records[first(i)..first(i + 1))),
-  // then hands them to htslib in order.
+  // then hands them to htslib in `order`.
   template <class First, class Format>
-  Status format_and_write(std::size_t reads, First first, Format format_read) {
+  Status format_and_write(std::size_t reads, First first, Format format_read, LineOrder order = LineOrder::by_read) {
     auto start = std::chrono::steady_clock::now();
     auto lap = [&start](double& seconds) {
       const auto now = std::chrono::steady_clock::now();
@@ -456,10 +463,17 @@ struct SamWriter::Impl {
       for (std::uint64_t i = begin; i < end; ++i) errors[i] = format_read(i, records.data() + first(i));
     }, 1024);
     lap(times.format);
-    for (std::size_t i = 0; i < reads; ++i) {
-      WTMAP_TRY(errors[i]);
-      count(records[first(i)]);
-      for (std::size_t r = first(i); r < first(i + 1); ++r) WTMAP_TRY(put(records[r]));
+    for (Status& e : errors) WTMAP_TRY(e);
+    const std::size_t group = order == LineOrder::primaries_of_a_pair_first ? 2 : 1;
+    for (std::size_t g = 0; g < reads; g += group) {
+      const std::size_t end = std::min(g + group, reads);
+      for (std::size_t i = g; i < end; ++i) {
+        count(records[first(i)]);
+        WTMAP_TRY(put(records[first(i)]));
+      }
+      for (std::size_t i = g; i < end; ++i) {
+        for (std::size_t r = first(i) + 1; r < first(i + 1); ++r) WTMAP_TRY(put(records[r]));
+      }
     }
     lap(times.write);
     return {};
@@ -637,7 +651,8 @@ Status SamWriter::write_gapped(const std::vector<SeqRecord>& reads,
                                          records[r]));
         }
         return Status{};
-      });
+      },
+      mates == nullptr ? Impl::LineOrder::by_read : Impl::LineOrder::primaries_of_a_pair_first);
 }
 
 Status SamWriter::write_pairs(const std::vector<SeqRecord>& reads, const std::vector<ReadAlignment>& alignments,
