@@ -597,7 +597,8 @@ Status GappedMapper::Impl::finish_hit(const Region& region, const ReadCodes& rea
   const auto qlen = static_cast<std::uint32_t>(region.qe - region.qb), tlen = static_cast<std::uint32_t>(region.re - region.rb);
   // The ops are on the forward strand (align_reported); the clips in SAM's order, the read's end
   // first where it is reverse.
-  const auto qb = static_cast<std::uint32_t>(region.qb), tail = length - static_cast<std::uint32_t>(region.qe);
+  const auto qb = static_cast<std::uint32_t>(region.qb);
+  const std::uint32_t tail = length - static_cast<std::uint32_t>(region.qe);
   const std::uint32_t lead = region.reverse ? tail : qb, trail = region.reverse ? qb : tail;
   hit.cigar.clear();
   if (lead > 0) hit.cigar.push_back(lead << 4 | kCigarSoftClip);

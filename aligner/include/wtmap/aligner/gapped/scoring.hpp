@@ -37,8 +37,8 @@ struct Scoring {
   }
   // Penalties are non-negative and a match scores > 0 (the DP's "dead cell" convention needs it).
   bool valid() const {
-    return match > 0 && mismatch >= 0 && read_ambiguous >= 0 && open_del >= 0 && extend_del >= 0 && open_ins >= 0 && extend_ins >= 0 &&
-           clip5 >= 0 && clip3 >= 0 && band >= 0;
+    return match > 0 && mismatch >= 0 && read_ambiguous >= 0 && open_del >= 0 && extend_del >= 0 &&
+           open_ins >= 0 && extend_ins >= 0 && clip5 >= 0 && clip3 >= 0 && band >= 0;
   }
 };
 
