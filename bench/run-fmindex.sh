@@ -55,8 +55,10 @@ printf '' > "$D/empty.fa"
 # ---- index construction
 ok() { [[ "$SKIP" != *",$1,"* ]]; }
 status=0
-step index/wtmap_dev -- "$WTMAP" index "$REF" -p "$D/wt_dev" --device "$DEVICE" -t "$THREADS" || status=1
-if ok wtmap_cpu; then step index/wtmap_cpu -- "$WTMAP" index "$REF" -p "$D/wt_cpu" --device cpu -t "$THREADS" || status=1; fi
+# The first two with divsufsort, the third with the blockwise sorter (the default, auto, picks it
+# wherever there are two threads): each its own row, and the third's file checked against the first's.
+step index/wtmap_dev -- "$WTMAP" index "$REF" -p "$D/wt_dev" --device "$DEVICE" -t "$THREADS" --sa-builder divsufsort || status=1
+if ok wtmap_cpu; then step index/wtmap_cpu -- "$WTMAP" index "$REF" -p "$D/wt_cpu" --device cpu -t "$THREADS" --sa-builder divsufsort || status=1; fi
 if ok wtmap_blockwise; then
   step index/wtmap_blockwise -- "$WTMAP" index "$REF" -p "$D/wt_blk" --device "$DEVICE" -t "$THREADS" --sa-builder blockwise || status=1
   # The same file as divsufsort's, byte for byte (issue 27), or the run fails.

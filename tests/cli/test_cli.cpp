@@ -88,11 +88,16 @@ TEST_F(Cli, IndexWritesOnlyTheIndexFile) {
   EXPECT_EQ(entries, (std::vector<std::string>{"idx.wtmap", "ref.fa.gz", "stderr.txt", "stdout.txt"}));
 }
 
-// --sa-builder blockwise writes the default's (divsufsort's) file byte for byte, on one thread and
-// on several, and says which sorter ran; an unknown sorter is a usage error that writes nothing.
+// --sa-builder blockwise writes divsufsort's file byte for byte, on one thread and on several, and
+// says which sorter ran; auto (the default) picks blockwise wherever -t leaves two threads; an
+// unknown sorter is a usage error that writes nothing.
 TEST_F(Cli, BlockwiseSuffixSorterWritesTheSameIndexFile) {
-  index();
-  const std::string expected = read_file(prefix_ + ".wtmap");
+  const std::string reference = dir_.file("divsufsort");
+  const RunResult made = run_wtmap(dir_, "index --sa-builder divsufsort " + shell_quote(fasta_) + " -p " +
+                                             shell_quote(reference) + " --device cpu");
+  ASSERT_EQ(made.exit_code, 0) << describe(made);
+  EXPECT_NE(made.err.find("(divsufsort)"), std::string::npos) << made.err;
+  const std::string expected = read_file(reference + ".wtmap");
   for (const char* threads : {"1", "3"}) {
     const std::string prefix = dir_.file(std::string("blockwise") + threads);
     const RunResult r = run_wtmap(dir_, "index --sa-builder blockwise -t " + std::string(threads) + " " +
@@ -101,13 +106,25 @@ TEST_F(Cli, BlockwiseSuffixSorterWritesTheSameIndexFile) {
     EXPECT_NE(r.err.find("(blockwise)"), std::string::npos) << r.err;
     EXPECT_TRUE(read_file(prefix + ".wtmap") == expected) << "-t " << threads;
   }
+  // auto (and no --sa-builder): blockwise with two threads or more, divsufsort with one.
+  for (const char* choice : {"", "--sa-builder auto "}) {
+    for (const char* threads : {"1", "2"}) {
+      const std::string prefix = dir_.file(std::string("auto") + threads);
+      const RunResult r = run_wtmap(dir_, "index " + std::string(choice) + "-t " + threads + " " + shell_quote(fasta_) +
+                                              " -p " + shell_quote(prefix) + " --device cpu");
+      ASSERT_EQ(r.exit_code, 0) << describe(r);
+      const char* expected_builder = std::string(threads) == "1" ? "(divsufsort)" : "(blockwise)";
+      EXPECT_NE(r.err.find(expected_builder), std::string::npos) << choice << "-t " << threads << ": " << r.err;
+      EXPECT_TRUE(read_file(prefix + ".wtmap") == expected) << choice << "-t " << threads;
+    }
+  }
   const RunResult bad = run_wtmap(dir_, "index --sa-builder qsort " + shell_quote(fasta_) + " -p " +
                                             shell_quote(dir_.file("bad")));
   EXPECT_EQ(bad.exit_code, 1) << describe(bad);
   EXPECT_NE(bad.err.find("--sa-builder"), std::string::npos) << bad.err;
   EXPECT_FALSE(fs::exists(dir_.file("bad.wtmap")));
   const RunResult help = run_wtmap(dir_, "index --help");
-  EXPECT_NE(help.out.find("--sa-builder S  divsufsort or blockwise"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--sa-builder S  auto, divsufsort or blockwise"), std::string::npos) << help.out;
 }
 
 // How the patterns reach `wtmap count`.
