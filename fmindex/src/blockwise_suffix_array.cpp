@@ -59,7 +59,14 @@ class BlockwiseSorter {
   const PackedSymbolsView& text_;
   const DifferenceCoverView& dc_;
   const BlockwiseSuffixArrayOptions& options_;
+  // Splitters smaller than every key with these leading kPrefixBits bits, at each such prefix
+  // and one past the last: a key's place among the splitter keys is then searched for only among
+  // those that share its prefix (usually none or one) instead of all of them.
+  static constexpr std::uint32_t kPrefixBits = 16;
+  std::uint64_t keys_below_key(std::uint64_t key, bool or_equal) const;
   std::vector<std::uint64_t> splitters_, splitter_keys_;
+  std::vector<std::uint64_t> prefix_start_;
+  std::uint32_t prefix_shift_ = 0;
   std::vector<std::uint64_t> bucket_rows_;  // per bucket, splitters + 1 of them: its first row, then n
   std::uint64_t chunks_ = 1;                 // the scans' pieces of the text, chunk_start(c) on
   std::vector<std::vector<std::uint64_t>> chunk_counts_;  // per chunk and bucket: its suffixes
@@ -78,6 +85,14 @@ void BlockwiseSorter::choose_splitters() {
   });
   splitter_keys_.resize(splitters_.size());
   for (std::size_t k = 0; k < splitters_.size(); ++k) splitter_keys_[k] = text_.window(splitters_[k]);
+  // A window holds per_window * bits >= 56 bits, right-aligned.
+  prefix_shift_ = text_.per_window * text_.bits - kPrefixBits;
+  prefix_start_.assign((std::size_t{1} << kPrefixBits) + 1, 0);
+  std::size_t k = 0;
+  for (std::size_t p = 0; p < prefix_start_.size(); ++p) {
+    while (k < splitter_keys_.size() && (splitter_keys_[k] >> prefix_shift_) < p) ++k;
+    prefix_start_[p] = k;
+  }
 }
 
 // How many of the sorted keys[0, count) are below `key` (or_equal: at most `key`): a binary search
@@ -94,6 +109,13 @@ std::uint64_t keys_below(const std::uint64_t* keys, std::uint64_t count, std::ui
   return static_cast<std::uint64_t>(base - keys);
 }
 
+// keys_below among the splitter keys that share the key's prefix (prefix_start_).
+std::uint64_t BlockwiseSorter::keys_below_key(std::uint64_t key, bool or_equal) const {
+  const std::uint64_t prefix = key >> prefix_shift_;
+  const std::uint64_t first = prefix_start_[prefix], last = prefix_start_[prefix + 1];
+  return first + keys_below(splitter_keys_.data() + first, last - first, key, or_equal);
+}
+
 // The splitters whose K-symbol key differs from suffix i's place it by key alone; among those that
 // share its key, a binary search keeps how many leading symbols suffix i shares with the splitters
 // at either end of the range: every splitter between them shares at least the smaller count, so a
@@ -101,9 +123,9 @@ std::uint64_t keys_below(const std::uint64_t* keys, std::uint64_t count, std::ui
 // long repeat reads its symbols about once rather than at every step.
 std::uint64_t BlockwiseSorter::bucket_of(std::uint64_t i, std::uint64_t key) const {
   const std::uint64_t count = splitter_keys_.size();
-  std::uint64_t lo = keys_below(splitter_keys_.data(), count, key, false);
+  std::uint64_t lo = keys_below_key(key, false);
   if (lo == count || splitter_keys_[lo] != key) return lo;
-  std::uint64_t hi = keys_below(splitter_keys_.data(), count, key, true), shared_lo = 0, shared_hi = 0;
+  std::uint64_t hi = keys_below_key(key, true), shared_lo = 0, shared_hi = 0;
   while (lo < hi) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
     const std::uint64_t known = std::max<std::uint64_t>(std::min(shared_lo, shared_hi), text_.per_window);
