@@ -33,7 +33,7 @@ constexpr const char* kUsage =
     "                  threads, divsufsort with one]. divsufsort: one thread, the whole suffix\n"
     "                  array in memory. blockwise: all threads (-t), the suffix array a round\n"
     "                  of blocks at a time (Karkkainen's difference-cover method), at half\n"
-    "                  the memory; on one thread about divsufsort's time, on two less\n"
+    "                  the memory and, on a genome, in less time even on one thread\n"
     "  -t INT          CPU threads [all cores]\n"
     "  --device S      auto, gpu or cpu: where the wavelet tree is built [auto]\n"
     "  --gpus S        all, N (the first N GPUs) or i,j,... (those device ordinals): the\n"
@@ -112,8 +112,10 @@ int index_main(int argc, char** argv) {
   fmindex::FmIndexOptions options;
   options.sample_rate = static_cast<std::uint32_t>(sample_rate);
   options.backend = *backend;
-  // auto: the blockwise sorter wherever it has a second thread (on 2 cores, 50 Mbp: 6.5-6.8 s
-  // against divsufsort's 10.5, at half the memory), divsufsort on one (10.6-10.8 s against 10.5).
+  // auto: the blockwise sorter wherever it has a second thread (on 2 cores, 50 Mbp: 5.5-5.8 s
+  // against divsufsort's 10.5, at half the memory); divsufsort on one thread, where the blockwise
+  // sorter is faster on genomes (8.5-8.7 s) but slower on long exact repeats, which divsufsort's
+  // induced sorting takes in its stride.
   options.sa_builder = sa_builder.value_or(wtmap::detail::cpu_threads() >= 2 ? fmindex::SuffixArrayBuilder::blockwise
                                                                               : fmindex::SuffixArrayBuilder::divsufsort);
   options.kmer_length = 0;  // a query-time table, not part of the file

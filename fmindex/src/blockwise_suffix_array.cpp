@@ -193,14 +193,27 @@ void BlockwiseSorter::fill_round(const Round& round, std::uint64_t* rows) {
       at += chunk_counts_[c][round.first + j];
     }
   }
+  // Keys outside [lower, upper] (all of them but about one round's share) are passed over without
+  // a branch: the positions inside are gathered in a batch first, then searched.
+  const std::uint64_t low = has_lower ? lower : 0, high = has_upper ? upper : ~std::uint64_t{0};
+  constexpr std::uint64_t kBatch = 4096;
   wtmap::detail::parallel_for_ranges(chunks_, [&](std::uint64_t first, std::uint64_t last) {
+    std::uint64_t inside[kBatch];
     for (std::uint64_t c = first; c < last; ++c) {
       std::uint64_t* mine = next.data() + c * width;
-      for (std::uint64_t i = chunk_start(c); i < chunk_start(c + 1); ++i) {
-        const std::uint64_t key = text_.window(i);
-        if ((has_lower && key < lower) || (has_upper && key > upper)) continue;
-        const std::uint64_t b = bucket_of(i, key);
-        if (b >= round.first && b < round.last) rows[mine[b - round.first]++] = i;
+      for (std::uint64_t start = chunk_start(c); start < chunk_start(c + 1); start += kBatch) {
+        const std::uint64_t end = std::min(start + kBatch, chunk_start(c + 1));
+        std::uint64_t found = 0;
+        for (std::uint64_t i = start; i < end; ++i) {
+          const std::uint64_t key = text_.window(i);
+          inside[found] = i;
+          found += static_cast<std::uint64_t>(key >= low) & static_cast<std::uint64_t>(key <= high);
+        }
+        for (std::uint64_t k = 0; k < found; ++k) {
+          const std::uint64_t i = inside[k];
+          const std::uint64_t b = bucket_of(i, text_.window(i));
+          if (b >= round.first && b < round.last) rows[mine[b - round.first]++] = i;
+        }
       }
     }
   }, 1);
