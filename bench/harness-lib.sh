@@ -61,8 +61,12 @@ host_info() {
   echo "nproc: $(nproc); threads used: $THREADS"
   echo "mem: $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
   echo "device: $DEVICE; quick: $QUICK; budget_s: $BUDGET"
-  # .device/COMMIT names the commit the bundle was built from (the device's copy of .git may lag).
-  echo "commit: $(cat .device/COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  # .device/COMMIT names the commit the bundle was built from (the device's copy of .git may lag),
+  # where the wtmap that runs is the bundle's; else a build here, at this checkout's commit.
+  local commit
+  if [[ "$(command -v wtmap)" == */.device/* && -s .device/COMMIT ]]; then commit="$(cat .device/COMMIT)"
+  else commit="$(git describe --always --dirty 2>/dev/null || echo unknown)"; fi
+  echo "commit: $commit"
   echo "wtmap: $(command -v wtmap || echo not-on-path)"
 }
 
