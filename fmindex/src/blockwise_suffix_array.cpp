@@ -198,7 +198,7 @@ void BlockwiseSorter::fill_round(const Round& round, std::uint64_t* rows) {
   const std::uint64_t low = has_lower ? lower : 0, high = has_upper ? upper : ~std::uint64_t{0};
   constexpr std::uint64_t kBatch = 4096;
   wtmap::detail::parallel_for_ranges(chunks_, [&](std::uint64_t first, std::uint64_t last) {
-    std::uint64_t inside[kBatch];
+    std::uint64_t inside[kBatch], inside_key[kBatch];
     for (std::uint64_t c = first; c < last; ++c) {
       std::uint64_t* mine = next.data() + c * width;
       for (std::uint64_t start = chunk_start(c); start < chunk_start(c + 1); start += kBatch) {
@@ -207,11 +207,12 @@ void BlockwiseSorter::fill_round(const Round& round, std::uint64_t* rows) {
         for (std::uint64_t i = start; i < end; ++i) {
           const std::uint64_t key = text_.window(i);
           inside[found] = i;
+          inside_key[found] = key;
           found += static_cast<std::uint64_t>(key >= low) & static_cast<std::uint64_t>(key <= high);
         }
         for (std::uint64_t k = 0; k < found; ++k) {
           const std::uint64_t i = inside[k];
-          const std::uint64_t b = bucket_of(i, text_.window(i));
+          const std::uint64_t b = bucket_of(i, inside_key[k]);
           if (b >= round.first && b < round.last) rows[mine[b - round.first]++] = i;
         }
       }
