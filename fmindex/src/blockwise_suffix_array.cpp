@@ -266,6 +266,9 @@ void BlockwiseSorter::report(const Round& round, std::uint64_t done_rounds, std:
 
 Status BlockwiseSorter::run(const SuffixArrayConsumer& consume) {
   choose_splitters();
+  if (options_.progress) {
+    options_.progress("suffix array: counting the suffixes of " + std::to_string(splitters_.size() + 1) + " buckets");
+  }
   WTMAP_TRY(count_buckets());
   const std::vector<Round> rounds = plan_rounds();
   std::uint64_t largest = 0;
