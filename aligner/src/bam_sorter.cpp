@@ -2,7 +2,6 @@
 
 #include <htslib/sam.h>
 #include <htslib/thread_pool.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "wtmap/core/detail/host_pages.hpp"
 #include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/io/output_file.hpp"
 
@@ -194,18 +194,6 @@ class MemoryRun {
     std::size_t size;
   };
 
-  // A chunk in 2 MiB pages where the kernel gives them (transparent huge pages, asked for with
-  // madvise): the final merge reads the records in key order, all over the run, and with 4 KiB
-  // pages nearly every record missed the TLB as well as the cache.
-  static std::uint8_t* allocate_chunk(std::size_t bytes) {
-    constexpr std::size_t kHugePage = std::size_t{2} << 20;
-    if (bytes < kHugePage) return static_cast<std::uint8_t*>(std::malloc(bytes));
-    const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-    void* p = std::aligned_alloc(kHugePage, rounded);
-    if (p != nullptr) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure leaves 4 KiB pages
-    return static_cast<std::uint8_t*>(p);
-  }
-
   // `size` bytes in the current chunk, or the next (made, or made larger, where needed).
   std::uint8_t* room(std::size_t size) {
     if (chunk_ < chunks_.size() && used_ + size <= chunks_[chunk_].size) {
@@ -219,7 +207,9 @@ class MemoryRun {
     Chunk& c = chunks_[chunk_];
     if (c.size < size) {
       const std::size_t want = std::max<std::size_t>(size, chunk_size_);
-      c.bytes.reset(allocate_chunk(want));
+      // In 2 MiB pages where the kernel gives them: the final merge reads the records in key
+      // order, all over the run, and with 4 KiB pages nearly every one missed the TLB too.
+      c.bytes.reset(static_cast<std::uint8_t*>(wtmap::detail::allocate_host_pages(want)));
       c.size = c.bytes ? want : 0;
       if (!c.bytes) return nullptr;
     }

@@ -12,17 +12,15 @@
 #endif
 
 #include "wtmap/core/detail/cuda_check.hpp"
+#include "wtmap/core/detail/host_pages.hpp"
 #include "wtmap/core/device_memory.hpp"
 
 namespace wtmap {
-namespace {
+namespace detail {
 
-// Host storage, 128-byte aligned. From 2 MiB up it is aligned to 2 MiB and asked for in huge
-// pages (Linux transparent huge pages, whose mode is `madvise` on the GPU hosts): an index's
-// queries are random reads over tens of MB to GB, and with 4 KiB pages nearly each one also
-// misses the TLB. The CPU backend searched 2 * 10^5 reads on a 268 MB index in 1.51-1.57 s
+// The CPU backend searched 2 * 10^5 reads on a 268 MB index in 1.51-1.57 s with huge pages
 // instead of 1.55-1.91 s (16 threads; bench/history/RESULTS-2026-11-26.md).
-void* host_allocate(std::size_t size) {
+void* allocate_host_pages(std::size_t size) {
   constexpr std::size_t kHuge = std::size_t{2} << 20;
   if (size < kHuge) return std::aligned_alloc(128, (size + 127) / 128 * 128);
   const std::size_t rounded = (size + kHuge - 1) / kHuge * kHuge;
@@ -33,7 +31,7 @@ void* host_allocate(std::size_t size) {
   return p;
 }
 
-}  // namespace
+}  // namespace detail
 
 Buffer::~Buffer() {
   if (data_ == nullptr) return;
@@ -59,7 +57,7 @@ Result<Buffer> Buffer::allocate(Backend backend, std::size_t size, const char* w
   b.size_ = size;
   if (size == 0) return std::move(b);
   if (backend == Backend::cpu) {
-    void* p = host_allocate(size);
+    void* p = detail::allocate_host_pages(size);
     if (p == nullptr) {
       return Status{StatusCode::out_of_memory, std::string("cannot allocate ") + std::to_string(size) +
                                                    " bytes of host memory for " + what};
