@@ -796,6 +796,57 @@ TEST_P(GappedMapperTest, ExtensionSchedulesGiveTheSameAlignments) {
   EXPECT_GE(tb.seeds_extended, ta.seeds_extended);
 }
 
+// An index of one contig and its mappers: the tests that need a reference of a shape of their own.
+struct OneContigIndex {
+  OneContigIndex(const std::string& contig, Backend backend)
+      : fasta(fmtest::load_reference(dir, {{"contig", contig}})), index(fmtest::build_index(fasta, backend, 8)) {}
+  GappedMapper mapper(const GappedOptions& options = {}) const {
+    auto m = GappedMapper::create(index, options);
+    if (!m.ok()) throw std::runtime_error(m.status().message());
+    return std::move(m).value();
+  }
+  TempDir dir;
+  fmindex::Reference fasta;
+  fmindex::FmIndex index;
+};
+
+// A read of a tandem repeat extends dozens of seeds of one chain (each overlaps an extended one
+// on another diagonal, bwa's second test in mem_chain2aln), one per round in bwa's order; the
+// lookahead schedule guesses them ahead (ExtensionPlan::take_ahead), with the same alignments in
+// a few rounds. Repeat: 40 copies of a 23-base unit, each with one substitution of its own so
+// that the seeds are many and short; reads of 150 bases across it and its flanks, with edits.
+TEST_P(GappedMapperTest, TandemRepeatReadsTakeFewRoundsWithTheSameAlignments) {
+  std::mt19937_64 rng(53);
+  const std::string unit = random_bases(rng, 23);
+  std::string repeat;
+  for (int k = 0; k < 40; ++k) {
+    std::string copy = unit;
+    copy[rng() % copy.size()] = "ACGT"[rng() % 4];
+    repeat += copy;
+  }
+  const std::string contig = random_bases(rng, 2000) + repeat + random_bases(rng, 2000);
+  std::vector<SeqRecord> reads;
+  for (std::size_t begin = 1800; begin + 150 <= 2000 + repeat.size() + 200; begin += 37) {
+    std::string read = contig.substr(begin, 150);
+    read[40 + rng() % 70] = 'N';
+    reads.push_back({"t" + std::to_string(begin), rng() % 2 ? reverse_complement(read) : read, ""});
+  }
+  const OneContigIndex one(contig, GetParam());
+  GappedOptions by_rounds, lookahead;
+  by_rounds.schedule = ExtensionSchedule::rounds;
+  lookahead.schedule = ExtensionSchedule::lookahead;
+  GappedMapper a = one.mapper(by_rounds), b = one.mapper(lookahead);
+  const auto ra = map_all(a, reads, reads.size());
+  const auto rb = map_all(b, reads, reads.size());
+  for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(rb[i]), describe(ra[i])) << reads[i].name;
+  const GappedStageSeconds& ta = a.stage_seconds();
+  const GappedStageSeconds& tb = b.stage_seconds();
+  ASSERT_GE(ta.extension_rounds, 30u) << "no read extended many seeds: the test proves nothing";
+  // Doubling guesses: a read that extends n seeds in one chain takes about log2 n rounds.
+  EXPECT_LE(tb.extension_rounds * 4, ta.extension_rounds);
+  EXPECT_LE(tb.seeds_extended, 2 * ta.seeds_extended);
+}
+
 // release_device_memory (after a batch too large for the GPU) gives back every device byte the
 // mapper took for its batches, and the next batch, made anew, maps as before; a part of a batch
 // (reads[k, n) of the array) maps as those reads alone.
@@ -1229,15 +1280,12 @@ struct MappedPair {
   std::vector<GappedReadAlignment> single, rescued;
 };
 MappedPair map_and_rescue(const std::string& contig, const std::vector<SeqRecord>& reads, Backend backend) {
-  TempDir dir;
-  const fmindex::Reference fasta = fmtest::load_reference(dir, {{"contig", contig}});
-  const fmindex::FmIndex index = fmtest::build_index(fasta, backend, 8);
-  auto m = GappedMapper::create(index, {});
-  if (!m.ok()) throw std::runtime_error(m.status().message());
+  const OneContigIndex one(contig, backend);
+  GappedMapper m = one.mapper();
   MappedPair out;
-  Status s = m->map(reads, out.single);
+  Status s = m.map(reads, out.single);
   out.rescued = out.single;
-  if (s.ok()) s = m->rescue_mates(reads, out.rescued, rescue_model(), 17);
+  if (s.ok()) s = m.rescue_mates(reads, out.rescued, rescue_model(), 17);
   if (!s.ok()) throw std::runtime_error(s.message());
   return out;
 }

@@ -45,6 +45,9 @@ constexpr std::uint32_t kCigarSoftClip = 4;
 // Reads a CPU thread takes at least in the host's per-read steps (chaining, region selection,
 // NM/MD): some 10 us each, so that starting a thread pays.
 constexpr std::uint64_t kReadsPerThread = 256;
+// The most seeds a read extends ahead of their turn in one round beyond its chain heads
+// (extend_all): enough that a tandem repeat's hundreds of seeds take a handful of rounds.
+constexpr std::size_t kMaxGuesses = 256;
 
 ReadCodes encode_read(const std::string& sequence) {
   ReadCodes r;
@@ -136,6 +139,7 @@ struct ReadWork {
   std::vector<Extended> extended;
   bool waiting = false;
   std::size_t wanted_chain = 0, wanted_seed = 0;
+  std::uint32_t rounds = 0;  // the rounds it has waited in
 
   const Region* extension_of(std::size_t chain, std::size_t seed) const {
     for (const Extended& e : extended)
@@ -483,12 +487,17 @@ Status GappedMapper::Impl::extend_all(std::vector<ReadWork>& work, const std::ve
     round.clear();
     std::size_t kept = 0;
     for (ReadWork* w : active) {
-      if (!advance(*w, static_cast<std::int32_t>(encoded[w->read].forward.size()))) continue;
+      const auto read_length = static_cast<std::int32_t>(encoded[w->read].forward.size());
+      if (!advance(*w, read_length)) continue;
       active[kept++] = w;
       round.add(w, w->wanted_chain, w->wanted_seed);
       if (!ahead) continue;
-      for (const auto& [chain, seed] : w->plan.chain_heads_ahead())
-        if (w->extension_of(chain, seed) == nullptr) round.add(w, chain, seed);
+      // Guesses double with each round the read has waited: the rounds of a read that extends
+      // n seeds fall from n to about log2 n, at most about as many extensions again as it needs.
+      const std::size_t guesses = std::min<std::size_t>(kMaxGuesses, (std::size_t{1} << std::min<std::uint32_t>(w->rounds, 16)) - 1);
+      ++w->rounds;
+      for (const auto& [chain, seed] : w->plan.take_ahead(w->chains, w->regions, read_length, options.scoring, true, guesses))
+        round.add(w, chain, seed);
     }
     active.resize(kept);
     if (active.empty()) return {};

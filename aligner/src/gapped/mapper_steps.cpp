@@ -171,42 +171,60 @@ void ExtensionPlan::start(const std::vector<Chain>& chains) {
     });
   }
   extended_.assign(order_.size(), 0);
+  taken_.assign(order_.size(), 0);
 }
 
 bool ExtensionPlan::next(const std::vector<Chain>& chains, const std::vector<Region>& regions, std::int32_t read_length,
                          const Scoring& sc, std::size_t& chain, std::size_t& seed) {
   while (next_ < order_.size()) {
     const std::size_t at = next_++;
-    const auto [k, j] = order_[at];
-    const SeedHit& s = chains[k].seeds[j];
-    bool known = false;
-    for (const Region& p : regions) known = known || inside_region(s, p, read_length, sc);
-    if (known && !off_diagonal_overlap(chains, at)) continue;
+    if (!would_extend(chains, regions, read_length, sc, at, extended_.data())) continue;
     extended_[at] = 1;
-    chain = k;
-    seed = j;
+    taken_[at] = 1;
+    chain = order_[at].first;
+    seed = order_[at].second;
     return true;
   }
   return false;
 }
 
-std::vector<std::pair<std::size_t, std::size_t>> ExtensionPlan::chain_heads_ahead() const {
-  std::vector<std::pair<std::size_t, std::size_t>> heads;
+std::vector<std::pair<std::size_t, std::size_t>> ExtensionPlan::take_ahead(const std::vector<Chain>& chains,
+                                                                           const std::vector<Region>& regions,
+                                                                           std::int32_t read_length, const Scoring& sc,
+                                                                           bool chain_heads, std::size_t guesses) {
+  std::vector<std::pair<std::size_t, std::size_t>> ahead;
   for (std::size_t at = next_; at < order_.size(); ++at) {
-    const std::size_t before = at > 0 ? order_[at - 1].first : SIZE_MAX;
-    if (order_[at].first != before) heads.push_back(order_[at]);
+    if (taken_[at]) continue;
+    const bool head = chain_heads && (at == 0 || order_[at - 1].first != order_[at].first);
+    const bool guess = !head && guesses > 0 && would_extend(chains, regions, read_length, sc, at, nullptr);
+    if (!head && !guess) continue;
+    guesses -= guess;
+    taken_[at] = 1;
+    ahead.push_back(order_[at]);
   }
-  return heads;
+  return ahead;
+}
+
+// next()'s test: a seed inside a region found so far near its diagonal is skipped unless an
+// extended seed of its chain overlaps it off its diagonal.
+bool ExtensionPlan::would_extend(const std::vector<Chain>& chains, const std::vector<Region>& regions,
+                                 std::int32_t read_length, const Scoring& sc, std::size_t at,
+                                 const std::uint8_t* extended) const {
+  const SeedHit& s = chains[order_[at].first].seeds[order_[at].second];
+  bool known = false;
+  for (const Region& p : regions) known = known || inside_region(s, p, read_length, sc);
+  return !known || off_diagonal_overlap(chains, at, extended);
 }
 
 // bwa's second test in mem_chain2aln: a seed inside a region is extended all the same when a
 // seed of its chain already extended, nearly as long, overlaps it on the read by a quarter of
 // its length on another diagonal (a tandem repeat: it may lead to a different alignment).
-bool ExtensionPlan::off_diagonal_overlap(const std::vector<Chain>& chains, std::size_t at) const {
+bool ExtensionPlan::off_diagonal_overlap(const std::vector<Chain>& chains, std::size_t at,
+                                         const std::uint8_t* extended) const {
   const auto [k, j] = order_[at];
   const SeedHit& s = chains[k].seeds[j];
   for (std::size_t i = at; i-- > 0 && order_[i].first == k;) {
-    if (!extended_[i]) continue;
+    if (extended != nullptr && !extended[i]) continue;
     const SeedHit& t = chains[k].seeds[order_[i].second];
     if (t.len < s.len * .95) continue;
     if (s.qbeg <= t.qbeg && s.qbeg + s.len - t.qbeg >= s.len >> 2 && t.qbeg - s.qbeg != t.rbeg - s.rbeg) return true;

@@ -80,16 +80,27 @@ class ExtensionPlan {
   // The next seed to extend (chain and seed index), given the regions found so far; false at the end.
   bool next(const std::vector<Chain>& chains, const std::vector<Region>& regions, std::int32_t read_length,
             const Scoring& sc, std::size_t& chain, std::size_t& seed);
-  // The first seed of each chain after the one next() handed out last, in its order: bwa extends
-  // each unless a region found before holds it (rare: another chain's region at the same place),
-  // so a round may extend them ahead of their turn.
-  std::vector<std::pair<std::size_t, std::size_t>> chain_heads_ahead() const;
+  // Seeds after the one next() handed out last that a round may extend ahead of their turn, each
+  // handed out once (by next() or here): with chain_heads, the first seed of every later chain
+  // (bwa extends each unless a region found before holds it: rare); and up to `guesses` more,
+  // those next() would hand out if every seed before them were extended (a read of a tandem repeat
+  // extends dozens to hundreds of seeds of one chain, one round each without guesses). An
+  // extension depends on its seed and chain alone, so one made early or never used changes no
+  // alignment, only the work.
+  std::vector<std::pair<std::size_t, std::size_t>> take_ahead(const std::vector<Chain>& chains,
+                                                              const std::vector<Region>& regions,
+                                                              std::int32_t read_length, const Scoring& sc,
+                                                              bool chain_heads, std::size_t guesses);
 
  private:
-  bool off_diagonal_overlap(const std::vector<Chain>& chains, std::size_t at) const;
+  bool would_extend(const std::vector<Chain>& chains, const std::vector<Region>& regions, std::int32_t read_length,
+                    const Scoring& sc, std::size_t at, const std::uint8_t* extended) const;
+  // extended: by order_ entry, whether next() extended it; nullptr: as if every one were.
+  bool off_diagonal_overlap(const std::vector<Chain>& chains, std::size_t at, const std::uint8_t* extended) const;
 
   std::vector<std::pair<std::size_t, std::size_t>> order_;  // (chain, seed)
-  std::vector<std::uint8_t> extended_;                      // by order_ entry
+  std::vector<std::uint8_t> extended_;                      // by order_ entry: next() handed it out
+  std::vector<std::uint8_t> taken_;                         // by order_ entry: handed out to a round
   std::size_t next_ = 0;
 };
 
