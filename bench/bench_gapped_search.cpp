@@ -8,13 +8,14 @@
 //   bench_gapped_search PREFIX READS.fq[.gz] [--device gpu|cpu] [--batch N] [--mappers M]
 //                       [--repeat R] [--steps] [--json OUT]
 //
-// --batch: reads per batch (default 100,000, wtmap align's --batch). --mappers: mapping threads
-// (default GappedSearchEngine's, as wtmap align starts it). The first batches (one per mapper) are
-// mapped once untimed (allocations, first launches), then every batch R times over (default 3);
-// the report is the median pass with the fastest and slowest, and the process's CPU seconds per
-// pass (user + system, all threads; the mean of the passes). --steps: then one more pass with a
-// single GappedMapper::map, timed, with its seconds by step (GappedMapper::stage_seconds): where a
-// mapper's time goes. The mappers' options are the defaults of `wtmap align` (bwa mem's).
+// --batch: reads per batch (default wtmap align's in the gapped mode, kDefaultBatchReads).
+// --mappers: mapping threads (default GappedSearchEngine's, as wtmap align starts it). The first
+// batches (one per mapper) are mapped once untimed (allocations, first launches), then every
+// batch R times over (default 3); the report is the median pass with the fastest and slowest,
+// and the process's CPU seconds per pass (user + system, all threads; the mean of the passes).
+// --steps: then one more pass with a single GappedMapper::map, timed, with its seconds by step
+// (GappedMapper::stage_seconds): where a mapper's time goes. The mappers' options are the
+// defaults of `wtmap align` (bwa mem's).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -55,7 +56,7 @@ double cpu_seconds() {
 
 struct Arguments {
   std::string prefix, reads_path, device = "gpu", json_path;
-  std::size_t batch = 100000;
+  std::size_t batch = aligner::GappedSearchEngine::kDefaultBatchReads;
   unsigned mappers = aligner::GappedSearchEngine::kMostMappers;
   int repeat = 3;
   bool steps = false;

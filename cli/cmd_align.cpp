@@ -389,7 +389,7 @@ struct AlignCommand {
   bool is_gapped() const { return exhaustive_option.empty(); }
   // --batch, or the mode's: the gapped mode's mappers run five batches at once, and halving them
   // took 14 % off a run end to end (fewer bytes of buffers made, a shorter last wave).
-  std::uint64_t batch_reads() const { return batch_size != 0 ? batch_size : is_gapped() ? 50000 : 100000; }
+  std::uint64_t batch_reads() const { return batch_size != 0 ? batch_size : is_gapped() ? aligner::GappedSearchEngine::kDefaultBatchReads : 100000; }
   bool is_paired() const { return interleaved || !second_input.empty(); }
 };
 

@@ -166,6 +166,10 @@ class MismatchSearchEngine : public SplittingSearchEngine {
 class GappedSearchEngine : public SearchEngine {
  public:
   static constexpr unsigned kMostMappers = AlignPipeline::kToFinish + 2;
+  // wtmap align's --batch in the gapped mode (the benchmarks run it too): with kMostMappers
+  // batches mapped at once, 50000 took 14 % off a 10^6-read run against 100000 (a shorter last
+  // wave, less system time making buffers), 200000 was slower (H200, e2dace2).
+  static constexpr std::size_t kDefaultBatchReads = 50000;
   GappedSearchEngine() = default;
   ~GappedSearchEngine() override;
   GappedSearchEngine(const GappedSearchEngine&) = delete;
