@@ -186,11 +186,8 @@ class MemoryRun {
   }
 
  private:
-  struct FreeBytes {
-    void operator()(std::uint8_t* p) const { std::free(p); }
-  };
   struct Chunk {
-    std::unique_ptr<std::uint8_t, FreeBytes> bytes;
+    wtmap::detail::HostPageBytes bytes;
     std::size_t size;
   };
 
@@ -209,7 +206,7 @@ class MemoryRun {
       const std::size_t want = std::max<std::size_t>(size, chunk_size_);
       // In 2 MiB pages where the kernel gives them: the final merge reads the records in key
       // order, all over the run, and with 4 KiB pages nearly every one missed the TLB too.
-      c.bytes.reset(static_cast<std::uint8_t*>(wtmap::detail::allocate_host_pages(want)));
+      c.bytes = wtmap::detail::allocate_host_page_bytes(want);
       c.size = c.bytes ? want : 0;
       if (!c.bytes) return nullptr;
     }

@@ -2,8 +2,18 @@
 #include "mapper_reference.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "wtmap/core/detail/parallel.hpp"
 
 namespace wtmap::aligner::gapped {
+
+namespace {
+
+// Bases a CPU thread decodes at least (create()): a human genome's 3 G bases took seconds on one.
+constexpr std::uint64_t kBasesPerThread = std::uint64_t{1} << 20;
+
+}  // namespace
 
 Result<MapperReference> MapperReference::create(const fmindex::FmIndex& index) {
   if (index.packed_text().view().empty())
@@ -21,31 +31,64 @@ Result<MapperReference> MapperReference::create(const fmindex::FmIndex& index) {
     ref.lengths_.push_back(c.length);
     total += c.length;
   }
-  // Every base not in a fragment is an ambiguity code: N.
-  ref.codes_.assign(total, 4);
-  const std::vector<std::uint64_t>& w = words.value();
   for (const fmindex::Fragment& f : ref.fragments_) {
     if (f.contig >= ref.lengths_.size() || f.contig_offset > ref.lengths_[f.contig] ||
         f.length > ref.lengths_[f.contig] - f.contig_offset || f.text_start + f.length > ref.forward_length_)
       return corrupt_data("index fragment outside its contig or the text");
-    std::uint8_t* out = ref.codes_.data() + ref.starts_[f.contig] + f.contig_offset;
-    for (std::uint64_t i = 0; i < f.length; ++i) {
-      const std::uint64_t p = f.text_start + i;
-      out[i] = static_cast<std::uint8_t>(w[p / 32] >> (2 * (p % 32)) & 3);
-    }
   }
-  // The long ambiguity runs of every contig, for the chaining.
-  ref.long_runs_.resize(ref.lengths_.size());
-  for (std::size_t k = 0; k < ref.lengths_.size(); ++k) {
-    const std::uint8_t* c = ref.codes_.data() + ref.starts_[k];
-    for (std::uint64_t i = 0; i < ref.lengths_[k];) {
-      std::uint64_t j = i;
-      while (j < ref.lengths_[k] && c[j] == 4) ++j;
-      if (j - i >= kLongAmbiguityRun) ref.long_runs_[k].push_back({i, j});
-      i = j > i ? j : i + 1;
+  ref.codes_ = wtmap::detail::allocate_host_page_bytes(std::max<std::uint64_t>(total, 1));
+  if (!ref.codes_) return Status(StatusCode::out_of_memory, "no host memory for the reference's " + std::to_string(total) + " bases");
+  // Every base not in a fragment is an ambiguity code: N. Written by the CPU threads (which also
+  // spreads the first touch of the pages).
+  std::uint8_t* codes = ref.codes_.get();
+  wtmap::detail::parallel_for_ranges(total, [&](std::uint64_t begin, std::uint64_t end) {
+    std::fill(codes + begin, codes + end, std::uint8_t{4});
+  }, kBasesPerThread);
+  // Then the fragments' bases, from the 2-bit text, over every fragment's bases as one range.
+  std::vector<std::uint64_t> before(ref.fragments_.size() + 1, 0);  // fragment bases before fragment k
+  for (std::size_t k = 0; k < ref.fragments_.size(); ++k) before[k + 1] = before[k] + ref.fragments_[k].length;
+  const std::uint64_t* w = words->data();
+  wtmap::detail::parallel_for_ranges(before.back(), [&](std::uint64_t begin, std::uint64_t end) {
+    auto k = static_cast<std::size_t>(std::upper_bound(before.begin(), before.end(), begin) - before.begin() - 1);
+    for (std::uint64_t at = begin; at < end; ++k) {
+      const fmindex::Fragment& f = ref.fragments_[k];
+      const std::uint64_t from = at - before[k], to = std::min(end, before[k + 1]) - before[k];
+      std::uint8_t* out = codes + ref.starts_[f.contig] + f.contig_offset;
+      for (std::uint64_t i = from; i < to; ++i) {
+        const std::uint64_t p = f.text_start + i;
+        out[i] = static_cast<std::uint8_t>(w[p / 32] >> (2 * (p % 32)) & 3);
+      }
+      at = before[k] + to;
     }
-  }
+  }, kBasesPerThread);
+  ref.long_runs_ = long_ambiguity_runs(ref.fragments_, ref.lengths_);
   return ref;
+}
+
+// The contigs' ambiguity runs of kLongAmbiguityRun bases or more: the gaps between their
+// fragments (the bases no fragment holds are N), found from the fragment table alone.
+std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> MapperReference::long_ambiguity_runs(
+    const std::vector<fmindex::Fragment>& fragments, const std::vector<std::uint64_t>& lengths) {
+  std::vector<const fmindex::Fragment*> sorted;
+  for (const fmindex::Fragment& f : fragments) sorted.push_back(&f);
+  std::sort(sorted.begin(), sorted.end(), [](const fmindex::Fragment* a, const fmindex::Fragment* b) {
+    return std::make_pair(a->contig, a->contig_offset) < std::make_pair(b->contig, b->contig_offset);
+  });
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> runs(lengths.size());
+  std::size_t next = 0;
+  for (std::uint32_t k = 0; k < lengths.size(); ++k) {
+    std::uint64_t covered = 0;  // every base before it is in a fragment or in a run found
+    const auto gap_to = [&](std::uint64_t at) {
+      if (at >= covered + kLongAmbiguityRun) runs[k].push_back({covered, at});
+      covered = std::max(covered, at);
+    };
+    for (; next < sorted.size() && sorted[next]->contig == k; ++next) {
+      gap_to(sorted[next]->contig_offset);
+      covered = std::max(covered, sorted[next]->contig_offset + sorted[next]->length);
+    }
+    gap_to(lengths[k]);
+  }
+  return runs;
 }
 
 bool MapperReference::long_run_between(std::uint32_t contig, bool reverse, std::int64_t a, std::int64_t b) const {

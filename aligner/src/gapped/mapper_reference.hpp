@@ -5,14 +5,15 @@
 // (contig, strand, strand position).
 //
 // Space: one byte per contig base on the host (from the index's packed text) plus the fragment
-// table. Time: base() O(1); copy_bases() O(bases); place() O(log fragments); long_run_between()
-// O(log runs).
+// table. Time: create() O(bases / threads + fragments log fragments); base() O(1); copy_bases()
+// O(bases); place() O(log fragments); long_run_between() O(log runs).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include "wtmap/core/detail/host_pages.hpp"
 #include "wtmap/core/status.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
 
@@ -39,7 +40,7 @@ class MapperReference {
 
   std::uint64_t contig_length(std::uint32_t contig) const { return lengths_[contig]; }
   // Contig k's codes on the forward strand, contig_length(k) of them.
-  const std::uint8_t* forward_codes(std::uint32_t contig) const { return codes_.data() + starts_[contig]; }
+  const std::uint8_t* forward_codes(std::uint32_t contig) const { return codes_.get() + starts_[contig]; }
   // Code 0..4 of strand position i (0 <= i < contig length).
   std::uint8_t base(std::uint32_t contig, bool reverse, std::int64_t i) const {
     const std::uint8_t* c = forward_codes(contig);
@@ -67,11 +68,13 @@ class MapperReference {
                    std::int64_t& hi) const;
 
  private:
+  static std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> long_ambiguity_runs(
+      const std::vector<fmindex::Fragment>& fragments, const std::vector<std::uint64_t>& lengths);
   // The ambiguity run holding strand position i (code 4): [run_lo, run_hi), looked at no further
   // than kLongAmbiguityRun bases either side.
   void run_around(std::uint32_t contig, bool reverse, std::int64_t i, std::int64_t& run_lo, std::int64_t& run_hi) const;
 
-  std::vector<std::uint8_t> codes_;     // the contigs one after another
+  wtmap::detail::HostPageBytes codes_;  // the contigs one after another (read at random: huge pages)
   std::vector<std::uint64_t> starts_;   // contig k's first code
   std::vector<std::uint64_t> lengths_;  // contig lengths
   std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> long_runs_;  // per contig, forward, sorted
