@@ -494,9 +494,9 @@ Status GappedMapper::Impl::extend_all(std::vector<ReadWork>& work, const std::ve
       if (!ahead) continue;
       // Guesses double with each round the read has waited: the rounds of a read that extends
       // n seeds fall from n to about log2 n, at most about as many extensions again as it needs.
-      const std::size_t guesses = std::min<std::size_t>(kMaxGuesses, (std::size_t{1} << std::min<std::uint32_t>(w->rounds, 16)) - 1);
-      ++w->rounds;
-      for (const auto& [chain, seed] : w->plan.take_ahead(w->chains, w->regions, read_length, options.scoring, true, guesses))
+      const std::size_t doubling = (std::size_t{1} << std::min<std::uint32_t>(w->rounds++, 16)) - 1;
+      const std::size_t guesses = std::min(kMaxGuesses, doubling);
+      for (const auto& [chain, seed] : w->plan.take_ahead(w->chains, w->regions, read_length, options.scoring, guesses))
         round.add(w, chain, seed);
     }
     active.resize(kept);

@@ -37,7 +37,8 @@ Result<MapperReference> MapperReference::create(const fmindex::FmIndex& index) {
       return corrupt_data("index fragment outside its contig or the text");
   }
   ref.codes_ = wtmap::detail::allocate_host_page_bytes(std::max<std::uint64_t>(total, 1));
-  if (!ref.codes_) return Status(StatusCode::out_of_memory, "no host memory for the reference's " + std::to_string(total) + " bases");
+  if (!ref.codes_)
+    return Status(StatusCode::out_of_memory, "no host memory for the reference's " + std::to_string(total) + " bases");
   // Every base not in a fragment is an ambiguity code: N. Written by the CPU threads (which also
   // spreads the first touch of the pages).
   std::uint8_t* codes = ref.codes_.get();

@@ -191,11 +191,11 @@ bool ExtensionPlan::next(const std::vector<Chain>& chains, const std::vector<Reg
 std::vector<std::pair<std::size_t, std::size_t>> ExtensionPlan::take_ahead(const std::vector<Chain>& chains,
                                                                            const std::vector<Region>& regions,
                                                                            std::int32_t read_length, const Scoring& sc,
-                                                                           bool chain_heads, std::size_t guesses) {
+                                                                           std::size_t guesses) {
   std::vector<std::pair<std::size_t, std::size_t>> ahead;
   for (std::size_t at = next_; at < order_.size(); ++at) {
     if (taken_[at]) continue;
-    const bool head = chain_heads && (at == 0 || order_[at - 1].first != order_[at].first);
+    const bool head = at == 0 || order_[at - 1].first != order_[at].first;
     const bool guess = !head && guesses > 0 && would_extend(chains, regions, read_length, sc, at, nullptr);
     if (!head && !guess) continue;
     guesses -= guess;

@@ -81,16 +81,15 @@ class ExtensionPlan {
   bool next(const std::vector<Chain>& chains, const std::vector<Region>& regions, std::int32_t read_length,
             const Scoring& sc, std::size_t& chain, std::size_t& seed);
   // Seeds after the one next() handed out last that a round may extend ahead of their turn, each
-  // handed out once (by next() or here): with chain_heads, the first seed of every later chain
-  // (bwa extends each unless a region found before holds it: rare); and up to `guesses` more,
-  // those next() would hand out if every seed before them were extended (a read of a tandem repeat
-  // extends dozens to hundreds of seeds of one chain, one round each without guesses). An
-  // extension depends on its seed and chain alone, so one made early or never used changes no
-  // alignment, only the work.
+  // handed out once (by next() or here): the first seed of every later chain (bwa extends each
+  // unless a region found before holds it: rare), and up to `guesses` more, those next() would
+  // hand out if every seed before them were extended (a read of a tandem repeat extends dozens to
+  // hundreds of seeds of one chain, one round each without guesses). An extension depends on its
+  // seed and chain alone, so one made early or never used changes no alignment, only the work.
   std::vector<std::pair<std::size_t, std::size_t>> take_ahead(const std::vector<Chain>& chains,
                                                               const std::vector<Region>& regions,
                                                               std::int32_t read_length, const Scoring& sc,
-                                                              bool chain_heads, std::size_t guesses);
+                                                              std::size_t guesses);
 
  private:
   bool would_extend(const std::vector<Chain>& chains, const std::vector<Region>& regions, std::int32_t read_length,
