@@ -4,6 +4,7 @@
 
 #include "fm_index_pipeline.hpp"
 #include "index_file.hpp"
+#include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/core/device_memory.hpp"
 
 namespace wtmap::fmindex {
@@ -135,11 +136,14 @@ struct DnaIndexPolicy {
     const std::uint64_t m = ref.forward.size();
     const std::uint64_t n = 2 * m + 2;
     std::vector<std::uint8_t> t(n);
-    for (std::uint64_t i = 0; i < m; ++i) {
-      const std::uint8_t c = ref.forward[i];
-      t[i] = c == kSeparator ? kTextSeparator : static_cast<std::uint8_t>(kFirstTextSymbol + c);
-      t[2 * m - i] = c == kSeparator ? kTextSeparator : static_cast<std::uint8_t>(kFirstTextSymbol + 3 - c);
-    }
+    // On every CPU thread: a human genome's 6 G symbols took seconds on one.
+    wtmap::detail::parallel_for_ranges(m, [&](std::uint64_t begin, std::uint64_t end) {
+      for (std::uint64_t i = begin; i < end; ++i) {
+        const std::uint8_t c = ref.forward[i];
+        t[i] = c == kSeparator ? kTextSeparator : static_cast<std::uint8_t>(kFirstTextSymbol + c);
+        t[2 * m - i] = c == kSeparator ? kTextSeparator : static_cast<std::uint8_t>(kFirstTextSymbol + 3 - c);
+      }
+    });
     t[m] = kTextSeparator;
     t[n - 1] = kTextEnd;
     return t;

@@ -270,6 +270,19 @@ TEST(BlockwiseSuffixArray, RefusesATextWithoutItsOnlyTerminatorLast) {
   EXPECT_EQ(run({2, 0, 3, 0}).code(), StatusCode::invalid_argument);  // a second 0
   EXPECT_TRUE(run({2, 3, 0}).ok());
   EXPECT_TRUE(run({0}).ok());
+  // Texts longer than a packed window (the check reads K symbols at a time), at bit widths 1, 3
+  // and 8: a second 0 anywhere is refused, its absence accepted.
+  for (std::uint8_t largest : {1, 5, 200}) {
+    Text t(150, largest);
+    for (std::size_t i = 0; i < t.size(); ++i) t[i] = static_cast<std::uint8_t>(1 + i * 7 % largest);
+    t.back() = 0;
+    EXPECT_TRUE(run(t).ok()) << int(largest);
+    for (std::size_t at = 0; at + 1 < t.size(); ++at) {
+      Text second = t;
+      second[at] = 0;
+      EXPECT_EQ(run(second).code(), StatusCode::invalid_argument) << int(largest) << " at " << at;
+    }
+  }
 }
 
 TEST(BlockwiseSuffixArray, AConsumersErrorStopsTheSort) {
