@@ -239,7 +239,7 @@ void BlockwiseSorter::fill_round(const Round& round, std::uint64_t* rows) {
 // symbols, where a comparison sort would read them again at every comparison); what still ties
 // then is ordered by compare_suffixes at one rank lookup a comparison (a segmented sort there).
 void BlockwiseSorter::sort_bucket(std::uint64_t* positions, std::uint64_t count) const {
-  std::vector<KeyedSuffix> keyed(count), scratch;
+  detail::KeyedSuffixes keyed(count), scratch;
   for (std::uint64_t k = 0; k < count; ++k) keyed[k] = {text_.window(positions[k]), positions[k]};
   detail::sort_by_key(keyed.data(), count, scratch, 1);  // one thread a bucket: the buckets run in parallel
   std::vector<std::pair<std::uint64_t, std::uint64_t>> tied, still_tied;

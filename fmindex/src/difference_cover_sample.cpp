@@ -28,9 +28,14 @@ class SampleRanker {
   Status run();
 
  private:
+  struct TiedGroups {  // what a pass leaves tied, from every thread
+    std::vector<Group> groups;
+    std::mutex mutex;
+  };
   template <class KeyOf>
   Status refine(KeyOf key_of);
-  void split(const Group& g, const KeyedSuffix* sorted, std::vector<Group>& tied);
+  void split(const Group& g, const KeyedSuffix* sorted, TiedGroups& tied);
+  void split_in_pieces(const Group& g, const KeyedSuffix* sorted, TiedGroups& tied);
 
   const PackedSymbolsView& text_;
   const DifferenceCoverView& dc_;
@@ -38,6 +43,9 @@ class SampleRanker {
   std::vector<std::uint64_t>& ranks_;
   std::vector<std::uint64_t> order_;
   std::vector<Group> groups_;  // the groups of more than one suffix
+  // refine()'s keys and the large groups' radix scratch, kept from pass to pass (the first holds
+  // every sample suffix, some 120 M for a 1 Gbp genome; the later ones the few still tied).
+  detail::KeyedSuffixes keyed_, scratch_;
 };
 
 Status SampleRanker::run() {
@@ -80,7 +88,7 @@ template <class KeyOf>
 Status SampleRanker::refine(KeyOf key_of) {
   std::vector<std::uint64_t> first(groups_.size() + 1, 0);  // each group's place in `keyed`
   for (std::size_t g = 0; g < groups_.size(); ++g) first[g + 1] = first[g] + (groups_[g].end - groups_[g].begin);
-  std::vector<KeyedSuffix> keyed, scratch;
+  detail::KeyedSuffixes& keyed = keyed_;
   try {
     keyed.resize(first.back());
   } catch (const std::bad_alloc&) {
@@ -95,41 +103,62 @@ Status SampleRanker::refine(KeyOf key_of) {
       keyed[k] = {key_of(p), p};
     }
   });
-  // Large groups one at a time on all threads; the others each on one thread.
+  // Large groups one at a time on all threads (the first pass has one of every sample suffix);
+  // the others each on one thread.
   constexpr std::uint64_t kLarge = std::uint64_t{1} << 20;
+  TiedGroups tied;
   try {
     for (std::size_t g = 0; g < groups_.size(); ++g) {
       const std::uint64_t size = first[g + 1] - first[g];
-      if (size >= kLarge) detail::sort_by_key(keyed.data() + first[g], size, scratch, wtmap::detail::cpu_threads());
+      if (size < kLarge) continue;
+      detail::sort_by_key(keyed.data() + first[g], size, scratch_, wtmap::detail::cpu_threads());
+      split_in_pieces(groups_[g], keyed.data() + first[g], tied);
     }
   } catch (const std::bad_alloc&) {
     return Status{StatusCode::out_of_memory, "out of host memory for the difference-cover sample"};
   }
-  std::vector<Group> tied;
-  std::mutex tied_mutex;
   detail::for_each_dynamic(groups_.size(), [&](std::uint64_t g) {
-    std::vector<KeyedSuffix> own_scratch;
     const std::uint64_t size = first[g + 1] - first[g];
-    if (size < kLarge) detail::sort_by_key(keyed.data() + first[g], size, own_scratch, 1);
-    std::vector<Group> mine;
-    split(groups_[g], keyed.data() + first[g], mine);
-    if (mine.empty()) return;
-    std::lock_guard<std::mutex> lock(tied_mutex);
-    tied.insert(tied.end(), mine.begin(), mine.end());
+    if (size >= kLarge) return;
+    detail::KeyedSuffixes own_scratch;
+    detail::sort_by_key(keyed.data() + first[g], size, own_scratch, 1);
+    split(groups_[g], keyed.data() + first[g], tied);
   });
-  groups_ = std::move(tied);
+  groups_ = std::move(tied.groups);
   return {};
 }
 
 // Writes group g back in key order, its suffixes ranked by the first row of their new group.
-void SampleRanker::split(const Group& g, const KeyedSuffix* sorted, std::vector<Group>& tied) {
+void SampleRanker::split(const Group& g, const KeyedSuffix* sorted, TiedGroups& tied) {
+  std::vector<Group> mine;
   detail::for_each_run(sorted, g.end - g.begin, [&](std::uint64_t run, std::uint64_t run_end) {
     for (std::uint64_t k = run; k < run_end; ++k) {
       order_[g.begin + k] = sorted[k].position;
       ranks_[dc_.sample_index(sorted[k].position)] = g.begin + run;
     }
-    if (run_end - run > 1) tied.push_back({g.begin + run, g.begin + run_end});
+    if (run_end - run > 1) mine.push_back({g.begin + run, g.begin + run_end});
   });
+  if (mine.empty()) return;
+  std::lock_guard<std::mutex> lock(tied.mutex);
+  tied.groups.insert(tied.groups.end(), mine.begin(), mine.end());
+}
+
+// split() of a large group on every CPU thread, in pieces that each start where a run of equal
+// keys starts (one thread wrote the first pass's 120 M suffixes of a 1 Gbp genome).
+void SampleRanker::split_in_pieces(const Group& g, const KeyedSuffix* sorted, TiedGroups& tied) {
+  const std::uint64_t size = g.end - g.begin, pieces = wtmap::detail::cpu_threads();
+  std::vector<std::uint64_t> cut(pieces + 1, size);
+  cut[0] = 0;
+  for (std::uint64_t c = 1; c < pieces; ++c) {
+    std::uint64_t at = std::max(cut[c - 1], size * c / pieces);
+    while (at > 0 && at < size && sorted[at].key == sorted[at - 1].key) ++at;
+    cut[c] = at;
+  }
+  wtmap::detail::parallel_for_ranges(pieces, [&](std::uint64_t first, std::uint64_t last) {
+    for (std::uint64_t c = first; c < last; ++c) {
+      if (cut[c] < cut[c + 1]) split({g.begin + cut[c], g.begin + cut[c + 1]}, sorted + cut[c], tied);
+    }
+  }, 1);
 }
 
 }  // namespace

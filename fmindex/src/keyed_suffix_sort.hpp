@@ -12,6 +12,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <new>
+#include <utility>
 #include <vector>
 
 #include "wtmap/core/detail/parallel.hpp"
@@ -22,6 +25,30 @@ struct KeyedSuffix {
   std::uint64_t key;
   std::uint64_t position;
 };
+
+// std::allocator whose resize leaves new items as they are (default-initialised): the keyed
+// arrays are written whole right after, and the difference-cover sample's first pass (some 2 GB of
+// keys and 2 GB of radix scratch for a 1 Gbp genome) was zeroed on one thread, its pages faulted
+// in there, whatever the core count.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using KeyedSuffixes = std::vector<KeyedSuffix, UninitializedAllocator<KeyedSuffix>>;
 
 // body(i) for every i < count, each CPU thread taking the next i as it finishes one: for work of
 // very uneven sizes (a block of repeats beside blocks of unique sequence).
@@ -37,19 +64,26 @@ void for_each_dynamic(std::uint64_t count, Body body) {
 // On `threads` CPU threads (1: on the calling one).
 inline void radix_sort_by_key(KeyedSuffix* items, std::uint64_t n, KeyedSuffix* scratch, std::uint64_t threads) {
   const std::uint64_t chunks = std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, n >> 16));
+  auto chunk_range = [&](std::uint64_t c) { return std::pair{n * c / chunks, n * (c + 1) / chunks}; };
   // The digits where some keys differ: in a run of repeats (the sorter's ties) most or all agree,
   // and a pass over a digit they share would move nothing.
+  std::vector<std::array<std::uint64_t, 2>> bits(chunks, {~std::uint64_t{0}, 0});  // per chunk: AND, OR
+  wtmap::detail::parallel_for_ranges(chunks, [&](std::uint64_t first, std::uint64_t last) {
+    for (std::uint64_t c = first; c < last; ++c) {
+      const auto [begin, end] = chunk_range(c);
+      for (std::uint64_t i = begin; i < end; ++i) {
+        bits[c][0] &= items[i].key;
+        bits[c][1] |= items[i].key;
+      }
+    }
+  }, 1);
   std::uint64_t all_ones = ~std::uint64_t{0}, any_ones = 0;
-  for (std::uint64_t i = 0; i < n; ++i) {
-    all_ones &= items[i].key;
-    any_ones |= items[i].key;
-  }
+  for (const auto& b : bits) all_ones &= b[0], any_ones |= b[1];
   const std::uint64_t varying = all_ones ^ any_ones;
   std::vector<std::array<std::uint64_t, 256>> counts(chunks);
   KeyedSuffix *from = items, *to = scratch;
   for (unsigned shift = 0; shift < 64; shift += 8) {
     if (((varying >> shift) & 255) == 0) continue;
-    auto chunk_range = [&](std::uint64_t c) { return std::pair{n * c / chunks, n * (c + 1) / chunks}; };
     wtmap::detail::parallel_for_ranges(chunks, [&](std::uint64_t first, std::uint64_t last) {
       for (std::uint64_t c = first; c < last; ++c) {
         counts[c].fill(0);
@@ -73,12 +107,18 @@ inline void radix_sort_by_key(KeyedSuffix* items, std::uint64_t n, KeyedSuffix* 
     }, 1);
     std::swap(from, to);
   }
-  if (from != items) std::copy(from, from + n, items);
+  if (from == items) return;
+  wtmap::detail::parallel_for_ranges(chunks, [&](std::uint64_t first, std::uint64_t last) {
+    for (std::uint64_t c = first; c < last; ++c) {
+      const auto [begin, end] = chunk_range(c);
+      std::copy(from + begin, from + end, items + begin);
+    }
+  }, 1);
 }
 
 // Sorts by key on `threads` threads: std::sort below 256 items, else the radix sort with
 // `scratch` grown to n.
-inline void sort_by_key(KeyedSuffix* items, std::uint64_t n, std::vector<KeyedSuffix>& scratch, std::uint64_t threads) {
+inline void sort_by_key(KeyedSuffix* items, std::uint64_t n, KeyedSuffixes& scratch, std::uint64_t threads) {
   if (n < 256) {
     std::sort(items, items + n, [](const KeyedSuffix& a, const KeyedSuffix& b) { return a.key < b.key; });
     return;

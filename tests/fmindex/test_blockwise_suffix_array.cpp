@@ -217,6 +217,33 @@ TEST(DifferenceCoverSample, RanksOrderTheSampleAsItsSuffixesSort) {
   }
 }
 
+// A first pass of over 2^20 sample suffixes, which the ranker sorts and splits on every thread in
+// pieces cut where a run of equal keys starts: most of the text a tandem repeat, so that the runs
+// are long and many cuts fall inside one; 5 threads, v 1 (every suffix sampled) and 4.
+TEST(DifferenceCoverSample, ALargeSampleRanksAlikeOnManyThreads) {
+  const std::string unit = random_bases(21, 157);
+  std::string forward = random_bases(22, 300000);
+  for (int k = 0; k < 3000; ++k) forward += unit;
+  forward[400000] = forward[400000] == 'A' ? 'C' : 'A';  // one substitution inside the repeat
+  const Text t = dna_text(forward);
+  const auto sa = divsufsort_suffix_array(t);
+  auto packed = PackedSymbols::build(t.data(), t.size());
+  set_cpu_threads(5);
+  for (std::uint32_t v : {1u, 4u}) {
+    auto dc = DifferenceCoverSample::build(packed->view(), v);
+    ASSERT_TRUE(dc.ok()) << v;
+    const auto& view = dc->view();
+    std::uint64_t k = 0;
+    for (std::uint64_t p : sa) {
+      if (!view.in_sample(p)) continue;
+      ASSERT_EQ(view.ranks[view.sample_index(p)], k) << "v " << v << ", suffix " << p;
+      ++k;
+    }
+    EXPECT_GE(k, std::uint64_t{1} << 20) << "v " << v << ": the sample is too small to test the large pass";
+  }
+  set_cpu_threads(0);
+}
+
 // ---- the suffix array ----------------------------------------------------------------------------
 
 TEST(BlockwiseSuffixArray, EqualsDivsufsortOnShapedTexts) {
