@@ -71,10 +71,12 @@ inline void radix_sort_by_key(KeyedSuffix* items, std::uint64_t n, KeyedSuffix* 
   wtmap::detail::parallel_for_ranges(chunks, [&](std::uint64_t first, std::uint64_t last) {
     for (std::uint64_t c = first; c < last; ++c) {
       const auto [begin, end] = chunk_range(c);
+      std::uint64_t all = ~std::uint64_t{0}, any = 0;  // in registers: the chunks' entries share lines
       for (std::uint64_t i = begin; i < end; ++i) {
-        bits[c][0] &= items[i].key;
-        bits[c][1] |= items[i].key;
+        all &= items[i].key;
+        any |= items[i].key;
       }
+      bits[c] = {all, any};
     }
   }, 1);
   std::uint64_t all_ones = ~std::uint64_t{0}, any_ones = 0;
