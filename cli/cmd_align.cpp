@@ -706,8 +706,10 @@ void log_engine_details(const Log& log, const DeviceMemoryUse* memory,
              static_cast<unsigned long long>(t.extension_rounds), t.choose, t.cigar, t.cigar_dp);
   }
   if (pairs != nullptr) {
-    log.info("pairs, busy seconds of the write stage: mate rescue %.2f, pairing %.2f", pairs->rescue_seconds(),
-             pairs->pairing_seconds());
+    double mapping_rescue = 0;
+    for (const aligner::GappedSearchEngine* engine : gapped) mapping_rescue += engine->mapping_rescue_seconds();
+    log.info("pairs: mate rescue on the mapping threads %.2f s (summed), busy seconds of the write stage: mate "
+             "rescue %.2f, pairing %.2f", mapping_rescue, pairs->rescue_seconds(), pairs->pairing_seconds());
   }
 }
 
@@ -927,10 +929,15 @@ int align_main(int argc, char** argv) {
                                                                   const aligner::InsertSizeModel& model) {
         return gapped_engine->rescue_mates(reads, alignments, model, unpaired);
       });
+      // Once the model is settled, every lane's mapping threads rescue the batches they map.
+      pair_sink->set_on_settled([&lanes, unpaired = c.unpaired](const aligner::InsertSizeModel& model) {
+        for (const auto& lane : lanes) lane->gapped.rescue_on_mapping_threads(model, unpaired);
+      });
     }
   }
   aligner::AlignmentSink& sink = pair_sink ? static_cast<aligner::AlignmentSink&>(*pair_sink) : single_sink;
-  // Gapped pairs are rescued on the writer's thread, with the mapper, until the last is written.
+  // Gapped pairs may be rescued on the writer's thread (the batches mapped before the model was
+  // settled), with the engine's mappers, until the last is written.
   const bool rescuing = c.is_paired() && gapped_engine != nullptr;
   const Status run = pipeline.run(engines, sink, rescuing ? std::function<void()>{} : std::function<void()>{release_gpu_and_indexes});
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file

@@ -1,6 +1,7 @@
 #include "wtmap/aligner/align_stages.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <iterator>
 #include <new>
@@ -150,7 +151,9 @@ Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::Ga
     mappers_.push_back(std::make_unique<gapped::GappedMapper>(std::move(*first)));
   }
   while (mappers_.size() < mappers) mappers_.push_back(std::make_unique<gapped::GappedMapper>(mappers_[0]->another()));
+  writer_mapper_ = std::make_unique<gapped::GappedMapper>(mappers_[0]->another());
   mapper_seconds_.assign(mappers_.size(), {});
+  rescue_seconds_.assign(mappers_.size(), 0);
   try {
     for (std::size_t k = 0; k < mappers_.size(); ++k) threads_.emplace_back([this, k] { map_jobs(k); });
   } catch (const std::system_error&) {  // the system refused a thread: the ones started do the work
@@ -169,9 +172,16 @@ void GappedSearchEngine::map_jobs(std::size_t k) {
     if (stopping_) return;
     const std::shared_ptr<Job> job = std::move(queued_.front());
     queued_.pop_front();
+    const std::optional<InsertSizeModel> model = rescue_model_;
+    const std::int32_t unpaired = rescue_unpaired_;
     lock.unlock();
-    Status status = bound.ok() ? guarded([&] { return map_job(mapper, *job, released_at); }) : bound;
+    double rescue_seconds = 0;
+    Status status = bound.ok() ? guarded([&]() -> Status {
+      WTMAP_TRY(map_job(mapper, *job, released_at));
+      return model && !job->records.empty() ? rescue_job(mapper, *job, *model, unpaired, rescue_seconds) : Status{};
+    }) : bound;
     lock.lock();
+    rescue_seconds_[k] += rescue_seconds;
     mapper_seconds_[k] = mapper.stage_seconds();
     job->status = std::move(status);
     job->done = true;
@@ -238,11 +248,41 @@ Status GappedSearchEngine::map_in_parts(gapped::GappedMapper& mapper, Job& job, 
   return {};
 }
 
+Status GappedSearchEngine::rescue_job(gapped::GappedMapper& mapper, Job& job, const InsertSizeModel& model,
+                                      std::int32_t unpaired, double& seconds) {
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<gapped::GappedReadAlignment> rescued = job.results;
+  const Status status = mapper.rescue_mates(job.records, rescued, model, unpaired);
+  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (status.code() == StatusCode::device_out_of_memory) return {};
+  WTMAP_TRY(status);
+  job.results = std::move(rescued);
+  job.rescued = true;
+  return {};
+}
+
+void GappedSearchEngine::rescue_on_mapping_threads(const InsertSizeModel& model, std::int32_t unpaired) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  rescue_model_ = model;
+  rescue_unpaired_ = unpaired;
+}
+
+double GappedSearchEngine::mapping_rescue_seconds() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  double sum = 0;
+  for (const double s : rescue_seconds_) sum += s;
+  return sum;
+}
+
 Status GappedSearchEngine::search(const ReadBatch& batch) {
   if (threads_.empty()) return invalid_argument("GappedSearchEngine::search before start()");
   auto job = std::make_shared<Job>();
   job->reads = gapped::GappedMapper::encode(batch.reads.data(), batch.reads.size());
   const std::lock_guard<std::mutex> lock(mutex_);
+  if (rescue_model_) {
+    job->records.resize(batch.reads.size());
+    for (std::size_t i = 0; i < batch.reads.size(); ++i) job->records[i].sequence = batch.reads[i].sequence;
+  }
   if (!spare_.empty()) {
     job->results = std::move(spare_.back());
     spare_.pop_back();
@@ -262,6 +302,7 @@ Status GappedSearchEngine::finish(ReadBatch& batch) {
   if (!job->done) return cancelled_status();
   WTMAP_TRY(job->status);
   batch.alignments.clear();
+  batch.mates_rescued = job->rescued;
   std::swap(batch.gapped_alignments, job->results);
   spare_.push_back(std::move(job->results));  // what the batch held before: reused by a later search()
   return {};
@@ -270,9 +311,9 @@ Status GappedSearchEngine::finish(ReadBatch& batch) {
 Status GappedSearchEngine::rescue_mates(const std::vector<SeqRecord>& reads,
                                         std::vector<gapped::GappedReadAlignment>& alignments,
                                         const InsertSizeModel& model, std::int32_t unpaired) {
-  if (mappers_.empty()) return invalid_argument("GappedSearchEngine::rescue_mates before start() or after release()");
-  WTMAP_TRY(gpu_.enter());  // the caller's thread (the writer's) uses the first mapper's GPU
-  return mappers_.front()->rescue_mates(reads, alignments, model, unpaired);
+  if (!writer_mapper_) return invalid_argument("GappedSearchEngine::rescue_mates before start() or after release()");
+  WTMAP_TRY(gpu_.enter());  // the caller's thread (the writer's) uses the mappers' GPU
+  return writer_mapper_->rescue_mates(reads, alignments, model, unpaired);
 }
 
 gapped::GappedStageSeconds GappedSearchEngine::stage_seconds() const {
@@ -293,6 +334,7 @@ void GappedSearchEngine::release() {
   threads_.clear();
   const ScopedGpu here(gpu_.ordinal());  // the mappers' device memory, freed on their device
   mappers_.clear();
+  writer_mapper_.reset();
   in_flight_.clear();
   spare_.clear();
 }
@@ -332,6 +374,7 @@ Status PairedSamWriterSink::write(const ReadBatch& batch) {
 Status PairedSamWriterSink::settle() {
   model_ = estimate_insert_size(std::move(samples_));
   settled_ = true;
+  if (on_settled_ && model_.known) on_settled_(model_);
   for (const ReadBatch& b : waiting_) WTMAP_TRY(write_paired(b));
   waiting_.clear();
   return {};
@@ -369,7 +412,7 @@ Status PairedSamWriterSink::write_paired(const ReadBatch& batch) {
   }
   if (gapped) {
     gapped_paired_.assign(batch.gapped_alignments.begin(), batch.gapped_alignments.end());
-    if (rescue_ && model_.known) {
+    if (rescue_ && model_.known && !batch.mates_rescued) {
       WTMAP_TRY(rescue_clock_.time([&] { return rescue_(batch.reads, gapped_paired_, model_); }));
     }
     pairing_clock_.time([&] {

@@ -1192,6 +1192,36 @@ TEST_P(GappedMapperTest, RescueGivesTheSameBytesForAnySliceOfPairs) {
   for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(unknown[i]), describe(single[i])) << i;
 }
 
+// The engine's mapping threads, told the model (rescue_on_mapping_threads), rescue each batch
+// they map as GappedMapper::rescue_mates does it, and finish() marks the batch; batches finished
+// before are left to the caller (the writer stage's rescue_mates), which gives the same bytes.
+TEST_P(GappedMapperTest, SearchEngineRescuesOnItsMappingThreadsOnceTold) {
+  GappedMapper m = mapper();
+  std::vector<bool> rescuable;
+  const std::vector<SeqRecord> reads = rescue_pairs(*reference_, rescuable);
+  constexpr std::size_t kPairs = 3;
+  const auto expected = rescue_in_slices(m, reads, map_all(m, reads, 2 * kPairs), kPairs);
+  aligner::GappedSearchEngine engine;
+  ASSERT_TRUE(engine.start(*index_, {}).ok());
+  std::vector<aligner::ReadBatch> batches = batches_of(reads, 2 * kPairs);
+  ASSERT_GE(batches.size(), 4u);
+  ASSERT_TRUE(engine.search(batches[0]).ok());  // searched before the model is known
+  ASSERT_TRUE(engine.finish(batches[0]).ok());
+  EXPECT_FALSE(batches[0].mates_rescued);
+  ASSERT_TRUE(engine.rescue_mates(batches[0].reads, batches[0].gapped_alignments, rescue_model(), 17).ok());
+  engine.rescue_on_mapping_threads(rescue_model(), 17);
+  std::vector<GappedReadAlignment> got = batches[0].gapped_alignments;
+  for (std::size_t b = 1; b < batches.size(); ++b) {
+    ASSERT_TRUE(engine.search(batches[b]).ok());
+    ASSERT_TRUE(engine.finish(batches[b]).ok());
+    EXPECT_TRUE(batches[b].mates_rescued) << b;
+    got.insert(got.end(), batches[b].gapped_alignments.begin(), batches[b].gapped_alignments.end());
+  }
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(describe(got[i]), describe(expected[i])) << i;
+  EXPECT_GT(engine.mapping_rescue_seconds(), 0.0);
+}
+
 // A given model with a huge max (-I 300,20,25000: proper inserts in [220, 25000]) makes windows of
 // up to 25000 - 220 + 120 bases, cut at the contig's ends; those longer than 20000 are not searched.
 TEST_P(GappedMapperTest, RescueSkipsWindowsLongerThanTwiceBwasMaxIns) {

@@ -65,6 +65,7 @@ struct ReadBatch {
   std::vector<gapped::GappedReadAlignment> gapped_alignments;
   std::size_t filled = 0;                 // records of `reads` read into this time
   std::uint64_t number = 0;               // its place among the batches read: 0, 1, 2, ...
+  bool mates_rescued = false;             // gapped pairs: the engine rescued the mates (finish)
 
   // A record to read into: it may still hold a recycled record's strings (their memory reused).
   SeqRecord& next_record() {
