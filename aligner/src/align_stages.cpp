@@ -278,11 +278,16 @@ Status GappedSearchEngine::search(const ReadBatch& batch) {
   if (threads_.empty()) return invalid_argument("GappedSearchEngine::search before start()");
   auto job = std::make_shared<Job>();
   job->reads = gapped::GappedMapper::encode(batch.reads.data(), batch.reads.size());
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (rescue_model_) {
+  bool rescuing = false;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    rescuing = rescue_model_.has_value();
+  }
+  if (rescuing) {  // outside the lock, which the mapping threads take for every job
     job->records.resize(batch.reads.size());
     for (std::size_t i = 0; i < batch.reads.size(); ++i) job->records[i].sequence = batch.reads[i].sequence;
   }
+  const std::lock_guard<std::mutex> lock(mutex_);
   if (!spare_.empty()) {
     job->results = std::move(spare_.back());
     spare_.pop_back();
