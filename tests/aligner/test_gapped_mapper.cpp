@@ -813,8 +813,9 @@ struct OneContigIndex {
 // A read of a tandem repeat extends dozens of seeds of one chain (each overlaps an extended one
 // on another diagonal, bwa's second test in mem_chain2aln), one per round in bwa's order; the
 // lookahead schedule guesses them ahead (ExtensionPlan::take_ahead), with the same alignments in
-// a few rounds. Repeat: 40 copies of a 23-base unit, each with one substitution of its own so
-// that the seeds are many and short; reads of 150 bases across it and its flanks, with edits.
+// a few rounds. Repeat: 40 copies of a 23-base unit, each with a base of its own drawn anew (most
+// change), so that the seeds are many and short; reads of 150 bases across it and its flanks,
+// each with an N, on either strand.
 TEST_P(GappedMapperTest, TandemRepeatReadsTakeFewRoundsWithTheSameAlignments) {
   std::mt19937_64 rng(53);
   const std::string unit = random_bases(rng, 23);
