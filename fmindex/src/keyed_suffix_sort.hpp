@@ -3,9 +3,9 @@
 // symbols, or a rank), sorted by key as CUB's radix sort of pairs would on the GPU -- and the
 // dynamically scheduled loop over independent pieces of work (blocks, tied groups).
 //
-// radix_sort_by_key: stable LSD radix sort, 8 bits a pass, passes whose digit is the same for every
-// key skipped (one pass over keys that are all equal); O(n) per pass, on the threads asked for,
-// with a scratch array as large as the input.
+// radix_sort_by_key: stable LSD radix sort, 11 bits a pass (8 for short arrays), passes whose
+// digit is the same for every key skipped (one pass over keys that are all equal); O(n) per
+// pass, on the threads asked for, with a scratch array as large as the input.
 #pragma once
 
 #include <algorithm>
@@ -82,29 +82,35 @@ inline void radix_sort_by_key(KeyedSuffix* items, std::uint64_t n, KeyedSuffix* 
   std::uint64_t all_ones = ~std::uint64_t{0}, any_ones = 0;
   for (const auto& b : bits) all_ones &= b[0], any_ones |= b[1];
   const std::uint64_t varying = all_ones ^ any_ones;
-  std::vector<std::array<std::uint64_t, 256>> counts(chunks);
+  // Digits of 11 bits where there are many keys (6 passes over 64 bits instead of 8; a chunk's
+  // 2048 destinations still fit the caches), of 8 below (fewer counts to clear and sum).
+  const unsigned digit_bits = n >= (std::uint64_t{1} << 16) ? 11 : 8;
+  const std::uint64_t digits = std::uint64_t{1} << digit_bits, mask = digits - 1;
+  std::vector<std::uint64_t> counts(chunks * digits);  // chunk c's count of digit d at c * digits + d
   KeyedSuffix *from = items, *to = scratch;
-  for (unsigned shift = 0; shift < 64; shift += 8) {
-    if (((varying >> shift) & 255) == 0) continue;
+  for (unsigned shift = 0; shift < 64; shift += digit_bits) {
+    if (((varying >> shift) & mask) == 0) continue;
     wtmap::detail::parallel_for_ranges(chunks, [&](std::uint64_t first, std::uint64_t last) {
       for (std::uint64_t c = first; c < last; ++c) {
-        counts[c].fill(0);
+        std::uint64_t* own = counts.data() + c * digits;
+        std::fill(own, own + digits, 0);
         const auto [begin, end] = chunk_range(c);
-        for (std::uint64_t i = begin; i < end; ++i) ++counts[c][(from[i].key >> shift) & 255];
+        for (std::uint64_t i = begin; i < end; ++i) ++own[(from[i].key >> shift) & mask];
       }
     }, 1);
     std::uint64_t total = 0;  // counts become each chunk's first slot per digit, in digit-major order
-    for (unsigned d = 0; d < 256; ++d) {
+    for (std::uint64_t d = 0; d < digits; ++d) {
       for (std::uint64_t c = 0; c < chunks; ++c) {
-        const std::uint64_t k = counts[c][d];
-        counts[c][d] = total;
+        const std::uint64_t k = counts[c * digits + d];
+        counts[c * digits + d] = total;
         total += k;
       }
     }
     wtmap::detail::parallel_for_ranges(chunks, [&](std::uint64_t first, std::uint64_t last) {
       for (std::uint64_t c = first; c < last; ++c) {
         const auto [begin, end] = chunk_range(c);
-        for (std::uint64_t i = begin; i < end; ++i) to[counts[c][(from[i].key >> shift) & 255]++] = from[i];
+        std::uint64_t* own = counts.data() + c * digits;
+        for (std::uint64_t i = begin; i < end; ++i) to[own[(from[i].key >> shift) & mask]++] = from[i];
       }
     }, 1);
     std::swap(from, to);
