@@ -1,7 +1,6 @@
 #include "wtmap/aligner/align_stages.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <iterator>
 #include <new>
@@ -175,13 +174,13 @@ void GappedSearchEngine::map_jobs(std::size_t k) {
     const std::optional<InsertSizeModel> model = rescue_model_;
     const std::int32_t unpaired = rescue_unpaired_;
     lock.unlock();
-    double rescue_seconds = 0;
+    StageClock rescue_clock;
     Status status = bound.ok() ? guarded([&]() -> Status {
       WTMAP_TRY(map_job(mapper, *job, released_at));
-      return model && !job->records.empty() ? rescue_job(mapper, *job, *model, unpaired, rescue_seconds) : Status{};
+      return model && !job->records.empty() ? rescue_job(mapper, *job, *model, unpaired, rescue_clock) : Status{};
     }) : bound;
     lock.lock();
-    rescue_seconds_[k] += rescue_seconds;
+    rescue_seconds_[k] += rescue_clock.seconds();
     mapper_seconds_[k] = mapper.stage_seconds();
     job->status = std::move(status);
     job->done = true;
@@ -249,11 +248,9 @@ Status GappedSearchEngine::map_in_parts(gapped::GappedMapper& mapper, Job& job, 
 }
 
 Status GappedSearchEngine::rescue_job(gapped::GappedMapper& mapper, Job& job, const InsertSizeModel& model,
-                                      std::int32_t unpaired, double& seconds) {
-  const auto started = std::chrono::steady_clock::now();
+                                      std::int32_t unpaired, StageClock& clock) {
   std::vector<gapped::GappedReadAlignment> rescued = job.results;
-  const Status status = mapper.rescue_mates(job.records, rescued, model, unpaired);
-  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const Status status = clock.time([&] { return mapper.rescue_mates(job.records, rescued, model, unpaired); });
   if (status.code() == StatusCode::device_out_of_memory) return {};
   WTMAP_TRY(status);
   job.results = std::move(rescued);

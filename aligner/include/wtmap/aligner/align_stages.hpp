@@ -238,7 +238,7 @@ class GappedSearchEngine : public SearchEngine {
   // replaces them once whole (the rescue changes them before its last device call); a device
   // short of memory leaves the rescue to the writer stage (rescue_mates).
   Status rescue_job(gapped::GappedMapper& mapper, Job& job, const InsertSizeModel& model, std::int32_t unpaired,
-                    double& seconds);
+                    StageClock& clock);
   void map_jobs(std::size_t mapper);
   // The job's alignments, whole or in parts of the part size; `released_at` is the part size the
   // mapper last freed its device buffers for.
