@@ -9,6 +9,7 @@
 // seed), chains and regions, and per round one reference window per extending read -- bounded by
 // the batch size times the read length (plus max_occurrences x seeds for the occurrences).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <optional>
 #include <tuple>
@@ -21,6 +22,7 @@
 #include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/aligner/gapped/global.hpp"
 #include "wtmap/aligner/mismatch_search.hpp"
+#include "wtmap/core/detail/host_pages.hpp"
 #include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/fmindex/reference.hpp"
 #include "wtmap/fmindex/smem_seeder.hpp"
@@ -49,13 +51,21 @@ constexpr std::uint64_t kReadsPerThread = 256;
 // (extend_all): enough that a tandem repeat's hundreds of seeds take a handful of rounds.
 constexpr std::size_t kMaxGuesses = 256;
 
+// search_code of every byte: a read's letters are random, and search_code's chain of comparisons
+// mispredicts most of them (encode_read was 5.7 % of a gapped run's CPU time, H200 host, perf).
+constexpr std::array<std::uint8_t, 256> kSearchCodes = [] {
+  std::array<std::uint8_t, 256> table{};
+  for (unsigned b = 0; b < 256; ++b) table[b] = fmindex::search_code(static_cast<char>(b));
+  return table;
+}();
+
 ReadCodes encode_read(const std::string& sequence) {
   ReadCodes r;
   r.forward.resize(sequence.size());
   r.reverse.resize(sequence.size());
   r.hash = 1469598103934665603ull;  // FNV-1a: ties between equal scores follow the read
   for (std::size_t i = 0; i < sequence.size(); ++i) {
-    const std::uint8_t c = fmindex::search_code(sequence[i]);
+    const std::uint8_t c = kSearchCodes[static_cast<unsigned char>(sequence[i])];
     r.forward[i] = c;
     r.reverse[sequence.size() - 1 - i] = complement_code(c);
     r.hash = (r.hash ^ c) * 1099511628211ull;
@@ -181,8 +191,10 @@ struct ExtensionRound {
 struct DpWorkspace {
   explicit DpWorkspace(Backend backend) : aligner(backend) {}
   GappedAligner aligner;
-  std::vector<std::uint8_t> query, target;
-  std::vector<std::uint32_t> cigars;  // reused: a fresh one was some 100 MB of new pages a batch
+  // Rewritten whole by each call, kept between batches (a fresh CIGAR room was some 100 MB of
+  // new pages a batch), in huge pages.
+  wtmap::detail::HostPageVector<std::uint8_t> query, target;
+  wtmap::detail::HostPageVector<std::uint32_t> cigars;
 };
 
 }  // namespace
@@ -200,12 +212,15 @@ struct GappedMapper::Impl {
   DpWorkspace dp, rescue_dp;  // map()'s extensions and CIGARs; rescue_mates()' local alignments and CIGARs
   GappedStageSeconds stage;   // map()'s
 
-  // Per batch: the seeds and their located occurrences.
-  std::vector<std::uint8_t> codes;
+  // Per batch: the seeds and their located occurrences (the large arrays in huge pages).
+  wtmap::detail::HostPageVector<std::uint8_t> codes;
   std::vector<fmindex::SeedingRead> seeding;
-  std::vector<fmindex::Seed> seeds;
+  wtmap::detail::HostPageVector<fmindex::Seed> seeds;
   std::vector<fmindex::SmemResult> seeded;
-  std::vector<std::uint64_t> rows, positions;
+  wtmap::detail::HostPageVector<std::uint64_t> rows, positions;
+  // map()'s reads in progress: the array is kept between batches (a fresh one faulted in some 10 MB
+  // a batch), the reads' own vectors are freed by the next map().
+  std::vector<ReadWork> work;
 
   Status seed_and_locate(const std::vector<ReadCodes>& encoded, std::vector<std::uint64_t>& first_position);
   std::vector<SeedHit> seed_hits(std::size_t read, const std::vector<std::uint64_t>& first_position);
@@ -338,7 +353,7 @@ std::vector<SeedHit> GappedMapper::Impl::seed_hits(std::size_t read, const std::
 template <class QueryLength, class TargetLength, class Fill>
 void lay_out_codes(std::size_t count, QueryLength query_length, TargetLength target_length, Fill fill,
                    std::vector<std::uint64_t>& query_offset, std::vector<std::uint64_t>& target_offset,
-                   std::vector<std::uint8_t>& query, std::vector<std::uint8_t>& target) {
+                   wtmap::detail::HostPageVector<std::uint8_t>& query, wtmap::detail::HostPageVector<std::uint8_t>& target) {
   query_offset.resize(count);
   target_offset.resize(count);
   std::uint64_t q = 0, t = 0;
@@ -577,7 +592,7 @@ Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Rep
     cigar_size += global_max_cigar_ops(qlen, tlen);
   }
   std::vector<GlobalResult> results(tasks.size());
-  std::vector<std::uint32_t>& cigars = ws.cigars;
+  wtmap::detail::HostPageVector<std::uint32_t>& cigars = ws.cigars;
   cigars.resize(std::max<std::uint64_t>(cigar_size, 1));
   const CodeArrays arrays{ws.query.data(), ws.query.size(), ws.target.data(), ws.target.size()};
   if (!tasks.empty()) {
@@ -678,7 +693,8 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
   std::vector<std::uint64_t> first_position;
   WTMAP_TRY(m.seed_and_locate(encoded, first_position));
   alignments.assign(encoded.size(), {});
-  std::vector<ReadWork> work;
+  std::vector<ReadWork>& work = m.work;
+  work.clear();
   for (std::size_t i = 0; i < encoded.size(); ++i) {
     GappedReadAlignment& a = alignments[i];
     const std::size_t length = encoded[i].forward.size();

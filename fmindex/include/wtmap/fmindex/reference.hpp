@@ -63,7 +63,7 @@ int nucleotide_code(char c);
 // other byte -- a code no backward search extends by, so a pattern holding one matches nothing
 // (an N in a read is a mismatch). On the host and the device: `wtmap align` encodes its reads
 // on the GPU.
-WTMAP_HD std::uint8_t search_code(char c) {
+WTMAP_HD constexpr std::uint8_t search_code(char c) {
   // Setting bit 5 folds upper onto lower case, and no byte but a letter onto a letter.
   const unsigned lower = static_cast<unsigned char>(c) | 0x20u;
   return lower == 'a' ? 0 : lower == 'c' ? 1 : lower == 'g' ? 2 : lower == 't' || lower == 'u' ? 3 : 4;

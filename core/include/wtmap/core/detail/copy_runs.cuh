@@ -17,6 +17,7 @@
 
 #include "wtmap/core/buffer.hpp"
 #include "wtmap/core/detail/batch.cuh"
+#include "wtmap/core/detail/host_pages.hpp"
 #include "wtmap/core/detail/parallel.hpp"
 
 namespace wtmap::detail {
@@ -31,7 +32,7 @@ struct CopyRun {
 // The buffers of copy_runs_to_host, grown as needed and reused.
 struct RunStaging {
   Buffer device_runs, device_packed;
-  std::vector<std::byte> host_packed;
+  HostPageVector<std::byte> host_packed;  // rewritten whole by each copy
   // Frees the device buffers (after a batch too large for the device); the next copy makes them.
   void release_device_memory() {
     device_runs = Buffer{};

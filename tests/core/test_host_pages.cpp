@@ -1,0 +1,76 @@
+// detail/host_pages.hpp: a HostPageVector behaves as a std::vector (values kept as it grows past
+// the huge-page size, a class type's new items constructed); its memory is 2 MiB-aligned from
+// 2 MiB up, so that the huge-page hint covers whole pages, and 128-byte aligned below; a request
+// beyond the address space throws rather than wrapping around.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <new>
+#include <vector>
+
+#include "wtmap/core/detail/host_pages.hpp"
+
+namespace wtmap::test {
+namespace {
+
+using detail::HostPageAllocator;
+using detail::HostPageVector;
+
+constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
+
+std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+// Grown element by element from nothing to 3 * 2^20 items (24 MiB: reallocations below and
+// above the huge-page size), then shrunk and grown again: every value is the one written.
+TEST(HostPageVector, KeepsItsValuesAsItGrows) {
+  HostPageVector<std::uint64_t> v;
+  std::vector<std::uint64_t> expected;
+  for (std::uint64_t i = 0; i < 3 * (std::uint64_t{1} << 20); ++i) {
+    v.push_back(i * 2654435761u + 1);
+    expected.push_back(i * 2654435761u + 1);
+  }
+  ASSERT_EQ(v.size(), expected.size());
+  for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], expected[i]) << i;
+  v.resize(1000);
+  v.resize(5 * (std::size_t{1} << 20));
+  for (std::size_t i = 0; i < 1000; ++i) ASSERT_EQ(v[i], expected[i]) << i;
+}
+
+// Default member initialisers still run on resize: only a trivial type's items are left unwritten.
+TEST(HostPageVector, NewItemsOfAClassTypeAreConstructed) {
+  struct Item {
+    std::uint32_t a = 7;
+    std::uint64_t b = 11;
+  };
+  HostPageVector<Item> v(3);
+  v.resize(300000);  // 4.8 MB: huge pages
+  for (const Item& item : v) {
+    ASSERT_EQ(item.a, 7u);
+    ASSERT_EQ(item.b, 11u);
+  }
+}
+
+TEST(HostPageAllocator, AlignsHugeRequestsToTheHugePageAndSmallOnesTo128Bytes) {
+  HostPageAllocator<std::uint8_t> allocator;
+  for (const std::size_t bytes : {std::size_t{1}, std::size_t{4096}, std::size_t{kHugePage - 1}}) {
+    std::uint8_t* p = allocator.allocate(bytes);
+    EXPECT_EQ(address(p) % 128, 0u) << bytes;
+    allocator.deallocate(p, bytes);
+  }
+  for (const std::size_t bytes : {std::size_t{kHugePage}, std::size_t{3 * kHugePage + 5}}) {
+    std::uint8_t* p = allocator.allocate(bytes);
+    EXPECT_EQ(address(p) % kHugePage, 0u) << bytes;
+    p[bytes - 1] = 1;  // the whole request is usable
+    allocator.deallocate(p, bytes);
+  }
+}
+
+TEST(HostPageAllocator, RequestBeyondTheAddressSpaceThrows) {
+  HostPageAllocator<std::uint64_t> allocator;
+  EXPECT_THROW(allocator.allocate(std::numeric_limits<std::size_t>::max() / 4), std::bad_array_new_length);
+  EXPECT_THROW(allocator.allocate(std::numeric_limits<std::size_t>::max() / 16), std::bad_alloc);
+}
+
+}  // namespace
+}  // namespace wtmap::test
