@@ -892,14 +892,19 @@ int align_main(int argc, char** argv) {
   // process's exit, this teardown took some 0.17 s after the output was closed (H100 host;
   // bench/history/RESULTS-2026-11-26.md). Whatever happens after, the objects are empty and
   // their destructors touch no device.
+  // -v -v: when the release began, when the engines and indexes were freed, when the contexts were.
+  double release_times[3] = {-1, -1, -1};
   auto release_gpu_and_indexes = [&] {
+    release_times[0] = log.seconds();
     // Bound to the first GPU, as the caller's thread is: ScopedGpu restores a device whose
     // context exists (binding a thread to a device starts its context).
     if (!use_gpu(lanes.front()->gpu).ok()) return;
     for (const auto& lane : lanes) lane->release();
+    release_times[1] = log.seconds();
     for (const auto& lane : lanes) {  // no device made current again after its reset
       if (lane->gpu >= 0 && use_gpu(lane->gpu).ok()) cudaDeviceReset();  // errors: nothing to do, the run is complete
     }
+    release_times[2] = log.seconds();
   };
   struct Teardown {  // declared after what it releases: runs before their destructors
     aligner::AlignPipeline& pipeline;
@@ -966,6 +971,10 @@ int align_main(int argc, char** argv) {
     if (const Status written = write_stats_json(*stats_file, stats_json(stats)); !written.ok()) return fail("align", written);
   }
   pipeline.wait_for_release();
+  if (c.verbosity >= 2 && release_times[0] >= 0) {
+    log.info("released the engines and indexes %.3f-%.3f, the GPU contexts %.3f-%.3f", release_times[0],
+             release_times[1], release_times[1], release_times[2]);
+  }
   leave_finished_run();
 }
 
