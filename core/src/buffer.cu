@@ -23,6 +23,7 @@ namespace detail {
 void* allocate_host_pages(std::size_t size) {
   constexpr std::size_t kHuge = std::size_t{2} << 20;
   if (size < kHuge) return std::aligned_alloc(128, (size + 127) / 128 * 128);
+  if (size > SIZE_MAX - kHuge) return nullptr;  // rounding up would wrap around to a small block
   const std::size_t rounded = (size + kHuge - 1) / kHuge * kHuge;
   void* p = std::aligned_alloc(kHuge, rounded);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
