@@ -171,13 +171,20 @@ void GappedSearchEngine::map_jobs(std::size_t k) {
     if (stopping_) return;
     const std::shared_ptr<Job> job = std::move(queued_.front());
     queued_.pop_front();
-    const std::optional<InsertSizeModel> model = rescue_model_;
-    const std::int32_t unpaired = rescue_unpaired_;
     lock.unlock();
     StageClock rescue_clock;
     Status status = bound.ok() ? guarded([&]() -> Status {
       WTMAP_TRY(map_job(mapper, *job, released_at));
-      return model && !job->records.empty() ? rescue_job(mapper, *job, *model, unpaired, rescue_clock) : Status{};
+      // The model as of the mapping's end: a paired run's first batches are mapped while the
+      // writer still samples insert sizes, and most end after it settled.
+      std::optional<InsertSizeModel> model;
+      std::int32_t unpaired = 0;
+      {
+        const std::lock_guard<std::mutex> model_lock(mutex_);
+        model = rescue_model_;
+        unpaired = rescue_unpaired_;
+      }
+      return model ? rescue_job(mapper, *job, *model, unpaired, rescue_clock) : Status{};
     }) : bound;
     lock.lock();
     rescue_seconds_[k] += rescue_clock.seconds();
@@ -250,7 +257,7 @@ Status GappedSearchEngine::map_in_parts(gapped::GappedMapper& mapper, Job& job, 
 Status GappedSearchEngine::rescue_job(gapped::GappedMapper& mapper, Job& job, const InsertSizeModel& model,
                                       std::int32_t unpaired, StageClock& clock) {
   std::vector<gapped::GappedReadAlignment> rescued = job.results;
-  const Status status = clock.time([&] { return mapper.rescue_mates(job.records, rescued, model, unpaired); });
+  const Status status = clock.time([&] { return mapper.rescue_mates(job.reads, rescued, model, unpaired); });
   if (status.code() == StatusCode::device_out_of_memory) return {};
   WTMAP_TRY(status);
   job.results = std::move(rescued);
@@ -275,15 +282,6 @@ Status GappedSearchEngine::search(const ReadBatch& batch) {
   if (threads_.empty()) return invalid_argument("GappedSearchEngine::search before start()");
   auto job = std::make_shared<Job>();
   job->reads = gapped::GappedMapper::encode(batch.reads.data(), batch.reads.size());
-  bool rescuing = false;
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    rescuing = rescue_model_.has_value();
-  }
-  if (rescuing) {  // outside the lock, which the mapping threads take for every job
-    job->records.resize(batch.reads.size());
-    for (std::size_t i = 0; i < batch.reads.size(); ++i) job->records[i].sequence = batch.reads[i].sequence;
-  }
   const std::lock_guard<std::mutex> lock(mutex_);
   if (!spare_.empty()) {
     job->results = std::move(spare_.back());

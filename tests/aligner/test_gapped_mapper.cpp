@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <limits>
 #include <mutex>
@@ -1187,15 +1188,16 @@ TEST_P(GappedMapperTest, RescueGivesTheSameBytesForAnySliceOfPairs) {
   }
   // An odd count is no batch of pairs; no model: nothing to do.
   std::vector<GappedReadAlignment> odd(single.begin(), single.begin() + 3);
-  EXPECT_FALSE(m.rescue_mates({reads.begin(), reads.begin() + 3}, odd, rescue_model(), 17).ok());
+  EXPECT_FALSE(m.rescue_mates(std::vector<SeqRecord>(reads.begin(), reads.begin() + 3), odd, rescue_model(), 17).ok());
   std::vector<GappedReadAlignment> unknown = single;
   ASSERT_TRUE(m.rescue_mates(reads, unknown, aligner::InsertSizeModel{}, 17).ok());
   for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(unknown[i]), describe(single[i])) << i;
 }
 
 // The engine's mapping threads, told the model (rescue_on_mapping_threads), rescue each batch
-// they map as GappedMapper::rescue_mates does it, and finish() marks the batch; batches finished
-// before are left to the caller (the writer stage's rescue_mates), which gives the same bytes.
+// whose mapping they end after that as GappedMapper::rescue_mates does it -- one searched before
+// the call included -- and finish() marks the batch; batches finished before are left to the
+// caller (the writer stage's rescue_mates), which gives the same bytes.
 TEST_P(GappedMapperTest, SearchEngineRescuesOnItsMappingThreadsOnceTold) {
   GappedMapper m = mapper();
   std::vector<bool> rescuable;
@@ -1203,17 +1205,38 @@ TEST_P(GappedMapperTest, SearchEngineRescuesOnItsMappingThreadsOnceTold) {
   constexpr std::size_t kPairs = 3;
   const auto expected = rescue_in_slices(m, reads, map_all(m, reads, 2 * kPairs), kPairs);
   aligner::GappedSearchEngine engine;
+  // The fit check runs on the mapping thread before each mapping: there it holds batch 1's.
+  std::mutex gate;
+  std::condition_variable opened;
+  bool open = true;
+  engine.set_fit_check([&](std::size_t) {
+    std::unique_lock<std::mutex> lock(gate);
+    opened.wait(lock, [&] { return open; });
+    return true;
+  });
   ASSERT_TRUE(engine.start(*index_, {}).ok());
   std::vector<aligner::ReadBatch> batches = batches_of(reads, 2 * kPairs);
   ASSERT_GE(batches.size(), 4u);
-  ASSERT_TRUE(engine.search(batches[0]).ok());  // searched before the model is known
+  ASSERT_TRUE(engine.search(batches[0]).ok());  // searched and mapped before the model is known
   ASSERT_TRUE(engine.finish(batches[0]).ok());
   EXPECT_FALSE(batches[0].mates_rescued);
   ASSERT_TRUE(engine.rescue_mates(batches[0].reads, batches[0].gapped_alignments, rescue_model(), 17).ok());
-  engine.rescue_on_mapping_threads(rescue_model(), 17);
   std::vector<GappedReadAlignment> got = batches[0].gapped_alignments;
+  {
+    const std::lock_guard<std::mutex> lock(gate);
+    open = false;
+  }
+  ASSERT_TRUE(engine.search(batches[1]).ok());  // searched before the model is known, mapped after
+  engine.rescue_on_mapping_threads(rescue_model(), 17);
+  {
+    const std::lock_guard<std::mutex> lock(gate);
+    open = true;
+  }
+  opened.notify_all();
   for (std::size_t b = 1; b < batches.size(); ++b) {
-    ASSERT_TRUE(engine.search(batches[b]).ok());
+    if (b > 1) {
+      ASSERT_TRUE(engine.search(batches[b]).ok());
+    }
     ASSERT_TRUE(engine.finish(batches[b]).ok());
     EXPECT_TRUE(batches[b].mates_rescued) << b;
     got.insert(got.end(), batches[b].gapped_alignments.begin(), batches[b].gapped_alignments.end());

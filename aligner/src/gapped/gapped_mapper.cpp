@@ -236,11 +236,11 @@ struct GappedMapper::Impl {
   Status align_reported(DpWorkspace& ws, const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded);
   Status finish_hit(const Region& region, const ReadCodes& read, const std::uint32_t* ops, std::uint32_t n_ops,
                     GappedHit& hit) const;
-  Status align_found(const std::vector<SeqRecord>& reads, const std::vector<Region>& regions,
+  Status align_found(const std::vector<ReadCodes>& reads, const std::vector<Region>& regions,
                      const std::vector<std::size_t>& read_of, std::vector<GappedHit>& hits);
-  Status align_pair_choices(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments,
+  Status align_pair_choices(const std::vector<ReadCodes>& reads, std::vector<GappedReadAlignment>& alignments,
                             const InsertSizeModel& model, std::int32_t unpaired);
-  Status search_windows(const std::vector<SeqRecord>& reads, const std::vector<RescueJob>& jobs,
+  Status search_windows(const std::vector<ReadCodes>& reads, const std::vector<RescueJob>& jobs,
                         std::vector<LocalResult>& found);
   // What a rescued alignment must score to be kept: bwa's --min-seed bar, and -T so that every
   // written hit passes it.
@@ -752,7 +752,7 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
 
 // Every job's mate aligned locally in its window: one batch on the backend, unbanded (the
 // band covers the longest window), the window read on the strand the job names.
-Status GappedMapper::Impl::search_windows(const std::vector<SeqRecord>& reads, const std::vector<RescueJob>& jobs,
+Status GappedMapper::Impl::search_windows(const std::vector<ReadCodes>& reads, const std::vector<RescueJob>& jobs,
                                           std::vector<LocalResult>& found) {
   std::vector<std::int64_t> lo(jobs.size()), hi(jobs.size());
   Scoring sc = options.scoring;
@@ -761,15 +761,15 @@ Status GappedMapper::Impl::search_windows(const std::vector<SeqRecord>& reads, c
     const RescueJob& j = jobs[k];
     strand_span(j.window, reference.contig_length(j.window.contig), lo[k], hi[k]);
     sc.band = std::max<std::int32_t>(
-        {sc.band, static_cast<std::int32_t>(reads[j.read].sequence.size()), static_cast<std::int32_t>(hi[k] - lo[k])});
+        {sc.band, static_cast<std::int32_t>(reads[j.read].forward.size()), static_cast<std::int32_t>(hi[k] - lo[k])});
   }
   std::vector<std::uint64_t> query_at, target_at;
   lay_out_codes(
-      jobs.size(), [&](std::size_t k) { return reads[jobs[k].read].sequence.size(); },
+      jobs.size(), [&](std::size_t k) { return reads[jobs[k].read].forward.size(); },
       [&](std::size_t k) { return static_cast<std::uint64_t>(hi[k] - lo[k]); },
       [&](std::size_t k, std::uint8_t* q, std::uint8_t* t) {
         const RescueJob& j = jobs[k];
-        for (const char c : reads[j.read].sequence) *q++ = fmindex::search_code(c);
+        std::copy(reads[j.read].forward.begin(), reads[j.read].forward.end(), q);
         reference.copy_bases(j.window.contig, j.window.reverse, lo[k], hi[k], t);
       },
       query_at, target_at, rescue_dp.query, rescue_dp.target);
@@ -777,7 +777,7 @@ Status GappedMapper::Impl::search_windows(const std::vector<SeqRecord>& reads, c
   const auto floor = static_cast<std::int32_t>(options.min_seed_length) * options.scoring.match;
   std::vector<LocalTask> tasks(jobs.size());
   for (std::size_t k = 0; k < jobs.size(); ++k) {
-    tasks[k] = {query_at[k], target_at[k], static_cast<std::uint32_t>(reads[jobs[k].read].sequence.size()),
+    tasks[k] = {query_at[k], target_at[k], static_cast<std::uint32_t>(reads[jobs[k].read].forward.size()),
                 static_cast<std::uint32_t>(hi[k] - lo[k]), floor, rescue_bar()};
   }
   found.assign(tasks.size(), {});
@@ -788,6 +788,11 @@ Status GappedMapper::Impl::search_windows(const std::vector<SeqRecord>& reads, c
 }
 
 Status GappedMapper::rescue_mates(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments,
+                                  const InsertSizeModel& model, std::int32_t unpaired) {
+  return rescue_mates(encode(reads.data(), reads.size()), alignments, model, unpaired);
+}
+
+Status GappedMapper::rescue_mates(const std::vector<ReadCodes>& reads, std::vector<GappedReadAlignment>& alignments,
                                   const InsertSizeModel& model, std::int32_t unpaired) {
   Impl& m = *impl_;
   if (alignments.size() != reads.size() || reads.size() % 2 != 0) {
@@ -856,23 +861,19 @@ Status GappedMapper::rescue_mates(const std::vector<SeqRecord>& reads, std::vect
 
 // The hits of regions found beside map() (rescued, or chosen by pairing) -- region r of read
 // read_of[r] -- as map() makes a hit's: one batch of global alignments on rescue_dp.
-Status GappedMapper::Impl::align_found(const std::vector<SeqRecord>& reads, const std::vector<Region>& regions,
+Status GappedMapper::Impl::align_found(const std::vector<ReadCodes>& reads, const std::vector<Region>& regions,
                                        const std::vector<std::size_t>& read_of, std::vector<GappedHit>& hits) {
   hits.assign(regions.size(), {});
-  std::vector<ReadCodes> encoded(regions.size());
   std::vector<Reported> reported;
-  for (std::size_t r = 0; r < regions.size(); ++r) {
-    encoded[r] = encode_read(reads[read_of[r]].sequence);
-    reported.push_back({&regions[r], r, &hits[r]});
-  }
-  return reported.empty() ? Status{} : align_reported(rescue_dp, reported, encoded);
+  for (std::size_t r = 0; r < regions.size(); ++r) reported.push_back({&regions[r], read_of[r], &hits[r]});
+  return reported.empty() ? Status{} : align_reported(rescue_dp, reported, reads);
 }
 
 // The hits pair_gapped_mates will write that no mate holds yet -- a chosen candidate that is not
 // the primary, and its new XA list (gapped_written_candidates) -- as one batch of global
 // alignments, into each mate's pair_hits. The choice is pair_gapped_mates' own (choose_gapped_pair
 // with the same scoring), so it finds them there.
-Status GappedMapper::Impl::align_pair_choices(const std::vector<SeqRecord>& reads,
+Status GappedMapper::Impl::align_pair_choices(const std::vector<ReadCodes>& reads,
                                               std::vector<GappedReadAlignment>& alignments,
                                               const InsertSizeModel& model, std::int32_t unpaired) {
   PairScoring scoring = gapped_pair_scoring(options.scoring, unpaired);

@@ -6,7 +6,7 @@
 
 namespace wtmap::aligner::gapped {
 
-std::vector<RescueJob> plan_rescues(const std::vector<SeqRecord>& reads, const std::vector<GappedReadAlignment>& alignments,
+std::vector<RescueJob> plan_rescues(const std::vector<ReadCodes>& reads, const std::vector<GappedReadAlignment>& alignments,
                                     const InsertSizeModel& model, std::int32_t unpaired, const MapperReference& reference,
                                     const GappedOptions& options) {
   std::vector<RescueJob> jobs;
@@ -15,7 +15,7 @@ std::vector<RescueJob> plan_rescues(const std::vector<SeqRecord>& reads, const s
     const std::vector<MateHit> hits[2] = {mate_hits(alignments[first]), mate_hits(alignments[first + 1])};
     for (std::size_t m = 0; m < 2; ++m) {
       const std::size_t other = first + 1 - m;
-      const std::size_t length = reads[other].sequence.size();
+      const std::size_t length = reads[other].forward.size();
       if (hits[m].empty() || length < options.min_seed_length || length > options.max_read_length) continue;
       std::size_t anchors = 0;
       for (const MateHit& anchor : hits[m]) {

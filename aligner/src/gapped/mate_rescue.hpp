@@ -31,7 +31,7 @@ struct RescueJob {
 // kMaxRescueWindow, the other mate is outside the mapper's lengths, or it already has a hit the
 // model pairs with this one. In
 // pair order, mate 1's anchors first, each mate's in hit order.
-std::vector<RescueJob> plan_rescues(const std::vector<SeqRecord>& reads, const std::vector<GappedReadAlignment>& alignments,
+std::vector<RescueJob> plan_rescues(const std::vector<ReadCodes>& reads, const std::vector<GappedReadAlignment>& alignments,
                                     const InsertSizeModel& model, std::int32_t unpaired, const MapperReference& reference,
                                     const GappedOptions& options);
 

@@ -194,11 +194,12 @@ class GappedSearchEngine : public SearchEngine {
   gapped::GappedStageSeconds stage_seconds() const;
   // GappedMapper::rescue_mates on pairs that were mapped here: from the writer stage, while the
   // mapping threads map later batches (a mapper of its own; one call at a time). For the batches
-  // finished before rescue_on_mapping_threads.
+  // whose mapping ended before rescue_on_mapping_threads.
   Status rescue_mates(const std::vector<SeqRecord>& reads, std::vector<gapped::GappedReadAlignment>& alignments,
                       const InsertSizeModel& model, std::int32_t unpaired);
-  // From now on each mapping thread rescues the mates of the batches it maps, once mapped, with
-  // this model (the pairs' sink settled it): the rescue then runs on every mapping thread rather
+  // From now on each mapping thread rescues the mates of the batches whose mapping it ends (those
+  // in progress included), with this model (the pairs' sink settled it), from the codes the
+  // mapping read: the rescue then runs on every mapping thread rather
   // than on the writer's alone, where it was the slowest stage of a paired run (1.27 of the write
   // stage's 2.05 busy seconds for 5*10^5 pairs, H200). finish() marks such a batch mates_rescued.
   // Batches of pairs only (mates 2p and 2p + 1), as every batch is once a pairs' sink calls this.
@@ -225,10 +226,7 @@ class GappedSearchEngine : public SearchEngine {
 
  private:
   struct Job {
-    std::vector<gapped::ReadCodes> reads;
-    // The reads' bases for the rescue, where a model was set by search() (the pipeline moves the
-    // batch itself on to the finish stage).
-    std::vector<SeqRecord> records;
+    std::vector<gapped::ReadCodes> reads;  // what the mapping, and the rescue, read
     std::vector<gapped::GappedReadAlignment> results;
     Status status;
     bool done = false;

@@ -132,6 +132,9 @@ class GappedMapper {
   // own DP buffers), not beside another rescue_mates().
   Status rescue_mates(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments,
                       const InsertSizeModel& model, std::int32_t unpaired);
+  // The same from the reads' codes (encode), which a caller that mapped them from codes still holds.
+  Status rescue_mates(const std::vector<ReadCodes>& reads, std::vector<GappedReadAlignment>& alignments,
+                      const InsertSizeModel& model, std::int32_t unpaired);
 
   // Frees the device buffers map() keeps between batches (seeding, the index's locate workspace,
   // the DP's); the next map() makes them anew, for its own size. Not rescue_mates()' DP buffers,
