@@ -167,16 +167,20 @@ void GappedSearchEngine::map_jobs(std::size_t k) {
   const Status bound = gpu_.enter();  // this thread's mapper lives on the engine's GPU
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [&] { return stopping_ || !queued_.empty(); });
+    changed_.wait(lock, [&] { return stopping_ || !to_rescue_.empty() || !queued_.empty(); });
     if (stopping_) return;
-    const std::shared_ptr<Job> job = std::move(queued_.front());
-    queued_.pop_front();
+    // A mapped batch waiting for its rescue goes first: it is among the oldest in flight, which
+    // finish() waits for.
+    const bool rescue_only = !to_rescue_.empty();
+    std::deque<std::shared_ptr<Job>>& from = rescue_only ? to_rescue_ : queued_;
+    const std::shared_ptr<Job> job = std::move(from.front());
+    from.pop_front();
     lock.unlock();
     StageClock rescue_clock;
     Status status = bound.ok() ? guarded([&]() -> Status {
-      WTMAP_TRY(map_job(mapper, *job, released_at));
-      // The model as of the mapping's end: a paired run's first batches are mapped while the
-      // writer still samples insert sizes, and most end after it settled.
+      if (!rescue_only) WTMAP_TRY(map_job(mapper, *job, released_at));
+      // The model as of the mapping's end (a batch mapped while the writer still sampled insert
+      // sizes may end after it settled).
       std::optional<InsertSizeModel> model;
       std::int32_t unpaired = 0;
       {
@@ -269,6 +273,14 @@ void GappedSearchEngine::rescue_on_mapping_threads(const InsertSizeModel& model,
   const std::lock_guard<std::mutex> lock(mutex_);
   rescue_model_ = model;
   rescue_unpaired_ = unpaired;
+  // The batches mapped before and not yet finished: the first free mapping threads rescue them,
+  // several at once, rather than the writer's one mapper one after another as they reach it.
+  for (const std::shared_ptr<Job>& job : in_flight_) {
+    if (!job->done || job->rescued || !job->status.ok()) continue;
+    job->done = false;
+    to_rescue_.push_back(job);
+  }
+  if (!to_rescue_.empty()) changed_.notify_all();
 }
 
 double GappedSearchEngine::mapping_rescue_seconds() const {
@@ -328,6 +340,7 @@ void GappedSearchEngine::release() {
     const std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
     queued_.clear();
+    to_rescue_.clear();
     changed_.notify_all();
   }
   for (std::thread& t : threads_) t.join();

@@ -1246,6 +1246,55 @@ TEST_P(GappedMapperTest, SearchEngineRescuesOnItsMappingThreadsOnceTold) {
   EXPECT_GT(engine.mapping_rescue_seconds(), 0.0);
 }
 
+// A batch mapped before rescue_on_mapping_threads but not yet finished is rescued by a mapping
+// thread before finish() hands it over. One mapping thread, so that when it starts on batch 1
+// (the fit check, held there), batch 0 is mapped.
+TEST_P(GappedMapperTest, SearchEngineRescuesTheBatchesMappedBeforeItWasTold) {
+  GappedMapper m = mapper();
+  std::vector<bool> rescuable;
+  const std::vector<SeqRecord> reads = rescue_pairs(*reference_, rescuable);
+  constexpr std::size_t kPairs = 3;
+  const auto expected = rescue_in_slices(m, reads, map_all(m, reads, 2 * kPairs), kPairs);
+  aligner::GappedSearchEngine engine;
+  std::mutex gate;
+  std::condition_variable changed;
+  std::size_t checks = 0;
+  bool open = false;
+  engine.set_fit_check([&](std::size_t) {
+    std::unique_lock<std::mutex> lock(gate);
+    ++checks;
+    changed.notify_all();
+    changed.wait(lock, [&] { return open || checks == 1; });
+    return true;
+  });
+  ASSERT_TRUE(engine.start(*index_, {}, 1).ok());
+  std::vector<aligner::ReadBatch> batches = batches_of(reads, 2 * kPairs);
+  ASSERT_GE(batches.size(), 3u);
+  ASSERT_TRUE(engine.search(batches[0]).ok());
+  ASSERT_TRUE(engine.search(batches[1]).ok());
+  {
+    std::unique_lock<std::mutex> lock(gate);
+    changed.wait(lock, [&] { return checks == 2; });  // batch 0 mapped, batch 1's mapping held
+  }
+  engine.rescue_on_mapping_threads(rescue_model(), 17);
+  {
+    const std::lock_guard<std::mutex> lock(gate);
+    open = true;
+  }
+  changed.notify_all();
+  std::vector<GappedReadAlignment> got;
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    if (b > 1) {
+      ASSERT_TRUE(engine.search(batches[b]).ok());
+    }
+    ASSERT_TRUE(engine.finish(batches[b]).ok());
+    EXPECT_TRUE(batches[b].mates_rescued) << b;
+    got.insert(got.end(), batches[b].gapped_alignments.begin(), batches[b].gapped_alignments.end());
+  }
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(describe(got[i]), describe(expected[i])) << i;
+}
+
 // A given model with a huge max (-I 300,20,25000: proper inserts in [220, 25000]) makes windows of
 // up to 25000 - 220 + 120 bases, cut at the contig's ends; those longer than 20000 are not searched.
 TEST_P(GappedMapperTest, RescueSkipsWindowsLongerThanTwiceBwasMaxIns) {
