@@ -260,11 +260,9 @@ Status GappedSearchEngine::map_in_parts(gapped::GappedMapper& mapper, Job& job, 
 
 Status GappedSearchEngine::rescue_job(gapped::GappedMapper& mapper, Job& job, const InsertSizeModel& model,
                                       std::int32_t unpaired, StageClock& clock) {
-  std::vector<gapped::GappedReadAlignment> rescued = job.results;
-  const Status status = clock.time([&] { return mapper.rescue_mates(job.reads, rescued, model, unpaired); });
-  if (status.code() == StatusCode::device_out_of_memory) return {};
+  const Status status = clock.time([&] { return mapper.rescue_mates(job.reads, job.results, model, unpaired); });
+  if (status.code() == StatusCode::device_out_of_memory) return {};  // the alignments as mapped
   WTMAP_TRY(status);
-  job.results = std::move(rescued);
   job.rescued = true;
   return {};
 }

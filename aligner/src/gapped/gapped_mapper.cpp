@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdint>
+#include <deque>
 #include <optional>
 #include <tuple>
 
@@ -197,6 +199,43 @@ struct DpWorkspace {
   wtmap::detail::HostPageVector<std::uint32_t> cigars;
 };
 
+// rescue_mates' changes to a batch's alignments, kept apart until its last device call has
+// returned: a read's alignment is copied the first time it changes (the few that gain rescued or
+// paired hits), and commit() moves the copies in. So a rescue short of device memory leaves the
+// batch as it was, without a copy of the whole batch. A read that holds pair_hits (rescued
+// before) is copied at once with them cleared, as a rescue starts from none.
+class AlignmentEdits {
+ public:
+  explicit AlignmentEdits(std::vector<GappedReadAlignment>& batch) : batch_(batch), copy_of_(batch.size(), kNone) {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (!batch[i].pair_hits.empty()) edit(i).pair_hits.clear();
+    }
+  }
+  std::size_t size() const { return batch_.size(); }
+  // Read i's alignment as changed so far.
+  const GappedReadAlignment& operator[](std::size_t i) const {
+    return copy_of_[i] == kNone ? batch_[i] : copies_[copy_of_[i]];
+  }
+  GappedReadAlignment& edit(std::size_t i) {
+    if (copy_of_[i] == kNone) {
+      copy_of_[i] = copies_.size();
+      copies_.push_back(batch_[i]);
+    }
+    return copies_[copy_of_[i]];
+  }
+  void commit() {
+    for (std::size_t i = 0; i < batch_.size(); ++i) {
+      if (copy_of_[i] != kNone) batch_[i] = std::move(copies_[copy_of_[i]]);
+    }
+  }
+
+ private:
+  static constexpr std::size_t kNone = SIZE_MAX;
+  std::vector<GappedReadAlignment>& batch_;
+  std::vector<std::size_t> copy_of_;
+  std::deque<GappedReadAlignment> copies_;  // stable references for edit()
+};
+
 }  // namespace
 
 struct GappedMapper::Impl {
@@ -238,7 +277,7 @@ struct GappedMapper::Impl {
                     GappedHit& hit) const;
   Status align_found(const std::vector<ReadCodes>& reads, const std::vector<Region>& regions,
                      const std::vector<std::size_t>& read_of, std::vector<GappedHit>& hits);
-  Status align_pair_choices(const std::vector<ReadCodes>& reads, std::vector<GappedReadAlignment>& alignments,
+  Status align_pair_choices(const std::vector<ReadCodes>& reads, AlignmentEdits& alignments,
                             const InsertSizeModel& model, std::int32_t unpaired);
   Status search_windows(const std::vector<ReadCodes>& reads, const std::vector<RescueJob>& jobs,
                         std::vector<LocalResult>& found);
@@ -799,7 +838,7 @@ Status GappedMapper::rescue_mates(const std::vector<ReadCodes>& reads, std::vect
     return invalid_argument("rescue_mates: " + std::to_string(reads.size()) + " reads (pairs: an even number), " +
                             std::to_string(alignments.size()) + " alignments");
   }
-  for (GappedReadAlignment& a : alignments) a.pair_hits.clear();  // add_rescued_hits and align_pair_choices fill them
+  AlignmentEdits edits(alignments);  // add_rescued_hits and align_pair_choices fill pair_hits anew
   const std::vector<RescueJob> jobs = plan_rescues(reads, alignments, model, unpaired, m.reference, m.options);
   std::vector<LocalResult> found;
   WTMAP_TRY(m.search_windows(reads, jobs, found));
@@ -853,10 +892,12 @@ Status GappedMapper::rescue_mates(const std::vector<ReadCodes>& reads, std::vect
       rescued.push_back(std::move(hits[order[end]]));
       tandem.push_back(regions[order[end]].csub);
     }
-    add_rescued_hits(alignments[read_of[order[begin]]], rescued, tandem, regions[order[begin]].seed_coverage, m.options);
+    add_rescued_hits(edits.edit(read_of[order[begin]]), rescued, tandem, regions[order[begin]].seed_coverage, m.options);
     begin = end;
   }
-  return m.align_pair_choices(reads, alignments, model, unpaired);
+  WTMAP_TRY(m.align_pair_choices(reads, edits, model, unpaired));
+  edits.commit();
+  return {};
 }
 
 // The hits of regions found beside map() (rescued, or chosen by pairing) -- region r of read
@@ -873,8 +914,7 @@ Status GappedMapper::Impl::align_found(const std::vector<ReadCodes>& reads, cons
 // the primary, and its new XA list (gapped_written_candidates) -- as one batch of global
 // alignments, into each mate's pair_hits. The choice is pair_gapped_mates' own (choose_gapped_pair
 // with the same scoring), so it finds them there.
-Status GappedMapper::Impl::align_pair_choices(const std::vector<ReadCodes>& reads,
-                                              std::vector<GappedReadAlignment>& alignments,
+Status GappedMapper::Impl::align_pair_choices(const std::vector<ReadCodes>& reads, AlignmentEdits& alignments,
                                               const InsertSizeModel& model, std::int32_t unpaired) {
   PairScoring scoring = gapped_pair_scoring(options.scoring, unpaired);
   scoring.xa_drop_ratio = options.xa_drop_ratio;
@@ -882,8 +922,8 @@ Status GappedMapper::Impl::align_pair_choices(const std::vector<ReadCodes>& read
   std::vector<Region> regions;
   std::vector<std::size_t> read_of;
   for (std::size_t first = 0; first + 1 < alignments.size(); first += 2) {
-    GappedReadAlignment& a0 = alignments[first];
-    GappedReadAlignment& a1 = alignments[first + 1];
+    const GappedReadAlignment& a0 = alignments[first];
+    const GappedReadAlignment& a1 = alignments[first + 1];
     const GappedReadAlignment* mates[2] = {&a0, &a1};
     std::vector<PairCandidate> candidates[2];
     const PairChoice choice = choose_gapped_pair(a0, a1, model, scoring, candidates);
@@ -898,7 +938,7 @@ Status GappedMapper::Impl::align_pair_choices(const std::vector<ReadCodes>& read
   }
   std::vector<GappedHit> hits;
   WTMAP_TRY(align_found(reads, regions, read_of, hits));
-  for (std::size_t r = 0; r < regions.size(); ++r) alignments[read_of[r]].pair_hits.push_back(std::move(hits[r]));
+  for (std::size_t r = 0; r < regions.size(); ++r) alignments.edit(read_of[r]).pair_hits.push_back(std::move(hits[r]));
   return {};
 }
 

@@ -233,9 +233,9 @@ class GappedSearchEngine : public SearchEngine {
     bool done = false;
     bool rescued = false;
   };
-  // After the mapping: the job's mates rescued with `model`, into a copy of its alignments that
-  // replaces them once whole (the rescue changes them before its last device call); a device
-  // short of memory leaves the rescue to the writer stage (rescue_mates).
+  // After the mapping: the job's mates rescued with `model`; a device short of memory leaves the
+  // alignments as mapped (rescue_mates changes nothing on an error) and the rescue to the writer
+  // stage (rescue_mates).
   Status rescue_job(gapped::GappedMapper& mapper, Job& job, const InsertSizeModel& model, std::int32_t unpaired,
                     StageClock& clock);
   void map_jobs(std::size_t mapper);

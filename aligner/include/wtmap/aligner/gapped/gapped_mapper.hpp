@@ -128,8 +128,9 @@ class GappedMapper {
   // candidate of both mates, with -U `unpaired` and the options' scoring, -h and XA share, as
   // pair_gapped_mates makes it): a mate that will be written at a candidate no hit holds, or with
   // an XA list holding such candidates, gets their hits in pair_hits, one more batch of global
-  // alignments. Nothing without a known model. The result depends on each pair and the model only. May run while map() runs on another thread (each has its
-  // own DP buffers), not beside another rescue_mates().
+  // alignments. Nothing without a known model. The result depends on each pair and the model
+  // only; on an error (device_out_of_memory too) `alignments` are as they were. May run while
+  // map() runs on another thread (each has its own DP buffers), not beside another rescue_mates().
   Status rescue_mates(const std::vector<SeqRecord>& reads, std::vector<GappedReadAlignment>& alignments,
                       const InsertSizeModel& model, std::int32_t unpaired);
   // The same from the reads' codes (encode), which a caller that mapped them from codes still holds.
