@@ -10,6 +10,7 @@
 #include "wtmap/aligner/align_pipeline.hpp"
 #include "wtmap/aligner/batch_reader.hpp"
 #include "wtmap/core/detail/parallel.hpp"
+#include "wtmap/core/detail/thread_name.hpp"
 
 namespace wtmap::aligner {
 
@@ -154,7 +155,12 @@ Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::Ga
   mapper_seconds_.assign(mappers_.size(), {});
   rescue_seconds_.assign(mappers_.size(), 0);
   try {
-    for (std::size_t k = 0; k < mappers_.size(); ++k) threads_.emplace_back([this, k] { map_jobs(k); });
+    for (std::size_t k = 0; k < mappers_.size(); ++k) {
+      threads_.emplace_back([this, k] {
+        wtmap::detail::name_this_thread("wtmap-map");
+        map_jobs(k);
+      });
+    }
   } catch (const std::system_error&) {  // the system refused a thread: the ones started do the work
     if (threads_.empty()) return {StatusCode::unavailable, "the system refused a mapping thread"};
   }

@@ -19,6 +19,7 @@
 
 #include "igzip_input.hpp"
 #include "wtmap/aligner/bounded_queue.hpp"
+#include "wtmap/core/detail/thread_name.hpp"
 #include "wtmap/io/bgzf_input.hpp"
 #include "wtmap/io/input_file.hpp"
 #include "wtmap/fmindex/reference.hpp"
@@ -75,6 +76,7 @@ struct SeqReader::Impl {
 
   void start_inflater() {
     inflater = std::thread([this] {
+      wtmap::detail::name_this_thread("wtmap-inflate");
       while (true) {
         Chunk c;
         try {

@@ -1,13 +1,17 @@
 // core/detail/parallel.hpp: parallel_for_ranges covers [0, n) exactly once, also when the system
 // refuses to create its threads (a child process under a small address-space limit, which holds
-// for root too), where it once ended the process in std::terminate.
+// for root too), where it once ended the process in std::terminate; its workers carry the name
+// detail/thread_name.hpp gives them (what a per-thread profile sorts by), the caller keeps its own.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <dirent.h>
 #include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -88,6 +92,38 @@ void run_under_a_limit_that_refuses_threads() {
   }
   set_cpu_threads(8);
   std::_Exit(visits(10000) == std::vector<int>(10000, 1) && warm.size() == 100 ? 0 : 1);
+}
+
+// The names of this process's threads (Linux: /proc/self/task/*/comm).
+std::vector<std::string> thread_names() {
+  std::vector<std::string> names;
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return names;
+  while (const dirent* e = readdir(tasks)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string name;
+    if (std::getline(comm, name)) names.push_back(name);
+  }
+  closedir(tasks);
+  return names;
+}
+
+TEST(ParallelForRanges, WorkersAreNamedAndTheCallerKeepsItsName) {
+  if (thread_names().empty()) GTEST_SKIP() << "no /proc/self/task here";
+  std::string before;
+  std::getline(std::ifstream("/proc/thread-self/comm"), before);
+  std::atomic<int> ran{0};
+  const unsigned limit = cpu_thread_limit().exchange(4);  // ranges for 4 threads: workers start
+  parallel_for_ranges(64, [&](std::uint64_t, std::uint64_t) { ran.fetch_add(1); }, 1);
+  cpu_thread_limit().store(limit);
+  EXPECT_EQ(ran.load(), 4);
+  const std::vector<std::string> names = thread_names();
+  EXPECT_GE(std::count(names.begin(), names.end(), "wtmap-pool"), 1);
+  std::string after;
+  std::getline(std::ifstream("/proc/thread-self/comm"), after);
+  EXPECT_EQ(after, before);
+  EXPECT_NE(after, "wtmap-pool");
 }
 
 TEST(ParallelForRanges, ThreadsTheSystemRefusesRunOnTheCallingThread) {

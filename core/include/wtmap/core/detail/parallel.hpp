@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "wtmap/core/detail/thread_name.hpp"
+
 namespace wtmap::detail {
 
 inline std::atomic<unsigned>& cpu_thread_limit() {
@@ -100,7 +102,10 @@ class ParallelPool {
     wanted = std::min(wanted, kMaxWorkers);
     while (workers_ < wanted) {
       try {
-        std::thread([this] { serve(); }).detach();
+        std::thread([this] {
+          name_this_thread("wtmap-pool");
+          serve();
+        }).detach();
       } catch (const std::system_error&) {  // the system refused a thread (ulimit -u, ulimit -v)
         return;
       } catch (const std::bad_alloc&) {
