@@ -1194,6 +1194,23 @@ TEST_P(GappedMapperTest, RescueGivesTheSameBytesForAnySliceOfPairs) {
   for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(unknown[i]), describe(single[i])) << i;
 }
 
+// The engine's batches from `first` on, those from `unsearched` searched first, each finished
+// rescued by the mapping threads: their alignments after `got` equal `expected`.
+void finish_rescued_batches(aligner::GappedSearchEngine& engine, std::vector<aligner::ReadBatch>& batches,
+                            std::size_t first, std::size_t unsearched, std::vector<GappedReadAlignment> got,
+                            const std::vector<GappedReadAlignment>& expected) {
+  for (std::size_t b = first; b < batches.size(); ++b) {
+    if (b >= unsearched) {
+      ASSERT_TRUE(engine.search(batches[b]).ok());
+    }
+    ASSERT_TRUE(engine.finish(batches[b]).ok());
+    EXPECT_TRUE(batches[b].mates_rescued) << b;
+    got.insert(got.end(), batches[b].gapped_alignments.begin(), batches[b].gapped_alignments.end());
+  }
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(describe(got[i]), describe(expected[i])) << i;
+}
+
 // The engine's mapping threads, told the model (rescue_on_mapping_threads), rescue each batch
 // whose mapping they end after that as GappedMapper::rescue_mates does it -- one searched before
 // the call included -- and finish() marks the batch; batches finished before are left to the
@@ -1233,16 +1250,7 @@ TEST_P(GappedMapperTest, SearchEngineRescuesOnItsMappingThreadsOnceTold) {
     open = true;
   }
   opened.notify_all();
-  for (std::size_t b = 1; b < batches.size(); ++b) {
-    if (b > 1) {
-      ASSERT_TRUE(engine.search(batches[b]).ok());
-    }
-    ASSERT_TRUE(engine.finish(batches[b]).ok());
-    EXPECT_TRUE(batches[b].mates_rescued) << b;
-    got.insert(got.end(), batches[b].gapped_alignments.begin(), batches[b].gapped_alignments.end());
-  }
-  ASSERT_EQ(got.size(), expected.size());
-  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(describe(got[i]), describe(expected[i])) << i;
+  finish_rescued_batches(engine, batches, 1, 2, std::move(got), expected);
   EXPECT_GT(engine.mapping_rescue_seconds(), 0.0);
 }
 
@@ -1282,17 +1290,7 @@ TEST_P(GappedMapperTest, SearchEngineRescuesTheBatchesMappedBeforeItWasTold) {
     open = true;
   }
   changed.notify_all();
-  std::vector<GappedReadAlignment> got;
-  for (std::size_t b = 0; b < batches.size(); ++b) {
-    if (b > 1) {
-      ASSERT_TRUE(engine.search(batches[b]).ok());
-    }
-    ASSERT_TRUE(engine.finish(batches[b]).ok());
-    EXPECT_TRUE(batches[b].mates_rescued) << b;
-    got.insert(got.end(), batches[b].gapped_alignments.begin(), batches[b].gapped_alignments.end());
-  }
-  ASSERT_EQ(got.size(), expected.size());
-  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(describe(got[i]), describe(expected[i])) << i;
+  finish_rescued_batches(engine, batches, 0, 2, {}, expected);
 }
 
 // A given model with a huge max (-I 300,20,25000: proper inserts in [220, 25000]) makes windows of
