@@ -971,7 +971,7 @@ int align_main(int argc, char** argv) {
     if (const Status written = write_stats_json(*stats_file, stats_json(stats)); !written.ok()) return fail("align", written);
   }
   pipeline.wait_for_release();
-  if (c.verbosity >= 2 && release_times[0] >= 0) {
+  if (c.verbosity >= 2 && release_times[2] >= 0) {  // a release that ran to its end
     log.info("released the engines and indexes %.3f-%.3f, the GPU contexts %.3f-%.3f", release_times[0],
              release_times[1], release_times[1], release_times[2]);
   }
