@@ -102,10 +102,9 @@ class ParallelPool {
     wanted = std::min(wanted, kMaxWorkers);
     while (workers_ < wanted) {
       try {
-        std::thread([this] {
-          name_this_thread("wtmap-pool");
-          serve();
-        }).detach();
+        std::thread worker([this] { serve(); });
+        name_thread(worker, "wtmap-pool");
+        worker.detach();
       } catch (const std::system_error&) {  // the system refused a thread (ulimit -u, ulimit -v)
         return;
       } catch (const std::bad_alloc&) {
