@@ -30,11 +30,11 @@ class BatchWarmer {
   BatchWarmer(std::size_t batch_size, std::size_t most, unsigned threads) {
     for (unsigned t = 0; t < threads; ++t) {
       threads_.emplace_back([this, batch_size, most] {
-        wtmap::detail::name_this_thread("wtmap-warm");
         while (claimed_.fetch_add(1) < most) {
           if (!ready_.push(make(batch_size))) return;
         }
       });
+      wtmap::detail::name_thread(threads_.back(), "wtmap-warm");
     }
   }
   ~BatchWarmer() {
@@ -340,12 +340,12 @@ void AlignPipeline::start_reading(ReadSource& source) {
   Impl& p = *impl_;
   if (p.read_thread.joinable()) return;
   p.read_thread = std::thread([&p, &source] {
-    wtmap::detail::name_this_thread("wtmap-read");
     p.read_status = guarded([&] { return p.read_all(source); });
     if (!p.read_status.ok()) p.fail_all();
     p.to_search.close();
     p.warmer.close();  // no batch is needed any more
   });
+  wtmap::detail::name_thread(p.read_thread, "wtmap-read");
 }
 
 Status AlignPipeline::run(SearchEngine* engine, AlignmentSink& sink, std::function<void()> release) {
@@ -364,21 +364,17 @@ Status AlignPipeline::run(const std::vector<SearchEngine*>& engines, AlignmentSi
   for (SearchEngine* engine : engines) p.lanes.push_back(std::make_unique<Lane>(engine));
   p.engines_known.store(true, std::memory_order_release);
   p.write_thread = std::thread([&p, &sink] {
-    wtmap::detail::name_this_thread("wtmap-write");
     p.write_status = guarded([&] { return p.write_all(sink); });
     if (!p.write_status.ok()) p.fail_all();  // on a write error, stop the stages before it too
   });
+  wtmap::detail::name_thread(p.write_thread, "wtmap-write");
   for (std::size_t k = 0; k < p.lanes.size(); ++k) {
     Lane& lane = *p.lanes[k];
-    lane.finish_thread = std::thread([&p, &lane, &release] {
-      wtmap::detail::name_this_thread("wtmap-finish");
-      p.run_finish(lane, release);
-    });
+    lane.finish_thread = std::thread([&p, &lane, &release] { p.run_finish(lane, release); });
+    wtmap::detail::name_thread(lane.finish_thread, "wtmap-finish");
     if (k > 0) {
-      lane.search_thread = std::thread([&p, &lane] {
-        wtmap::detail::name_this_thread("wtmap-search");
-        p.run_search(lane);
-      });
+      lane.search_thread = std::thread([&p, &lane] { p.run_search(lane); });
+      wtmap::detail::name_thread(lane.search_thread, "wtmap-search");
     }
   }
   p.run_search(*p.lanes[0]);

@@ -156,10 +156,8 @@ Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::Ga
   rescue_seconds_.assign(mappers_.size(), 0);
   try {
     for (std::size_t k = 0; k < mappers_.size(); ++k) {
-      threads_.emplace_back([this, k] {
-        wtmap::detail::name_this_thread("wtmap-map");
-        map_jobs(k);
-      });
+      threads_.emplace_back([this, k] { map_jobs(k); });
+      wtmap::detail::name_thread(threads_.back(), "wtmap-map");
     }
   } catch (const std::system_error&) {  // the system refused a thread: the ones started do the work
     if (threads_.empty()) return {StatusCode::unavailable, "the system refused a mapping thread"};

@@ -76,7 +76,6 @@ struct SeqReader::Impl {
 
   void start_inflater() {
     inflater = std::thread([this] {
-      wtmap::detail::name_this_thread("wtmap-inflate");
       while (true) {
         Chunk c;
         try {
@@ -103,6 +102,7 @@ struct SeqReader::Impl {
       }
       chunks.close();  // the parser drains what is queued, then sees the end
     });
+    wtmap::detail::name_thread(inflater, "wtmap-inflate");
   }
 
   // Up to `capacity` bytes of the inflated input; 0 at its end.
