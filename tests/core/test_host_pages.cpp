@@ -1,10 +1,14 @@
 // detail/host_pages.hpp: a HostPageVector behaves as a std::vector (values kept as it grows past
 // the huge-page size, a class type's new items constructed); its memory is 2 MiB-aligned from
 // 2 MiB up, so that the huge-page hint covers whole pages, and 128-byte aligned below; a request
-// beyond the address space throws rather than wrapping around.
+// beyond the address space throws rather than wrapping around. detail/default_init_allocator.hpp:
+// a resize within the capacity leaves the new items of a trivial type as the memory held them,
+// over std::allocator as over the huge pages.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <limits>
 #include <new>
 #include <vector>
@@ -14,6 +18,7 @@
 namespace wtmap::test {
 namespace {
 
+using detail::DefaultInitialising;
 using detail::HostPageAllocator;
 using detail::HostPageVector;
 
@@ -49,6 +54,24 @@ TEST(HostPageVector, NewItemsOfAClassTypeAreConstructed) {
     ASSERT_EQ(item.a, 7u);
     ASSERT_EQ(item.b, 11u);
   }
+}
+
+// Bytes written, the vector shrunk, then grown again within its capacity: a value-initialising
+// resize would zero them (std::byte may be read while indeterminate).
+template <class Vector>
+void expect_regrown_bytes_unwritten(std::size_t n) {
+  Vector v(n);
+  const std::byte* before = v.data();
+  for (std::byte& b : v) b = std::byte{0xA5};
+  v.resize(0);
+  v.resize(n);
+  ASSERT_EQ(v.data(), before);  // the same memory, no reallocation
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(v[i], std::byte{0xA5}) << i;
+}
+
+TEST(DefaultInitialising, ResizeLeavesNewTrivialItemsUnwritten) {
+  expect_regrown_bytes_unwritten<std::vector<std::byte, DefaultInitialising<std::allocator<std::byte>>>>(100000);
+  expect_regrown_bytes_unwritten<HostPageVector<std::byte>>(3 * kHugePage);
 }
 
 TEST(HostPageAllocator, AlignsHugeRequestsToTheHugePageAndSmallOnesTo128Bytes) {

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "wtmap/core/detail/default_init_allocator.hpp"
+
 namespace wtmap::detail {
 
 // `bytes` of host memory, 128-byte aligned, to be released with std::free; null when there is
@@ -30,13 +32,7 @@ inline HostPageBytes allocate_host_page_bytes(std::size_t bytes) {
   return HostPageBytes(static_cast<std::uint8_t*>(allocate_host_pages(bytes)));
 }
 
-// std::allocator's interface over allocate_host_pages, whose resize leaves new items
-// default-initialised (a trivial type's unwritten, not zeroed). For the large rooms that a batch
-// step rewrites whole each time and that live as long as their owner (the gapped mapper's codes,
-// seeds, occurrences and CIGAR rooms, some 200 MB a mapper for 50000 reads of 150 bases): their
-// first batch then faults in some hundred 2 MiB pages instead of some 5*10^4 4 KiB ones, each
-// zeroed by the kernel and again by resize. On an H200 host, the mappers' faults were 72 % of a
-// gapped run's 6.5*10^5 (perf), their threads contending for the address space's lock.
+// std::allocator's interface over allocate_host_pages.
 template <class T>
 struct HostPageAllocator {
   using value_type = T;
@@ -52,19 +48,18 @@ struct HostPageAllocator {
   }
   void deallocate(T* p, std::size_t) noexcept { std::free(p); }
   template <class U>
-  void construct(U* p) noexcept(noexcept(U())) {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-  template <class U>
   bool operator==(const HostPageAllocator<U>&) const noexcept { return true; }
   template <class U>
   bool operator!=(const HostPageAllocator<U>&) const noexcept { return false; }
 };
+// A vector in allocate_host_pages' memory whose resize leaves new items default-initialised
+// (default_init_allocator.hpp). For the large rooms that a batch step rewrites whole each time and
+// that live as long as their owner (the gapped mapper's codes, seeds, occurrences and CIGAR rooms,
+// some 200 MB a mapper for 50000 reads of 150 bases): their first batch then faults in some
+// hundred 2 MiB pages instead of some 5*10^4 4 KiB ones, each zeroed by the kernel and again by
+// resize. On an H200 host, the mappers' faults were 72 % of a gapped run's 6.5*10^5 (perf), their
+// threads contending for the address space's lock.
 template <class T>
-using HostPageVector = std::vector<T, HostPageAllocator<T>>;
+using HostPageVector = std::vector<T, DefaultInitialising<HostPageAllocator<T>>>;
 
 }  // namespace wtmap::detail
