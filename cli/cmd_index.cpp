@@ -29,15 +29,17 @@ constexpr const char* kUsage =
     "  -s INT          suffix-array sample rate: a locate costs at most INT steps [8, 16 or\n"
     "                  32, the smallest whose samples fit 256 MiB: 8 up to 134 Mbp, 32 past 268]\n"
     "  --sa-builder S  auto, divsufsort or blockwise: how the suffixes are sorted; all write\n"
-    "                  the same index file, byte for byte [auto: blockwise with 2 or more\n"
-    "                  threads, divsufsort with one]. divsufsort: one thread, the whole suffix\n"
-    "                  array in memory. blockwise: all threads (-t), the suffix array a round\n"
-    "                  of blocks at a time (Karkkainen's difference-cover method), at half\n"
-    "                  the memory and, on a genome, in less time even on one thread\n"
+    "                  the same index file, byte for byte [auto: blockwise on a GPU or with\n"
+    "                  2 or more threads, divsufsort with one]. divsufsort: one thread, the\n"
+    "                  whole suffix array in memory. blockwise: the suffix array a round of\n"
+    "                  blocks at a time (Karkkainen's difference-cover method), at half the\n"
+    "                  memory and, on a genome, in less time even on one thread; its rounds\n"
+    "                  sorted on the GPU (--device), else on all threads (-t)\n"
     "  -t INT          CPU threads [all cores]\n"
-    "  --device S      auto, gpu or cpu: where the wavelet tree is built [auto]\n"
+    "  --device S      auto, gpu or cpu: where the blockwise rounds are sorted and the wavelet\n"
+    "                  tree is built [auto]\n"
     "  --gpus S        all, N (the first N GPUs) or i,j,... (those device ordinals): the\n"
-    "                  wavelet tree is built on the first of them, one GPU [all: GPU 0]\n"
+    "                  index is built on the first of them, one GPU [all: GPU 0]\n"
     "  -q, --quiet     no progress or information lines on stderr, errors only\n"
     "  --version       print the version and exit\n"
     "\n"
@@ -112,12 +114,13 @@ int index_main(int argc, char** argv) {
   fmindex::FmIndexOptions options;
   options.sample_rate = static_cast<std::uint32_t>(sample_rate);
   options.backend = *backend;
-  // auto: the blockwise sorter wherever it has a second thread (on 2 cores, 50 Mbp: 5.5-5.8 s
-  // against divsufsort's 10.5, at half the memory); divsufsort on one thread, where the blockwise
-  // sorter is faster on genomes (8.5-8.7 s) but slower on long exact repeats, which divsufsort's
-  // induced sorting takes in its stride.
-  options.sa_builder = sa_builder.value_or(wtmap::detail::cpu_threads() >= 2 ? fmindex::SuffixArrayBuilder::blockwise
-                                                                              : fmindex::SuffixArrayBuilder::divsufsort);
+  // auto: the blockwise sorter on a GPU, which sorts its rounds, or wherever it has a second thread
+  // (on 2 cores, 50 Mbp: 5.5-5.8 s against divsufsort's 10.5, at half the memory); divsufsort on
+  // one CPU thread, where the blockwise sorter is faster on genomes (8.5-8.7 s) but slower on long
+  // exact repeats, which divsufsort's induced sorting takes in its stride.
+  const bool blockwise_by_default = *backend == Backend::gpu || wtmap::detail::cpu_threads() >= 2;
+  options.sa_builder = sa_builder.value_or(blockwise_by_default ? fmindex::SuffixArrayBuilder::blockwise
+                                                                : fmindex::SuffixArrayBuilder::divsufsort);
   options.kmer_length = 0;  // a query-time table, not part of the file
   options.progress = [&](const std::string& stage) { log.info("%s", stage.c_str()); };
 

@@ -5,10 +5,13 @@
 #include <chrono>
 #include <cstdio>
 #include <new>
+#include <optional>
 #include <random>
 #include <vector>
 
+#include "gpu_round_sorter.hpp"
 #include "keyed_suffix_sort.hpp"
+#include "wtmap/core/device_memory.hpp"
 #include "wtmap/fmindex/difference_cover_sample.hpp"
 
 namespace wtmap::fmindex {
@@ -62,9 +65,12 @@ class BlockwiseSorter {
  private:
   void choose_splitters();
   Status count_buckets();
-  std::vector<Round> plan_rounds() const;
-  // Splitters smaller than the suffix at i, whose window is key: its bucket.
-  std::uint64_t bucket_of(std::uint64_t i, std::uint64_t key) const;
+  // The GPU's sorter, its text and ranks on the device; the most rows a round can then hold.
+  Status start_gpu(std::uint64_t& most_rows);
+  std::vector<Round> plan_rounds(std::uint64_t most_rows) const;
+  detail::RoundBounds bounds_of(const Round& round) const;
+  // The round's rows by the CPU: its buckets filled by a scan, then sorted in parallel.
+  Status sort_round(const Round& round, std::uint64_t* rows);
   void fill_round(const Round& round, std::uint64_t* rows);
   std::uint64_t chunk_start(std::uint64_t c) const { return text_.n * c / chunks_; }
   void sort_bucket(std::uint64_t* positions, std::uint64_t count) const;
@@ -73,17 +79,14 @@ class BlockwiseSorter {
   const PackedSymbolsView& text_;
   const DifferenceCoverView& dc_;
   const BlockwiseSuffixArrayOptions& options_;
-  // Splitters smaller than every key with these leading kPrefixBits bits, at each such prefix
-  // and one past the last: a key's place among the splitter keys is then searched for only among
-  // those that share its prefix (usually none or one) instead of all of them.
-  static constexpr std::uint32_t kPrefixBits = 16;
-  std::uint64_t keys_below_key(std::uint64_t key, bool or_equal) const;
-  std::vector<std::uint64_t> splitters_, splitter_keys_;
-  std::vector<std::uint64_t> prefix_start_;
-  std::uint32_t prefix_shift_ = 0;
+  std::uint64_t bucket_of(std::uint64_t i, std::uint64_t key) const { return splitter_view_.bucket_of(text_, dc_, i, key); }
+
+  std::vector<std::uint64_t> splitters_, splitter_keys_, prefix_start_;  // splitters.hpp's SplitterView
+  detail::SplitterView splitter_view_;                                     // over these
   std::vector<std::uint64_t> bucket_rows_;  // per bucket, splitters + 1 of them: its first row, then n
   std::uint64_t chunks_ = 1;                 // the scans' pieces of the text, chunk_start(c) on
   std::vector<std::vector<std::uint64_t>> chunk_counts_;  // per chunk and bucket: its suffixes
+  std::optional<detail::GpuRoundSorter> gpu_;             // Backend::gpu: the rounds' sorter
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
@@ -100,91 +103,79 @@ void BlockwiseSorter::choose_splitters() {
   splitter_keys_.resize(splitters_.size());
   for (std::size_t k = 0; k < splitters_.size(); ++k) splitter_keys_[k] = text_.window(splitters_[k]);
   // A window holds per_window * bits >= 56 bits, right-aligned.
-  prefix_shift_ = text_.per_window * text_.bits - kPrefixBits;
-  prefix_start_.assign((std::size_t{1} << kPrefixBits) + 1, 0);
+  const std::uint32_t prefix_shift = text_.per_window * text_.bits - detail::SplitterView::kPrefixBits;
+  prefix_start_.assign((std::size_t{1} << detail::SplitterView::kPrefixBits) + 1, 0);
   std::size_t k = 0;
   for (std::size_t p = 0; p < prefix_start_.size(); ++p) {
-    while (k < splitter_keys_.size() && (splitter_keys_[k] >> prefix_shift_) < p) ++k;
+    while (k < splitter_keys_.size() && (splitter_keys_[k] >> prefix_shift) < p) ++k;
     prefix_start_[p] = k;
   }
+  splitter_view_ = {splitters_.data(), splitter_keys_.data(), prefix_start_.data(), splitters_.size(), prefix_shift};
 }
 
-// How many of the sorted keys[0, count) are below `key` (or_equal: at most `key`): a binary search
-// without branches, which a scan's unpredictable keys would mispredict half the time.
-std::uint64_t keys_below(const std::uint64_t* keys, std::uint64_t count, std::uint64_t key, bool or_equal) {
-  const std::uint64_t* base = keys;
-  for (std::uint64_t left = count; left > 0;) {
-    const std::uint64_t half = left / 2;
-    const std::uint64_t probe = base[half];
-    const bool below = or_equal ? probe <= key : probe < key;
-    base = below ? base + half + 1 : base;
-    left = below ? left - half - 1 : half;
-  }
-  return static_cast<std::uint64_t>(base - keys);
-}
-
-// keys_below among the splitter keys that share the key's prefix (prefix_start_).
-std::uint64_t BlockwiseSorter::keys_below_key(std::uint64_t key, bool or_equal) const {
-  const std::uint64_t prefix = key >> prefix_shift_;
-  const std::uint64_t first = prefix_start_[prefix], last = prefix_start_[prefix + 1];
-  return first + keys_below(splitter_keys_.data() + first, last - first, key, or_equal);
-}
-
-// The splitters whose K-symbol key differs from suffix i's place it by key alone; among those that
-// share its key, a binary search keeps how many leading symbols suffix i shares with the splitters
-// at either end of the range: every splitter between them shares at least the smaller count, so a
-// comparison starts there (Manber and Myers' search, SIAM J. Comput. 1993) and a suffix inside a
-// long repeat reads its symbols about once rather than at every step.
-std::uint64_t BlockwiseSorter::bucket_of(std::uint64_t i, std::uint64_t key) const {
-  const std::uint64_t count = splitter_keys_.size();
-  std::uint64_t lo = keys_below_key(key, false);
-  if (lo == count || splitter_keys_[lo] != key) return lo;
-  std::uint64_t hi = keys_below_key(key, true), shared_lo = 0, shared_hi = 0;
-  while (lo < hi) {
-    const std::uint64_t mid = lo + (hi - lo) / 2;
-    const std::uint64_t known = std::max<std::uint64_t>(std::min(shared_lo, shared_hi), text_.per_window);
-    std::uint64_t shared = 0;
-    if (compare_suffixes(text_, dc_, splitters_[mid], i, known, shared) < 0) {
-      lo = mid + 1;
-      shared_lo = shared;
-    } else {
-      hi = mid;
-      shared_hi = shared;
-    }
-  }
-  return lo;
-}
-
-// One scan: each text chunk counts its suffixes per bucket (chunk_counts_), the sums give each
-// bucket's rows.
+// One scan: each bucket's rows from its count of suffixes. The CPU's text chunks count their own
+// (chunk_counts_, where fill_round's chunks then start writing); the GPU counts in one pass.
 Status BlockwiseSorter::count_buckets() {
   const std::uint64_t buckets = splitters_.size() + 1;
-  chunks_ = std::max<std::uint64_t>(1, std::min<std::uint64_t>(4 * wtmap::detail::cpu_threads(), text_.n >> 16));
   try {
-    chunk_counts_.assign(chunks_, std::vector<std::uint64_t>(buckets, 0));
     bucket_rows_.assign(buckets + 1, 0);
+    if (gpu_) {
+      std::vector<std::uint64_t> counts;
+      WTMAP_TRY(gpu_->count_buckets(splitter_view_, counts));
+      std::copy(counts.begin(), counts.end(), bucket_rows_.begin() + 1);
+    } else {
+      chunks_ = std::max<std::uint64_t>(1, std::min<std::uint64_t>(4 * wtmap::detail::cpu_threads(), text_.n >> 16));
+      chunk_counts_.assign(chunks_, std::vector<std::uint64_t>(buckets, 0));
+      wtmap::detail::parallel_for_ranges(chunks_, [&](std::uint64_t first, std::uint64_t last) {
+        for (std::uint64_t c = first; c < last; ++c) {
+          std::vector<std::uint64_t>& counts = chunk_counts_[c];
+          for (std::uint64_t i = chunk_start(c); i < chunk_start(c + 1); ++i) ++counts[bucket_of(i, text_.window(i))];
+        }
+      }, 1);
+      for (const auto& counts : chunk_counts_) {
+        for (std::uint64_t b = 0; b < buckets; ++b) bucket_rows_[b + 1] += counts[b];
+      }
+    }
   } catch (const std::bad_alloc&) {
     return out_of_memory();
-  }
-  wtmap::detail::parallel_for_ranges(chunks_, [&](std::uint64_t first, std::uint64_t last) {
-    for (std::uint64_t c = first; c < last; ++c) {
-      std::vector<std::uint64_t>& counts = chunk_counts_[c];
-      for (std::uint64_t i = chunk_start(c); i < chunk_start(c + 1); ++i) ++counts[bucket_of(i, text_.window(i))];
-    }
-  }, 1);
-  for (const auto& counts : chunk_counts_) {
-    for (std::uint64_t b = 0; b < buckets; ++b) bucket_rows_[b + 1] += counts[b];
   }
   for (std::uint64_t b = 0; b < buckets; ++b) bucket_rows_[b + 1] += bucket_rows_[b];
   return {};
 }
 
-std::vector<Round> BlockwiseSorter::plan_rounds() const {
+// The device keeps the text and the ranks; a round takes what it leaves, less a tenth for CUB's
+// and the driver's own.
+Status BlockwiseSorter::start_gpu(std::uint64_t& most_rows) {
+  auto sorter = detail::GpuRoundSorter::create(text_, dc_);
+  if (!sorter.ok()) return sorter.status();
+  gpu_.emplace(std::move(*sorter));
+  auto available = device_memory_available();
+  if (!available.ok()) return available.status();
+  most_rows = std::min(most_rows, std::max<std::uint64_t>(1, detail::GpuRoundSorter::rows_within(*available / 10 * 9)));
+  return {};
+}
+
+detail::RoundBounds BlockwiseSorter::bounds_of(const Round& round) const {
+  detail::RoundBounds b;
+  b.has_lower = round.first > 0;
+  b.has_upper = round.last <= splitters_.size();
+  if (b.has_lower) {
+    b.lower = splitters_[round.first - 1];
+    b.lower_key = splitter_keys_[round.first - 1];
+  }
+  if (b.has_upper) {
+    b.upper = splitters_[round.last - 1];
+    b.upper_key = splitter_keys_[round.last - 1];
+  }
+  return b;
+}
+
+std::vector<Round> BlockwiseSorter::plan_rounds(std::uint64_t most_rows) const {
   std::vector<Round> rounds;
   const std::uint64_t buckets = splitters_.size() + 1;
   for (std::uint64_t first = 0; first < buckets;) {
     std::uint64_t last = first + 1;
-    while (last < buckets && bucket_rows_[last + 1] - bucket_rows_[first] <= options_.round_size) ++last;
+    while (last < buckets && bucket_rows_[last + 1] - bucket_rows_[first] <= most_rows) ++last;
     rounds.push_back({first, last, bucket_rows_[first], bucket_rows_[last] - bucket_rows_[first]});
     first = last;
   }
@@ -234,7 +225,7 @@ void BlockwiseSorter::fill_round(const Round& round, std::uint64_t* rows) {
   }, 1);
 }
 
-// By the K-symbol key (a radix sort of pairs on the GPU), then the runs of equal keys by the next
+// By the K-symbol key (a radix sort of pairs), then the runs of equal keys by the next
 // K symbols, and so on while they tie, up to v symbols (a repeat costs a linear pass per K
 // symbols, where a comparison sort would read them again at every comparison); what still ties
 // then is ordered by compare_suffixes at one rank lookup a comparison (a segmented sort there).
@@ -289,34 +280,43 @@ void BlockwiseSorter::report(const Round& round, std::uint64_t done_rounds, std:
   options_.progress(line);
 }
 
+Status BlockwiseSorter::sort_round(const Round& round, std::uint64_t* rows) {
+  fill_round(round, rows);
+  std::atomic<bool> failed{false};
+  detail::for_each_dynamic(round.last - round.first, [&](std::uint64_t j) {
+    const std::uint64_t b = round.first + j;
+    try {
+      sort_bucket(rows + (bucket_rows_[b] - round.first_row), bucket_rows_[b + 1] - bucket_rows_[b]);
+    } catch (const std::bad_alloc&) {
+      failed = true;
+    }
+  });
+  return failed ? out_of_memory() : Status{};
+}
+
 Status BlockwiseSorter::run(const SuffixArrayConsumer& consume) {
   choose_splitters();
   if (options_.progress) {
-    options_.progress("suffix array: counting the suffixes of " + std::to_string(splitters_.size() + 1) + " buckets");
+    options_.progress("suffix array: counting the suffixes of " + std::to_string(splitters_.size() + 1) + " buckets on the " +
+                      backend_name(options_.backend));
   }
+  std::uint64_t most_rows = options_.round_size;
+  if (options_.backend == Backend::gpu) WTMAP_TRY(start_gpu(most_rows));
   WTMAP_TRY(count_buckets());
-  const std::vector<Round> rounds = plan_rounds();
+  const std::vector<Round> rounds = plan_rounds(most_rows);
   std::uint64_t largest = 0;
   for (const Round& r : rounds) largest = std::max(largest, r.size);
   std::vector<std::uint64_t> rows(largest);
+  if (gpu_) WTMAP_TRY(gpu_->reserve(largest));
   if (options_.progress) {
     options_.progress("suffix array: " + std::to_string(splitters_.size() + 1) + " buckets in " +
-                      std::to_string(rounds.size()) + " rounds of at most " + std::to_string(largest) + " rows");
+                      std::to_string(rounds.size()) + " rounds of at most " + std::to_string(largest) + " rows, sorted on the " +
+                      backend_name(options_.backend));
   }
   for (std::size_t k = 0; k < rounds.size(); ++k) {
     const Round& round = rounds[k];
     if (round.size == 0) continue;  // an empty first bucket before one too large to join it
-    fill_round(round, rows.data());
-    std::atomic<bool> failed{false};
-    detail::for_each_dynamic(round.last - round.first, [&](std::uint64_t j) {
-      const std::uint64_t b = round.first + j;
-      try {
-        sort_bucket(rows.data() + (bucket_rows_[b] - round.first_row), bucket_rows_[b + 1] - bucket_rows_[b]);
-      } catch (const std::bad_alloc&) {
-        failed = true;
-      }
-    });
-    if (failed) return out_of_memory();
+    WTMAP_TRY(gpu_ ? gpu_->sort_round(bounds_of(round), round.size, rows.data()) : sort_round(round, rows.data()));
     WTMAP_TRY(consume(round.first_row, rows.data(), round.size));
     report(round, k + 1, rounds.size());
   }
@@ -330,7 +330,12 @@ BlockwiseSuffixArrayOptions resolved_blockwise_options(std::uint64_t n, const Bl
   const std::uint64_t threads = wtmap::detail::cpu_threads();
   // Some 256 buckets per thread for the dynamic schedule, so that the threads' sort scratch (32
   // bytes a suffix) stays within 0.5 bytes a symbol even for buckets 4x their mean; at most 1M.
-  if (resolved.bucket_size == 0) resolved.bucket_size = std::clamp<std::uint64_t>(n / (256 * threads), 1 << 12, 1 << 20);
+  // The GPU sorts a round whole, its buckets only cut the rounds: 4097 of them at most, counted in
+  // a block's shared memory.
+  if (resolved.bucket_size == 0) {
+    resolved.bucket_size = resolved.backend == Backend::gpu ? std::max<std::uint64_t>(n / 4096, 1 << 12)
+                                                            : std::clamp<std::uint64_t>(n / (256 * threads), 1 << 12, 1 << 20);
+  }
   if (resolved.round_size == 0) resolved.round_size = std::max<std::uint64_t>(n / 8, std::uint64_t{1} << 24);
   return resolved;
 }
@@ -341,8 +346,8 @@ std::uint64_t blockwise_suffix_array_bytes(std::uint64_t n, std::uint32_t bits, 
   const std::uint64_t text = PackedSymbols::num_words(n, bits) * 8;
   const std::uint64_t sample = DifferenceCoverSample::num_slots(n, o.period);
   const std::uint64_t ranking = 48 * sample;
-  const std::uint64_t round = 8 * sample + 8 * std::min(n, o.round_size) +
-                              32 * std::min(n, 4 * o.bucket_size) * wtmap::detail::cpu_threads();
+  const std::uint64_t bucket_sorts = o.backend == Backend::gpu ? 0 : 32 * std::min(n, 4 * o.bucket_size) * wtmap::detail::cpu_threads();
+  const std::uint64_t round = 8 * sample + 8 * std::min(n, o.round_size) + bucket_sorts;
   return text + std::max(ranking, round + consumer_bytes);
 }
 

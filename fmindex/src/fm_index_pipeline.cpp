@@ -99,6 +99,7 @@ Result<BwtRows> suffix_sorted_rows(std::vector<std::uint8_t> text, std::uint32_t
     } else {
       BlockwiseSuffixArrayOptions blockwise = options.blockwise;
       if (!blockwise.progress) blockwise.progress = options.progress;
+      blockwise.backend = options.backend;
       WTMAP_TRY(blockwise_suffix_array(packed->view(), blockwise, add));
     }
     return collector->finish();

@@ -18,6 +18,7 @@
 #include "fm_queries.hpp"
 #include "fm_support.hpp"
 #include "general_cases.hpp"
+#include "gpu_round_sorter.hpp"
 #include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/fmindex/blockwise_suffix_array.hpp"
 #include "wtmap/fmindex/difference_cover_sample.hpp"
@@ -100,13 +101,17 @@ std::vector<std::uint64_t> blockwise(const Text& t, const BlockwiseSuffixArrayOp
   return rows;
 }
 
-BlockwiseSuffixArrayOptions sizes(std::uint32_t period, std::uint64_t bucket, std::uint64_t round) {
+BlockwiseSuffixArrayOptions sizes(std::uint32_t period, std::uint64_t bucket, std::uint64_t round,
+                                  Backend backend = Backend::cpu) {
   BlockwiseSuffixArrayOptions o;
   o.period = period;
   o.bucket_size = bucket;
   o.round_size = round;
+  o.backend = backend;
   return o;
 }
+
+BlockwiseSuffixArrayOptions on(Backend backend) { return sizes(BlockwiseSuffixArrayOptions{}.period, 0, 0, backend); }
 
 // ---- packed symbols ------------------------------------------------------------------------------
 
@@ -246,17 +251,68 @@ TEST(DifferenceCoverSample, ALargeSampleRanksAlikeOnManyThreads) {
 
 // ---- the suffix array ----------------------------------------------------------------------------
 
-TEST(BlockwiseSuffixArray, EqualsDivsufsortOnShapedTexts) {
+// A round's suffixes by its bounding splitters (the GPU's selection) against the naive count of
+// splitters below each suffix (bucket_of's definition), on every text shape, rounds of 1 to 4 buckets.
+TEST(RoundBounds, ARoundHoldsTheSuffixesOfItsBuckets) {
   for (const auto& [name, t] : shaped_texts()) {
-    const auto expected = divsufsort_suffix_array(t);
-    EXPECT_EQ(blockwise(t, {}), expected) << name << " default sizes";
-    EXPECT_EQ(blockwise(t, sizes(16, 50, 400)), expected) << name << " v 16, buckets of ~50, rounds of 400";
-    EXPECT_EQ(blockwise(t, sizes(4, 7, 7)), expected) << name << " v 4, buckets of ~7, rounds of 7";
-    EXPECT_EQ(blockwise(t, sizes(64, 1, 1)), expected) << name << " every suffix a splitter, a round each";
+    const auto sa = divsufsort_suffix_array(t);
+    std::vector<std::uint64_t> row(t.size());
+    for (std::uint64_t r = 0; r < sa.size(); ++r) row[sa[r]] = r;
+    auto packed = PackedSymbols::build(t.data(), t.size());
+    const auto& text = packed->view();
+    for (std::uint32_t v : {1u, 16u, 1024u}) {
+      auto dc = DifferenceCoverSample::build(text, v);
+      ASSERT_TRUE(dc.ok()) << name;
+      std::mt19937_64 rng(v);
+      std::vector<std::uint64_t> splitters;  // ascending by suffix, as the sorter's
+      for (int k = 0; k < 12; ++k) splitters.push_back(sa[rng() % sa.size()]);
+      for (std::uint64_t p : {sa.front(), sa.back()}) splitters.push_back(p);
+      std::sort(splitters.begin(), splitters.end(), [&](std::uint64_t a, std::uint64_t b) { return row[a] < row[b]; });
+      splitters.erase(std::unique(splitters.begin(), splitters.end()), splitters.end());
+      const std::uint64_t buckets = splitters.size() + 1;
+      for (std::uint64_t first = 0; first < buckets; ++first) {
+        for (std::uint64_t last = first + 1; last <= std::min(buckets, first + 4); ++last) {
+          fmindex::detail::RoundBounds bounds;
+          bounds.has_lower = first > 0;
+          bounds.has_upper = last <= splitters.size();
+          if (bounds.has_lower) bounds.lower = splitters[first - 1], bounds.lower_key = text.window(bounds.lower);
+          if (bounds.has_upper) bounds.upper = splitters[last - 1], bounds.upper_key = text.window(bounds.upper);
+          for (std::uint64_t i = 0; i < t.size(); ++i) {
+            const auto below = static_cast<std::uint64_t>(std::count_if(
+                splitters.begin(), splitters.end(), [&](std::uint64_t s) { return row[s] < row[i]; }));
+            ASSERT_EQ(bounds.contains(text, dc->view(), i, text.window(i)), below >= first && below < last)
+                << name << " v " << v << " buckets [" << first << ", " << last << ") suffix " << i;
+          }
+        }
+      }
+    }
   }
 }
 
-TEST(BlockwiseSuffixArray, EverySizeWithTinyBucketsAndRounds) {
+// The suffix array on each backend (the GPU's rounds: gpu_round_sorter.hpp).
+class BlockwiseSuffixArrayOn : public testing::TestWithParam<Backend> {};
+
+TEST_P(BlockwiseSuffixArrayOn, EqualsDivsufsortOnShapedTexts) {
+  const Backend b = GetParam();
+  WTMAP_FM_SKIP_WITHOUT(b);
+  for (const auto& [name, t] : shaped_texts()) {
+    const auto expected = divsufsort_suffix_array(t);
+    EXPECT_EQ(blockwise(t, on(b)), expected) << name << " default sizes";
+    EXPECT_EQ(blockwise(t, sizes(16, 50, 400, b)), expected) << name << " v 16, buckets of ~50, rounds of 400";
+    EXPECT_EQ(blockwise(t, sizes(4, 7, 7, b)), expected) << name << " v 4, buckets of ~7, rounds of 7";
+    if (b == Backend::cpu) {  // a round per suffix: thousands of GPU rounds
+      EXPECT_EQ(blockwise(t, sizes(64, 1, 1, b)), expected) << name << " every suffix a splitter, a round each";
+    } else {
+      EXPECT_EQ(blockwise(t, sizes(64, 1, 300, b)), expected) << name << " every suffix a splitter";
+    }
+  }
+}
+
+TEST_P(BlockwiseSuffixArrayOn, EverySizeWithTinyBucketsAndRounds) {
+  const Backend b = GetParam();
+  WTMAP_FM_SKIP_WITHOUT(b);
+  const std::vector<std::uint64_t> round_sizes = b == Backend::cpu ? std::vector<std::uint64_t>{1, 5, 1000}
+                                                                   : std::vector<std::uint64_t>{5, 1000};
   for (std::size_t length = 0; length < 90; ++length) {
     const Text texts[] = {random_text(static_cast<std::uint32_t>(length), length, 6), Text(length + 1, 2),
                           dna_text(repeat("AC", length / 2) + (length % 2 ? "N" : ""))};
@@ -265,8 +321,8 @@ TEST(BlockwiseSuffixArray, EverySizeWithTinyBucketsAndRounds) {
       const auto expected = naive_suffix_array(t);
       for (std::uint32_t v : {1u, 8u}) {
         for (std::uint64_t bucket : {1u, 3u, 1000u}) {
-          for (std::uint64_t round : {1u, 5u, 1000u}) {
-            ASSERT_EQ(blockwise(t, sizes(v, bucket, round)), expected)
+          for (std::uint64_t round : round_sizes) {
+            ASSERT_EQ(blockwise(t, sizes(v, bucket, round, b)), expected)
                 << "n " << t.size() << " v " << v << " bucket " << bucket << " round " << round;
           }
         }
@@ -275,14 +331,18 @@ TEST(BlockwiseSuffixArray, EverySizeWithTinyBucketsAndRounds) {
   }
 }
 
-TEST(BlockwiseSuffixArray, LargerRandomDnaAgainstDivsufsort) {
+TEST_P(BlockwiseSuffixArrayOn, LargerRandomDnaAgainstDivsufsort) {
+  const Backend b = GetParam();
+  WTMAP_FM_SKIP_WITHOUT(b);
   std::string forward = random_bases(9, 200000);
   for (std::size_t k = 0; k < 40; ++k) forward.replace(k * 4999, 1 + k % 7, std::string(1 + k % 7, 'N'));
   forward += repeat(forward.substr(1000, 20000), 2);  // a segmental duplication of 20 kb, twice
   const Text t = dna_text(forward);
   const auto expected = divsufsort_suffix_array(t);
-  EXPECT_EQ(blockwise(t, sizes(4096, 3000, 100000)), expected);
-  EXPECT_EQ(blockwise(t, sizes(256, 500, 20000)), expected);
+  EXPECT_EQ(blockwise(t, sizes(4096, 3000, 100000, b)), expected);
+  EXPECT_EQ(blockwise(t, sizes(256, 500, 20000, b)), expected);
+  // More buckets (27,500) than a GPU block counts in shared memory.
+  EXPECT_EQ(blockwise(t, sizes(64, 16, 100000, b)), expected);
 }
 
 TEST(BlockwiseSuffixArray, RefusesATextWithoutItsOnlyTerminatorLast) {
@@ -312,11 +372,12 @@ TEST(BlockwiseSuffixArray, RefusesATextWithoutItsOnlyTerminatorLast) {
   }
 }
 
-TEST(BlockwiseSuffixArray, AConsumersErrorStopsTheSort) {
+TEST_P(BlockwiseSuffixArrayOn, AConsumersErrorStopsTheSort) {
+  WTMAP_FM_SKIP_WITHOUT(GetParam());
   const Text t = dna_text(random_bases(11, 500));
   auto packed = PackedSymbols::build(t.data(), t.size());
   int calls = 0;
-  const Status s = fmindex::blockwise_suffix_array(packed->view(), sizes(16, 10, 100),
+  const Status s = fmindex::blockwise_suffix_array(packed->view(), sizes(16, 10, 100, GetParam()),
                                                    [&](std::uint64_t, const std::uint64_t*, std::uint64_t) {
                                                      ++calls;
                                                      return Status{StatusCode::io_error, "stop"};
@@ -324,6 +385,9 @@ TEST(BlockwiseSuffixArray, AConsumersErrorStopsTheSort) {
   EXPECT_EQ(s.code(), StatusCode::io_error);
   EXPECT_EQ(calls, 1);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, BlockwiseSuffixArrayOn, testing::Values(Backend::cpu, Backend::gpu),
+                         [](const testing::TestParamInfo<Backend>& info) { return backend_label(info.param); });
 
 // The memory budget of issue 27: with the reference's own byte, at most 10 bytes per base for DNA
 // references from 300 Mbp (sample rate 32) to 32 Gbp, on 1 to 128 threads; at 100 Mbp the default
@@ -345,12 +409,13 @@ TEST(BlockwiseBuildBytes, AtMostTenBytesPerBaseWithTheReference) {
 
 // ---- whole index files ---------------------------------------------------------------------------
 
-// The index file that `build` writes with each suffix-array builder.
+// The index file that `build` writes with each suffix-array builder, sorting and building the tree
+// on `backend`.
 template <class Build>
 std::string index_bytes(const TempDir& dir, fmindex::SuffixArrayBuilder builder, const BlockwiseSuffixArrayOptions& sizes,
-                        std::uint32_t sample_rate, Build build) {
+                        std::uint32_t sample_rate, Build build, Backend backend = Backend::cpu) {
   fmindex::FmIndexOptions options;
-  options.backend = Backend::cpu;
+  options.backend = backend;
   options.sample_rate = sample_rate;
   options.kmer_length = 0;
   options.sa_builder = builder;
@@ -362,32 +427,42 @@ std::string index_bytes(const TempDir& dir, fmindex::SuffixArrayBuilder builder,
   return read_file(path);
 }
 
-TEST(BlockwiseIndexFile, DnaIndexesAreByteIdenticalToDivsufsorts) {
+// The blockwise builds on each backend against divsufsort's on the CPU.
+class BlockwiseIndexFileOn : public testing::TestWithParam<Backend> {};
+
+TEST_P(BlockwiseIndexFileOn, DnaIndexesAreByteIdenticalToDivsufsorts) {
+  const Backend b = GetParam();
+  WTMAP_FM_SKIP_WITHOUT(b);
   TempDir dir;
   for (DnaShape shape : all_dna_shapes()) {
     const fmindex::Reference ref = load_reference(dir, make_contigs(shape));
     auto build = [&](const fmindex::FmIndexOptions& o) { return fmindex::FmIndex::build(ref, o); };
     for (std::uint32_t s : {1u, 5u, 32u}) {
       const std::string expected = index_bytes(dir, fmindex::SuffixArrayBuilder::divsufsort, {}, s, build);
-      EXPECT_TRUE(index_bytes(dir, fmindex::SuffixArrayBuilder::blockwise, {}, s, build) == expected)
+      EXPECT_TRUE(index_bytes(dir, fmindex::SuffixArrayBuilder::blockwise, {}, s, build, b) == expected)
           << shape_name(shape) << " -s " << s;
-      EXPECT_TRUE(index_bytes(dir, fmindex::SuffixArrayBuilder::blockwise, sizes(8, 3, 1000), s, build) == expected)
+      EXPECT_TRUE(index_bytes(dir, fmindex::SuffixArrayBuilder::blockwise, sizes(8, 3, 1000), s, build, b) == expected)
           << shape_name(shape) << " -s " << s << " tiny buckets and rounds";
     }
   }
 }
 
-TEST(BlockwiseIndexFile, ProteinAndByteIndexesAreByteIdenticalToDivsufsorts) {
+TEST_P(BlockwiseIndexFileOn, ProteinAndByteIndexesAreByteIdenticalToDivsufsorts) {
+  const Backend b = GetParam();
+  WTMAP_FM_SKIP_WITHOUT(b);
   TempDir dir;
   for (SymbolShape shape : all_symbol_shapes()) {
     const fmindex::SymbolReference ref = load_symbol_reference(dir, make_records(shape), alphabet_of(shape));
     auto build = [&](const fmindex::FmIndexOptions& o) { return fmindex::GeneralFmIndex::build(ref, o); };
     const std::string expected = index_bytes(dir, fmindex::SuffixArrayBuilder::divsufsort, {}, 4, build);
-    EXPECT_TRUE(index_bytes(dir, fmindex::SuffixArrayBuilder::blockwise, {}, 4, build) == expected) << shape_name(shape);
-    EXPECT_TRUE(index_bytes(dir, fmindex::SuffixArrayBuilder::blockwise, sizes(4, 5, 40), 4, build) == expected)
+    EXPECT_TRUE(index_bytes(dir, fmindex::SuffixArrayBuilder::blockwise, {}, 4, build, b) == expected) << shape_name(shape);
+    EXPECT_TRUE(index_bytes(dir, fmindex::SuffixArrayBuilder::blockwise, sizes(4, 5, 40), 4, build, b) == expected)
         << shape_name(shape) << " tiny buckets and rounds";
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, BlockwiseIndexFileOn, testing::Values(Backend::cpu, Backend::gpu),
+                         [](const testing::TestParamInfo<Backend>& info) { return backend_label(info.param); });
 
 }  // namespace
 }  // namespace wtmap::fmtest

@@ -18,7 +18,8 @@
 //     chunk into its own rows, from the count scan's per-chunk counts); each bucket is sorted on
 //     its own, the buckets in parallel -- radix by the K-symbol key, the runs still tied by the
 //     next K symbols and so on up to v, then by compare_suffixes at one rank lookup each -- and
-//     the round's rows go to the consumer.
+//     the round's rows go to the consumer. With Backend::gpu the GPU does this step instead, the
+//     whole round at once (src/gpu_round_sorter.hpp), in rounds that fit the device's memory.
 //
 // Time: O(n log b) key comparisons for the splitter searches (b buckets) and O(n) radix passes,
 // plus for a suffix inside a repeat up to v / K window reads per scan and per tied pass; a scan
@@ -31,6 +32,7 @@
 #include <functional>
 #include <string>
 
+#include "wtmap/core/config.hpp"
 #include "wtmap/core/status.hpp"
 #include "wtmap/fmindex/packed_symbols.hpp"
 
@@ -43,6 +45,9 @@ struct BlockwiseSuffixArrayOptions {
   std::uint64_t bucket_size = 0;  // mean suffixes per bucket (>= 1); 0: by size and threads
   std::uint64_t round_size = 0;   // most suffixes per round (>= 1); 0: n / 8, at least 2^24
   std::uint64_t seed = 0x5eed;    // the splitters' positions (the suffix array does not depend on it)
+  // Where the rounds are sorted: gpu, the current GPU (gpu_round_sorter.hpp: each round picked out
+  // of the text and sorted whole there, the round at most what the device has room for).
+  Backend backend = Backend::cpu;
   std::function<void(const std::string&)> progress;  // optional: a line per round (the index build's if unset)
 };
 
@@ -52,8 +57,8 @@ BlockwiseSuffixArrayOptions resolved_blockwise_options(std::uint64_t n, const Bl
 // Host bytes that blockwise_suffix_array holds at its peak for a text of n symbols of `bits` bits,
 // the packed text included, with a consumer that holds consumer_bytes from its first rows on: the
 // larger of ranking the sample (positions, ranks, keys and radix scratch: 48 bytes a sample
-// suffix) and a round (the ranks, 8 bytes a suffix of the round, 32 bytes a suffix of a bucket
-// per thread -- keys and radix scratch -- buckets up to 4x their mean -- and the consumer).
+// suffix) and a round (the ranks, 8 bytes a suffix of the round, on the CPU 32 bytes a suffix of a
+// bucket per thread -- keys and radix scratch -- buckets up to 4x their mean -- and the consumer).
 std::uint64_t blockwise_suffix_array_bytes(std::uint64_t n, std::uint32_t bits, const BlockwiseSuffixArrayOptions& options,
                                            std::uint64_t consumer_bytes);
 
