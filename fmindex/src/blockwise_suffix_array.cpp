@@ -151,7 +151,7 @@ Status BlockwiseSorter::start_gpu(std::uint64_t& most_rows) {
   gpu_.emplace(std::move(*sorter));
   auto available = device_memory_available();
   if (!available.ok()) return available.status();
-  most_rows = std::min(most_rows, std::max<std::uint64_t>(1, detail::GpuRoundSorter::rows_within(*available / 10 * 9)));
+  most_rows = std::min(most_rows, std::max<std::uint64_t>(1, gpu_->rows_within(*available / 10 * 9)));
   return {};
 }
 
@@ -358,8 +358,8 @@ Status blockwise_suffix_array(const PackedSymbolsView& text, const BlockwiseSuff
   }
   const BlockwiseSuffixArrayOptions resolved = resolved_blockwise_options(text.n, options);
   if (resolved.progress) resolved.progress("suffix array: ranking the difference-cover sample (period " +
-                                           std::to_string(resolved.period) + ")");
-  auto dc = DifferenceCoverSample::build(text, resolved.period);
+                                           std::to_string(resolved.period) + ") on the " + backend_name(resolved.backend));
+  auto dc = DifferenceCoverSample::build(text, resolved.period, resolved.backend);
   if (!dc.ok()) return dc.status();
   try {  // the threads catch their own; this is for the calling thread's arrays
     BlockwiseSorter sorter(text, dc->view(), resolved);

@@ -5,6 +5,7 @@
 #include <new>
 #include <string>
 
+#include "gpu_sample_ranker.hpp"
 #include "keyed_suffix_sort.hpp"
 
 namespace wtmap::fmindex {
@@ -196,7 +197,8 @@ Result<DifferenceCoverSample> DifferenceCoverSample::cover(std::uint32_t period)
   return dc;
 }
 
-Result<DifferenceCoverSample> DifferenceCoverSample::build(const PackedSymbolsView& text, std::uint32_t period) {
+Result<DifferenceCoverSample> DifferenceCoverSample::build(const PackedSymbolsView& text, std::uint32_t period,
+                                                           Backend backend) {
   auto dc = cover(period);
   if (!dc.ok()) return dc.status();
   try {
@@ -205,7 +207,11 @@ Result<DifferenceCoverSample> DifferenceCoverSample::build(const PackedSymbolsVi
     return Status{StatusCode::out_of_memory, "out of host memory for the difference-cover sample"};
   }
   dc->view_.ranks = dc->ranks_.data();
-  WTMAP_TRY(dc->rank_sample(text));
+  if (backend == Backend::gpu) {
+    WTMAP_TRY(detail::rank_sample_on_gpu(text, dc->view_, dc->residues_, dc->ranks_));
+  } else {
+    WTMAP_TRY(dc->rank_sample(text));
+  }
   return dc;
 }
 

@@ -9,19 +9,19 @@
 #include <algorithm>
 #include <string>
 
-#include "wtmap/core/detail/cuda_check.hpp"
+#include "gpu_support.cuh"
 
 namespace wtmap::fmindex::detail {
 namespace {
 
-constexpr unsigned kThreads = 256;
-// The text positions one selection call looks at: the output has this much slack past the
-// round, so that even a wrong count could not write outside it.
-constexpr std::uint64_t kSelectChunk = std::uint64_t{1} << 26;
+using gpu::as;
+using gpu::device_copy;
+using gpu::grid_for;
+using gpu::kThreads;
 
-unsigned grid_for(std::uint64_t items) {
-  return static_cast<unsigned>(std::min<std::uint64_t>((items + kThreads - 1) / kThreads, 1u << 16));
-}
+// The most text positions one selection call looks at: the output has that much slack past the
+// round, so that even a wrong count could not write outside it.
+constexpr std::uint64_t kMostSelectChunk = std::uint64_t{1} << 26;
 
 struct WindowPosition {
   std::uint64_t key, position;
@@ -55,16 +55,14 @@ struct SuffixOrder {
 
 __global__ void window_keys(PackedSymbolsView text, const std::uint64_t* positions, std::uint64_t* keys,
                             std::uint64_t count) {
-  for (std::uint64_t k = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; k < count;
-       k += std::uint64_t{gridDim.x} * blockDim.x) {
+  for (std::uint64_t k = gpu::first_index(); k < count; k += gpu::grid_stride()) {
     keys[k] = text.window(positions[k]);
   }
 }
 
 __global__ void gather_tied(const std::uint64_t* slots, std::uint64_t tied, const std::uint64_t* keys,
                             const std::uint64_t* positions, WindowPosition* out) {
-  for (std::uint64_t j = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; j < tied;
-       j += std::uint64_t{gridDim.x} * blockDim.x) {
+  for (std::uint64_t j = gpu::first_index(); j < tied; j += gpu::grid_stride()) {
     out[j] = {keys[slots[j]], positions[slots[j]]};
   }
 }
@@ -73,8 +71,7 @@ __global__ void gather_tied(const std::uint64_t* slots, std::uint64_t tied, cons
 // window first, so each run of equal windows refills its own slots.
 __global__ void scatter_tied(const std::uint64_t* slots, std::uint64_t tied, const WindowPosition* sorted,
                              std::uint64_t* positions) {
-  for (std::uint64_t j = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; j < tied;
-       j += std::uint64_t{gridDim.x} * blockDim.x) {
+  for (std::uint64_t j = gpu::first_index(); j < tied; j += gpu::grid_stride()) {
     positions[slots[j]] = sorted[j].position;
   }
 }
@@ -89,8 +86,7 @@ __global__ void count_buckets_kernel(PackedSymbolsView text, DifferenceCoverView
     for (std::uint64_t b = threadIdx.x; b < buckets; b += blockDim.x) block_counts[b] = 0;
     __syncthreads();
   }
-  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < text.n;
-       i += std::uint64_t{gridDim.x} * blockDim.x) {
+  for (std::uint64_t i = gpu::first_index(); i < text.n; i += gpu::grid_stride()) {
     const std::uint64_t b = splitters.bucket_of(text, dc, i, text.window(i));
     if (in_shared) {
       atomicAdd(&block_counts[b], 1u);
@@ -104,18 +100,6 @@ __global__ void count_buckets_kernel(PackedSymbolsView text, DifferenceCoverView
       if (block_counts[b] != 0) atomicAdd(&counts[b], static_cast<unsigned long long>(block_counts[b]));
     }
   }
-}
-
-template <class T>
-T* as(Buffer& b) {
-  return reinterpret_cast<T*>(b.data());
-}
-
-Result<Buffer> device_copy(const void* host, std::size_t bytes, const char* what) {
-  auto buffer = Buffer::allocate(Backend::gpu, std::max<std::size_t>(bytes, 8), what);
-  if (!buffer.ok()) return buffer.status();
-  if (bytes > 0) WTMAP_TRY(buffer->copy_from_host(0, host, bytes));
-  return buffer;
 }
 
 Status read_count(const Buffer& found, std::uint64_t& count) {
@@ -144,6 +128,7 @@ Result<GpuRoundSorter> GpuRoundSorter::create(const PackedSymbolsView& text, con
   s.anchor_ = std::move(*anchor);
   s.ranks_ = std::move(*ranks);
   s.text_ = text;
+  s.select_chunk_ = std::max<std::uint64_t>(1, std::min(kMostSelectChunk, text.n));
   s.text_.words = as<const std::uint64_t>(s.words_);
   s.dc_ = dc;
   s.dc_.slot = as<const std::uint32_t>(s.slot_);
@@ -180,27 +165,16 @@ Status GpuRoundSorter::count_buckets(const SplitterView& splitters, std::vector<
   return device_counts->copy_to_host(0, counts.data(), buckets * 8);
 }
 
-std::uint64_t GpuRoundSorter::rows_within(std::uint64_t budget) {
+std::uint64_t GpuRoundSorter::rows_within(std::uint64_t budget) const {
   // 40 bytes of arrays and about 16 of CUB's merge scratch a row, the selection's slack apart.
-  const std::uint64_t slack = kSelectChunk * 8;
+  const std::uint64_t slack = select_chunk_ * 8;
   return budget > slack ? (budget - slack) / 56 : 0;
-}
-
-// A CUB call's two phases: its scratch size asked for, scratch_ grown to it, then the call.
-template <class Call>
-Status GpuRoundSorter::cub_call(Call call) {
-  std::size_t bytes = 0;
-  WTMAP_CUDA_TRY(call(nullptr, bytes));
-  if (scratch_.size() < bytes) WTMAP_TRY(scratch_.grow_to(Backend::gpu, bytes, "suffix sort scratch"));
-  bytes = scratch_.size();
-  WTMAP_CUDA_TRY(call(scratch_.data(), bytes));
-  return {};
 }
 
 Status GpuRoundSorter::reserve(std::uint64_t rows) {
   if (rows <= reserved_) return {};
   rows = std::max<std::uint64_t>(rows, 1);
-  WTMAP_TRY(pairs_.grow_to(Backend::gpu, rows * 16 + kSelectChunk * 8, "suffix sort round"));
+  WTMAP_TRY(pairs_.grow_to(Backend::gpu, rows * 16 + select_chunk_ * 8, "suffix sort round"));
   WTMAP_TRY(keys_.grow_to(Backend::gpu, rows * 8, "suffix sort round"));
   WTMAP_TRY(positions_.grow_to(Backend::gpu, rows * 8, "suffix sort round"));
   WTMAP_TRY(tied_.grow_to(Backend::gpu, rows * 8, "suffix sort round"));
@@ -213,10 +187,10 @@ Status GpuRoundSorter::select_round(const RoundBounds& bounds, std::uint64_t cou
   std::uint64_t* out = as<std::uint64_t>(pairs_);
   const InRound in_round{text_, dc_, bounds};
   std::uint64_t selected = 0;
-  for (std::uint64_t begin = 0; begin < text_.n; begin += kSelectChunk) {
-    const std::uint64_t items = std::min(kSelectChunk, text_.n - begin);
+  for (std::uint64_t begin = 0; begin < text_.n; begin += select_chunk_) {
+    const std::uint64_t items = std::min(select_chunk_, text_.n - begin);
     const thrust::counting_iterator<std::uint64_t> from(begin);
-    WTMAP_TRY(cub_call([&](void* scratch, std::size_t& bytes) {
+    WTMAP_TRY(gpu::cub_call(scratch_, [&](void* scratch, std::size_t& bytes) {
       return cub::DeviceSelect::If(scratch, bytes, from, out + selected, as<::cuda::std::int64_t>(found_),
                                    static_cast<std::int64_t>(items), in_round);
     }));
@@ -238,7 +212,7 @@ Status GpuRoundSorter::sort_selected(std::uint64_t count) {
   std::uint64_t* windows = unsorted + count;
   window_keys<<<grid_for(count), kThreads>>>(text_, unsorted, windows, count);
   WTMAP_CUDA_TRY_LAUNCH();
-  return cub_call([&](void* scratch, std::size_t& bytes) {
+  return gpu::cub_call(scratch_, [&](void* scratch, std::size_t& bytes) {
     return cub::DeviceRadixSort::SortPairs(scratch, bytes, windows, as<std::uint64_t>(keys_), unsorted,
                                            as<std::uint64_t>(positions_), static_cast<std::int64_t>(count), 0,
                                            static_cast<int>(text_.per_window * text_.bits));
@@ -248,7 +222,7 @@ Status GpuRoundSorter::sort_selected(std::uint64_t count) {
 // The runs of equal windows, ordered by compare_suffixes.
 Status GpuRoundSorter::order_ties(std::uint64_t count) {
   const thrust::counting_iterator<std::uint64_t> from(0);
-  WTMAP_TRY(cub_call([&](void* scratch, std::size_t& bytes) {
+  WTMAP_TRY(gpu::cub_call(scratch_, [&](void* scratch, std::size_t& bytes) {
     return cub::DeviceSelect::If(scratch, bytes, from, as<std::uint64_t>(tied_), as<::cuda::std::int64_t>(found_),
                                  static_cast<std::int64_t>(count), TiedRow{as<std::uint64_t>(keys_), count});
   }));
@@ -259,7 +233,7 @@ Status GpuRoundSorter::order_ties(std::uint64_t count) {
   gather_tied<<<grid_for(tied), kThreads>>>(as<std::uint64_t>(tied_), tied, as<std::uint64_t>(keys_),
                                             as<std::uint64_t>(positions_), pairs);
   WTMAP_CUDA_TRY_LAUNCH();
-  WTMAP_TRY(cub_call([&](void* scratch, std::size_t& bytes) {
+  WTMAP_TRY(gpu::cub_call(scratch_, [&](void* scratch, std::size_t& bytes) {
     return cub::DeviceMergeSort::SortKeys(scratch, bytes, pairs, static_cast<std::int64_t>(tied), SuffixOrder{text_, dc_});
   }));
   scatter_tied<<<grid_for(tied), kThreads>>>(as<std::uint64_t>(tied_), tied, pairs, as<std::uint64_t>(positions_));

@@ -43,7 +43,7 @@ class GpuRoundSorter {
   // counts, by one pass over the text.
   Status count_buckets(const SplitterView& splitters, std::vector<std::uint64_t>& counts);
   // The most rows a round can have with its arrays in `budget` bytes of device memory.
-  static std::uint64_t rows_within(std::uint64_t budget);
+  std::uint64_t rows_within(std::uint64_t budget) const;
   // Device memory for rounds of up to `rows` rows (allocated once; a smaller call keeps them).
   Status reserve(std::uint64_t rows);
   // The round's suffixes in suffix order to rows[0, count); invalid_argument if the text holds
@@ -54,13 +54,12 @@ class GpuRoundSorter {
   Status select_round(const RoundBounds& bounds, std::uint64_t count);
   Status sort_selected(std::uint64_t count);
   Status order_ties(std::uint64_t count);
-  template <class Call>
-  Status cub_call(Call call);
 
   PackedSymbolsView text_{};     // on the device
   DifferenceCoverView dc_{};     // on the device
   Buffer words_, slot_, anchor_, ranks_;
   std::uint64_t reserved_ = 0;
+  std::uint64_t select_chunk_ = 1;  // text positions a selection call looks at: the output's slack
   // Per row of the largest round: `pairs_` 16 bytes (the selection's positions and the windows
   // sorted from, then the tied suffixes as window-position pairs), `keys_` and `positions_` 8 each
   // (the sorted pairs), `tied_` 8 (the tied rows' slots); `scratch_` CUB's; `found_` the count.

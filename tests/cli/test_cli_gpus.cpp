@@ -286,6 +286,24 @@ TEST_F(GpusCli, OneGpuWritesTheBytesOfTheCpu) {
   }
 }
 
+// `wtmap index` on a GPU (auto: the blockwise sort with its rounds and sample ranks on the GPU) and
+// on one GPU of a list writes the bytes of the CPU's divsufsort build; its lines say where the
+// steps ran.
+TEST_F(GpusCli, IndexOnAGpuWritesTheBytesOfTheCpusDivsufsort) {
+  if (visible_gpu_count() < 1) GTEST_SKIP() << "no usable CUDA device";
+  const std::string cpu = dir_.file("cpu"), gpu = dir_.file("gpu"), listed = dir_.file("listed");
+  ASSERT_EQ(run_wtmap(out_, "index -q --device cpu --sa-builder divsufsort -p " + shell_quote(cpu) + " " + shell_quote(fasta_))
+                .exit_code, 0);
+  const RunResult on_gpu = run_wtmap(out_, "index --device gpu -t 1 -p " + shell_quote(gpu) + " " + shell_quote(fasta_));
+  ASSERT_EQ(on_gpu.exit_code, 0) << describe(on_gpu);
+  EXPECT_NE(on_gpu.err.find("ranking the difference-cover sample (period 1024) on the gpu"), std::string::npos) << on_gpu.err;
+  EXPECT_NE(on_gpu.err.find("sorted on the gpu"), std::string::npos) << on_gpu.err;
+  ASSERT_EQ(run_wtmap(out_, "index -q --gpus 1 -p " + shell_quote(listed) + " " + shell_quote(fasta_)).exit_code, 0);
+  const std::string expected = read_file(cpu + ".wtmap");
+  EXPECT_TRUE(read_file(gpu + ".wtmap") == expected);
+  EXPECT_TRUE(read_file(listed + ".wtmap") == expected);
+}
+
 // A GPU that fails mid-run -- here each is made too short of memory for a single read by
 // WTMAP_GPU_MEM_LIMIT, just above what the index and the engine hold (-v's line, the GPU holding
 // the most) -- stops the run: exit status 1, the error naming the GPU it came from, and no output

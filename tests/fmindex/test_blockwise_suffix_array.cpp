@@ -191,14 +191,18 @@ std::vector<std::pair<std::string, Text>> shaped_texts() {
   return texts;
 }
 
-TEST(DifferenceCoverSample, RanksOrderTheSampleAsItsSuffixesSort) {
+// The sample's ranks on each backend (the GPU's: gpu_sample_ranker.hpp).
+class DifferenceCoverSampleOn : public testing::TestWithParam<Backend> {};
+
+TEST_P(DifferenceCoverSampleOn, RanksOrderTheSampleAsItsSuffixesSort) {
+  WTMAP_FM_SKIP_WITHOUT(GetParam());
   for (const auto& [name, t] : shaped_texts()) {
     const auto sa = divsufsort_suffix_array(t);
     std::vector<std::uint64_t> row(t.size());
     for (std::uint64_t r = 0; r < sa.size(); ++r) row[sa[r]] = r;
     auto packed = PackedSymbols::build(t.data(), t.size());
     for (std::uint32_t v : {1u, 4u, 16u, 64u, 4096u}) {
-      auto dc = DifferenceCoverSample::build(packed->view(), v);
+      auto dc = DifferenceCoverSample::build(packed->view(), v, GetParam());
       ASSERT_TRUE(dc.ok()) << name;
       const auto& view = dc->view();
       std::vector<std::uint64_t> in_row_order;  // the sample's positions in suffix order
@@ -225,7 +229,8 @@ TEST(DifferenceCoverSample, RanksOrderTheSampleAsItsSuffixesSort) {
 // A first pass of over 2^20 sample suffixes, which the ranker sorts and splits on every thread in
 // pieces cut where a run of equal keys starts: most of the text a tandem repeat, so that the runs
 // are long and many cuts fall inside one; 5 threads, v 1 (every suffix sampled) and 4.
-TEST(DifferenceCoverSample, ALargeSampleRanksAlikeOnManyThreads) {
+TEST_P(DifferenceCoverSampleOn, ALargeSampleRanksAlikeOnManyThreads) {
+  WTMAP_FM_SKIP_WITHOUT(GetParam());
   const std::string unit = random_bases(21, 157);
   std::string forward = random_bases(22, 300000);
   for (int k = 0; k < 3000; ++k) forward += unit;
@@ -235,7 +240,7 @@ TEST(DifferenceCoverSample, ALargeSampleRanksAlikeOnManyThreads) {
   auto packed = PackedSymbols::build(t.data(), t.size());
   set_cpu_threads(5);
   for (std::uint32_t v : {1u, 4u}) {
-    auto dc = DifferenceCoverSample::build(packed->view(), v);
+    auto dc = DifferenceCoverSample::build(packed->view(), v, GetParam());
     ASSERT_TRUE(dc.ok()) << v;
     const auto& view = dc->view();
     std::uint64_t k = 0;
@@ -248,6 +253,9 @@ TEST(DifferenceCoverSample, ALargeSampleRanksAlikeOnManyThreads) {
   }
   set_cpu_threads(0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, DifferenceCoverSampleOn, testing::Values(Backend::cpu, Backend::gpu),
+                         [](const testing::TestParamInfo<Backend>& info) { return backend_label(info.param); });
 
 // ---- the suffix array ----------------------------------------------------------------------------
 

@@ -93,8 +93,11 @@ class DifferenceCoverSample {
 
   // The cover's tables for period v (a power of 2, 1 to 2^20), no ranks yet.
   static Result<DifferenceCoverSample> cover(std::uint32_t period);
-  // The cover and the ranks of the sample suffixes of `text`, which must end in its only 0.
-  static Result<DifferenceCoverSample> build(const PackedSymbolsView& text, std::uint32_t period);
+  // The cover and the ranks of the sample suffixes of `text`, which must end in its only 0, ranked
+  // on `backend` (gpu: the current GPU, src/gpu_sample_ranker.hpp; device_out_of_memory where it
+  // has no room). Either backend gives the same ranks.
+  static Result<DifferenceCoverSample> build(const PackedSymbolsView& text, std::uint32_t period,
+                                             Backend backend = Backend::cpu);
   // Sample suffixes of a text of n symbols (the slots past the text included): what build() keeps.
   static std::uint64_t num_slots(std::uint64_t n, std::uint32_t period);
 
