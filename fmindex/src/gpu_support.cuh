@@ -14,8 +14,9 @@ namespace wtmap::fmindex::detail::gpu {
 
 constexpr unsigned kThreads = 256;
 
+// Blocks for a grid-stride loop over `items`: at least one (a grid of none is a launch error).
 inline unsigned grid_for(std::uint64_t items) {
-  return static_cast<unsigned>(std::min<std::uint64_t>((items + kThreads - 1) / kThreads, 1u << 16));
+  return static_cast<unsigned>(std::clamp<std::uint64_t>((items + kThreads - 1) / kThreads, 1, 1u << 16));
 }
 
 // The first index of this thread in a grid-stride loop, and the stride.
