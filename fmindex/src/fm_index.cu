@@ -210,10 +210,10 @@ struct DnaIndexPolicy {
     for (unsigned c = 0; c < 4; ++c) file::put(own[0].payload, index.C_[c]);
     file::put_array(own[1].payload, index.special_rows_host_);
     if (!has_text) return {};
-    auto words = index.text_.words();
-    if (!words.ok()) return words.status();
-    own.push_back({"PACK", {}});
-    file::put_array(own[2].payload, *words);
+    own.push_back({"PACK", {}, [&index](std::ostream& out) {
+                     auto words = index.text_.words();
+                     return words.ok() ? file::write_array(out, *words) : words.status();
+                   }});
     return {};
   }
 };

@@ -130,6 +130,95 @@ Result<std::vector<std::uint64_t>> read_u64_array(std::istream& payload, std::ui
   return values;
 }
 
+namespace {
+
+// Passes a streamed section's payload on to the file's buffer, checksumming and counting it: in
+// 1 MiB pieces, or a large write (a tree's or an array's bytes) at once, where parallel_crc runs
+// on every thread.
+class ChecksumBuffer : public std::streambuf {
+ public:
+  explicit ChecksumBuffer(std::streambuf& to) : to_(to), buffer_(std::size_t{1} << 20) {
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+  }
+  std::uint64_t bytes() const { return bytes_; }
+  std::uint32_t crc() const { return static_cast<std::uint32_t>(crc_); }
+  bool failed() const { return failed_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!flush_buffer()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (n < static_cast<std::streamsize>(buffer_.size())) return std::streambuf::xsputn(s, n);
+    return flush_buffer() && pass(s, n) ? n : 0;
+  }
+  int sync() override { return flush_buffer() ? 0 : -1; }
+
+ private:
+  bool flush_buffer() {
+    const bool ok = pass(pbase(), pptr() - pbase());
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+    return ok;
+  }
+  bool pass(const char* s, std::streamsize n) {
+    if (failed_ || n == 0) return !failed_;
+    try {  // an exception here would reach the ostream as a failed write
+      crc_ = crc32_combine64(crc_, parallel_crc(s, static_cast<std::uint64_t>(n)), n);
+    } catch (const std::exception&) {  // std::bad_alloc, or std::system_error from a thread
+      failed_ = true;
+      return false;
+    }
+    bytes_ += static_cast<std::uint64_t>(n);
+    failed_ = to_.sputn(s, n) != n;
+    return !failed_;
+  }
+
+  std::streambuf& to_;
+  std::vector<char> buffer_;
+  uLong crc_ = crc32(0L, Z_NULL, 0);
+  std::uint64_t bytes_ = 0;
+  bool failed_ = false;
+};
+
+// A section as the file holds it: tag, u64 payload size, payload, CRC-32 of the payload. A
+// streamed one is written with a zero size, then the size once known.
+Status write_section(std::ofstream& out, const Section& s, const std::string& path) {
+  const auto io_error = [&] { return Status{StatusCode::io_error, path + ": write failed (disk full?)"}; };
+  if (!s.stream) {
+    const std::uint64_t size = s.payload.size();
+    const std::uint32_t crc = parallel_crc(s.payload.data(), s.payload.size());
+    out.write(s.tag, 4);
+    out.write(reinterpret_cast<const char*>(&size), 8);
+    out.write(s.payload.data(), static_cast<std::streamsize>(s.payload.size()));
+    out.write(reinterpret_cast<const char*>(&crc), 4);
+    return out ? Status{} : io_error();
+  }
+  out.write(s.tag, 4);
+  const std::streamoff size_at = out.tellp();
+  std::uint64_t size = 0;
+  out.write(reinterpret_cast<const char*>(&size), 8);
+  if (!out) return io_error();
+  ChecksumBuffer checksummed(*out.rdbuf());
+  std::ostream payload(&checksummed);
+  WTMAP_TRY(s.stream(payload));
+  payload.flush();
+  if (!payload || checksummed.failed()) return io_error();
+  size = checksummed.bytes();
+  const std::uint32_t crc = checksummed.crc();
+  out.seekp(size_at);
+  out.write(reinterpret_cast<const char*>(&size), 8);
+  out.seekp(0, std::ios::end);
+  out.write(reinterpret_cast<const char*>(&crc), 4);
+  return out ? Status{} : io_error();
+}
+
+}  // namespace
+
 Status write_index_file(const std::string& path, const std::vector<Section>& sections) {
   // A temporary beside the file, renamed over it when complete (io/output_file.hpp).
   Result<io::OutputFile> file = io::OutputFile::create(path);
@@ -137,14 +226,7 @@ Status write_index_file(const std::string& path, const std::vector<Section>& sec
   {
     std::ofstream out(file->write_path(), std::ios::binary | std::ios::trunc);
     if (!out) return {StatusCode::io_error, path + ": cannot open for writing"};
-    for (const Section& s : sections) {
-      const std::uint64_t size = s.payload.size();
-      const std::uint32_t crc = parallel_crc(s.payload.data(), s.payload.size());
-      out.write(s.tag, 4);
-      out.write(reinterpret_cast<const char*>(&size), 8);
-      out.write(s.payload.data(), static_cast<std::streamsize>(s.payload.size()));
-      out.write(reinterpret_cast<const char*>(&crc), 4);
-    }
+    for (const Section& s : sections) WTMAP_TRY(write_section(out, s, path));
     out.close();
     if (!out) return {StatusCode::io_error, path + ": write failed (disk full?)"};
   }
@@ -296,15 +378,10 @@ Result<std::vector<Fragment>> read_fragments(std::istream& in, const std::string
   return fragments;
 }
 
-Status sampled_suffix_array_payloads(const SampledSuffixArray& sa, std::string& marks, std::string& samples) {
-  std::ostringstream s;
-  WTMAP_TRY(sa.marks().save(s));
-  marks = s.str();
+Status write_samples(const SampledSuffixArray& sa, std::ostream& out) {
   auto values = sa.samples();
   if (!values.ok()) return values.status();
-  samples.clear();
-  put_array(samples, *values);
-  return {};
+  return write_array(out, *values);
 }
 
 // The samples are exactly the text positions that are multiples of s or follow a separator:

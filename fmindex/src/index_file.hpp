@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <istream>
 #include <new>
 #include <sstream>
@@ -37,6 +38,14 @@ template <class T>
 void put_array(std::string& s, const std::vector<T>& v) {
   put<std::uint64_t>(s, v.size());
   s.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+// The same counted array written to a stream (a streamed section's payload).
+template <class T>
+Status write_array(std::ostream& out, const std::vector<T>& v) {
+  const std::uint64_t count = v.size();
+  out.write(reinterpret_cast<const char*>(&count), 8);
+  out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(T)));
+  return out ? Status{} : Status{StatusCode::io_error, "write failed"};
 }
 
 // Reads a payload field by field, failing (never crashing) on a short payload.
@@ -159,9 +168,12 @@ Result<std::vector<std::uint64_t>> read_u64_array(std::istream& payload, std::ui
 
 // ---- the parts of an index file ---------------------------------------------------------------
 
+// A section's payload: the bytes, or (for the large ones: a tree, the packed text, the samples)
+// written straight to the file by `stream`, never held twice.
 struct Section {
   const char* tag;  // four characters
   std::string payload;
+  std::function<Status(std::ostream&)> stream = nullptr;  // if set, the payload (payload unused)
 };
 
 // Writes the sections to a temporary name beside `path` and renames it to `path` when complete:
@@ -195,7 +207,7 @@ Result<std::vector<Fragment>> read_fragments(std::istream& in, const std::string
 // text of n symbols sampled every `sample_rate` positions and at `after_separator` (ascending:
 // the positions that follow a separator or, as 0, the terminator). The samples must be exactly
 // those positions (check_samples), their count the marks' ones (SampledSuffixArray::create).
-Status sampled_suffix_array_payloads(const SampledSuffixArray& sa, std::string& marks, std::string& samples);
+Status write_samples(const SampledSuffixArray& sa, std::ostream& out);  // SMPA's payload
 Status check_samples(const std::vector<std::uint64_t>& samples, std::uint64_t n, std::uint32_t sample_rate,
                      const std::vector<std::uint64_t>& after_separator);
 Result<SampledSuffixArray> read_sampled_suffix_array(std::istream& in, const std::string& path, std::uint64_t n,
@@ -212,13 +224,9 @@ Status write_index(const std::string& path, const IndexHeader& header, const std
   std::vector<Section> sections = {
       {"HEAD", header_payload(header)}, {"CTGS", contigs_payload(contigs)}, {"FRAG", fragments_payload(fragments)}};
   for (Section& s : own) sections.push_back(std::move(s));
-  std::ostringstream tree;
-  WTMAP_TRY(bwt.save(tree));
-  sections.push_back({"BWTW", tree.str()});
-  Section marks{"SMPB", {}}, samples{"SMPA", {}};
-  WTMAP_TRY(sampled_suffix_array_payloads(sa, marks.payload, samples.payload));
-  sections.push_back(std::move(marks));
-  sections.push_back(std::move(samples));
+  sections.push_back({"BWTW", {}, [&bwt](std::ostream& out) { return bwt.save(out); }});
+  sections.push_back({"SMPB", {}, [&sa](std::ostream& out) { return sa.marks().save(out); }});
+  sections.push_back({"SMPA", {}, [&sa](std::ostream& out) { return write_samples(sa, out); }});
   return write_index_file(path, sections);
 }
 
