@@ -132,10 +132,10 @@ struct DnaIndexPolicy {
   PackedText text;
 
   // T = F # rc(F) $
-  Result<std::vector<std::uint8_t>> encode_text(const Reference& ref) const {
+  Result<TextCodes> encode_text(const Reference& ref) const {
     const std::uint64_t m = ref.forward.size();
     const std::uint64_t n = 2 * m + 2;
-    std::vector<std::uint8_t> t(n);
+    TextCodes t(n);
     // On every CPU thread: a human genome's 6 G symbols took seconds on one.
     wtmap::detail::parallel_for_ranges(m, [&](std::uint64_t begin, std::uint64_t end) {
       for (std::uint64_t i = begin; i < end; ++i) {

@@ -73,7 +73,7 @@ Status no_memory_for_rows() { return Status{StatusCode::out_of_memory, "out of h
 
 }  // namespace
 
-Result<BwtRows> suffix_sorted_rows(std::vector<std::uint8_t> text, std::uint32_t sample_rate, const FmIndexOptions& options,
+Result<BwtRows> suffix_sorted_rows(TextCodes text, std::uint32_t sample_rate, const FmIndexOptions& options,
                                    std::uint8_t tree_code_offset, bool list_separator_rows) {
   const std::uint64_t n = text.size();
   std::vector<std::int64_t> whole;  // divsufsort64's, sorted before the text is packed
@@ -84,7 +84,7 @@ Result<BwtRows> suffix_sorted_rows(std::vector<std::uint8_t> text, std::uint32_t
   }
   auto packed = PackedSymbols::build(text.data(), n);
   if (!packed.ok()) return packed.status();
-  std::vector<std::uint8_t>().swap(text);  // freed: `text = {}` would keep its capacity
+  TextCodes().swap(text);  // freed: `text = {}` would keep its capacity
   try {
     // Made at the first rows: the BWT is not held beside the blockwise sorter's ranking of its
     // sample, whose sort takes more (3 bytes a symbol) than a round does.

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "index_file.hpp"
+#include "wtmap/core/detail/default_init_allocator.hpp"
 #include "wtmap/core/status.hpp"
 #include "wtmap/fmindex/fm_index_base.hpp"
 #include "wtmap/fmindex/sampled_suffix_array.hpp"
@@ -47,6 +48,11 @@ namespace wtmap::fmindex::pipeline {
 
 // Codes of the suffix-sorted text shared by both alphabets: $ < # < every symbol.
 constexpr std::uint8_t kTextEnd = 0, kTextSeparator = 1, kFirstTextSymbol = 2;
+
+// T's codes, a byte a symbol. New items are left unwritten (encode_text writes every one, the
+// DNA policy on all CPU threads, so that the first touch of a human genome's 6 GB of pages is
+// spread over them too, not made and zeroed on one).
+using TextCodes = std::vector<std::uint8_t, wtmap::detail::DefaultInitialising<std::allocator<std::uint8_t>>>;
 
 // What the one pass over the suffix array derives.
 struct BwtRows {
@@ -61,7 +67,7 @@ struct BwtRows {
 // and the counts, from the suffix array of `text` (freed here) as options.sa_builder sorts it:
 // whole by divsufsort64, or a round of rows at a time by blockwise_suffix_array. Either way the
 // rows pass through one BwtRowsCollector, so both give the same bytes.
-Result<BwtRows> suffix_sorted_rows(std::vector<std::uint8_t> text, std::uint32_t sample_rate, const FmIndexOptions& options,
+Result<BwtRows> suffix_sorted_rows(TextCodes text, std::uint32_t sample_rate, const FmIndexOptions& options,
                                    std::uint8_t tree_code_offset, bool list_separator_rows);
 
 template <class Policy>

@@ -85,7 +85,7 @@ struct GeneralIndexPolicy {
 
   SymbolMap symbols;
 
-  Result<std::vector<std::uint8_t>> encode_text(const Reference& ref) {
+  Result<TextCodes> encode_text(const Reference& ref) {
     if (ref.alphabet == Alphabet::dna) return invalid_argument("GeneralFmIndex holds protein and byte references; DNA has FmIndex");
     if (ref.fragments.empty() || ref.fragments.size() != ref.contigs.size()) {
       return invalid_argument("the reference needs one fragment per record, and at least one record");
@@ -95,7 +95,7 @@ struct GeneralIndexPolicy {
     symbols = std::move(used.value());
     // T = r0 # r1 # ... # rk $
     const std::uint64_t m = ref.forward.size();
-    std::vector<std::uint8_t> text(m + 1);
+    TextCodes text(m + 1);
     for (std::uint64_t i = 0; i < m; ++i) {
       const std::uint8_t b = ref.forward[i];
       text[i] = b == kRecordSeparator ? kTextSeparator : static_cast<std::uint8_t>(symbols.code(static_cast<char>(b)) + 1);

@@ -14,6 +14,7 @@
 
 #include "wtmap/core/bits.hpp"
 #include "wtmap/core/config.hpp"
+#include "wtmap/core/detail/default_init_allocator.hpp"
 #include "wtmap/core/status.hpp"
 
 namespace wtmap::fmindex {
@@ -62,7 +63,7 @@ class PackedSymbols {
   std::uint64_t size_in_bytes() const { return words_.size() * 8; }
 
  private:
-  std::vector<std::uint64_t> words_;
+  std::vector<std::uint64_t, wtmap::detail::DefaultInitialising<std::allocator<std::uint64_t>>> words_;
   PackedSymbolsView view_{};
 };
 
