@@ -1,11 +1,13 @@
 // MapperReference (aligner/src/gapped/mapper_reference.hpp), the gapped mapper's view of the
 // reference, against the FASTA it was built from: every base on both strands, copies of windows,
-// and the long ambiguity runs, each against a naive scan of the contig text. The contigs hold
+// the long ambiguity runs and the windows clipped at them, each against a naive scan of the
+// contig text. The contigs hold
 // ambiguity runs of every length around kLongAmbiguityRun, at contig ends, IUPAC codes other
 // than N, a contig of nothing but N, and one of several million bases, decoded by many threads
 // (ranges that start and end inside fragments).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -60,6 +62,28 @@ struct NaiveContig {
   }
 };
 
+// The naive clip_window: from keep_lo down, the first ambiguity base of a run of
+// kLongAmbiguityRun or more ends the window above it, and from keep_hi up one begins where the
+// window ends; shorter runs are aligned across.
+void naive_clip(const NaiveContig& n, bool reverse, std::int64_t keep_lo, std::int64_t keep_hi, std::int64_t& lo,
+                std::int64_t& hi) {
+  lo = std::max<std::int64_t>(lo, 0);
+  hi = std::min<std::int64_t>(hi, n.length());
+  auto in_long = [&](std::int64_t i) { return n.in_long_run[reverse ? n.length() - 1 - i : i] != 0; };
+  for (std::int64_t i = keep_lo - 1; i >= lo; --i) {
+    if (in_long(i)) {
+      lo = i + 1;
+      break;
+    }
+  }
+  for (std::int64_t i = keep_hi; i < hi; ++i) {
+    if (in_long(i)) {
+      hi = i;
+      break;
+    }
+  }
+}
+
 std::string random_bases(std::mt19937_64& rng, std::size_t n) {
   std::string s(n, 'A');
   for (char& c : s) c = "ACGT"[rng() % 4];
@@ -106,6 +130,23 @@ TEST_P(MapperReferenceTest, EveryBaseAndLongRunMatchesTheFasta) {
         if (ref.base(k, reverse, i) != naive.base(reverse, i)) {
           FAIL() << (reverse ? "reverse" : "forward") << " position " << i;
         }
+      }
+      // Reference windows around kept bases (no ambiguity code, as a chain's seeds), reaching up
+      // to 400 bases either way, clipped as the naive scan clips them.
+      for (int w = 0; w < 4000 && naive.length() > 0; ++w) {
+        const auto keep_lo = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(naive.length()));
+        std::int64_t keep_hi = keep_lo;
+        while (keep_hi < naive.length() && keep_hi - keep_lo < 1 + static_cast<std::int64_t>(rng() % 30) &&
+               naive.base(reverse, keep_hi) != 4)
+          ++keep_hi;
+        if (keep_hi == keep_lo) continue;  // an ambiguity code: no seed starts here
+        const std::int64_t lo = keep_lo - static_cast<std::int64_t>(rng() % 400);
+        const std::int64_t hi = keep_hi + static_cast<std::int64_t>(rng() % 400);
+        std::int64_t got_lo = lo, got_hi = hi, want_lo = lo, want_hi = hi;
+        ref.clip_window(k, reverse, keep_lo, keep_hi, got_lo, got_hi);
+        naive_clip(naive, reverse, keep_lo, keep_hi, want_lo, want_hi);
+        ASSERT_EQ(got_lo, want_lo) << (reverse ? "reverse " : "forward ") << keep_lo << "-" << keep_hi << " in " << lo << "-" << hi;
+        ASSERT_EQ(got_hi, want_hi) << (reverse ? "reverse " : "forward ") << keep_lo << "-" << keep_hi << " in " << lo << "-" << hi;
       }
       // Windows of up to 40 bases: at every start of the small contigs, at random ones of the big.
       const bool every = naive.length() < 10000;

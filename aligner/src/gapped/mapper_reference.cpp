@@ -2,6 +2,7 @@
 #include "mapper_reference.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "wtmap/core/detail/parallel.hpp"
@@ -129,31 +130,59 @@ void MapperReference::run_around(std::uint32_t contig, bool reverse, std::int64_
   while (run_hi < length && run_hi - i < reach && base(contig, reverse, run_hi) == 4) ++run_hi;
 }
 
+// The strand's positions [lo, hi) are forward codes [lo, hi) or, reversed, [length - hi, length - lo):
+// the nearest ambiguity code found by memchr / memrchr (a window's few hundred bases in a few
+// vector steps, where a base at a time took 2 % of a GPU run's CPU time).
+std::int64_t MapperReference::first_ambiguous(std::uint32_t contig, bool reverse, std::int64_t lo, std::int64_t hi) const {
+  if (lo >= hi) return hi;
+  const auto length = static_cast<std::int64_t>(lengths_[contig]);
+  const std::uint8_t* c = forward_codes(contig);
+  const auto count = static_cast<std::size_t>(hi - lo);
+  if (!reverse) {
+    const void* at = std::memchr(c + lo, 4, count);
+    return at == nullptr ? hi : static_cast<const std::uint8_t*>(at) - c;
+  }
+  const void* at = memrchr(c + (length - hi), 4, count);
+  return at == nullptr ? hi : length - 1 - (static_cast<const std::uint8_t*>(at) - c);
+}
+
+std::int64_t MapperReference::last_ambiguous(std::uint32_t contig, bool reverse, std::int64_t lo, std::int64_t hi) const {
+  if (lo >= hi) return lo - 1;
+  const auto length = static_cast<std::int64_t>(lengths_[contig]);
+  const std::uint8_t* c = forward_codes(contig);
+  const auto count = static_cast<std::size_t>(hi - lo);
+  if (!reverse) {
+    const void* at = memrchr(c + lo, 4, count);
+    return at == nullptr ? lo - 1 : static_cast<const std::uint8_t*>(at) - c;
+  }
+  const void* at = std::memchr(c + (length - hi), 4, count);
+  return at == nullptr ? lo - 1 : length - 1 - (static_cast<const std::uint8_t*>(at) - c);
+}
+
 void MapperReference::clip_window(std::uint32_t contig, bool reverse, std::int64_t keep_lo, std::int64_t keep_hi,
                                   std::int64_t& lo, std::int64_t& hi) const {
   const auto length = static_cast<std::int64_t>(lengths_[contig]);
   const auto longest = static_cast<std::int64_t>(kLongAmbiguityRun);
   lo = std::max<std::int64_t>(lo, 0);
   hi = std::min<std::int64_t>(hi, length);
-  for (std::int64_t i = keep_lo - 1; i >= lo; --i) {
-    if (base(contig, reverse, i) != 4) continue;
+  // Down from keep_lo: the first long run ends the window; a short one is aligned across.
+  for (std::int64_t i = last_ambiguous(contig, reverse, lo, keep_lo); i >= lo;) {
     std::int64_t a, b;
     run_around(contig, reverse, i, a, b);
     if (b - a >= longest) {
       lo = b;
       break;
     }
-    i = a;  // a short run: aligned across
+    i = last_ambiguous(contig, reverse, lo, a);
   }
-  for (std::int64_t i = keep_hi; i < hi; ++i) {
-    if (base(contig, reverse, i) != 4) continue;
+  for (std::int64_t i = first_ambiguous(contig, reverse, keep_hi, hi); i < hi;) {
     std::int64_t a, b;
     run_around(contig, reverse, i, a, b);
     if (b - a >= longest) {
       hi = a;
       break;
     }
-    i = b - 1;
+    i = first_ambiguous(contig, reverse, b, hi);
   }
 }
 

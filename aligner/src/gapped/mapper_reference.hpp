@@ -66,6 +66,10 @@ class MapperReference {
   // end before any ambiguity run of kLongAmbiguityRun bases or more.
   void clip_window(std::uint32_t contig, bool reverse, std::int64_t keep_lo, std::int64_t keep_hi, std::int64_t& lo,
                    std::int64_t& hi) const;
+  // The least strand position in [lo, hi) holding an ambiguity code (hi if none), and the greatest
+  // (lo - 1 if none).
+  std::int64_t first_ambiguous(std::uint32_t contig, bool reverse, std::int64_t lo, std::int64_t hi) const;
+  std::int64_t last_ambiguous(std::uint32_t contig, bool reverse, std::int64_t lo, std::int64_t hi) const;
 
  private:
   static std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> long_ambiguity_runs(
