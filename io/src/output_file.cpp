@@ -1,12 +1,15 @@
 #include "wtmap/io/output_file.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
+#include <random>
 #include <utility>
 
 namespace wtmap::io {
@@ -44,18 +47,36 @@ void unregister_temporary(int slot) {
   if (slot >= 0) g_temporaries[slot].state.store(kFree);
 }
 
-// A new empty file `stem` + ".XXXXXX" by mkstemp(3) (O_EXCL: never a file or link someone put
-// there), closed and registered for removal on a signal: its name in *name and its slot in *slot;
-// false with errno set, and both left as they were, if it cannot be made. OutputFile's and
-// TemporaryFile's temporaries both.
+// A new empty file `stem` + "." + 16 random letters and digits, registered for removal on a signal
+// *before* it is made, so that no moment leaves it made but unknown to the handler (a signal
+// between mkstemp(3) and the registration left a temporary behind under load); O_EXCL: never a
+// file or link someone put there, and a name already taken (one in 62^16) is passed over, its
+// registration dropped first. Its name in *name and its slot in *slot; false with errno set, and
+// both left as they were, if it cannot be made. OutputFile's and TemporaryFile's temporaries both.
 bool make_registered_temporary(const std::string& stem, std::string* name, int* slot) {
-  std::string made = stem + ".XXXXXX";
-  const int fd = mkstemp(made.data());
-  if (fd < 0) return false;
-  close(fd);
-  *slot = register_temporary(made);
-  *name = std::move(made);
-  return true;
+  static const char kLetters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  std::random_device entropy;
+  std::mt19937_64 random((std::uint64_t{entropy()} << 32) ^ entropy());
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string made = stem + ".";
+    for (int k = 0; k < 16; ++k) made += kLetters[random() % (sizeof kLetters - 1)];
+    const int registered = register_temporary(made);
+    const int fd = open(made.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      close(fd);
+      *slot = registered;
+      *name = std::move(made);
+      return true;
+    }
+    const int error = errno;
+    unregister_temporary(registered);
+    if (error != EEXIST) {
+      errno = error;
+      return false;
+    }
+  }
+  errno = EEXIST;
+  return false;
 }
 
 extern "C" void remove_temporaries_and_die(int signal) {
@@ -249,7 +270,7 @@ const std::string& TemporaryFile::path() const { return impl_->path; }
 Result<TemporaryFile> TemporaryFile::create(const std::string& stem) {
   auto impl = std::make_unique<Impl>();
   if (!make_registered_temporary(stem, &impl->path, &impl->slot)) {
-    return Status{StatusCode::io_error, "cannot create the temporary file " + stem + ".XXXXXX (" + std::strerror(errno) + ")"};
+    return Status{StatusCode::io_error, "cannot create the temporary file " + stem + ".XXXXXXXXXXXXXXXX (" + std::strerror(errno) + ")"};
   }
   return TemporaryFile(std::move(impl));
 }

@@ -52,8 +52,8 @@ class OutputFile {
   std::unique_ptr<Impl> impl_;
 };
 
-// A scratch file a command needs while it writes a result (a sorted output's runs): made with
-// mkstemp(3) as `stem` + ".XXXXXX" (mode 0600), removed by the destructor and, like an
+// A scratch file a command needs while it writes a result (a sorted output's runs): made new
+// (O_EXCL) as `stem` + "." and 16 random letters (mode 0600), removed by the destructor and, like an
 // OutputFile's temporary, by the signals install_signal_cleanup handles. Never committed. The
 // signal table holds 128 temporaries at once (each beyond is removed by its destructor only).
 // Space: one path. Move-only.
