@@ -21,11 +21,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "splitters.hpp"
 #include "wtmap/core/buffer.hpp"
 #include "wtmap/core/config.hpp"
 #include "wtmap/core/status.hpp"
 #include "wtmap/fmindex/difference_cover_sample.hpp"
-#include "splitters.hpp"
 #include "wtmap/fmindex/packed_symbols.hpp"
 
 namespace wtmap::fmindex::detail {
