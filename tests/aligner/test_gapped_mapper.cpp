@@ -220,6 +220,18 @@ std::string describe(const GappedReadAlignment& a) {
   return s.str();
 }
 
+// The reads mapped `batch` at a time.
+std::vector<GappedReadAlignment> map_all(GappedMapper& m, const std::vector<SeqRecord>& reads, std::size_t batch) {
+  std::vector<GappedReadAlignment> all, part;
+  for (std::size_t i = 0; i < reads.size(); i += batch) {
+    const std::vector<SeqRecord> slice(reads.begin() + i, reads.begin() + std::min(reads.size(), i + batch));
+    const Status s = m.map(slice, part);
+    if (!s.ok()) throw std::runtime_error(s.message());
+    all.insert(all.end(), part.begin(), part.end());
+  }
+  return all;
+}
+
 class GappedMapperTest : public ::testing::TestWithParam<Backend> {
  protected:
   static void SetUpTestSuite() {
@@ -244,18 +256,6 @@ class GappedMapperTest : public ::testing::TestWithParam<Backend> {
     if (!m.ok()) throw std::runtime_error(m.status().message());
     return std::move(m).value();
   }
-  static std::vector<GappedReadAlignment> map_all(GappedMapper& m, const std::vector<SeqRecord>& reads,
-                                                  std::size_t batch) {
-    std::vector<GappedReadAlignment> all, part;
-    for (std::size_t i = 0; i < reads.size(); i += batch) {
-      const std::vector<SeqRecord> slice(reads.begin() + i, reads.begin() + std::min(reads.size(), i + batch));
-      const Status s = m.map(slice, part);
-      if (!s.ok()) throw std::runtime_error(s.message());
-      all.insert(all.end(), part.begin(), part.end());
-    }
-    return all;
-  }
-
   static TestReference* reference_;
   static TempDir* dir_;
   static fmindex::Reference* fasta_;
@@ -1194,6 +1194,20 @@ TEST_P(GappedMapperTest, RescueGivesTheSameBytesForAnySliceOfPairs) {
   for (std::size_t i = 0; i < reads.size(); ++i) EXPECT_EQ(describe(unknown[i]), describe(single[i])) << i;
 }
 
+// The engine rescue tests' input: the rescue pairs, in batches of kEnginePairs pairs, and what
+// GappedMapper::rescue_mates gives them batch by batch (the engine's expected alignments).
+constexpr std::size_t kEnginePairs = 3;
+struct EngineRescueCase {
+  std::vector<SeqRecord> reads;
+  std::vector<GappedReadAlignment> expected;
+};
+EngineRescueCase engine_rescue_case(GappedMapper& m, const TestReference& ref) {
+  std::vector<bool> rescuable;
+  EngineRescueCase c{rescue_pairs(ref, rescuable), {}};
+  c.expected = rescue_in_slices(m, c.reads, map_all(m, c.reads, 2 * kEnginePairs), kEnginePairs);
+  return c;
+}
+
 // The engine's batches from `first` on, those from `unsearched` searched first, each finished
 // rescued by the mapping threads: their alignments after `got` equal `expected`.
 void finish_rescued_batches(aligner::GappedSearchEngine& engine, std::vector<aligner::ReadBatch>& batches,
@@ -1217,10 +1231,7 @@ void finish_rescued_batches(aligner::GappedSearchEngine& engine, std::vector<ali
 // caller (the writer stage's rescue_mates), which gives the same bytes.
 TEST_P(GappedMapperTest, SearchEngineRescuesOnItsMappingThreadsOnceTold) {
   GappedMapper m = mapper();
-  std::vector<bool> rescuable;
-  const std::vector<SeqRecord> reads = rescue_pairs(*reference_, rescuable);
-  constexpr std::size_t kPairs = 3;
-  const auto expected = rescue_in_slices(m, reads, map_all(m, reads, 2 * kPairs), kPairs);
+  const auto [reads, expected] = engine_rescue_case(m, *reference_);
   aligner::GappedSearchEngine engine;
   // The fit check runs on the mapping thread before each mapping: there it holds batch 1's.
   std::mutex gate;
@@ -1232,7 +1243,7 @@ TEST_P(GappedMapperTest, SearchEngineRescuesOnItsMappingThreadsOnceTold) {
     return true;
   });
   ASSERT_TRUE(engine.start(*index_, {}).ok());
-  std::vector<aligner::ReadBatch> batches = batches_of(reads, 2 * kPairs);
+  std::vector<aligner::ReadBatch> batches = batches_of(reads, 2 * kEnginePairs);
   ASSERT_GE(batches.size(), 4u);
   ASSERT_TRUE(engine.search(batches[0]).ok());  // searched and mapped before the model is known
   ASSERT_TRUE(engine.finish(batches[0]).ok());
@@ -1259,10 +1270,7 @@ TEST_P(GappedMapperTest, SearchEngineRescuesOnItsMappingThreadsOnceTold) {
 // (the fit check, held there), batch 0 is mapped.
 TEST_P(GappedMapperTest, SearchEngineRescuesTheBatchesMappedBeforeItWasTold) {
   GappedMapper m = mapper();
-  std::vector<bool> rescuable;
-  const std::vector<SeqRecord> reads = rescue_pairs(*reference_, rescuable);
-  constexpr std::size_t kPairs = 3;
-  const auto expected = rescue_in_slices(m, reads, map_all(m, reads, 2 * kPairs), kPairs);
+  const auto [reads, expected] = engine_rescue_case(m, *reference_);
   aligner::GappedSearchEngine engine;
   std::mutex gate;
   std::condition_variable changed;
@@ -1276,7 +1284,7 @@ TEST_P(GappedMapperTest, SearchEngineRescuesTheBatchesMappedBeforeItWasTold) {
     return true;
   });
   ASSERT_TRUE(engine.start(*index_, {}, 1).ok());
-  std::vector<aligner::ReadBatch> batches = batches_of(reads, 2 * kPairs);
+  std::vector<aligner::ReadBatch> batches = batches_of(reads, 2 * kEnginePairs);
   ASSERT_GE(batches.size(), 3u);
   ASSERT_TRUE(engine.search(batches[0]).ok());
   ASSERT_TRUE(engine.search(batches[1]).ok());
