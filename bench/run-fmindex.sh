@@ -23,7 +23,8 @@ LENS="${WTMAP_BENCH_PATTERN_LENS:-32,100}"
 GENOME="${WTMAP_BENCH_FM_GENOME:-synthetic}"
 SKIP=",${WTMAP_BENCH_SKIP:-},"                 # e.g. bwa,bowtie2,wtmap_cpu,wtmap_blockwise,sdsl
 NPAT=$(number "$NPAT")
-D="$WORK/fm-${MBP}mbp$([[ "$GENOME" == human ]] && echo -human)"
+D="$WORK/fm-${MBP}mbp"
+if [[ "$GENOME" == human ]]; then D+="-human"; fi  # not $([[ ]] && ...): under set -e its false test ended the run
 mkdir -p "$D"
 TSV="$D/measure.tsv"
 : > "$TSV"
