@@ -1,7 +1,7 @@
 # Shared by the bench/run-*.sh scripts (sourced without arguments, not run).
 # Takes a leading --quick off the script's arguments (exports WTMAP_BENCH_QUICK=1).
 # Sets: here, OUT, WORK, DEVICE, THREADS, QUICK, BUDGET, min_time; defines find_prog, step,
-# remaining, number, host_info; and for the aligner harnesses done_ok, tstep, out_of_time,
+# remaining, number, host_info, start_run_dir; and for the aligner harnesses done_ok, tstep, out_of_time,
 # e2e_and_floor, index_bg, index_wait, wait_for, prepare_genome, aligner_settings (at the end).
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -68,6 +68,16 @@ host_info() {
   else commit="$(git describe --always --dirty 2>/dev/null || echo unknown)"; fi
   echo "commit: $commit"
   echo "wtmap: $(command -v wtmap || echo not-on-path)"
+}
+
+# A run's folder $1 made, its measure.tsv (TSV, where step appends) emptied, the logs folder
+# emptied, and the host described on stdout and in $1/host.txt.
+start_run_dir() {
+  mkdir -p "$1"
+  TSV="$1/measure.tsv"
+  : > "$TSV"
+  rm -rf "$WORK/logs"; mkdir -p "$WORK/logs"
+  host_info | tee "$1/host.txt"
 }
 
 # ---- The aligner harnesses (run-aligner.sh, run-gapped.sh): steps recorded in $TSV and not redone

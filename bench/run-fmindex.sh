@@ -25,11 +25,7 @@ SKIP=",${WTMAP_BENCH_SKIP:-},"                 # e.g. bwa,bowtie2,wtmap_cpu,wtma
 NPAT=$(number "$NPAT")
 D="$WORK/fm-${MBP}mbp"
 if [[ "$GENOME" == human ]]; then D+="-human"; fi  # not $([[ ]] && ...): under set -e its false test ended the run
-mkdir -p "$D"
-TSV="$D/measure.tsv"
-: > "$TSV"
-rm -rf "$WORK/logs"; mkdir -p "$WORK/logs"
-host_info | tee "$D/host.txt"
+start_run_dir "$D"
 echo "reference: ${MBP} Mbp $GENOME; patterns: $NPAT per length ($LENS)" | tee -a "$D/host.txt"
 
 WTMAP="$(find_prog wtmap)"
