@@ -43,7 +43,7 @@ struct BlockwiseSuffixArrayOptions {
   // inside a long repeat costs 3-4x the symbol reads: 5 Mbp of poly-A sorted in 21 s of CPU, 6 at 1024).
   std::uint32_t period = 1024;
   std::uint64_t bucket_size = 0;  // mean suffixes per bucket (>= 1); 0: by size and threads
-  std::uint64_t round_size = 0;   // most suffixes per round (>= 1); 0: n / 8, at least 2^24
+  std::uint64_t round_size = 0;   // most suffixes per round (>= 1); 0: n / 8 (GPU n / 16), at least 2^24
   std::uint64_t seed = 0x5eed;    // the splitters' positions (the suffix array does not depend on it)
   // Where the rounds are sorted: gpu, the current GPU (gpu_round_sorter.hpp: each round picked out
   // of the text and sorted whole there, the round at most what the device has room for).
@@ -57,13 +57,16 @@ BlockwiseSuffixArrayOptions resolved_blockwise_options(std::uint64_t n, const Bl
 // Host bytes that blockwise_suffix_array holds at its peak for a text of n symbols of `bits` bits,
 // the packed text included, with a consumer that holds consumer_bytes from its first rows on: the
 // larger of ranking the sample (positions, ranks, keys and radix scratch: 48 bytes a sample
-// suffix) and a round (the ranks, 8 bytes a suffix of the round, on the CPU 32 bytes a suffix of a
-// bucket per thread -- keys and radix scratch -- buckets up to 4x their mean -- and the consumer).
+// suffix) and a round (the ranks, 8 bytes a suffix of the round -- 16 on the GPU, which holds two
+// rounds of half the size --, on the CPU 32 bytes a suffix of a bucket per thread -- keys and radix
+// scratch -- buckets up to 4x their mean -- and the consumer).
 std::uint64_t blockwise_suffix_array_bytes(std::uint64_t n, std::uint32_t bits, const BlockwiseSuffixArrayOptions& options,
                                            std::uint64_t consumer_bytes);
 
-// Rows [first_row, first_row + count) of the suffix array: their text positions. Called in row
-// order (first_row is the previous call's end), on the calling thread; it may use every thread.
+// Rows [first_row, first_row + count) of the suffix array: their text positions, valid until the
+// call returns. Called in row order (first_row is the previous call's end), one call at a time:
+// on the calling thread, or with Backend::gpu on a thread of the sorter's while the GPU sorts the
+// next round; it may use every CPU thread.
 using SuffixArrayConsumer = std::function<Status(std::uint64_t first_row, const std::uint64_t* sa, std::uint64_t count)>;
 
 // The suffix array of `text`, whose last symbol must be its only 0 (the terminator $; otherwise
