@@ -634,10 +634,15 @@ int check_outputs(AlignCommand& c, const std::string& index_file, std::optional<
   if (sam.path != "-") {
     if (const Status place = io::check_output_path(sam.path, sam.inputs); !place.ok()) return fail("align", place);
   }
-  if (cram) {  // before the index loads: a wrong reference is told in a moment, not after minutes
+  // Before the index loads: a contig BAM cannot hold or a wrong CRAM reference is told in a
+  // moment, not after minutes.
+  if (*format == aligner::SamFormat::bam || cram) {
     Result<std::vector<fmindex::Contig>> contigs = fmindex::read_index_contigs(index_file);
     if (!contigs.ok()) return fail("align", contigs.status());
-    if (const Status ready = aligner::prepare_cram_reference(sam.reference, *contigs); !ready.ok()) return fail("align", ready);
+    if (const Status fits = aligner::check_contigs_fit(*format, *contigs); !fits.ok()) return fail("align", fits);
+    if (cram) {
+      if (const Status ready = aligner::prepare_cram_reference(sam.reference, *contigs); !ready.ok()) return fail("align", ready);
+    }
   }
   if (c.stats_json.empty()) return -1;
   if (sam.path != "-" && same_file(sam.path, c.stats_json)) return usage_error("align", "--stats-json and -o name the same file");

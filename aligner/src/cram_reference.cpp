@@ -49,7 +49,7 @@ Status compare_contigs(const faidx_t* fai, const std::string& fasta, const std::
   for (const fmindex::Contig& c : contigs) {
     if (faidx_has_seq(fai, c.name.c_str()) == 0) return invalid_argument(mismatch + "it has no contig " + c.name);
     // faidx_seq_len is an int in htslib 1.16: a length past it reads negative, and differs anyway
-    // (the index's contigs are below kCramContigLimit by now).
+    // (check_contigs_fit kept longer contigs from CRAM).
     const int length = faidx_seq_len(fai, c.name.c_str());
     if (length < 0 || static_cast<std::uint64_t>(length) != c.length) {
       return invalid_argument(mismatch + "contig " + c.name + " has " + (length < 0 ? std::string("more than 2^31") : std::to_string(length)) +
@@ -96,12 +96,6 @@ Status build_missing_indexes(const std::string& fasta, bool bgzf, bool fai_missi
 }  // namespace
 
 Status prepare_cram_reference(const std::string& fasta, const std::vector<fmindex::Contig>& contigs) {
-  for (const fmindex::Contig& c : contigs) {
-    if (c.length >= kCramContigLimit) {
-      return invalid_argument("CRAM cannot hold contig " + c.name + " of " + std::to_string(c.length) +
-                              " bases (CRAM 3 positions end at 2^31); write BAM");
-    }
-  }
   if (fasta.empty() || fasta == "-") return invalid_argument("the CRAM reference must be a FASTA file, not standard input");
   WTMAP_TRY(io::check_input_path(fasta));
   Result<htsCompression> compression = compression_of(fasta);

@@ -537,6 +537,17 @@ Result<SamFormat> sam_format(const SamOptions& options) {
   return compressed ? SamFormat::sam_bgzf : SamFormat::sam;
 }
 
+Status check_contigs_fit(SamFormat format, const std::vector<fmindex::Contig>& contigs) {
+  if (format != SamFormat::bam && format != SamFormat::cram) return {};
+  for (const fmindex::Contig& c : contigs) {
+    if (c.length >= kBinaryContigLimit) {
+      return invalid_argument(std::string(format == SamFormat::bam ? "BAM" : "CRAM") + " cannot hold contig " + c.name + " of " +
+                              std::to_string(c.length) + " bases (BAM and CRAM positions end at 2^31): write SAM (-o FILE.sam or FILE.sam.gz)");
+    }
+  }
+  return {};
+}
+
 Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<fmindex::Contig>& contigs) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -545,6 +556,7 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
   impl->output_format = *format;
   Result<std::string> read_group = read_group_line(options.read_group);
   if (!read_group.ok()) return read_group.status();
+  WTMAP_TRY(check_contigs_fit(*format, contigs));
   if (*format == SamFormat::cram) WTMAP_TRY(prepare_cram_reference(options.reference, contigs));
   // htslib's modes: "wz" writes SAM text in BGZF blocks, "wb" BAM, "wc" CRAM; a digit sets the level.
   std::string mode = *format == SamFormat::bam ? "wb" : *format == SamFormat::cram ? "wc" : *format == SamFormat::sam_bgzf ? "wz" : "w";

@@ -388,14 +388,6 @@ TEST_F(AlignCram, AFaiThatCannotBeMadeIsOneLineWithWhatToDo) {
   EXPECT_FALSE(fs::exists(dir_.file("x.cram")));
 }
 
-// CRAM 3's positions are 32-bit: a contig of 2^31 bases is refused before the reference is read.
-TEST(CramReference, ContigsOf2To31BasesAreRefused) {
-  EXPECT_EQ(aligner::prepare_cram_reference("/no/such.fa", {{"a", 100}, {"big", std::uint64_t{1} << 31}}).message(),
-            "CRAM cannot hold contig big of 2147483648 bases (CRAM 3 positions end at 2^31); write BAM");
-  EXPECT_EQ(aligner::prepare_cram_reference("/no/such.fa", {{"a", (std::uint64_t{1} << 31) - 1}}).message(),
-            "/no/such.fa: cannot open for reading (No such file or directory)");
-}
-
 // SIGINT while a CRAM file is written (the reads come through a FIFO that stays open): its
 // temporary goes, and nothing named after the output is left.
 TEST_F(AlignCram, AnInterruptLeavesNoFile) {

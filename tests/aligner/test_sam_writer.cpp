@@ -1,6 +1,7 @@
 // sam_writer.hpp: SamWriter's records read back through htslib, field by field, against the
 // reads and alignments it was given; with and without records made ahead (reserve), fewer and
-// more of them than a batch needs, and reads shorter and longer than the ones reserve sizes for.
+// more of them than a batch needs, and reads shorter and longer than the ones reserve sizes for;
+// positions past 2^31 and 2^32, which only SAM holds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -257,6 +258,60 @@ TEST(SamWriterFormat, FollowsTheOptionThenThePath) {
     options.format = c.format;
     options.reference = c.reference;
     EXPECT_EQ(aligner::sam_format(options).status().message(), c.message) << c.path << " " << c.format;
+  }
+}
+
+// BAM and CRAM positions are signed 32-bit (SAM spec 4.2): a contig of 2^31 bases or more is
+// refused for them, naming the contig and saying to write SAM; one base less passes; SAM and
+// BGZF SAM take any length.
+TEST(SamWriterPositions, AContigOf2To31BasesFitsSamOnly) {
+  using aligner::SamFormat;
+  const std::uint64_t limit = std::uint64_t{1} << 31;
+  const std::vector<fmindex::Contig> big = {{"a", 100}, {"big", limit}, {"bigger", limit << 3}};
+  EXPECT_EQ(aligner::check_contigs_fit(SamFormat::bam, big).message(),
+            "BAM cannot hold contig big of 2147483648 bases (BAM and CRAM positions end at 2^31): write SAM (-o FILE.sam or FILE.sam.gz)");
+  EXPECT_EQ(aligner::check_contigs_fit(SamFormat::cram, big).message(),
+            "CRAM cannot hold contig big of 2147483648 bases (BAM and CRAM positions end at 2^31): write SAM (-o FILE.sam or FILE.sam.gz)");
+  for (SamFormat f : {SamFormat::sam, SamFormat::sam_bgzf}) EXPECT_TRUE(aligner::check_contigs_fit(f, big).ok());
+  for (SamFormat f : {SamFormat::sam, SamFormat::sam_bgzf, SamFormat::bam, SamFormat::cram}) {
+    EXPECT_TRUE(aligner::check_contigs_fit(f, {{"a", limit - 1}}).ok());
+  }
+}
+
+// The writer itself refuses such a BAM before it makes any file.
+TEST(SamWriterPositions, BamOfALongerContigMakesNoFile) {
+  const fmtest::TempDir dir;
+  aligner::SamOptions options;
+  options.path = dir.file("out.bam");
+  const auto writer = aligner::SamWriter::open(options, {{"chr1", 1000}, {"long", (std::uint64_t{1} << 31) + 1}});
+  EXPECT_EQ(writer.status().message(),
+            "BAM cannot hold contig long of 2147483649 bases (BAM and CRAM positions end at 2^31): write SAM (-o FILE.sam or FILE.sam.gz)");
+  EXPECT_TRUE(dir.entries().empty());
+}
+
+// SAM holds 64-bit positions: hits past 2^31 and 2^32 on a contig of 5*10^9 bases, on both
+// strands, plain and BGZF, read back through htslib where they were written, @SQ's LN too.
+TEST(SamWriterPositions, SamHoldsPositionsPast2To32) {
+  const fmtest::TempDir dir;
+  const std::uint64_t length = 5'000'000'000;
+  const std::vector<std::uint64_t> positions = {(std::uint64_t{1} << 31) - 1, std::uint64_t{1} << 31, (std::uint64_t{1} << 32) + 77,
+                                                length - 150};
+  Batch batch;
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    batch.reads.push_back(make_read("far" + std::to_string(i), 150, i, true));
+    batch.alignments.push_back(unique_hit(1, positions[i], i % 2 == 1));
+  }
+  for (const char* name : {"out.sam", "out.sam.gz"}) {
+    aligner::SamOptions options;
+    options.path = dir.file(name);
+    auto writer = aligner::SamWriter::open(options, {{"chr1", 1000}, {"far", length}});
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    ASSERT_TRUE(writer->write(batch.reads, batch.alignments).ok());
+    ASSERT_TRUE(writer->finish().ok());
+    const SamContents back = read_alignments(options.path);
+    ASSERT_EQ(back.targets.size(), 2u);
+    EXPECT_EQ(back.targets[1].second, static_cast<std::int64_t>(length));
+    ASSERT_NO_FATAL_FAILURE(expect_records_as_written(back, {batch}));
   }
 }
 

@@ -3,7 +3,10 @@
 // forward-text positions cross 2^32 and the both-strand text's cross 2^33. 40-base patterns cut
 // from the random reference on both sides of those boundaries (and one's reverse complement) must
 // each be counted once and located where they were cut -- the reference itself is the naive
-// answer, since a random 40-mer of 4.3 G bases occurs elsewhere with probability ~2^-48.
+// answer, since a random 40-mer of 4.3 G bases occurs elsewhere with probability ~2^-48. Then
+// 150-base reads across the same places, each with a deletion and a substitution, go through the
+// gapped mapper (`wtmap align`'s default mode) on that index: each placed where it was cut.
+// (SamWriter's 64-bit positions: test_sam_writer's SamWriterPositions.)
 //
 // A GPU-host test: about 45 GB of host memory and two minutes on an H100 or H200 host; it skips
 // itself without a usable CUDA device.
@@ -15,6 +18,7 @@
 
 #include "fm_queries.hpp"
 #include "fm_support.hpp"
+#include "wtmap/aligner/gapped/gapped_mapper.hpp"
 #include "wtmap/fmindex/fm_index.hpp"
 #include "wtmap/fmindex/reference.hpp"
 
@@ -55,9 +59,40 @@ std::string reverse_complement(const std::string& s) {
   return rc;
 }
 
+// A 150-base read from text position `start` with ref[start + 50, start + 52) deleted and its
+// base 100 changed, mapped by the gapped mapper on `index` forward and reverse complemented: placed
+// at `contig`:`offset` on its strand, unclipped (one 2-base deletion between two M runs), NM 3,
+// 152 reference bases -- where a random reference of this size has no other place for it.
+void expect_read_mapped_where_cut(const fmindex::Reference& ref, aligner::gapped::GappedMapper& mapper, std::uint64_t start,
+                                  std::uint32_t contig, std::uint64_t offset) {
+  std::string read = bases_at(ref, start, 50) + bases_at(ref, start + 52, 100);
+  read[100] = read[100] == 'A' ? 'C' : 'A';
+  const std::vector<aligner::SeqRecord> reads = {{"forward", read, ""}, {"reverse", reverse_complement(read), ""}};
+  std::vector<aligner::gapped::GappedReadAlignment> alignments;
+  const Status mapped = mapper.map(reads, alignments);
+  ASSERT_TRUE(mapped.ok()) << mapped.message();
+  ASSERT_EQ(alignments.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE("read from text position " + std::to_string(start) + ", " + reads[i].name);
+    const aligner::gapped::GappedHit& hit = alignments[i].primary;
+    ASSERT_TRUE(alignments[i].mapped);
+    EXPECT_EQ(hit.contig, contig);
+    EXPECT_EQ(hit.position, offset);
+    EXPECT_EQ(hit.reference_end, offset + 152);
+    EXPECT_EQ(hit.reverse, i == 1);
+    EXPECT_EQ(hit.edit_distance, 3u);
+    ASSERT_EQ(hit.cigar.size(), 3u);
+    EXPECT_EQ(hit.cigar[1], 2u << 4 | 2u) << "a 2-base deletion (BAM op 2) between two M runs";
+    EXPECT_EQ((hit.cigar[0] >> 4) + (hit.cigar[2] >> 4), 150u);
+    EXPECT_EQ(hit.cigar[0] & 15u, 0u);
+    EXPECT_EQ(hit.cigar[2] & 15u, 0u);
+  }
+}
+
 // The reference of two contigs of `half` + 1 M and `half` + 3 M bases (more than 2 * half in all),
 // patterns cut on both sides of `half` (a contig offset) and 2 * half (a forward-text position),
-// indexed on `backend`: each counted once, located where it was cut.
+// indexed on `backend`: each counted once, located where it was cut; reads across the same places
+// and at the contigs' ends mapped where they were cut (expect_read_mapped_where_cut).
 void expect_planted_patterns_found(std::uint64_t half, Backend backend) {
   const std::uint64_t first = half + 1'000'000, second = half + 3'000'000;
   const fmindex::Reference ref = two_long_contigs(first, second);
@@ -98,6 +133,18 @@ void expect_planted_patterns_found(std::uint64_t half, Backend backend) {
     EXPECT_EQ(answers.hits[i], std::vector<Hit>{planted[i].expected})
         << "pattern " << i << ": " << describe(answers.hits[i]) << ", expected contig " << planted[i].expected.contig
         << " offset " << planted[i].expected.position << " " << planted[i].expected.strand;
+  }
+
+  Result<aligner::gapped::GappedMapper> mapper = aligner::gapped::GappedMapper::create(*index, {});
+  ASSERT_TRUE(mapper.ok()) << mapper.status().message();
+  struct Cut {
+    std::uint64_t start;  // text position of the read's first base
+    std::uint32_t contig;
+    std::uint64_t offset;
+  };
+  for (const Cut& c : {Cut{half - 75, 0, half - 75}, Cut{first - 152, 0, first - 152}, Cut{b, 1, 0}, Cut{whole - 75, 1, whole - 75 - b},
+                       Cut{b + half - 75, 1, half - 75}, Cut{b + second - 152, 1, second - 152}}) {
+    expect_read_mapped_where_cut(ref, *mapper, c.start, c.contig, c.offset);
   }
 }
 

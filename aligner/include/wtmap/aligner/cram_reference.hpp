@@ -20,13 +20,9 @@
 
 namespace wtmap::aligner {
 
-// CRAM 3 stores positions as 32-bit integers (ITF8): a contig of 2^31 bases or more cannot be
-// written (BAM with a CSI index can).
-constexpr std::uint64_t kCramContigLimit = std::uint64_t{1} << 31;
-
-// Checks `fasta` as the reference of a CRAM output whose @SQ lines are `contigs`, in this order:
-// no contig of kCramContigLimit bases or more; `fasta` a readable file (not "-": htslib seeks in
-// it), uncompressed or bgzip-compressed (plain gzip cannot be read at random places: refused,
+// Checks `fasta` as the reference of a CRAM output whose @SQ lines are `contigs` (each shorter
+// than 2^31 bases: sam_writer.hpp's check_contigs_fit comes first), in this order: `fasta` a
+// readable file (not "-": htslib seeks in it), uncompressed or bgzip-compressed (plain gzip cannot be read at random places: refused,
 // with how to recompress it); its .fai (and .gzi) not older than the FASTA (an index of an older
 // file would give htslib the wrong bases), made where missing; every contig of `contigs` in it
 // with the same length (a FASTA with more contigs passes: htslib looks contigs up by name).

@@ -61,6 +61,14 @@ Result<SamFormat> sam_format(const SamOptions& options);
 // or "cram"; the name before a .gz or .bgz). For a command that fills in what that format needs.
 std::string requested_format(const SamOptions& options);
 
+// BAM and CRAM store a position as a signed 32-bit integer (SAM spec 4.2; htslib's bam_write1
+// refuses a record past it, CRAM 3's ITF8 ends there too): a contig of kBinaryContigLimit bases
+// or more fits only SAM, whose positions htslib writes and reads as 64-bit.
+constexpr std::uint64_t kBinaryContigLimit = std::uint64_t{1} << 31;
+// invalid_argument naming the first such contig where `format` is BAM or CRAM, saying to write
+// SAM; so that a run is refused before any work, not failed at its first read past 2^31.
+Status check_contigs_fit(SamFormat format, const std::vector<fmindex::Contig>& contigs);
+
 class SamWriter {
  public:
   SamWriter(SamWriter&&) noexcept;
