@@ -35,8 +35,13 @@ inline std::atomic<unsigned>& cpu_thread_limit() {
 inline unsigned cpu_threads() {
   const unsigned limit = cpu_thread_limit().load();
   if (limit != 0) return limit;
-  const unsigned t = std::thread::hardware_concurrency();
-  return t == 0 ? 1 : t;
+  // Asked once: glibc's hardware_concurrency reads /sys/devices/system/cpu/online on every call,
+  // which cost a build from small chunks most of its time in the kernel.
+  static const unsigned hardware = [] {
+    const unsigned t = std::thread::hardware_concurrency();
+    return t == 0 ? 1u : t;
+  }();
+  return hardware;
 }
 
 // One call's ranges: claimed one at a time by the caller and the workers (next), counted when done.
