@@ -14,6 +14,7 @@
 #include "wtmap/core/detail/batch.cuh"
 #include "wtmap/core/detail/cuda_check.hpp"
 #include "wtmap/core/detail/parallel.hpp"
+#include "wtmap/core/device_memory.hpp"
 #include "quad_vector_build.hpp"
 #include "rank_select_build.hpp"
 #include "serialize.hpp"
@@ -70,6 +71,13 @@ std::vector<std::uint64_t> level_sizes_from_histogram(const std::vector<std::uin
   return sizes;
 }
 
+// cumulative[m] = occurrences of the symbols below m; cumulative[sigma] = n.
+std::vector<std::uint64_t> cumulative_of(const std::vector<std::uint64_t>& hist) {
+  std::vector<std::uint64_t> cumulative(hist.size() + 1, 0);
+  for (std::uint64_t m = 0; m < hist.size(); ++m) cumulative[m + 1] = cumulative[m] + hist[m];
+  return cumulative;
+}
+
 // Start of heap node h in its level and the level's rank0 there (zeros for non-nodes).
 template <class Symbol>
 WTMAP_HD void node_table_entry(const WaveletTreeView<Symbol>& v, std::uint64_t h, std::uint64_t* start,
@@ -102,6 +110,14 @@ template <unsigned Arity>
 struct LevelPacking {
   static constexpr unsigned kSymbolsPerWord = 32;
   static constexpr unsigned kDigitBits = Arity == 2 ? 1 : 2;
+  using Word = std::conditional_t<Arity == 2, std::uint32_t, std::uint64_t>;
+  static WTMAP_HD Word* word_at(std::byte* level, std::uint64_t w) {
+    if constexpr (Arity == 2) {
+      return reinterpret_cast<std::uint32_t*>(level) + w;
+    } else {
+      return &reinterpret_cast<QuadBlock*>(level)[w / QuadVectorLayout::kWordsPerBlock].words[w % QuadVectorLayout::kWordsPerBlock];
+    }
+  }
   template <class Symbol>
   static WTMAP_HD void pack(const Symbol* codes, std::uint64_t count, unsigned shift, std::byte* level, std::uint64_t w) {
     if constexpr (Arity == 2) {
@@ -194,10 +210,11 @@ class CpuTreeBuilder {
     return {};
   }
 
-  Status check_below(std::uint64_t sigma) const {
+  // `first`: the text position of codes()[0] (a chunk's), for the message.
+  Status check_below(std::uint64_t sigma, std::uint64_t first) const {
     const auto it = std::find_if(codes_.begin(), codes_.end(), [&](Symbol c) { return c >= sigma; });
     if (it == codes_.end()) return {};
-    return invalid_argument("text position " + std::to_string(it - codes_.begin()) + " holds symbol " +
+    return invalid_argument("text position " + std::to_string(first + (it - codes_.begin())) + " holds symbol " +
                             std::to_string(static_cast<std::uint64_t>(*it)) + ", not below sigma = " + std::to_string(sigma));
   }
 
@@ -262,14 +279,11 @@ class GpuTreeBuilder {
  public:
   static constexpr Backend kBackend = Backend::gpu;
 
+  // The buffers are kept for the next load of at most as many symbols (the chunks of a text).
   Status load(const Symbol* text, std::uint64_t n) {
     n_ = n;
-    auto codes = Buffer::allocate(Backend::gpu, n * sizeof(Symbol), "wavelet tree construction (text)");
-    if (!codes.ok()) return codes.status();
-    codes_ = std::move(codes.value());
-    auto alt = Buffer::allocate(Backend::gpu, n * sizeof(Symbol), "wavelet tree construction (sort buffer)");
-    if (!alt.ok()) return alt.status();
-    alt_ = std::move(alt.value());
+    WTMAP_TRY(codes_.grow_to(Backend::gpu, n * sizeof(Symbol), "wavelet tree construction (text)"));
+    WTMAP_TRY(alt_.grow_to(Backend::gpu, n * sizeof(Symbol), "wavelet tree construction (sort buffer)"));
     keys_ = cub::DoubleBuffer<Symbol>(reinterpret_cast<Symbol*>(codes_.data()), reinterpret_cast<Symbol*>(alt_.data()));
     return codes_.copy_from_host(0, text, n * sizeof(Symbol));
   }
@@ -284,9 +298,7 @@ class GpuTreeBuilder {
     Symbol* sorted = keys_.Alternate();
     std::size_t sort_bytes = 0, unique_bytes = 0;
     WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, text, sorted, n_));
-    auto distinct = Buffer::allocate(Backend::gpu, n_ * sizeof(Symbol) + sizeof(std::uint64_t), "alphabet extraction");
-    if (!distinct.ok()) return distinct.status();
-    distinct_ = std::move(distinct.value());
+    WTMAP_TRY(distinct_.grow_to(Backend::gpu, n_ * sizeof(Symbol) + sizeof(std::uint64_t), "alphabet extraction"));
     auto* d_count = reinterpret_cast<std::uint64_t*>(distinct_.data());
     auto* d_distinct = reinterpret_cast<Symbol*>(distinct_.data() + sizeof(std::uint64_t));
     WTMAP_CUDA_TRY(cub::DeviceSelect::Unique(nullptr, unique_bytes, sorted, d_distinct, d_count, n_));
@@ -302,7 +314,7 @@ class GpuTreeBuilder {
     return {};
   }
 
-  Status check_below(std::uint64_t sigma) {
+  Status check_below(std::uint64_t sigma, std::uint64_t /*first*/) {
     if (n_ == 0) return {};
     std::size_t bytes = 0;
     auto max_buf = Buffer::allocate(Backend::gpu, sizeof(Symbol), "maximum symbol");
@@ -337,13 +349,10 @@ class GpuTreeBuilder {
   // order it gives the same order as the CPU's refinement.
   Status sort_from(unsigned begin_bit, unsigned /*digit_bits*/, unsigned code_bits) {
     if (n_ == 0) return {};
-    if (sort_temp_.data() == nullptr) {
-      WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes_, keys_, n_, 0, static_cast<int>(code_bits)));
-      auto temp = cub_temp(sort_bytes_);
-      if (!temp.ok()) return temp.status();
-      sort_temp_ = std::move(temp.value());
-    }
-    WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(sort_temp_.data(), sort_bytes_, keys_, n_, static_cast<int>(begin_bit),
+    std::size_t bytes = 0;
+    WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, bytes, keys_, n_, static_cast<int>(begin_bit), static_cast<int>(code_bits)));
+    WTMAP_TRY(sort_temp_.grow_to(Backend::gpu, bytes, "CUB temporary storage"));
+    WTMAP_CUDA_TRY(cub::DeviceRadixSort::SortKeys(sort_temp_.data(), bytes, keys_, n_, static_cast<int>(begin_bit),
                                                   static_cast<int>(code_bits)));
     return {};
   }
@@ -352,7 +361,6 @@ class GpuTreeBuilder {
   std::uint64_t n_ = 0;
   Buffer codes_, alt_, distinct_, sort_temp_;
   cub::DoubleBuffer<Symbol> keys_;
-  std::size_t sort_bytes_ = 0;
 };
 
 // ---- The stages, the same on either backend ------------------------------------------------
@@ -363,7 +371,7 @@ template <class Builder, class Symbol>
 Status map_text(Builder& builder, const Symbol* text, std::uint64_t n, bool extract, std::uint64_t& sigma,
                 std::vector<Symbol>& alphabet) {
   WTMAP_TRY(builder.load(text, n));
-  if (!extract) return builder.check_below(sigma);
+  if (!extract) return builder.check_below(sigma, 0);
   const Symbol* on_backend = nullptr;
   WTMAP_TRY(builder.distinct_symbols(alphabet, on_backend));
   sigma = alphabet.size();
@@ -371,6 +379,21 @@ Status map_text(Builder& builder, const Symbol* text, std::uint64_t n, bool extr
   mapping.sigma = sigma;
   mapping.alphabet = on_backend;
   return detail::for_each_index(Builder::kBackend, n, MapToMinimal<Symbol>{mapping, builder.codes()});
+}
+
+// A level's rank/select support over its packed digits; its ones (binary) or four totals into counts.
+template <unsigned Arity>
+Status build_level_support(Backend backend, std::byte* level_base, std::uint64_t count, std::uint64_t* counts) {
+  if constexpr (Arity == 2) {
+    RankSelectView level;
+    WTMAP_TRY(detail::build_rank_select(backend, level_base, count, level));
+    counts[0] = level.ones;
+  } else {
+    QuadVectorView level;
+    WTMAP_TRY(detail::build_quad_vector(backend, level_base, count, level));
+    for (unsigned c = 0; c < 4; ++c) counts[c] = level.totals[c];
+  }
+  return {};
 }
 
 // Stage 4: each level's digits packed from the codes sorted by the digits above them, and the
@@ -389,15 +412,139 @@ Status build_levels(Builder& builder, const Layout& layout, std::byte* storage, 
     const std::uint64_t num_words = bits::ceil_div<std::uint64_t>(count, Packing::kSymbolsPerWord);
     WTMAP_TRY(detail::for_each_index(Builder::kBackend, num_words,
                                      PackLevel<Arity, Symbol>{builder.codes(), count, shift, level_base}));
-    if constexpr (Arity == 2) {
-      RankSelectView level;
-      WTMAP_TRY(detail::build_rank_select(Builder::kBackend, level_base, count, level));
-      level_counts[l] = level.ones;
-    } else {
-      QuadVectorView level;
-      WTMAP_TRY(detail::build_quad_vector(Builder::kBackend, level_base, count, level));
-      for (unsigned c = 0; c < 4; ++c) level_counts[4 * l + c] = level.totals[c];
+    WTMAP_TRY(build_level_support<Arity>(Builder::kBackend, level_base, count, &level_counts[l * (Arity == 2 ? 1 : 4)]));
+  }
+  return {};
+}
+
+// ---- Construction from chunks of the text (WaveletTreeOptions::chunk) -----------------------
+//
+// Level l holds its members -- the symbols whose code has more than l digits: all of them in a
+// 4-ary tree, a prefix of the minimal alphabet in a binary one (bits::split_size keeps the shallow
+// leaves rightmost) -- in the order of a stable sort by their first l digits: runs by prefix, the
+// runs in symbol order, each run in text order. A chunk of the text sorted the same way holds its
+// own members first, in the same runs, so its member j of prefix p goes to level position
+//   cumulative[p's first symbol] + (p's members in earlier chunks) + j - (the chunk's cumulative there),
+// j plus one shift per prefix. The host computes the shifts from each chunk's histogram
+// (ChunkPlacement), the backend scatters the chunk's digits (ScatterLevel). The levels are then
+// whole in the tree's storage and get their rank/select support as in a build from the whole
+// text, and the bytes are the same. Passes over the text: alphabet (when extracted), histogram,
+// levels. Space on the backend: the tree, two chunks of codes and 8 bytes per prefix of every
+// level (fewer than 2^code_bits in all).
+
+WTMAP_HD void atomic_or(std::uint32_t* word, std::uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  atomicOr(reinterpret_cast<unsigned int*>(word), bits);
+#else
+  __atomic_fetch_or(word, bits, __ATOMIC_RELAXED);
+#endif
+}
+WTMAP_HD void atomic_or(std::uint64_t* word, std::uint64_t bits) {
+#if defined(__CUDA_ARCH__)
+  atomicOr(reinterpret_cast<unsigned long long*>(word), static_cast<unsigned long long>(bits));
+#else
+  __atomic_fetch_or(word, bits, __ATOMIC_RELAXED);
+#endif
+}
+
+// The digits of a chunk's members 32t .. 32t + 31 of one level, set at their level positions. The
+// codes are sorted by their first l digits; members next to each other in a run go to positions
+// next to each other, so a thread ORs each level word it touches once (two threads may share a
+// word where runs or their 32 members meet, hence the atomic OR; the storage starts zeroed).
+template <unsigned Arity, class Symbol>
+struct ScatterLevel {
+  using Packing = LevelPacking<Arity>;
+  using Word = typename Packing::Word;
+  const Symbol* codes;
+  std::uint64_t members;
+  const std::int64_t* shifts;  // per prefix of the level (ChunkPlacement)
+  unsigned prefix_shift;       // code >> prefix_shift: the first l digits (0 at level 0)
+  unsigned digit_shift;        // this level's digit
+  std::byte* level;
+  WTMAP_HD void operator()(std::uint64_t t) const {
+    constexpr unsigned kPerWord = Packing::kSymbolsPerWord;
+    const std::uint64_t first = t * kPerWord;
+    const std::uint64_t last = members - first > kPerWord ? first + kPerWord : members;
+    std::uint64_t word = ~std::uint64_t{0};
+    Word bits = 0;
+    for (std::uint64_t j = first; j < last; ++j) {
+      const std::uint64_t code = codes[j];
+      const std::uint64_t pos = j + static_cast<std::uint64_t>(shifts[code >> prefix_shift]);  // shifts may be negative
+      if (pos / kPerWord != word) {
+        if (bits != 0) atomic_or(Packing::word_at(level, word), bits);
+        word = pos / kPerWord;
+        bits = 0;
+      }
+      const auto digit = static_cast<Word>((code >> digit_shift) & ((1u << Packing::kDigitBits) - 1));
+      bits |= digit << (Packing::kDigitBits * (pos % kPerWord));
     }
+    if (bits != 0) atomic_or(Packing::word_at(level, word), bits);
+  }
+};
+
+// The shifts of ScatterLevel for each chunk in text order. Time: O(sigma * levels) a chunk.
+// Space: 8 bytes twice per prefix of every level.
+class ChunkPlacement {
+ public:
+  // `reduced`: binary codes (encode_symbol); else a symbol's digits are its own bits.
+  ChunkPlacement(std::vector<std::uint64_t> cumulative, unsigned num_levels, unsigned digit_bits, bool reduced)
+      : cumulative_(std::move(cumulative)), digit_bits_(digit_bits), code_bits_(num_levels * digit_bits) {
+    const std::uint64_t sigma = cumulative_.size() - 1;
+    codes_.resize(sigma);
+    member_end_.assign(num_levels, 0);
+    for (std::uint64_t m = 0; m < sigma; ++m) {
+      const SymbolCode c = reduced ? encode_symbol(m, sigma, num_levels) : SymbolCode{m, num_levels};
+      codes_[m] = c.code;
+      for (unsigned l = 0; l < c.length; ++l) member_end_[l] = m + 1;
+    }
+    offset_.assign(num_levels + 1, 0);
+    for (unsigned l = 0; l < num_levels; ++l) offset_[l + 1] = offset_[l] + (std::uint64_t{1} << (l * digit_bits));
+    placed_.assign(offset_.back(), 0);
+    shifts_.assign(offset_.back(), 0);
+    members_.assign(num_levels, 0);
+    chunk_cumulative_.assign(sigma + 1, 0);
+  }
+
+  // The next chunk, whose histogram is `hist`: its shifts and its members per level.
+  void place(const std::vector<std::uint64_t>& hist) {
+    for (std::uint64_t m = 0; m < hist.size(); ++m) chunk_cumulative_[m + 1] = chunk_cumulative_[m] + hist[m];
+    for (unsigned l = 0; l < members_.size(); ++l) {
+      members_[l] = chunk_cumulative_[member_end_[l]];
+      std::uint64_t current = ~std::uint64_t{0};
+      for (std::uint64_t m = 0; m < member_end_[l]; ++m) {
+        const std::uint64_t at = offset_[l] + (codes_[m] >> prefix_shift(l));
+        if (at != current) {  // p's first symbol
+          current = at;
+          shifts_[at] = static_cast<std::int64_t>(cumulative_[m] + placed_[at]) - static_cast<std::int64_t>(chunk_cumulative_[m]);
+        }
+        placed_[at] += hist[m];
+      }
+    }
+  }
+
+  const std::vector<std::int64_t>& shifts() const { return shifts_; }
+  std::uint64_t table_offset(unsigned l) const { return offset_[l]; }
+  std::uint64_t members(unsigned l) const { return members_[l]; }
+  unsigned prefix_shift(unsigned l) const { return code_bits_ - l * digit_bits_; }
+
+ private:
+  std::vector<std::uint64_t> cumulative_, codes_, member_end_, offset_, placed_, members_, chunk_cumulative_;
+  std::vector<std::int64_t> shifts_;
+  unsigned digit_bits_, code_bits_;
+};
+
+// Pass 0 of a chunked build that extracts its alphabet: the union of the chunks' distinct symbols.
+template <class Builder, class Symbol>
+Status distinct_symbols_in_chunks(Builder& builder, const Symbol* text, std::uint64_t n, std::uint64_t chunk,
+                                  std::vector<Symbol>& alphabet) {
+  std::vector<Symbol> mine, merged;
+  const Symbol* on_backend = nullptr;
+  for (std::uint64_t first = 0; first < n; first += chunk) {
+    WTMAP_TRY(builder.load(text + first, std::min(chunk, n - first)));
+    WTMAP_TRY(builder.distinct_symbols(mine, on_backend));
+    merged.clear();
+    std::set_union(alphabet.begin(), alphabet.end(), mine.begin(), mine.end(), std::back_inserter(merged));
+    alphabet.swap(merged);
   }
   return {};
 }
@@ -447,6 +594,17 @@ struct SelectOp {
 
 }  // namespace
 
+std::uint64_t wavelet_tree_gpu_chunk(std::uint64_t n, std::uint64_t sigma, unsigned symbol_bytes, std::uint64_t available) {
+  const unsigned code_bits = sigma == 0 ? 8 * symbol_bytes : std::max(1u, bits::ceil_log2(sigma));
+  // A level's digits with their rank/select support: at most 1.2 times their bits; and the
+  // node tables, the histogram and the alphabet: under 64 MiB for any alphabet build() takes.
+  const std::uint64_t tree = n / 8 * code_bits / 5 * 6 + (std::uint64_t{64} << 20);
+  const std::uint64_t per_symbol = 4 * std::uint64_t{symbol_bytes};  // codes, sort buffer, alphabet sort, CUB's
+  if (tree + per_symbol * n <= available) return 0;
+  const std::uint64_t room = available > tree ? available - tree : 0;
+  return std::max<std::uint64_t>(room / per_symbol, std::uint64_t{1} << 20);
+}
+
 #define WTMAP_WT template <class Symbol, unsigned Arity>
 #define WTMAP_WT_CLASS WaveletTree<Symbol, Arity>
 
@@ -491,12 +649,24 @@ Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build(const Symbol* text, std::uint64_t n
     return invalid_argument("sigma = " + std::to_string(options.sigma) + " exceeds the range of " +
                             std::to_string(8 * sizeof(Symbol)) + "-bit symbols");
   }
+  std::uint64_t chunk = options.chunk;
   if (options.backend == Backend::gpu) {
+    if (chunk == 0) {
+      Result<std::size_t> available = device_memory_available();
+      if (!available.ok()) return available.status();
+      chunk = wavelet_tree_gpu_chunk(n, options.sigma, sizeof(Symbol), *available);
+    }
     GpuTreeBuilder<Symbol> builder;
-    return build_with(builder, text, n, options.sigma);
+    return chunk == 0 || chunk >= n ? build_with(builder, text, n, options.sigma) : build_in_chunks(builder, text, n, options.sigma, chunk);
   }
   CpuTreeBuilder<Symbol> builder;
-  return build_with(builder, text, n, options.sigma);
+  return chunk == 0 || chunk >= n ? build_with(builder, text, n, options.sigma) : build_in_chunks(builder, text, n, options.sigma, chunk);
+}
+
+WTMAP_WT
+Status WTMAP_WT_CLASS::check_sigma(std::uint64_t sigma) {
+  if (sigma <= kMaxSigma) return {};
+  return invalid_argument("alphabet of " + std::to_string(sigma) + " symbols exceeds the supported " + std::to_string(kMaxSigma));
 }
 
 // Thesis Alg. 4 in stages, each the same on either backend: the builder carries out those whose
@@ -506,16 +676,12 @@ template <class Builder>
 Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build_with(Builder& builder, const Symbol* text, std::uint64_t n,
                                                   std::uint64_t sigma) {
   using Packing = LevelPacking<Arity>;
-  constexpr Backend backend = Builder::kBackend;
   const bool extract = sigma == 0;
 
   // 1. The text on the backend, mapped to the minimal alphabet.
   std::vector<Symbol> alphabet;
   WTMAP_TRY(map_text(builder, text, n, extract, sigma, alphabet));
-  if (sigma > kMaxSigma) {
-    return invalid_argument("alphabet of " + std::to_string(sigma) + " symbols exceeds the supported " +
-                            std::to_string(kMaxSigma));
-  }
+  WTMAP_TRY(check_sigma(sigma));
   const unsigned num_levels = levels_for_sigma<Arity>(sigma);
   const unsigned code_bits = num_levels * Packing::kDigitBits;
 
@@ -523,30 +689,124 @@ Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build_with(Builder& builder, const Symbol
   // own digits).
   std::vector<std::uint64_t> hist(sigma, 0);
   WTMAP_TRY(builder.histogram(sigma, num_levels, Arity == 2, hist));
-  std::vector<std::uint64_t> cumulative(sigma + 1, 0);
-  for (std::uint64_t m = 0; m < sigma; ++m) cumulative[m + 1] = cumulative[m] + hist[m];
 
   // 3. One allocation for everything; the small tables go in first.
-  const Layout layout(Arity == 2 ? level_sizes_from_histogram(hist, sigma, num_levels)
-                                 : std::vector<std::uint64_t>(num_levels, n),
-                      sigma, extract);
+  const Layout layout = layout_of(n, hist, extract);
   WaveletTree tree;
-  auto storage = Buffer::allocate(backend, layout.total, "wavelet tree");
-  if (!storage.ok()) return storage.status();
-  tree.storage_ = std::move(storage.value());
-  WTMAP_TRY(tree.storage_.copy_from_host(layout.cumulative_offset, cumulative.data(), cumulative.size() * 8));
-  if (extract) WTMAP_TRY(tree.storage_.copy_from_host(layout.alphabet_offset, alphabet.data(), sigma * sizeof(Symbol)));
+  WTMAP_TRY(tree.make_storage(Builder::kBackend, layout, hist, extract ? &alphabet : nullptr));
 
   // 4. Levels: stable sort by the leading code digits, pack the next digit, build its support.
   std::vector<std::uint64_t> level_counts(num_levels * Layout::kCountsPerLevel, 0);
   WTMAP_TRY(build_levels<Arity>(builder, layout, tree.storage_.data(), code_bits, level_counts));
   builder = Builder{};  // the text's memory, before the tables
 
-  // 5. Per-node tables (thesis 5.2.1: precomputed ranks at node starts).
-  tree.bind_view(layout, n, sigma, extract, level_counts);
-  auto* tables = reinterpret_cast<std::uint64_t*>(tree.storage_.data() + layout.node_offset);
-  WTMAP_TRY(detail::for_each_index(backend, layout.num_nodes, NodeTables<View>{tree.view_, tables, layout.num_nodes}));
+  // 5. The view and the per-node tables.
+  WTMAP_TRY(tree.finish(layout, n, sigma, extract, level_counts));
   return std::move(tree);
+}
+
+// The same stages over chunks of the text (see ChunkPlacement): the histogram in one pass, the
+// levels' digits scattered in the next, then every level's support and the node tables.
+WTMAP_WT
+template <class Builder>
+Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build_in_chunks(Builder& builder, const Symbol* text, std::uint64_t n,
+                                                       std::uint64_t sigma, std::uint64_t chunk) {
+  using Packing = LevelPacking<Arity>;
+  constexpr Backend backend = Builder::kBackend;
+  const bool extract = sigma == 0;
+  std::vector<Symbol> alphabet;
+  if (extract) WTMAP_TRY(distinct_symbols_in_chunks(builder, text, n, chunk, alphabet));
+  if (extract) sigma = alphabet.size();
+  WTMAP_TRY(check_sigma(sigma));
+  const unsigned num_levels = levels_for_sigma<Arity>(sigma);
+  const unsigned code_bits = num_levels * Packing::kDigitBits;
+  Result<Buffer> mapping = Buffer::allocate(backend, std::max<std::size_t>(alphabet.size() * sizeof(Symbol), 1), "alphabet");
+  if (!mapping.ok()) return mapping.status();
+  WTMAP_TRY(mapping->copy_from_host(0, alphabet.data(), alphabet.size() * sizeof(Symbol)));
+
+  // A chunk on the backend: mapped to the minimal alphabet (or checked), encoded, its histogram.
+  std::vector<std::uint64_t> chunk_hist(sigma);
+  auto load = [&](std::uint64_t first) -> Status {
+    const std::uint64_t count = std::min(chunk, n - first);
+    WTMAP_TRY(builder.load(text + first, count));
+    if (extract) {
+      WaveletTreeView<Symbol> to_minimal{};
+      to_minimal.sigma = sigma;
+      to_minimal.alphabet = reinterpret_cast<const Symbol*>(mapping->data());
+      WTMAP_TRY(detail::for_each_index(backend, count, MapToMinimal<Symbol>{to_minimal, builder.codes()}));
+    } else {
+      WTMAP_TRY(builder.check_below(sigma, first));
+    }
+    std::fill(chunk_hist.begin(), chunk_hist.end(), 0);
+    return builder.histogram(sigma, num_levels, Arity == 2, chunk_hist);
+  };
+
+  std::vector<std::uint64_t> hist(sigma, 0);
+  for (std::uint64_t first = 0; first < n; first += chunk) {
+    WTMAP_TRY(load(first));
+    for (std::uint64_t m = 0; m < sigma; ++m) hist[m] += chunk_hist[m];
+  }
+  const Layout layout = layout_of(n, hist, extract);
+  WaveletTree tree;
+  WTMAP_TRY(tree.make_storage(backend, layout, hist, extract ? &alphabet : nullptr));
+
+  ChunkPlacement placement(cumulative_of(hist), num_levels, Packing::kDigitBits, Arity == 2);
+  Result<Buffer> shifts = Buffer::allocate(backend, placement.shifts().size() * sizeof(std::int64_t), "wavelet tree construction (chunk placement)");
+  if (!shifts.ok()) return shifts.status();
+  const auto* d_shifts = reinterpret_cast<const std::int64_t*>(shifts->data());
+  for (std::uint64_t first = 0; first < n; first += chunk) {
+    WTMAP_TRY(load(first));
+    placement.place(chunk_hist);
+    WTMAP_TRY(shifts->copy_from_host(0, placement.shifts().data(), placement.shifts().size() * sizeof(std::int64_t)));
+    for (unsigned l = 0; l < num_levels; ++l) {
+      const unsigned digit_shift = code_bits - (l + 1) * Packing::kDigitBits;
+      if (l > 0) WTMAP_TRY(builder.sort_from(digit_shift + Packing::kDigitBits, Packing::kDigitBits, code_bits));
+      const ScatterLevel<Arity, Symbol> scatter{builder.codes(), placement.members(l), d_shifts + placement.table_offset(l),
+                                                placement.prefix_shift(l), digit_shift, tree.storage_.data() + layout.level_offset[l]};
+      WTMAP_TRY(detail::for_each_index(backend, bits::ceil_div<std::uint64_t>(placement.members(l), Packing::kSymbolsPerWord), scatter));
+    }
+  }
+  builder = Builder{};
+
+  std::vector<std::uint64_t> level_counts(num_levels * Layout::kCountsPerLevel, 0);
+  for (unsigned l = 0; l < num_levels; ++l) {
+    WTMAP_TRY(build_level_support<Arity>(backend, tree.storage_.data() + layout.level_offset[l], layout.level_size[l],
+                                         &level_counts[l * Layout::kCountsPerLevel]));
+  }
+  WTMAP_TRY(tree.finish(layout, n, sigma, extract, level_counts));
+  return std::move(tree);
+}
+
+// The layout of a tree of n symbols whose minimal symbols' histogram is `hist`.
+WTMAP_WT
+typename WTMAP_WT_CLASS::Layout WTMAP_WT_CLASS::layout_of(std::uint64_t n, const std::vector<std::uint64_t>& hist, bool has_alphabet) {
+  const std::uint64_t sigma = hist.size();
+  const unsigned num_levels = levels_for_sigma<Arity>(sigma);
+  return Layout(Arity == 2 ? level_sizes_from_histogram(hist, sigma, num_levels) : std::vector<std::uint64_t>(num_levels, n), sigma,
+                has_alphabet);
+}
+
+// The tree's one allocation (zeroed), with the cumulative counts and the extracted alphabet in it.
+WTMAP_WT
+Status WTMAP_WT_CLASS::make_storage(Backend backend, const Layout& layout, const std::vector<std::uint64_t>& hist,
+                                    const std::vector<Symbol>* alphabet) {
+  const std::vector<std::uint64_t> cumulative = cumulative_of(hist);
+  Result<Buffer> storage = Buffer::allocate(backend, layout.total, "wavelet tree");
+  if (!storage.ok()) return storage.status();
+  storage_ = std::move(storage.value());
+  WTMAP_TRY(storage_.copy_from_host(layout.cumulative_offset, cumulative.data(), cumulative.size() * 8));
+  if (alphabet != nullptr) WTMAP_TRY(storage_.copy_from_host(layout.alphabet_offset, alphabet->data(), alphabet->size() * sizeof(Symbol)));
+  return {};
+}
+
+// The view over the built levels, then the per-node tables (thesis 5.2.1: precomputed ranks at
+// node starts).
+WTMAP_WT
+Status WTMAP_WT_CLASS::finish(const Layout& layout, std::uint64_t n, std::uint64_t sigma, bool has_alphabet,
+                              const std::vector<std::uint64_t>& level_counts) {
+  bind_view(layout, n, sigma, has_alphabet, level_counts);
+  auto* tables = reinterpret_cast<std::uint64_t*>(storage_.data() + layout.node_offset);
+  return detail::for_each_index(backend(), layout.num_nodes, NodeTables<View>{view_, tables, layout.num_nodes});
 }
 
 WTMAP_WT

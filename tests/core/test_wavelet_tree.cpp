@@ -1,6 +1,6 @@
 // WaveletTree<Symbol> through its host batch API: the contract on the CPU backend and on the GPU
 // backend (pageable and pinned queries) for 8-, 16- and 32-bit symbols, errors, save/load across
-// backends, and byte-identical construction on both backends.
+// backends, byte-identical construction on both backends, and construction from chunks.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -111,6 +111,91 @@ TYPED_TEST(WaveletTreeAcrossBackends, GpuBuildWithoutDeviceIsUnavailable) {
   if (gpu_available()) GTEST_SKIP() << "a CUDA device is usable here";
   const TextCase<typename TypeParam::symbol_type> c{{1, 2, 3}, 4};
   EXPECT_TRUE(HasCode(build<TypeParam>(c, Backend::gpu), StatusCode::unavailable));
+}
+
+// ---- Construction from chunks (WaveletTreeOptions::chunk: a text larger than the device) ---
+
+// Chunk sizes for a text of n symbols over sigma: single symbols, sizes around a level word (32
+// symbols), a third and the whole text less one; small chunks only where the host's placement
+// work (sigma a chunk) stays small, and on the GPU only where there are few (a chunk is a dozen
+// device calls).
+std::vector<std::uint64_t> chunk_sizes(std::uint64_t n, std::uint64_t sigma, Backend backend) {
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t c : {1, 7, 31, 32, 33, 1000}) {
+    const std::uint64_t chunks = (n + c - 1) / c;
+    if (c < n && chunks * sigma <= (std::uint64_t{1} << 22) && (backend == Backend::cpu || chunks <= 40)) sizes.push_back(c);
+  }
+  if (n > 2) sizes.push_back(n / 3 + 1);
+  if (n > 1) sizes.push_back(n - 1);
+  return sizes;
+}
+
+// A build from chunks answers as the naive reference does and saves the bytes of the build from
+// the whole text, for every text of assorted_texts (alphabets given and extracted, powers of two
+// and not, binary and 4-ary levels, 8- to 32-bit symbols).
+template <class Tree>
+class WaveletTreeInChunks : public ::testing::Test {
+ protected:
+  using S = typename Tree::symbol_type;
+  template <class D>
+  void check() {
+    if (skip_backend(D::kBackend)) GTEST_SKIP() << "no usable CUDA device";
+    std::mt19937_64 rng(kSeed);
+    for (const TextCase<S>& c : assorted_texts<S>(rng)) {
+      auto whole = build<Tree>(c, Backend::cpu);
+      ASSERT_TRUE(IsOk(whole));
+      const std::string expected = saved_bytes(*whole);
+      bool queried = false;
+      for (std::uint64_t chunk : chunk_sizes(c.text.size(), whole->sigma(), D::kBackend)) {
+        SCOPED_TRACE(c.describe() + ", chunks of " + std::to_string(chunk));
+        WaveletTreeOptions options;
+        options.backend = D::kBackend;
+        options.sigma = c.sigma;
+        options.chunk = chunk;
+        auto chunked = Tree::build(c.text.data(), c.text.size(), options);
+        ASSERT_TRUE(IsOk(chunked));
+        EXPECT_TRUE(saved_bytes(*chunked) == expected) << "saved streams differ";
+        if (!queried) check_wavelet_tree<D>(*chunked, c.text, c.sigma, rng);
+        queried = true;
+      }
+    }
+  }
+};
+TYPED_TEST_SUITE(WaveletTreeInChunks, TreeTypes);
+
+TYPED_TEST(WaveletTreeInChunks, CpuAnswersAsTheReferenceAndSavesTheWholeBuildsBytes) { this->template check<CpuBatch>(); }
+TYPED_TEST(WaveletTreeInChunks, GpuAnswersAsTheReferenceAndSavesTheWholeBuildsBytes) {
+  this->template check<GpuBatchPageable>();
+}
+
+// A symbol outside the given alphabet in a later chunk is named by its text position.
+TYPED_TEST(WaveletTreeInChunks, ASymbolOutsideTheAlphabetIsNamedByItsTextPosition) {
+  std::vector<typename TypeParam::symbol_type> text(1000, 1);
+  text[700] = 9;
+  WaveletTreeOptions options;
+  options.backend = Backend::cpu;
+  options.sigma = 4;
+  options.chunk = 256;
+  EXPECT_EQ(TypeParam::build(text.data(), text.size(), options).status().message(),
+            "text position 700 holds symbol 9, not below sigma = 4");
+}
+
+// The chunk a GPU build takes: none while the text's four copies fit beside the tree, then the
+// most symbols that do, and at least 2^20. The tree's share: 1.2 times n code bits (2 for sigma
+// 4, 8 for an extracted alphabet of bytes, 32 of 32-bit symbols) and 64 MiB.
+TEST(WaveletTreeGpuChunk, TheWholeTextWhileItFitsThenTheLargestChunkThatDoes) {
+  const std::uint64_t n = 100'000'000, mib64 = std::uint64_t{64} << 20;
+  const std::uint64_t tree4 = n / 8 * 2 / 5 * 6 + mib64;  // 3 * 10^7 bytes of levels
+  EXPECT_EQ(wavelet_tree_gpu_chunk(n, 4, 1, tree4 + 4 * n), 0u);
+  EXPECT_EQ(wavelet_tree_gpu_chunk(n, 4, 1, tree4 + 4 * n - 1), n - 1);
+  EXPECT_EQ(wavelet_tree_gpu_chunk(n, 4, 1, tree4 + 4 * (n / 2) + 3), n / 2);
+  EXPECT_EQ(wavelet_tree_gpu_chunk(n, 4, 1, 1000), std::uint64_t{1} << 20);
+  const std::uint64_t tree_bytes = n / 8 * 8 / 5 * 6 + mib64;
+  EXPECT_EQ(wavelet_tree_gpu_chunk(n, 0, 1, tree_bytes + 4 * n), 0u);
+  EXPECT_EQ(wavelet_tree_gpu_chunk(n, 0, 1, tree_bytes + 4 * n - 1), n - 1);
+  const std::uint64_t tree32 = n / 8 * 32 / 5 * 6 + mib64;
+  EXPECT_EQ(wavelet_tree_gpu_chunk(n, 0, 4, tree32 + 16 * n), 0u);
+  EXPECT_EQ(wavelet_tree_gpu_chunk(n, 0, 4, tree32 + 16 * 3'000'000 + 15), 3'000'000u);
 }
 
 }  // namespace

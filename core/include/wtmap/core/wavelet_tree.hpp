@@ -7,6 +7,13 @@
 // stable sort by the code's leading bits (CUB radix sort on the GPU, a stable partition on the
 // CPU), packing of the level's bits or digits and its rank/select support. O(n log sigma) work;
 // both backends produce byte-identical structures.
+//
+// A text larger than the GPU (the issue-27 case; the thesis' future work) is built from chunks
+// streamed from host memory, without managed memory: a pass for the histogram (and one before it
+// for an extracted alphabet), then one in which each chunk is sorted level by level on the device
+// and its digits scattered to their final level positions (wavelet_tree.cu, ChunkPlacement). The
+// tree itself must fit the device: n log sigma bits and their support, against the 2n symbols
+// and more of a build from the whole text. The bytes are the same.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -44,7 +51,17 @@ struct WaveletTreeOptions {
   // 0: extract the alphabet from the text (the distinct symbols, mapped to 0..sigma-1 in order).
   // Otherwise the text's symbols are all below `sigma`, used as they are (no mapping).
   std::uint64_t sigma = 0;
+  // Symbols of the text on the backend at once. 0: on the GPU the whole text where it fits the
+  // free device memory beside the tree, else the chunks that do; on the CPU the whole text.
+  // Otherwise chunks of this many symbols (on the CPU: 2 chunks of host memory, not 2 texts).
+  std::uint64_t chunk = 0;
 };
+
+// The chunk (WaveletTreeOptions::chunk) build() takes on a GPU with `available` bytes of device
+// memory for a text of n symbols of `symbol_bytes` bytes (sigma 0: an extracted alphabet): 0 where
+// the whole text fits beside the tree (its codes twice, the alphabet's sort and CUB's storage: 4
+// symbols of room per symbol), else the most symbols that fit beside the tree, at least 2^20.
+std::uint64_t wavelet_tree_gpu_chunk(std::uint64_t n, std::uint64_t sigma, unsigned symbol_bytes, std::uint64_t available);
 
 // Symbol is std::uint8_t, std::uint16_t or std::uint32_t; Arity is 2 or 4.
 template <class Symbol, unsigned Arity = 2>
@@ -97,9 +114,19 @@ class WaveletTree {
   WaveletTree();
   void bind_view(const Layout& layout, std::uint64_t n, std::uint64_t sigma, bool has_alphabet,
                  const std::vector<std::uint64_t>& level_counts);
-  // build() on the backend of Builder (CpuTreeBuilder or GpuTreeBuilder in wavelet_tree.cu).
+  // build() on the backend of Builder (CpuTreeBuilder or GpuTreeBuilder in wavelet_tree.cu), from
+  // the whole text or from chunks of it.
   template <class Builder>
   static Result<WaveletTree> build_with(Builder& builder, const Symbol* text, std::uint64_t n, std::uint64_t sigma);
+  template <class Builder>
+  static Result<WaveletTree> build_in_chunks(Builder& builder, const Symbol* text, std::uint64_t n, std::uint64_t sigma,
+                                             std::uint64_t chunk);
+  static Status check_sigma(std::uint64_t sigma);
+  static Layout layout_of(std::uint64_t n, const std::vector<std::uint64_t>& hist, bool has_alphabet);
+  Status make_storage(Backend backend, const Layout& layout, const std::vector<std::uint64_t>& hist,
+                      const std::vector<Symbol>* alphabet);
+  Status finish(const Layout& layout, std::uint64_t n, std::uint64_t sigma, bool has_alphabet,
+                const std::vector<std::uint64_t>& level_counts);
   static Status check_support(const Buffer& storage, const Layout& layout, std::uint64_t n, std::uint64_t sigma,
                               bool has_alphabet, const std::vector<std::uint64_t>& counts);
 
