@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <istream>
+#include <mutex>
 #include <ostream>
 #include <string>
 #include <type_traits>
@@ -533,6 +534,44 @@ class ChunkPlacement {
   unsigned digit_bits_, code_bits_;
 };
 
+// The first pass of a chunked build over a text of 8- or 16-bit symbols, on the host: a counter
+// per possible symbol on each CPU thread, in one read of host memory instead of one or two trips
+// of every chunk to the backend. Gives the alphabet (sigma 0: the symbols present, and sigma set)
+// and the minimal symbols' histogram; a symbol not below a given sigma is refused, naming its
+// first text position as CpuTreeBuilder::check_below does. Space: 2^16 counters a thread.
+template <class Symbol>
+Status histogram_on_host(const Symbol* text, std::uint64_t n, std::uint64_t& sigma, std::vector<Symbol>& alphabet,
+                         std::vector<std::uint64_t>& hist) {
+  static_assert(sizeof(Symbol) <= 2, "a counter per possible symbol");
+  constexpr std::uint64_t kRange = std::uint64_t{1} << (8 * sizeof(Symbol));
+  std::vector<std::uint64_t> counts(kRange, 0);
+  std::mutex merge;
+  detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
+    std::vector<std::uint64_t> mine(kRange, 0);
+    for (std::uint64_t i = begin; i < end; ++i) ++mine[text[i]];
+    const std::lock_guard<std::mutex> lock(merge);
+    for (std::uint64_t s = 0; s < kRange; ++s) counts[s] += mine[s];
+  }, std::uint64_t{1} << 20);
+  hist.clear();
+  if (sigma == 0) {
+    for (std::uint64_t s = 0; s < kRange; ++s) {
+      if (counts[s] == 0) continue;
+      alphabet.push_back(static_cast<Symbol>(s));
+      hist.push_back(counts[s]);
+    }
+    sigma = alphabet.size();
+    return {};
+  }
+  for (std::uint64_t s = sigma; s < kRange; ++s) {
+    if (counts[s] == 0) continue;
+    const std::uint64_t at = static_cast<std::uint64_t>(std::find_if(text, text + n, [&](Symbol c) { return c >= sigma; }) - text);
+    return invalid_argument("text position " + std::to_string(at) + " holds symbol " + std::to_string(static_cast<std::uint64_t>(text[at])) +
+                            ", not below sigma = " + std::to_string(sigma));
+  }
+  hist.assign(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(sigma));
+  return {};
+}
+
 // Pass 0 of a chunked build that extracts its alphabet: the union of the chunks' distinct symbols.
 template <class Builder, class Symbol>
 Status distinct_symbols_in_chunks(Builder& builder, const Symbol* text, std::uint64_t n, std::uint64_t chunk,
@@ -714,9 +753,17 @@ Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build_in_chunks(Builder& builder, const S
   using Packing = LevelPacking<Arity>;
   constexpr Backend backend = Builder::kBackend;
   const bool extract = sigma == 0;
+  // The alphabet and the histogram: from one read of host memory where a counter per possible
+  // symbol is cheap, else from the chunks on the backend (below).
+  constexpr bool kOnHost = sizeof(Symbol) <= 2;
   std::vector<Symbol> alphabet;
-  if (extract) WTMAP_TRY(distinct_symbols_in_chunks(builder, text, n, chunk, alphabet));
-  if (extract) sigma = alphabet.size();
+  std::vector<std::uint64_t> hist;
+  if constexpr (kOnHost) {
+    WTMAP_TRY(histogram_on_host(text, n, sigma, alphabet, hist));
+  } else if (extract) {
+    WTMAP_TRY(distinct_symbols_in_chunks(builder, text, n, chunk, alphabet));
+    sigma = alphabet.size();
+  }
   WTMAP_TRY(check_sigma(sigma));
   const unsigned num_levels = levels_for_sigma<Arity>(sigma);
   const unsigned code_bits = num_levels * Packing::kDigitBits;
@@ -734,17 +781,19 @@ Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build_in_chunks(Builder& builder, const S
       to_minimal.sigma = sigma;
       to_minimal.alphabet = reinterpret_cast<const Symbol*>(mapping->data());
       WTMAP_TRY(detail::for_each_index(backend, count, MapToMinimal<Symbol>{to_minimal, builder.codes()}));
-    } else {
+    } else if (!kOnHost) {
       WTMAP_TRY(builder.check_below(sigma, first));
     }
     std::fill(chunk_hist.begin(), chunk_hist.end(), 0);
     return builder.histogram(sigma, num_levels, Arity == 2, chunk_hist);
   };
 
-  std::vector<std::uint64_t> hist(sigma, 0);
-  for (std::uint64_t first = 0; first < n; first += chunk) {
-    WTMAP_TRY(load(first));
-    for (std::uint64_t m = 0; m < sigma; ++m) hist[m] += chunk_hist[m];
+  if (!kOnHost) {
+    hist.assign(sigma, 0);
+    for (std::uint64_t first = 0; first < n; first += chunk) {
+      WTMAP_TRY(load(first));
+      for (std::uint64_t m = 0; m < sigma; ++m) hist[m] += chunk_hist[m];
+    }
   }
   const Layout layout = layout_of(n, hist, extract);
   WaveletTree tree;

@@ -9,9 +9,11 @@
 // both backends produce byte-identical structures.
 //
 // A text larger than the GPU (the issue-27 case; the thesis' future work) is built from chunks
-// streamed from host memory, without managed memory: a pass for the histogram (and one before it
-// for an extracted alphabet), then one in which each chunk is sorted level by level on the device
-// and its digits scattered to their final level positions (wavelet_tree.cu, ChunkPlacement). The
+// streamed from host memory, without managed memory: the histogram first (8- and 16-bit symbols:
+// on the CPU threads, in one read of host memory; 32-bit: a pass of the chunks through the device,
+// and one before it for an extracted alphabet), then a pass in which each chunk is sorted level by
+// level on the device and its digits scattered to their final level positions (wavelet_tree.cu,
+// ChunkPlacement). The
 // tree itself must fit the device: n log sigma bits and their support, against the 2n symbols
 // and more of a build from the whole text. The bytes are the same.
 #pragma once
