@@ -413,7 +413,7 @@ Status build_levels(Builder& builder, const Layout& layout, std::byte* storage, 
     const std::uint64_t num_words = bits::ceil_div<std::uint64_t>(count, Packing::kSymbolsPerWord);
     WTMAP_TRY(detail::for_each_index(Builder::kBackend, num_words,
                                      PackLevel<Arity, Symbol>{builder.codes(), count, shift, level_base}));
-    WTMAP_TRY(build_level_support<Arity>(Builder::kBackend, level_base, count, &level_counts[l * (Arity == 2 ? 1 : 4)]));
+    WTMAP_TRY(build_level_support<Arity>(Builder::kBackend, level_base, count, &level_counts[l * Layout::kCountsPerLevel]));
   }
   return {};
 }
@@ -429,9 +429,10 @@ Status build_levels(Builder& builder, const Layout& layout, std::byte* storage, 
 // j plus one shift per prefix. The host computes the shifts from each chunk's histogram
 // (ChunkPlacement), the backend scatters the chunk's digits (ScatterLevel). The levels are then
 // whole in the tree's storage and get their rank/select support as in a build from the whole
-// text, and the bytes are the same. Passes over the text: alphabet (when extracted), histogram,
-// levels. Space on the backend: the tree, two chunks of codes and 8 bytes per prefix of every
-// level (fewer than 2^code_bits in all).
+// text, and the bytes are the same. The histogram comes first (histogram_on_host for 8- and
+// 16-bit symbols; for 32-bit ones a pass of the chunks through the backend, after one for an
+// extracted alphabet), then the one pass for the levels. Space on the backend: the tree, two
+// chunks of codes and 8 bytes per prefix of every level (fewer than 2^code_bits in all).
 
 WTMAP_HD void atomic_or(std::uint32_t* word, std::uint32_t bits) {
 #if defined(__CUDA_ARCH__)
@@ -744,8 +745,9 @@ Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build_with(Builder& builder, const Symbol
   return std::move(tree);
 }
 
-// The same stages over chunks of the text (see ChunkPlacement): the histogram in one pass, the
-// levels' digits scattered in the next, then every level's support and the node tables.
+// The same stages over chunks of the text (see ChunkPlacement): the histogram (on the host, or
+// from a pass of the chunks), the levels' digits scattered in the one pass after it, then every
+// level's support and the node tables.
 WTMAP_WT
 template <class Builder>
 Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build_in_chunks(Builder& builder, const Symbol* text, std::uint64_t n,
@@ -781,14 +783,14 @@ Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build_in_chunks(Builder& builder, const S
       to_minimal.sigma = sigma;
       to_minimal.alphabet = reinterpret_cast<const Symbol*>(mapping->data());
       WTMAP_TRY(detail::for_each_index(backend, count, MapToMinimal<Symbol>{to_minimal, builder.codes()}));
-    } else if (!kOnHost) {
+    } else if constexpr (!kOnHost) {
       WTMAP_TRY(builder.check_below(sigma, first));
     }
     std::fill(chunk_hist.begin(), chunk_hist.end(), 0);
     return builder.histogram(sigma, num_levels, Arity == 2, chunk_hist);
   };
 
-  if (!kOnHost) {
+  if constexpr (!kOnHost) {
     hist.assign(sigma, 0);
     for (std::uint64_t first = 0; first < n; first += chunk) {
       WTMAP_TRY(load(first));
