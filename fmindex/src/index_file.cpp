@@ -185,19 +185,11 @@ class ChecksumBuffer : public std::streambuf {
   bool failed_ = false;
 };
 
-// A section as the file holds it: tag, u64 payload size, payload, CRC-32 of the payload. A
-// streamed one is written with a zero size, then the size once known.
+// A section as the file holds it: tag, u64 payload size, payload, CRC-32 of the payload. The
+// payload passes through a ChecksumBuffer, the size written as zero first and patched in once
+// known (a streamed payload's is known only then).
 Status write_section(std::ofstream& out, const Section& s, const std::string& path) {
   const auto io_error = [&] { return Status{StatusCode::io_error, path + ": write failed (disk full?)"}; };
-  if (!s.stream) {
-    const std::uint64_t size = s.payload.size();
-    const std::uint32_t crc = parallel_crc(s.payload.data(), s.payload.size());
-    out.write(s.tag, 4);
-    out.write(reinterpret_cast<const char*>(&size), 8);
-    out.write(s.payload.data(), static_cast<std::streamsize>(s.payload.size()));
-    out.write(reinterpret_cast<const char*>(&crc), 4);
-    return out ? Status{} : io_error();
-  }
   out.write(s.tag, 4);
   const std::streamoff size_at = out.tellp();
   std::uint64_t size = 0;
@@ -205,7 +197,11 @@ Status write_section(std::ofstream& out, const Section& s, const std::string& pa
   if (!out) return io_error();
   ChecksumBuffer checksummed(*out.rdbuf());
   std::ostream payload(&checksummed);
-  WTMAP_TRY(s.stream(payload));
+  if (s.stream) {
+    WTMAP_TRY(s.stream(payload));
+  } else {
+    payload.write(s.payload.data(), static_cast<std::streamsize>(s.payload.size()));
+  }
   payload.flush();
   if (!payload || checksummed.failed()) return io_error();
   size = checksummed.bytes();
