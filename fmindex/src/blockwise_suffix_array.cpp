@@ -346,8 +346,8 @@ Status BlockwiseSorter::sort_rounds_on_gpu(const std::vector<Round>& rounds, std
   for (std::size_t k = 0; k < rounds.size(); ++k) {
     const Round* round = &rounds[k];
     if (round->size == 0) continue;
-    const std::uint64_t* rows = buffers[next].data();
-    const Status sorted = gpu_->sort_round(bounds_of(*round), round->size, buffers[next].data());
+    std::uint64_t* rows = buffers[next].data();
+    const Status sorted = gpu_->sort_round(bounds_of(*round), round->size, rows);
     next ^= 1;
     WTMAP_TRY(consumed());
     WTMAP_TRY(sorted);
