@@ -37,13 +37,11 @@ mkdir -p "$OUT"
 source_mode=0
 if [[ "${1:-}" == --source ]]; then source_mode=1; shift; fi
 if (( $# < 2 )); then echo "usage: $0 [--source] PREFIX READS.fq.gz [bench_align_search options]" >&2; exit 2; fi
-ncu_bin="$(command -v ncu || true)"
-if [[ -z "$ncu_bin" && -x /usr/local/cuda/bin/ncu ]]; then ncu_bin=/usr/local/cuda/bin/ncu; fi
-if [[ -z "$ncu_bin" ]]; then
-  summary="$OUT/profile-align-search.txt"
-  if (( source_mode )); then summary="$OUT/profile-align-search-source.txt"; fi
-  echo "profile-align-search.sh: note: ncu (Nsight Compute) not found; nothing measured" | tee "$summary"
-  exit 0
+source "$here/ncu-lib.sh"
+if (( source_mode )); then
+  find_ncu_or_note "$OUT/profile-align-search-source.txt" "nothing measured"
+else
+  find_ncu_or_note "$OUT/profile-align-search.txt" "nothing measured"
 fi
 search="$(command -v bench_align_search || echo "$here/../build/bench/bench_align_search")"
 

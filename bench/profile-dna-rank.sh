@@ -22,12 +22,8 @@ queries="${2:-1000000}"
 chains="${WTMAP_BENCH_DNA_CHAINS:-65536}"
 steps="${WTMAP_BENCH_DNA_STEPS:-64}"
 
-ncu_bin="$(command -v ncu || true)"
-if [[ -z "$ncu_bin" && -x /usr/local/cuda/bin/ncu ]]; then ncu_bin=/usr/local/cuda/bin/ncu; fi
-if [[ -z "$ncu_bin" ]]; then
-  echo "profile-dna-rank.sh: note: ncu (Nsight Compute) not found; no sector counts measured" | tee "$OUT/profile-dna.txt"
-  exit 0
-fi
+source "$here/ncu-lib.sh"
+find_ncu_or_note "$OUT/profile-dna.txt" "no sector counts measured"
 source "$here/harness-lib.sh"  # find_prog
 prog="$(find_prog bench_dna_rank)"
 

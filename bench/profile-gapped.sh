@@ -20,12 +20,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT="${OUT:-$PWD/bench-out}"
 mkdir -p "$OUT"
 summary="$OUT/profile-gapped.txt"
-ncu_bin="$(command -v ncu || true)"
-if [[ -z "$ncu_bin" && -x /usr/local/cuda/bin/ncu ]]; then ncu_bin=/usr/local/cuda/bin/ncu; fi
-if [[ -z "$ncu_bin" ]]; then
-  echo "profile-gapped.sh: note: ncu (Nsight Compute) not found; nothing measured" | tee "$summary"
-  exit 0
-fi
+source "$here/ncu-lib.sh"
+find_ncu_or_note "$summary" "nothing measured"
 mapper="$(command -v bench_gapped_mapper || echo "$here/../build/bench/bench_gapped_mapper")"
 export WTMAP_BENCH_GAPPED_READS="${WTMAP_BENCH_GAPPED_READS:-20000}"
 
