@@ -34,15 +34,6 @@ struct InRound {
   __device__ bool operator()(std::uint64_t i) const { return bounds.contains(text, dc, i, text.window(i)); }
 };
 
-// Rows whose window equals a neighbour's: the ties the radix sort left.
-struct TiedRow {
-  const std::uint64_t* keys;
-  std::uint64_t count;
-  __device__ bool operator()(std::uint64_t k) const {
-    return (k > 0 && keys[k] == keys[k - 1]) || (k + 1 < count && keys[k] == keys[k + 1]);
-  }
-};
-
 // Window first, then the suffixes from their K-th symbol on (equal windows share K symbols).
 struct SuffixOrder {
   PackedSymbolsView text;
@@ -102,38 +93,13 @@ __global__ void count_buckets_kernel(PackedSymbolsView text, DifferenceCoverView
   }
 }
 
-Status read_count(const Buffer& found, std::uint64_t& count) {
-  ::cuda::std::int64_t value = 0;
-  WTMAP_TRY(found.copy_to_host(0, &value, sizeof value));
-  count = static_cast<std::uint64_t>(value);
-  return {};
-}
-
 }  // namespace
 
 Result<GpuRoundSorter> GpuRoundSorter::create(const PackedSymbolsView& text, const DifferenceCoverView& dc) {
   GpuRoundSorter s;
-  const std::uint64_t v = dc.period();
-  auto words = device_copy(text.words, PackedSymbols::num_words(text.n, text.bits) * 8, "suffix sort text");
-  if (!words.ok()) return words.status();
-  auto slot = device_copy(dc.slot, v * 4, "difference cover");
-  if (!slot.ok()) return slot.status();
-  auto anchor = device_copy(dc.anchor, v * 4, "difference cover");
-  if (!anchor.ok()) return anchor.status();
-  auto ranks = device_copy(dc.ranks, DifferenceCoverSample::num_slots(text.n, static_cast<std::uint32_t>(v)) * 8,
-                           "difference-cover sample ranks");
-  if (!ranks.ok()) return ranks.status();
-  s.words_ = std::move(*words);
-  s.slot_ = std::move(*slot);
-  s.anchor_ = std::move(*anchor);
-  s.ranks_ = std::move(*ranks);
-  s.text_ = text;
+  const std::uint64_t ranks = DifferenceCoverSample::num_slots(text.n, static_cast<std::uint32_t>(dc.period()));
+  WTMAP_TRY(s.tables_.upload(text, dc, dc.ranks, ranks, "suffix sort text and difference cover"));
   s.select_chunk_ = std::max<std::uint64_t>(1, std::min(kMostSelectChunk, text.n));
-  s.text_.words = as<const std::uint64_t>(s.words_);
-  s.dc_ = dc;
-  s.dc_.slot = as<const std::uint32_t>(s.slot_);
-  s.dc_.anchor = as<const std::uint32_t>(s.anchor_);
-  s.dc_.ranks = as<const std::uint64_t>(s.ranks_);
   auto found = Buffer::allocate(Backend::gpu, sizeof(::cuda::std::int64_t), "suffix sort count");
   if (!found.ok()) return found.status();
   s.found_ = std::move(*found);
@@ -158,8 +124,8 @@ Status GpuRoundSorter::count_buckets(const SplitterView& splitters, std::vector<
   // The default 48 KiB of shared memory a block: 12288 buckets (resolved_blockwise_options makes 4097).
   const std::size_t shared_bytes = buckets * sizeof(unsigned int);
   const bool in_shared = shared_bytes <= 48 * 1024;
-  count_buckets_kernel<<<grid_for(text_.n), kThreads, in_shared ? shared_bytes : 0>>>(
-      text_, dc_, on_device, as<unsigned long long>(*device_counts), in_shared);
+  count_buckets_kernel<<<grid_for(tables_.text().n), kThreads, in_shared ? shared_bytes : 0>>>(
+      tables_.text(), tables_.cover(), on_device, as<unsigned long long>(*device_counts), in_shared);
   WTMAP_CUDA_TRY_LAUNCH();
   counts.resize(buckets);
   return device_counts->copy_to_host(0, counts.data(), buckets * 8);
@@ -185,17 +151,17 @@ Status GpuRoundSorter::reserve(std::uint64_t rows) {
 // Into the first half of pairs_, in text order, a chunk of the text at a time.
 Status GpuRoundSorter::select_round(const RoundBounds& bounds, std::uint64_t count) {
   std::uint64_t* out = as<std::uint64_t>(pairs_);
-  const InRound in_round{text_, dc_, bounds};
+  const InRound in_round{tables_.text(), tables_.cover(), bounds};
   std::uint64_t selected = 0;
-  for (std::uint64_t begin = 0; begin < text_.n; begin += select_chunk_) {
-    const std::uint64_t items = std::min(select_chunk_, text_.n - begin);
+  for (std::uint64_t begin = 0; begin < tables_.text().n; begin += select_chunk_) {
+    const std::uint64_t items = std::min(select_chunk_, tables_.text().n - begin);
     const thrust::counting_iterator<std::uint64_t> from(begin);
     WTMAP_TRY(gpu::cub_call(scratch_, [&](void* scratch, std::size_t& bytes) {
       return cub::DeviceSelect::If(scratch, bytes, from, out + selected, as<::cuda::std::int64_t>(found_),
                                    static_cast<std::int64_t>(items), in_round);
     }));
     std::uint64_t chunk = 0;
-    WTMAP_TRY(read_count(found_, chunk));
+    WTMAP_TRY(gpu::read_count(found_, chunk));
     selected += chunk;
     if (selected > count) break;  // the slack holds this chunk's; stop before the next
   }
@@ -210,12 +176,12 @@ Status GpuRoundSorter::select_round(const RoundBounds& bounds, std::uint64_t cou
 Status GpuRoundSorter::sort_selected(std::uint64_t count) {
   std::uint64_t* unsorted = as<std::uint64_t>(pairs_);
   std::uint64_t* windows = unsorted + count;
-  window_keys<<<grid_for(count), kThreads>>>(text_, unsorted, windows, count);
+  window_keys<<<grid_for(count), kThreads>>>(tables_.text(), unsorted, windows, count);
   WTMAP_CUDA_TRY_LAUNCH();
   return gpu::cub_call(scratch_, [&](void* scratch, std::size_t& bytes) {
     return cub::DeviceRadixSort::SortPairs(scratch, bytes, windows, as<std::uint64_t>(keys_), unsorted,
                                            as<std::uint64_t>(positions_), static_cast<std::int64_t>(count), 0,
-                                           static_cast<int>(text_.per_window * text_.bits));
+                                           static_cast<int>(tables_.text().per_window * tables_.text().bits));
   });
 }
 
@@ -224,17 +190,17 @@ Status GpuRoundSorter::order_ties(std::uint64_t count) {
   const thrust::counting_iterator<std::uint64_t> from(0);
   WTMAP_TRY(gpu::cub_call(scratch_, [&](void* scratch, std::size_t& bytes) {
     return cub::DeviceSelect::If(scratch, bytes, from, as<std::uint64_t>(tied_), as<::cuda::std::int64_t>(found_),
-                                 static_cast<std::int64_t>(count), TiedRow{as<std::uint64_t>(keys_), count});
+                                 static_cast<std::int64_t>(count), gpu::EqualsANeighbour{as<std::uint64_t>(keys_), count});
   }));
   std::uint64_t tied = 0;
-  WTMAP_TRY(read_count(found_, tied));
+  WTMAP_TRY(gpu::read_count(found_, tied));
   if (tied == 0) return {};
   WindowPosition* pairs = as<WindowPosition>(pairs_);
   gather_tied<<<grid_for(tied), kThreads>>>(as<std::uint64_t>(tied_), tied, as<std::uint64_t>(keys_),
                                             as<std::uint64_t>(positions_), pairs);
   WTMAP_CUDA_TRY_LAUNCH();
   WTMAP_TRY(gpu::cub_call(scratch_, [&](void* scratch, std::size_t& bytes) {
-    return cub::DeviceMergeSort::SortKeys(scratch, bytes, pairs, static_cast<std::int64_t>(tied), SuffixOrder{text_, dc_});
+    return cub::DeviceMergeSort::SortKeys(scratch, bytes, pairs, static_cast<std::int64_t>(tied), SuffixOrder{tables_.text(), tables_.cover()});
   }));
   scatter_tied<<<grid_for(tied), kThreads>>>(as<std::uint64_t>(tied_), tied, pairs, as<std::uint64_t>(positions_));
   WTMAP_CUDA_TRY_LAUNCH();

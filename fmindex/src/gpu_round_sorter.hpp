@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "device_suffix_tables.hpp"
 #include "splitters.hpp"
 #include "wtmap/core/buffer.hpp"
 #include "wtmap/core/config.hpp"
@@ -55,9 +56,7 @@ class GpuRoundSorter {
   Status sort_selected(std::uint64_t count);
   Status order_ties(std::uint64_t count);
 
-  PackedSymbolsView text_{};     // on the device
-  DifferenceCoverView dc_{};     // on the device
-  Buffer words_, slot_, anchor_, ranks_;
+  DeviceSuffixTables tables_;
   std::uint64_t reserved_ = 0;
   std::uint64_t select_chunk_ = 1;  // text positions a selection call looks at: the output's slack
   // Per row of the largest round: `pairs_` 16 bytes (the selection's positions and the windows

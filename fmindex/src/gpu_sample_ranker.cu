@@ -8,6 +8,7 @@
 
 #include <array>
 
+#include "device_suffix_tables.hpp"
 #include "gpu_support.cuh"
 
 namespace wtmap::fmindex::detail {
@@ -31,15 +32,6 @@ struct RankKey {
 
 struct Larger {
   __device__ std::uint64_t operator()(std::uint64_t a, std::uint64_t b) const { return a > b ? a : b; }
-};
-
-// Whether row k's run of equal (group, key) holds another row, its run starts given.
-struct StillTied {
-  const std::uint64_t* run_start;
-  std::uint64_t count;
-  __device__ bool operator()(std::uint64_t k) const {
-    return (k > 0 && run_start[k] == run_start[k - 1]) || (k + 1 < count && run_start[k + 1] == run_start[k]);
-  }
 };
 
 __global__ void first_positions(const std::uint32_t* residues, std::uint64_t d, std::uint64_t v, std::uint64_t count,
@@ -102,8 +94,8 @@ class SampleRanks {
   std::uint64_t* at(int k) { return as<std::uint64_t>(arrays_[k]); }
 
   std::array<Buffer, 7> arrays_;
-  Buffer words_, slot_, anchor_, ranks_, residues_, found_, scratch_;
-  DifferenceCoverView dc_{};
+  DeviceSuffixTables tables_;
+  Buffer residues_, found_, scratch_;
   std::uint64_t tied_ = 0, rows_ = 0;
 };
 
@@ -138,15 +130,13 @@ Status SampleRanks::pass(KeyOf key_of, std::uint32_t key_bits) {
   WTMAP_TRY(gpu::cub_call(scratch_, [&](void* s, std::size_t& bytes) {  // 1 each run's first row
     return cub::DeviceScan::InclusiveScan(s, bytes, at(2), at(1), Larger{}, items);
   }));
-  new_groups<<<grid, kThreads>>>(at(6), at(4), at(0), at(1), t, dc_, as<std::uint64_t>(ranks_), at(2));  // 2 new groups
+  new_groups<<<grid, kThreads>>>(at(6), at(4), at(0), at(1), t, tables_.cover(), tables_.ranks(), at(2));  // 2 new groups
   WTMAP_CUDA_TRY_LAUNCH();
   const thrust::counting_iterator<std::uint64_t> rows(0);
   WTMAP_TRY(gpu::cub_call(scratch_, [&](void* s, std::size_t& bytes) {  // 3 the tied rows
-    return cub::DeviceSelect::If(s, bytes, rows, at(3), as<::cuda::std::int64_t>(found_), items, StillTied{at(1), t});
+    return cub::DeviceSelect::If(s, bytes, rows, at(3), as<::cuda::std::int64_t>(found_), items, gpu::EqualsANeighbour{at(1), t});  // its run of (group, key) holds another
   }));
-  ::cuda::std::int64_t still = 0;
-  WTMAP_TRY(found_.copy_to_host(0, &still, sizeof still));
-  tied_ = static_cast<std::uint64_t>(still);
+  WTMAP_TRY(gpu::read_count(found_, tied_));
   gather<<<grid_for(tied_), kThreads>>>(at(6), at(3), tied_, at(0));
   gather<<<grid_for(tied_), kThreads>>>(at(2), at(3), tied_, at(1));
   WTMAP_CUDA_TRY_LAUNCH();
@@ -160,27 +150,14 @@ Status SampleRanks::run(const PackedSymbolsView& text, const DifferenceCoverView
   rows_ = periods * d;
   for (const std::uint32_t r : residues) rows_ += periods * v + r < n;
   if (rows_ == 0) return {};
-  auto copy = [](Buffer& to, const void* host, std::size_t bytes, const char* what) -> Status {
-    auto made = gpu::device_copy(host, bytes, what);
-    if (!made.ok()) return made.status();
-    to = std::move(*made);
-    return {};
-  };
-  WTMAP_TRY(copy(words_, text.words, PackedSymbols::num_words(n, text.bits) * 8, "sample ranking text"));
-  WTMAP_TRY(copy(slot_, dc.slot, v * 4, "difference cover"));
-  WTMAP_TRY(copy(anchor_, dc.anchor, v * 4, "difference cover"));
-  WTMAP_TRY(copy(residues_, residues.data(), d * 4, "difference cover"));
-  WTMAP_TRY(copy(ranks_, ranks.data(), ranks.size() * 8, "difference-cover sample ranks"));
+  WTMAP_TRY(tables_.upload(text, dc, ranks.data(), ranks.size(), "sample ranking text and difference cover"));
+  auto residues_on_device = gpu::device_copy(residues.data(), d * 4, "difference cover");
+  if (!residues_on_device.ok()) return residues_on_device.status();
+  residues_ = std::move(*residues_on_device);
   auto found = Buffer::allocate(Backend::gpu, sizeof(::cuda::std::int64_t), "sample ranking count");
   if (!found.ok()) return found.status();
   found_ = std::move(*found);
   for (Buffer& b : arrays_) WTMAP_TRY(b.grow_to(Backend::gpu, rows_ * 8, "sample ranking"));
-  PackedSymbolsView device_text = text;
-  device_text.words = as<const std::uint64_t>(words_);
-  dc_ = dc;
-  dc_.slot = as<const std::uint32_t>(slot_);
-  dc_.anchor = as<const std::uint32_t>(anchor_);
-  dc_.ranks = as<const std::uint64_t>(ranks_);
 
   first_positions<<<grid_for(rows_), kThreads>>>(as<std::uint32_t>(residues_), d, v, rows_, at(0), at(1));
   WTMAP_CUDA_TRY_LAUNCH();
@@ -189,15 +166,15 @@ Status SampleRanks::run(const PackedSymbolsView& text, const DifferenceCoverView
   // `known` symbols by the ranks `step` on (a multiple of v <= known: in the sample, in the text).
   std::uint64_t known = 0;
   for (; tied_ > 0 && known < v; known += text.per_window) {
-    WTMAP_TRY(pass(WindowKey{device_text, known}, text.per_window * text.bits));
+    WTMAP_TRY(pass(WindowKey{tables_.text(), known}, text.per_window * text.bits));
   }
   while (tied_ > 0) {
     if (known >= n) return invalid_argument("difference-cover sample: suffixes tied past the text's end");
     const std::uint64_t step = known / v * v;
-    WTMAP_TRY(pass(RankKey{dc_, step}, bit_width(rows_)));
+    WTMAP_TRY(pass(RankKey{tables_.cover(), step}, bit_width(rows_)));
     known += step;
   }
-  return ranks_.copy_to_host(0, ranks.data(), ranks.size() * 8);
+  return tables_.download_ranks(ranks.data());
 }
 
 }  // namespace

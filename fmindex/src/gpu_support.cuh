@@ -1,6 +1,8 @@
 // wtmap fmindex (internal): what the index build's GPU steps (gpu_round_sorter.cu,
 // gpu_sample_ranker.cu) share: grid-stride launches over 64-bit counts, typed views of Buffers,
-// host arrays copied to the device, and CUB's two-phase calls into one growing scratch buffer.
+// host arrays copied to the device, CUB's two-phase calls into one growing scratch buffer, a
+// selection's count and the test for rows still tied. (The text and the cover on the device:
+// device_suffix_tables.hpp.)
 #pragma once
 
 #include <algorithm>
@@ -34,6 +36,24 @@ inline Result<Buffer> device_copy(const void* host, std::size_t bytes, const cha
   if (bytes > 0) WTMAP_TRY(buffer->copy_from_host(0, host, bytes));
   return buffer;
 }
+
+// The count a CUB selection wrote (a device int64).
+inline Status read_count(const Buffer& found, std::uint64_t& count) {
+  std::int64_t value = 0;
+  WTMAP_TRY(found.copy_to_host(0, &value, sizeof value));
+  count = static_cast<std::uint64_t>(value);
+  return {};
+}
+
+// Whether row k's value equals a neighbour's in a sorted array of `count`: a row still tied with
+// another (equal windows after the round's radix sort; equal run starts after a ranking pass).
+struct EqualsANeighbour {
+  const std::uint64_t* values;
+  std::uint64_t count;
+  __device__ bool operator()(std::uint64_t k) const {
+    return (k > 0 && values[k] == values[k - 1]) || (k + 1 < count && values[k] == values[k + 1]);
+  }
+};
 
 // A CUB call's two phases: its scratch size asked for, `scratch` grown to it, then the call.
 template <class Call>
