@@ -51,11 +51,7 @@ class SampleRanker {
 
 Status SampleRanker::run() {
   const std::uint64_t n = text_.n, v = dc_.period();
-  // The residues of D after each multiple of v, in text order: the slots of every whole period,
-  // then those of the last one that fall inside the text.
-  const std::uint64_t d = residues_.size(), periods = n / v;
-  std::uint64_t count = periods * d;
-  for (const std::uint32_t r : residues_) count += periods * v + r < n;
+  const std::uint64_t d = residues_.size(), count = detail::sample_suffixes_in_text(n, v, residues_);
   try {
     order_.resize(count);
   } catch (const std::bad_alloc&) {

@@ -145,10 +145,8 @@ Status SampleRanks::pass(KeyOf key_of, std::uint32_t key_bits) {
 
 Status SampleRanks::run(const PackedSymbolsView& text, const DifferenceCoverView& dc,
                         const std::vector<std::uint32_t>& residues, std::vector<std::uint64_t>& ranks) {
-  const std::uint64_t n = text.n, v = dc.period(), d = residues.size(), periods = n / v;
-  // The sample in text order, as the CPU's SampleRanker counts it.
-  rows_ = periods * d;
-  for (const std::uint32_t r : residues) rows_ += periods * v + r < n;
+  const std::uint64_t n = text.n, v = dc.period(), d = residues.size();
+  rows_ = sample_suffixes_in_text(n, v, residues);
   if (rows_ == 0) return {};
   WTMAP_TRY(tables_.upload(text, dc, ranks.data(), ranks.size(), "sample ranking text and difference cover"));
   auto residues_on_device = gpu::device_copy(residues.data(), d * 4, "difference cover");

@@ -21,6 +21,16 @@
 
 namespace wtmap::fmindex::detail {
 
+// The sample suffixes inside a text of n symbols, cover D (`residues`, ascending) of period v, in
+// the text order both rankers give them: row k is text position k / |D| * v + D[k % |D|], every
+// whole period's |D| slots, then those of the last period that fall inside the text.
+inline std::uint64_t sample_suffixes_in_text(std::uint64_t n, std::uint64_t v, const std::vector<std::uint32_t>& residues) {
+  const std::uint64_t periods = n / v;
+  std::uint64_t count = periods * residues.size();
+  for (const std::uint32_t r : residues) count += periods * v + r < n;
+  return count;
+}
+
 // Fills ranks (DifferenceCoverSample::num_slots entries, the slots past the text left as they are)
 // with the rank of each sample suffix of `text`, which ends in its only 0; `residues` is D,
 // ascending, and `dc` the cover's tables (its ranks unused). device_out_of_memory where the device
