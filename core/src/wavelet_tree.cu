@@ -6,16 +6,21 @@
 
 #include <algorithm>
 #include <cstring>
+#include <future>
 #include <istream>
 #include <mutex>
 #include <ostream>
 #include <string>
+#include <system_error>
 #include <type_traits>
 
 #include "wtmap/core/detail/batch.cuh"
 #include "wtmap/core/detail/cuda_check.hpp"
 #include "wtmap/core/detail/parallel.hpp"
+#include "wtmap/core/device_handles.hpp"
 #include "wtmap/core/device_memory.hpp"
+#include "wtmap/core/gpu_selection.hpp"
+#include "wtmap/core/pinned_buffer.hpp"
 #include "quad_vector_build.hpp"
 #include "rank_select_build.hpp"
 #include "serialize.hpp"
@@ -201,6 +206,13 @@ class CpuTreeBuilder {
     codes_.assign(text, text + n);
     return {};
   }
+  // A chunk of a text, loaded when load_staged() is called (GpuTreeBuilder copies it meanwhile).
+  Status stage(const Symbol* text, std::uint64_t n) {
+    staged_ = text;
+    staged_n_ = n;
+    return {};
+  }
+  Status load_staged() { return load(staged_, staged_n_); }
   Symbol* codes() { return codes_.data(); }
 
   Status distinct_symbols(std::vector<Symbol>& alphabet, const Symbol*& on_backend) {
@@ -237,6 +249,8 @@ class CpuTreeBuilder {
 
  private:
   std::vector<Symbol> codes_, alt_;
+  const Symbol* staged_ = nullptr;
+  std::uint64_t staged_n_ = 0;
 };
 
 Result<Buffer> cub_temp(std::size_t bytes) { return Buffer::allocate(Backend::gpu, bytes, "CUB temporary storage"); }
@@ -287,6 +301,54 @@ class GpuTreeBuilder {
     WTMAP_TRY(alt_.grow_to(Backend::gpu, n * sizeof(Symbol), "wavelet tree construction (sort buffer)"));
     keys_ = cub::DoubleBuffer<Symbol>(reinterpret_cast<Symbol*>(codes_.data()), reinterpret_cast<Symbol*>(alt_.data()));
     return codes_.copy_from_host(0, text, n * sizeof(Symbol));
+  }
+
+  // The chunks of a text, each copied while the device works on the one before: stage() starts
+  // the copy of a chunk on a thread of its own -- the host threads' memcpy into a page-locked
+  // buffer, then an asynchronous copy to a device buffer of its own on a non-blocking stream,
+  // which the legacy default stream of the builder's kernels does not wait for -- and
+  // load_staged() waits for it and makes that chunk codes(). A pageable cudaMemcpy would copy at
+  // one host memcpy's pace with the device idle.
+  Status stage(const Symbol* text, std::uint64_t n) {
+    const std::size_t bytes = n * sizeof(Symbol);
+    WTMAP_TRY(next_.grow_to(Backend::gpu, bytes, "wavelet tree construction (next chunk)"));
+    if (pinned_.size() < bytes) {
+      pinned_ = PinnedBuffer{};
+      Result<PinnedBuffer> pinned = PinnedBuffer::allocate(bytes, "wavelet tree construction (chunk staging)");
+      if (!pinned.ok()) return pinned.status();
+      pinned_ = std::move(pinned.value());
+    }
+    if (!copy_stream_) {
+      Result<Stream> stream = Stream::create();
+      if (!stream.ok()) return stream.status();
+      copy_stream_ = std::move(stream.value());
+    }
+    int device = 0;
+    WTMAP_CUDA_TRY(cudaGetDevice(&device));
+    staged_n_ = n;
+    auto copy = [this, text, bytes, device]() -> Status {
+      WTMAP_TRY(use_gpu(device));  // CUDA's current device is per host thread
+      detail::parallel_copy(pinned_.data(), text, bytes);
+      WTMAP_CUDA_TRY(cudaMemcpyAsync(next_.data(), pinned_.data(), bytes, cudaMemcpyHostToDevice, copy_stream_.get()));
+      WTMAP_CUDA_TRY(cudaStreamSynchronize(copy_stream_.get()));
+      return {};
+    };
+    try {
+      staging_ = std::async(std::launch::async, copy);
+    } catch (const std::system_error&) {  // no thread to spare: copied now
+      std::promise<Status> done;
+      done.set_value(copy());
+      staging_ = done.get_future();
+    }
+    return {};
+  }
+  Status load_staged() {
+    WTMAP_TRY(staging_.get());
+    n_ = staged_n_;
+    WTMAP_TRY(alt_.grow_to(Backend::gpu, n_ * sizeof(Symbol), "wavelet tree construction (sort buffer)"));
+    std::swap(codes_, next_);
+    keys_ = cub::DoubleBuffer<Symbol>(reinterpret_cast<Symbol*>(codes_.data()), reinterpret_cast<Symbol*>(alt_.data()));
+    return {};
   }
   Symbol* codes() { return keys_.Current(); }
 
@@ -359,9 +421,14 @@ class GpuTreeBuilder {
   }
 
  private:
-  std::uint64_t n_ = 0;
-  Buffer codes_, alt_, distinct_, sort_temp_;
+  std::uint64_t n_ = 0, staged_n_ = 0;
+  Buffer codes_, alt_, distinct_, sort_temp_, next_;
   cub::DoubleBuffer<Symbol> keys_;
+  PinnedBuffer pinned_;
+  Stream copy_stream_;
+  // Last, so that it is destroyed first: its destructor waits for a copy still under way into
+  // the buffers above (a build that failed between stage() and load_staged()).
+  std::future<Status> staging_;
 };
 
 // ---- The stages, the same on either backend ------------------------------------------------
@@ -573,20 +640,35 @@ Status histogram_on_host(const Symbol* text, std::uint64_t n, std::uint64_t& sig
   return {};
 }
 
+// f(first, count) for each chunk of the text in order, with the chunk on the builder (codes())
+// and the next one staged meanwhile. A chunk still staged when f fails is waited for by the
+// builder's destruction.
+template <class Builder, class Symbol, class F>
+Status for_each_chunk(Builder& builder, const Symbol* text, std::uint64_t n, std::uint64_t chunk, F f) {
+  if (n == 0) return {};
+  WTMAP_TRY(builder.stage(text, std::min(chunk, n)));
+  for (std::uint64_t first = 0; first < n; first += chunk) {
+    WTMAP_TRY(builder.load_staged());
+    const std::uint64_t next = first + chunk;
+    if (next < n) WTMAP_TRY(builder.stage(text + next, std::min(chunk, n - next)));
+    WTMAP_TRY(f(first, std::min(chunk, n - first)));
+  }
+  return {};
+}
+
 // Pass 0 of a chunked build that extracts its alphabet: the union of the chunks' distinct symbols.
 template <class Builder, class Symbol>
 Status distinct_symbols_in_chunks(Builder& builder, const Symbol* text, std::uint64_t n, std::uint64_t chunk,
                                   std::vector<Symbol>& alphabet) {
   std::vector<Symbol> mine, merged;
   const Symbol* on_backend = nullptr;
-  for (std::uint64_t first = 0; first < n; first += chunk) {
-    WTMAP_TRY(builder.load(text + first, std::min(chunk, n - first)));
+  return for_each_chunk(builder, text, n, chunk, [&](std::uint64_t, std::uint64_t) -> Status {
     WTMAP_TRY(builder.distinct_symbols(mine, on_backend));
     merged.clear();
     std::set_union(alphabet.begin(), alphabet.end(), mine.begin(), mine.end(), std::back_inserter(merged));
     alphabet.swap(merged);
-  }
-  return {};
+    return {};
+  });
 }
 
 template <class Query>
@@ -773,11 +855,9 @@ Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build_in_chunks(Builder& builder, const S
   if (!mapping.ok()) return mapping.status();
   WTMAP_TRY(mapping->copy_from_host(0, alphabet.data(), alphabet.size() * sizeof(Symbol)));
 
-  // A chunk on the backend: mapped to the minimal alphabet (or checked), encoded, its histogram.
+  // The chunk on the backend: mapped to the minimal alphabet (or checked), encoded, its histogram.
   std::vector<std::uint64_t> chunk_hist(sigma);
-  auto load = [&](std::uint64_t first) -> Status {
-    const std::uint64_t count = std::min(chunk, n - first);
-    WTMAP_TRY(builder.load(text + first, count));
+  auto prepare = [&](std::uint64_t first, std::uint64_t count) -> Status {
     if (extract) {
       WaveletTreeView<Symbol> to_minimal{};
       to_minimal.sigma = sigma;
@@ -792,10 +872,11 @@ Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build_in_chunks(Builder& builder, const S
 
   if constexpr (!kOnHost) {
     hist.assign(sigma, 0);
-    for (std::uint64_t first = 0; first < n; first += chunk) {
-      WTMAP_TRY(load(first));
+    WTMAP_TRY(for_each_chunk(builder, text, n, chunk, [&](std::uint64_t first, std::uint64_t count) -> Status {
+      WTMAP_TRY(prepare(first, count));
       for (std::uint64_t m = 0; m < sigma; ++m) hist[m] += chunk_hist[m];
-    }
+      return {};
+    }));
   }
   const Layout layout = layout_of(n, hist, extract);
   WaveletTree tree;
@@ -805,8 +886,8 @@ Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build_in_chunks(Builder& builder, const S
   Result<Buffer> shifts = Buffer::allocate(backend, placement.shifts().size() * sizeof(std::int64_t), "wavelet tree construction (chunk placement)");
   if (!shifts.ok()) return shifts.status();
   const auto* d_shifts = reinterpret_cast<const std::int64_t*>(shifts->data());
-  for (std::uint64_t first = 0; first < n; first += chunk) {
-    WTMAP_TRY(load(first));
+  WTMAP_TRY(for_each_chunk(builder, text, n, chunk, [&](std::uint64_t first, std::uint64_t count) -> Status {
+    WTMAP_TRY(prepare(first, count));
     placement.place(chunk_hist);
     WTMAP_TRY(shifts->copy_from_host(0, placement.shifts().data(), placement.shifts().size() * sizeof(std::int64_t)));
     for (unsigned l = 0; l < num_levels; ++l) {
@@ -816,7 +897,8 @@ Result<WTMAP_WT_CLASS> WTMAP_WT_CLASS::build_in_chunks(Builder& builder, const S
                                                 placement.prefix_shift(l), digit_shift, tree.storage_.data() + layout.level_offset[l]};
       WTMAP_TRY(detail::for_each_index(backend, bits::ceil_div<std::uint64_t>(placement.members(l), Packing::kSymbolsPerWord), scatter));
     }
-  }
+    return {};
+  }));
   builder = Builder{};
 
   std::vector<std::uint64_t> level_counts(num_levels * Layout::kCountsPerLevel, 0);

@@ -13,7 +13,8 @@
 // on the CPU threads, in one read of host memory; 32-bit: a pass of the chunks through the device,
 // and one before it for an extracted alphabet), then a pass in which each chunk is sorted level by
 // level on the device and its digits scattered to their final level positions (wavelet_tree.cu,
-// ChunkPlacement). The
+// ChunkPlacement), the next chunk copied meanwhile through page-locked memory on a stream of its
+// own. The
 // tree itself must fit the device: n log sigma bits and their support, against the 2n symbols
 // and more of a build from the whole text. The bytes are the same.
 #pragma once
