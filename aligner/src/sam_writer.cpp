@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cctype>
 #include <cstdio>
@@ -61,7 +62,7 @@ Result<std::string> read_group_line(const std::string& option) {
   return rg;
 }
 
-char sam_base(char c) {
+constexpr char sam_base(char c) {
   switch (c) {
     case 'A': case 'a': return 'A';
     case 'C': case 'c': return 'C';
@@ -71,7 +72,7 @@ char sam_base(char c) {
   }
 }
 
-char complement(char c) {
+constexpr char complement(char c) {
   switch (c) {
     case 'A': return 'T';
     case 'C': return 'G';
@@ -81,26 +82,38 @@ char complement(char c) {
   }
 }
 
+// sam_base and complement(sam_base) of every byte: a read's letters are random, and the switches
+// mispredict most of them (sam_bases was the pool threads' first symbol in a gapped run, perf on
+// an H100 host).
+struct SamBaseTables {
+  std::array<char, 256> forward{}, reverse{};
+  constexpr SamBaseTables() {
+    for (unsigned b = 0; b < 256; ++b) {
+      forward[b] = sam_base(static_cast<char>(b));
+      reverse[b] = complement(forward[b]);
+    }
+  }
+};
+constexpr SamBaseTables kSamBaseTables;
+
 // A read's bases and qualities as SAM stores them: A/C/G/T/N, and reverse complemented (qualities
 // reversed) for a hit on the reverse strand. qual stays empty for a read without qualities.
 struct SamBases {
   std::string seq, qual;
 };
 
-SamBases sam_bases(const SeqRecord& read, bool reverse) {
+// Fills `out`, whose strings keep their memory from one record to the next (a formatting thread
+// holds one).
+void sam_bases(const SeqRecord& read, bool reverse, SamBases& out) {
   const std::size_t len = read.sequence.size();
-  SamBases out{std::string(len, 'N'), std::string()};
-  for (std::size_t i = 0; i < len; ++i) out.seq[i] = sam_base(read.sequence[i]);
-  if (!read.quality.empty()) {
-    out.qual.resize(len);
-    for (std::size_t i = 0; i < len; ++i) out.qual[i] = static_cast<char>(read.quality[i] - 33);
+  const auto* letters = reinterpret_cast<const unsigned char*>(read.sequence.data());
+  out.seq.resize(len);
+  out.qual.resize(read.quality.empty() ? 0 : len);
+  const std::array<char, 256>& table = reverse ? kSamBaseTables.reverse : kSamBaseTables.forward;
+  for (std::size_t i = 0; i < len; ++i) out.seq[reverse ? len - 1 - i : i] = table[letters[i]];
+  for (std::size_t i = 0; i < out.qual.size(); ++i) {
+    out.qual[reverse ? len - 1 - i : i] = static_cast<char>(read.quality[i] - 33);
   }
-  if (reverse) {
-    std::reverse(out.seq.begin(), out.seq.end());
-    for (char& c : out.seq) c = complement(c);
-    std::reverse(out.qual.begin(), out.qual.end());
-  }
-  return out;
 }
 
 // The read bases a CIGAR spans (M, I, S, =, X), or an error for an operation a local alignment
@@ -242,7 +255,8 @@ struct SamWriter::Impl {
   // One BAM record for a read and its alignment.
   Status format(const SeqRecord& read, const ReadAlignment& a, bam1_t* b) const {
     const std::size_t len = read.sequence.size();
-    const SamBases bases = sam_bases(read, a.mapped && a.primary.reverse);
+    thread_local SamBases bases;
+    sam_bases(read, a.mapped && a.primary.reverse, bases);
     const bool has_qual = !read.quality.empty();
     std::uint16_t flag = BAM_FUNMAP;
     std::int32_t tid = -1;
@@ -352,7 +366,8 @@ struct SamWriter::Impl {
 
   Status format_gapped_hit(const SeqRecord& read, const gapped::GappedReadAlignment& a, std::size_t which, bam1_t* b) const {
     const gapped::GappedHit& h = line_hit(a, which);
-    SamBases bases = sam_bases(read, h.reverse);
+    thread_local SamBases bases;
+    sam_bases(read, h.reverse, bases);
     std::vector<std::uint32_t> cigar = h.cigar;
     // bwa mem hard-clips supplementary lines (unless -Y): their SEQ is only the aligned part, the
     // whole read being on the primary line.
@@ -366,8 +381,9 @@ struct SamWriter::Impl {
         tail = bam_cigar_oplen(cigar.back());
         cigar.back() = bam_cigar_gen(tail, BAM_CHARD_CLIP);
       }
-      bases.seq = bases.seq.substr(head, bases.seq.size() - head - tail);
-      if (!bases.qual.empty()) bases.qual = bases.qual.substr(head, bases.qual.size() - head - tail);
+      for (std::string* s : {&bases.seq, &bases.qual}) {
+        if (!s->empty()) s->erase(s->size() - tail).erase(0, head);
+      }
     }
     const std::uint16_t flag = (h.reverse ? BAM_FREVERSE : 0) | (which > 0 ? BAM_FSUPPLEMENTARY : 0);
     if (bam_set1(b, read.name.size(), read.name.c_str(), flag, static_cast<std::int32_t>(h.contig),

@@ -8,6 +8,7 @@
 #include <htslib/sam.h>
 
 #include <cstdint>
+#include <random>
 #include <regex>
 #include <string>
 #include <vector>
@@ -195,6 +196,74 @@ TEST(GappedEditTags, HandWrittenCases) {
   EXPECT_EQ(ns.md, "1C1N0");
   EXPECT_EQ(ns.nm, 2u);
   EXPECT_EQ(tags_of("N", "N", {op(1, 'M')}).md, "0N0");
+}
+
+// edit_tags against a column-by-column count on long alignments: M runs of 1 to 300 columns whose
+// mismatches and Ns (codes 4 to 6, on either side or both) fall at any offset from a run's start
+// (edit_tags skips matching columns eight at a time), with a leading clip, insertions and
+// deletions between runs; from no edits to one column in two.
+TEST(GappedEditTags, EqualsAColumnByColumnCountOnLongRuns) {
+  std::mt19937 rng(25);
+  const double rates[] = {0, 0.002, 0.02, 0.2, 0.5};
+  for (int trial = 0; trial < 3000; ++trial) {
+    const double rate = rates[trial % 5];
+    std::bernoulli_distribution edit(rate), n_code(0.3);
+    Codes q, r;
+    std::vector<std::uint32_t> cigar;
+    std::string md;
+    std::uint32_t nm = 0, run = 0;
+    const auto base = [&] { return static_cast<std::uint8_t>(rng() % 4); };
+    if (rng() % 3 == 0) cigar.push_back(op(1 + rng() % 20, 'S'));  // q starts after it, as edit_tags reads
+    const int segments = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < segments; ++k) {
+      if (k > 0) {  // an insertion or a deletion between two runs
+        const std::uint32_t len = 1 + rng() % 5;
+        if (rng() % 2 == 0) {
+          for (std::uint32_t i = 0; i < len; ++i) q.push_back(base());
+          cigar.push_back(op(len, 'I'));
+          nm += len;
+        } else {
+          md += std::to_string(run) + "^";
+          for (std::uint32_t i = 0; i < len; ++i) {
+            r.push_back(base());
+            md += "ACGT"[r.back()];
+          }
+          cigar.push_back(op(len, 'D'));
+          nm += len;
+          run = 0;
+        }
+      }
+      const std::uint32_t len = 1 + rng() % 300;
+      for (std::uint32_t i = 0; i < len; ++i) {
+        std::uint8_t a = base(), b = a;
+        if (edit(rng)) {
+          if (n_code(rng)) {  // an N on one side or both
+            const unsigned side = rng() % 3;
+            if (side != 1) a = static_cast<std::uint8_t>(4 + rng() % 3);
+            if (side != 0) b = 4;
+          } else {
+            b = static_cast<std::uint8_t>((a + 1 + rng() % 3) % 4);
+          }
+        }
+        q.push_back(a);
+        r.push_back(b);
+        if (a == b && a < 4) {
+          ++run;
+        } else {
+          ++nm;
+          md += std::to_string(run) + "ACGTN"[b < 4 ? b : 4];
+          run = 0;
+        }
+      }
+      cigar.push_back(op(len, 'M'));
+    }
+    md += std::to_string(run);
+    auto got = aligner::gapped::edit_tags(q.data(), q.size(), r.data(), r.size(), cigar.data(),
+                                          static_cast<std::uint32_t>(cigar.size()));
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    ASSERT_EQ(got->md, md) << "trial " << trial;
+    ASSERT_EQ(got->nm, nm) << "trial " << trial;
+  }
 }
 
 TEST(GappedEditTags, RefusesCigarsThatRunPastTheSequences) {

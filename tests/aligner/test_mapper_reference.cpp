@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -167,6 +168,24 @@ TEST_P(MapperReferenceTest, EveryBaseAndLongRunMatchesTheFasta) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, MapperReferenceTest, ::testing::Values(Backend::cpu, Backend::gpu),
                          [](const auto& info) { return std::string(fmtest::backend_label(info.param)); });
+
+// complement_codes (copy_bases' eight bases at a time) on every word of eight codes 0..4: codes
+// 0..3 become 3 - code, 4 stays, byte by byte.
+TEST(ComplementCodes, EveryWordOfCodesTurnsByteByByte) {
+  constexpr std::uint32_t kWords = 390625;  // 5^8
+  for (std::uint32_t w = 0; w < kWords; ++w) {
+    std::uint8_t bytes[8], want[8], got[8];
+    for (std::uint32_t i = 0, v = w; i < 8; ++i, v /= 5) {
+      bytes[i] = static_cast<std::uint8_t>(v % 5);
+      want[i] = bytes[i] == 4 ? 4 : static_cast<std::uint8_t>(3 - bytes[i]);
+    }
+    std::uint64_t word = 0;
+    std::memcpy(&word, bytes, 8);
+    word = aligner::gapped::complement_codes(word);
+    std::memcpy(got, &word, 8);
+    ASSERT_TRUE(std::equal(got, got + 8, want)) << "word " << w;
+  }
+}
 
 }  // namespace
 }  // namespace wtmap
