@@ -133,9 +133,9 @@ constexpr const char* kUsage =
     "  -U INT            pairs: penalty of an unpaired pair against a proper one, 0..1000 [17]\n"
     "  -v                at the end, print the busy seconds of each pipeline stage (and of\n"
     "                    the gapped mapper's steps) and the GPU memory held; twice (-v -v),\n"
-    "                    also each batch's reads and when each stage began and ended it. On\n"
-    "                    several GPUs: search and finish summed over them, the memory of\n"
-    "                    the GPU holding the most\n"
+    "                    also when the start-up steps ended, each batch's reads and when each\n"
+    "                    stage began and ended it. On several GPUs: search and finish summed\n"
+    "                    over them, the memory of the GPU holding the most\n"
     "\n"
     "Gapped mode (bwa mem's names and defaults; INT,INT: deletions, insertions or 5', 3'):\n"
     "  -A INT            match score, 1..1000 [1]\n"
@@ -222,10 +222,17 @@ Result<fmindex::FmIndex> load_dna_index(const std::string& path, Backend backend
   return index;
 }
 
+// When the run's start-up steps ended (log seconds): the backend chosen (CUDA's driver asked), the
+// index copies loaded (the GPUs' contexts, the file, the uploads), the engines started.
+struct StartTimes {
+  double backend = 0, indexes = 0, engines = 0;
+};
+
 // -v: each stage's busy seconds against the pipeline's wall time (the stage close to it is the
-// limit); -v -v: and when each stage began and ended each batch.
+// limit); -v -v: and when the start-up steps ended, and when each stage began and ended each batch.
 void log_stage_times(const Log& log, const aligner::AlignPipeline& pipeline, const aligner::SeqReader& reader,
-                     const aligner::SamWriter& writer, double start_seconds, unsigned verbosity) {
+                     const aligner::SamWriter& writer, double start_seconds, const StartTimes& started,
+                     unsigned verbosity) {
   const aligner::StageClocks& clocks = pipeline.clocks();
   if (verbosity >= 1) {
     const auto read = reader.times();
@@ -237,6 +244,8 @@ void log_stage_times(const Log& log, const aligner::AlignPipeline& pipeline, con
              write.close);
   }
   if (verbosity < 2) return;
+  log.info("start: backend chosen by %.3f s, index loaded by %.3f s, engines started by %.3f s", started.backend,
+           started.indexes, started.engines);
   // Batch i is the i-th call of each stage, since batches pass the stages in order (the reader's
   // last call may find no reads, and the writer's last call is the close). Where a stage's
   // batches follow each other without a gap, that stage is the limit.
@@ -888,13 +897,16 @@ int align_main(int argc, char** argv) {
   pipeline_options.on_written = std::ref(progress);
   aligner::AlignPipeline pipeline(std::move(pipeline_options));
   pipeline.start_reading(*source);
+  StartTimes started;
   auto backend = c.common.apply(log);
   if (!backend.ok()) return fail("align", backend.status());
+  started.backend = log.seconds();
   auto say = [&log](const std::string& line) { log.info("%s", line.c_str()); };
   GpuLanes lanes = make_lanes(c, *backend, say);
   if (const Status loaded = load_indexes(lanes, *index_file, *backend, c.io_only || gapped); !loaded.ok()) {
     return fail("align", loaded);
   }
+  started.indexes = log.seconds();
   const fmindex::FmIndex& index = *lanes.front()->index;
   auto writer = aligner::SamWriter::open(sam, index.contigs());
   if (!writer.ok()) return fail("align", writer.status());
@@ -911,8 +923,9 @@ int align_main(int argc, char** argv) {
   // one before.
   const double start_seconds = log.seconds();
   if (!c.io_only) {
-    if (const Status started = start_engines(lanes, c); !started.ok()) return fail("align", started);
+    if (const Status engines = start_engines(lanes, c); !engines.ok()) return fail("align", engines);
   }
+  started.engines = log.seconds();
   std::vector<aligner::SearchEngine*> engines;
   for (const auto& lane : lanes) engines.push_back(lane->engine);
   aligner::GappedSearchEngine* const gapped_engine = !c.io_only && gapped ? &lanes.front()->gapped : nullptr;
@@ -977,7 +990,7 @@ int align_main(int argc, char** argv) {
   const Status run = pipeline.run(engines, sink, rescuing ? std::function<void()>{} : std::function<void()>{release_gpu_and_indexes});
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
   device_memory.batches_peak = device_memory_peak_on_busiest();
-  log_stage_times(log, pipeline, *reader, *writer, start_seconds, c.verbosity);
+  log_stage_times(log, pipeline, *reader, *writer, start_seconds, started, c.verbosity);
   if (c.verbosity >= 1) {
     std::vector<const aligner::GappedSearchEngine*> gapped_engines;
     for (const auto& lane : lanes) {

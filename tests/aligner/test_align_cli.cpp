@@ -368,9 +368,9 @@ TEST_F(AlignCli, BgzfInputGivesTheSameRecordsAndVerboseNamesTheStages) {
   EXPECT_NE(r.err.find("inflate"), std::string::npos) << r.err;
 }
 
-// -v -v adds each batch's reads and when each stage began and ended it: one line per batch, in
-// order, --batch reads each but the last; a batch passes the stages one after another, and each
-// stage takes the batches one after another.
+// -v -v adds when the start-up steps ended, and each batch's reads and when each stage began and
+// ended it: one line per batch, in order, --batch reads each but the last; a batch passes the
+// stages one after another, and each stage takes the batches one after another.
 TEST_F(AlignCli, VerboseTwiceGivesEachBatchTimeline) {
   const std::size_t batch = 7;
   const WtmapRun r = align({"--device", "cpu", "-t", "2", "--batch", std::to_string(batch), "-v", "-v"}, reads_path());
@@ -396,6 +396,15 @@ TEST_F(AlignCli, VerboseTwiceGivesEachBatchTimeline) {
     }
   }
   EXPECT_NE(r.err.find("output closed"), std::string::npos) << r.err;
+  // The start-up before them: the backend, the index, the engines, in that order, before the
+  // first batch's search.
+  const std::regex start_line(R"(start: backend chosen by ([\d.]+) s, index loaded by ([\d.]+) s, engines started by ([\d.]+) s)");
+  std::smatch start;
+  ASSERT_TRUE(std::regex_search(r.err, start, start_line)) << r.err;
+  const double backend = std::stod(start[1]), index = std::stod(start[2]), engines = std::stod(start[3]);
+  EXPECT_LE(backend, index);
+  EXPECT_LE(index, engines);
+  EXPECT_LE(engines, batches[0][2]);
 }
 
 // -l sets the BAM compression level: the records read back are the same, the stored (level 0)
