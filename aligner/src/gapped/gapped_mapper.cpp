@@ -153,6 +153,19 @@ struct ReadWork {
   std::size_t wanted_chain = 0, wanted_seed = 0;
   std::uint32_t rounds = 0;  // the rounds it has waited in
 
+  // Ready for read `index` of a new batch; the lists keep their memory (the plan restarts when its
+  // chains are made).
+  void reset(std::size_t index) {
+    read = index;
+    chains.clear();
+    regions.clear();
+    reported.clear();
+    extended.clear();
+    waiting = false;
+    wanted_chain = wanted_seed = 0;
+    rounds = 0;
+  }
+
   const Region* extension_of(std::size_t chain, std::size_t seed) const {
     for (const Extended& e : extended)
       if (e.chain == chain && e.seed == seed) return &e.region;
@@ -257,8 +270,9 @@ struct GappedMapper::Impl {
   wtmap::detail::HostPageVector<fmindex::Seed> seeds;
   std::vector<fmindex::SmemResult> seeded;
   wtmap::detail::HostPageVector<std::uint64_t> rows, positions;
-  // map()'s reads in progress: the array is kept between batches (a fresh one faulted in some 10 MB
-  // a batch), the reads' own vectors are freed by the next map().
+  // map()'s reads in progress: kept between batches, the array (a fresh one faulted in some 10 MB
+  // a batch) and the reads' own lists (ReadWork::reset; each read's allocations were most of a
+  // gapped run's calls to malloc).
   std::vector<ReadWork> work;
 
   Status seed_and_locate(const std::vector<ReadCodes>& encoded, std::vector<std::uint64_t>& first_position);
@@ -367,6 +381,7 @@ Status GappedMapper::Impl::seed_again_with_full_rooms(std::uint64_t seed_total) 
 
 std::vector<SeedHit> GappedMapper::Impl::seed_hits(std::size_t read, const std::vector<std::uint64_t>& first_position) {
   std::vector<SeedHit> hits;
+  hits.reserve(first_position[read + 1] - first_position[read]);  // the located occurrences
   const fmindex::Seed* s = seeds.data() + seeding[read].seed_offset;
   std::uint64_t p = first_position[read];
   for (std::uint32_t k = 0; k < seeded[read].count; ++k) {
@@ -535,8 +550,9 @@ Status GappedMapper::Impl::extend_all(std::vector<ReadWork>& work, const std::ve
   // reads of many seeds extended in one chain).
   std::vector<ReadWork*> active;
   for (ReadWork& w : work) active.push_back(&w);
-  const bool ahead = options.schedule == ExtensionSchedule::lookahead;
+  const bool look_ahead = options.schedule == ExtensionSchedule::lookahead;
   ExtensionRound round;
+  std::vector<std::pair<std::size_t, std::size_t>> ahead;  // a read's seeds taken ahead
   for (;;) {
     round.clear();
     std::size_t kept = 0;
@@ -545,13 +561,13 @@ Status GappedMapper::Impl::extend_all(std::vector<ReadWork>& work, const std::ve
       if (!advance(*w, read_length)) continue;
       active[kept++] = w;
       round.add(w, w->wanted_chain, w->wanted_seed);
-      if (!ahead) continue;
+      if (!look_ahead) continue;
       // Guesses double with each round the read has waited: the rounds of a read that extends
       // n seeds fall from n to about log2 n, at most about as many extensions again as it needs.
       const std::size_t doubling = (std::size_t{1} << std::min<std::uint32_t>(w->rounds++, 16)) - 1;
       const std::size_t guesses = std::min(kMaxGuesses, doubling);
-      for (const auto& [chain, seed] : w->plan.take_ahead(w->chains, w->regions, read_length, options.scoring, guesses))
-        round.add(w, chain, seed);
+      w->plan.take_ahead(w->chains, w->regions, read_length, options.scoring, guesses, ahead);
+      for (const auto& [chain, seed] : ahead) round.add(w, chain, seed);
     }
     active.resize(kept);
     if (active.empty()) return {};
@@ -732,8 +748,9 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
   std::vector<std::uint64_t> first_position;
   WTMAP_TRY(m.seed_and_locate(encoded, first_position));
   alignments.assign(encoded.size(), {});
+  // The reads to map, in the work items of the batches before (their lists' memory reused).
   std::vector<ReadWork>& work = m.work;
-  work.clear();
+  std::size_t mapped = 0;
   for (std::size_t i = 0; i < encoded.size(); ++i) {
     GappedReadAlignment& a = alignments[i];
     const std::size_t length = encoded[i].forward.size();
@@ -743,8 +760,10 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
     }
     a.repeat_fraction = repeat_fraction(m.seeds.data() + m.seeding[i].seed_offset, m.seeded[i].count,
                                         m.options.max_occurrences, static_cast<std::uint32_t>(length));
-    work.emplace_back().read = i;
+    if (mapped == work.size()) work.emplace_back();
+    work[mapped++].reset(i);
   }
+  work.resize(mapped);
   // The host's per-read steps on the CPU threads: each read's own data only, so any split of
   // the reads gives the same result.
   std::optional<AddSeconds> clock(std::in_place, m.stage.chain);

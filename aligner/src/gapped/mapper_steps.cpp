@@ -123,7 +123,12 @@ auto region_key(const Region& r) { return std::make_tuple(r.contig, r.reverse, r
 std::vector<Chain> chain_seeds(const std::vector<SeedHit>& hits, const MapperReference& reference,
                                const GappedOptions& options) {
   std::vector<Chain> chains;
-  for (const SeedHit& s : hits) {
+  // Room for a few chains and, in each new one, for a chain's usual seeds: one allocation each
+  // where push_back's growth made several (chaining was a gapped run's most frequent allocator).
+  constexpr std::size_t kUsualChains = 4, kUsualSeeds = 16;
+  chains.reserve(std::min(hits.size(), kUsualChains));
+  for (std::size_t h = 0; h < hits.size(); ++h) {
+    const SeedHit& s = hits[h];
     // bwa's b-tree lookup: the chain of the same contig and strand starting at or before the seed,
     // the one starting last (ties: the newest).
     std::size_t best = chains.size();
@@ -136,6 +141,7 @@ std::vector<Chain> chain_seeds(const std::vector<SeedHit>& hits, const MapperRef
     Chain c;
     c.contig = s.contig;
     c.reverse = s.reverse;
+    c.seeds.reserve(std::min(hits.size() - h, kUsualSeeds));
     c.seeds.push_back(s);
     chains.push_back(std::move(c));
   }
@@ -161,6 +167,9 @@ void chain_window(const Chain& c, std::int32_t read_length, const MapperReferenc
 void ExtensionPlan::start(const std::vector<Chain>& chains) {
   order_.clear();
   next_ = 0;
+  std::size_t seeds = 0;
+  for (const Chain& c : chains) seeds += c.seeds.size();
+  order_.reserve(seeds);
   for (std::size_t k = 0; k < chains.size(); ++k) {
     const std::size_t first = order_.size();
     for (std::size_t j = 0; j < chains[k].seeds.size(); ++j) order_.push_back({k, j});
@@ -188,11 +197,10 @@ bool ExtensionPlan::next(const std::vector<Chain>& chains, const std::vector<Reg
   return false;
 }
 
-std::vector<std::pair<std::size_t, std::size_t>> ExtensionPlan::take_ahead(const std::vector<Chain>& chains,
-                                                                           const std::vector<Region>& regions,
-                                                                           std::int32_t read_length, const Scoring& sc,
-                                                                           std::size_t guesses) {
-  std::vector<std::pair<std::size_t, std::size_t>> ahead;
+void ExtensionPlan::take_ahead(const std::vector<Chain>& chains, const std::vector<Region>& regions,
+                               std::int32_t read_length, const Scoring& sc, std::size_t guesses,
+                               std::vector<std::pair<std::size_t, std::size_t>>& ahead) {
+  ahead.clear();
   for (std::size_t at = next_; at < order_.size(); ++at) {
     if (taken_[at]) continue;
     const bool head = at == 0 || order_[at - 1].first != order_[at].first;
@@ -202,7 +210,6 @@ std::vector<std::pair<std::size_t, std::size_t>> ExtensionPlan::take_ahead(const
     taken_[at] = 1;
     ahead.push_back(order_[at]);
   }
-  return ahead;
 }
 
 // next()'s test: a seed inside a region found so far near its diagonal is skipped unless an
@@ -265,8 +272,10 @@ void finish_region(Region& a, const SeedHit& s, const Chain& c, std::int32_t rea
     a.re += end.target_bases;
   }
   // Read bases the chain's seeds inside the region cover (bwa's seedcov, each base once: the
-  // LAST-like pass finds seeds inside SMEMs).
-  std::vector<std::pair<std::int32_t, std::int32_t>> covered;
+  // LAST-like pass finds seeds inside SMEMs). The list is the calling thread's, kept between calls
+  // (a region each: this was a gapped run's most frequent allocation).
+  thread_local std::vector<std::pair<std::int32_t, std::int32_t>> covered;
+  covered.clear();
   for (const SeedHit& t : c.seeds)
     if (t.qbeg >= a.qb && t.qbeg + t.len <= a.qe && t.rbeg >= a.rb && t.rbeg + t.len <= a.re)
       covered.push_back({t.qbeg, t.qbeg + t.len});

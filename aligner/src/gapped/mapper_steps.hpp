@@ -86,10 +86,9 @@ class ExtensionPlan {
   // hand out if every seed before them were extended (a read of a tandem repeat extends dozens to
   // hundreds of seeds of one chain, one round each without guesses). An extension depends on its
   // seed and chain alone, so one made early or never used changes no alignment, only the work.
-  std::vector<std::pair<std::size_t, std::size_t>> take_ahead(const std::vector<Chain>& chains,
-                                                              const std::vector<Region>& regions,
-                                                              std::int32_t read_length, const Scoring& sc,
-                                                              std::size_t guesses);
+  // They replace `ahead`'s contents (the caller's vector, so that its memory serves every read).
+  void take_ahead(const std::vector<Chain>& chains, const std::vector<Region>& regions, std::int32_t read_length,
+                  const Scoring& sc, std::size_t guesses, std::vector<std::pair<std::size_t, std::size_t>>& ahead);
 
  private:
   bool would_extend(const std::vector<Chain>& chains, const std::vector<Region>& regions, std::int32_t read_length,
