@@ -302,7 +302,14 @@ double GappedSearchEngine::mapping_rescue_seconds() const {
 Status GappedSearchEngine::search(const ReadBatch& batch) {
   if (threads_.empty()) return invalid_argument("GappedSearchEngine::search before start()");
   auto job = std::make_shared<Job>();
-  job->reads = gapped::GappedMapper::encode(batch.reads.data(), batch.reads.size());
+  {  // a finished batch's codes: their memory serves this one's (two allocations a read otherwise)
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!spare_codes_.empty()) {
+      job->reads = std::move(spare_codes_.back());
+      spare_codes_.pop_back();
+    }
+  }
+  gapped::GappedMapper::encode(batch.reads.data(), batch.reads.size(), job->reads);
   const std::lock_guard<std::mutex> lock(mutex_);
   if (!spare_.empty()) {
     job->results = std::move(spare_.back());
@@ -326,6 +333,7 @@ Status GappedSearchEngine::finish(ReadBatch& batch) {
   batch.mates_rescued = job->rescued;
   std::swap(batch.gapped_alignments, job->results);
   spare_.push_back(std::move(job->results));  // what the batch held before: reused by a later search()
+  spare_codes_.push_back(std::move(job->reads));
   return {};
 }
 
@@ -359,6 +367,7 @@ void GappedSearchEngine::release() {
   writer_mapper_.reset();
   in_flight_.clear();
   spare_.clear();
+  spare_codes_.clear();
 }
 
 void MismatchSearchEngine::release() {

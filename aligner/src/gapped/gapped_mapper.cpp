@@ -61,8 +61,7 @@ constexpr std::array<std::uint8_t, 256> kSearchCodes = [] {
   return table;
 }();
 
-ReadCodes encode_read(const std::string& sequence) {
-  ReadCodes r;
+void encode_read(const std::string& sequence, ReadCodes& r) {
   r.forward.resize(sequence.size());
   r.reverse.resize(sequence.size());
   r.hash = 1469598103934665603ull;  // FNV-1a: ties between equal scores follow the read
@@ -72,7 +71,6 @@ ReadCodes encode_read(const std::string& sequence) {
     r.reverse[sequence.size() - 1 - i] = complement_code(c);
     r.hash = (r.hash ^ c) * 1099511628211ull;
   }
-  return r;
 }
 
 // Read bases inside seeds of more than max_occurrences hits (bwa's l_rep), as a share of the read.
@@ -726,11 +724,16 @@ GappedMapper GappedMapper::another(const fmindex::FmIndex& copy) const {
 }
 
 std::vector<ReadCodes> GappedMapper::encode(const SeqRecord* reads, std::size_t count) {
-  std::vector<ReadCodes> encoded(count);
-  wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t i = begin; i < end; ++i) encoded[i] = encode_read(reads[i].sequence);
-  }, kReadsPerThread);
+  std::vector<ReadCodes> encoded;
+  encode(reads, count, encoded);
   return encoded;
+}
+
+void GappedMapper::encode(const SeqRecord* reads, std::size_t count, std::vector<ReadCodes>& codes) {
+  codes.resize(count);
+  wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) encode_read(reads[i].sequence, codes[i]);
+  }, kReadsPerThread);
 }
 
 void GappedMapper::release_device_memory() {

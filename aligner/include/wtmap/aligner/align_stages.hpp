@@ -256,6 +256,7 @@ class GappedSearchEngine : public SearchEngine {
   std::deque<std::shared_ptr<Job>> queued_;     // of those, not yet taken by a mapping thread
   std::deque<std::shared_ptr<Job>> to_rescue_;  // of those, mapped before the model was told, to rescue
   std::vector<std::vector<gapped::GappedReadAlignment>> spare_;  // finished batches' old vectors
+  std::vector<std::vector<gapped::ReadCodes>> spare_codes_;       // finished batches' codes, encoded into again
   bool stopping_ = false;
   std::vector<std::unique_ptr<gapped::GappedMapper>> mappers_;
   std::unique_ptr<gapped::GappedMapper> writer_mapper_;     // rescue_mates' (the writer stage's)

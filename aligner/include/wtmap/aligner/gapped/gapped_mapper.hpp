@@ -114,6 +114,8 @@ class GappedMapper {
   // The same from reads already encoded: the batch's first step, apart so that a caller can keep
   // a batch's codes once its records are gone (GappedSearchEngine's mapping threads).
   static std::vector<ReadCodes> encode(const SeqRecord* reads, std::size_t count);
+  // The same into `codes`, whose items keep their memory (a caller recycling a batch's codes).
+  static void encode(const SeqRecord* reads, std::size_t count, std::vector<ReadCodes>& codes);
   Status map(const std::vector<ReadCodes>& encoded, std::vector<GappedReadAlignment>& alignments);
 
   // Mate rescue (bwa mem's mem_matesw) over pairs -- reads 2p and 2p + 1 are mates, `alignments`
