@@ -62,11 +62,22 @@ void filter_chains(std::vector<Chain>& chains, const GappedOptions& o) {
     c.qend = 0;
     for (const SeedHit& s : c.seeds) c.qend = std::max(c.qend, s.qbeg + s.len);
   }
-  std::stable_sort(chains.begin(), chains.end(), [](const Chain& a, const Chain& b) {
+  const auto heavier = [](const Chain& a, const Chain& b) {
     return std::make_tuple(-a.weight, a.contig, a.reverse, a.seeds.front().rbeg, a.qbeg) <
            std::make_tuple(-b.weight, b.contig, b.reverse, b.seeds.front().rbeg, b.qbeg);
-  });
-  std::vector<std::size_t> kept;
+  };
+  // A read has a few chains mostly: sorted by insertion, stable as stable_sort, which allocates
+  // its buffer for any length.
+  constexpr std::size_t kInsertionSortMost = 16;
+  if (chains.size() > kInsertionSortMost) {
+    std::stable_sort(chains.begin(), chains.end(), heavier);
+  } else {
+    for (std::size_t i = 1; i < chains.size(); ++i) {
+      for (std::size_t j = i; j > 0 && heavier(chains[j], chains[j - 1]); --j) std::swap(chains[j], chains[j - 1]);
+    }
+  }
+  thread_local std::vector<std::size_t> kept;  // the calling thread's list, kept between reads
+  kept.clear();
   for (std::size_t i = 0; i < chains.size(); ++i) {
     Chain& ci = chains[i];
     bool overlaps = false, dropped = false;
