@@ -274,7 +274,8 @@ struct GappedMapper::Impl {
   std::vector<ReadWork> work;
 
   Status seed_and_locate(const std::vector<ReadCodes>& encoded, std::vector<std::uint64_t>& first_position);
-  std::vector<SeedHit> seed_hits(std::size_t read, const std::vector<std::uint64_t>& first_position);
+  // The read's seed occurrences in reference order, into `hits` (replaced).
+  void seed_hits(std::size_t read, const std::vector<std::uint64_t>& first_position, std::vector<SeedHit>& hits);
   Status find_seeds(const std::vector<fmindex::SeedingRead>& reads, fmindex::Seed* out, std::uint64_t out_size,
                     std::vector<fmindex::SmemResult>& results);
   Status seed_again_with_full_rooms(std::uint64_t seed_total);
@@ -377,8 +378,9 @@ Status GappedMapper::Impl::seed_again_with_full_rooms(std::uint64_t seed_total) 
   return {};
 }
 
-std::vector<SeedHit> GappedMapper::Impl::seed_hits(std::size_t read, const std::vector<std::uint64_t>& first_position) {
-  std::vector<SeedHit> hits;
+void GappedMapper::Impl::seed_hits(std::size_t read, const std::vector<std::uint64_t>& first_position,
+                                   std::vector<SeedHit>& hits) {
+  hits.clear();
   hits.reserve(first_position[read + 1] - first_position[read]);  // the located occurrences
   const fmindex::Seed* s = seeds.data() + seeding[read].seed_offset;
   std::uint64_t p = first_position[read];
@@ -395,7 +397,6 @@ std::vector<SeedHit> GappedMapper::Impl::seed_hits(std::size_t read, const std::
       return std::make_tuple(a.contig, a.reverse, a.rbeg) < std::make_tuple(b.contig, b.reverse, b.rbeg);
     });
   }
-  return hits;
 }
 
 // Lays out the round's (or the reported hits') arrays: item k takes query_length(k) codes at
@@ -771,9 +772,11 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
   // the reads gives the same result.
   std::optional<AddSeconds> clock(std::in_place, m.stage.chain);
   wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    std::vector<SeedHit> hits;  // a read's at a time, its memory kept over the range
     for (std::uint64_t k = begin; k < end; ++k) {
       ReadWork& w = work[k];
-      w.chains = chain_seeds(m.seed_hits(w.read, first_position), m.reference, m.options);
+      m.seed_hits(w.read, first_position, hits);
+      w.chains = chain_seeds(hits, m.reference, m.options);
       w.plan.start(w.chains);
     }
   }, kReadsPerThread);
