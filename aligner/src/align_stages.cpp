@@ -366,8 +366,6 @@ void GappedSearchEngine::release() {
   mappers_.clear();  // those whose thread never started
   writer_mapper_.reset();
   in_flight_.clear();
-  spare_.clear();
-  spare_codes_.clear();
 }
 
 void MismatchSearchEngine::release() {
