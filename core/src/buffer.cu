@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #if defined(__linux__)
@@ -47,6 +48,20 @@ Status Buffer::grow_to(Backend backend, std::size_t size, const char* what) {
   if (size_ >= size && data_ != nullptr) return {};
   *this = Buffer{};
   Result<Buffer> fresh = allocate(backend, std::max<std::size_t>(size, 16), what);
+  if (!fresh.ok()) return fresh.status();
+  *this = std::move(fresh.value());
+  return {};
+}
+
+Status Buffer::grow_with_slack(Backend backend, std::size_t size, const char* what, std::size_t most) {
+  if (size_ >= size && data_ != nullptr) return {};
+  const std::size_t quarter = size / 4;
+  const std::size_t padded = size > most ? size : std::min(most, size > std::numeric_limits<std::size_t>::max() - quarter ? size : size + quarter);
+  *this = Buffer{};
+  Result<Buffer> fresh = allocate(backend, std::max<std::size_t>(padded, 16), what);
+  const bool short_of_memory = !fresh.ok() && (fresh.status().code() == StatusCode::out_of_memory ||
+                                               fresh.status().code() == StatusCode::device_out_of_memory);
+  if (short_of_memory && padded > size) fresh = allocate(backend, std::max<std::size_t>(size, 16), what);
   if (!fresh.ok()) return fresh.status();
   *this = std::move(fresh.value());
   return {};

@@ -42,7 +42,7 @@ Status SmemSeeder::find(const std::uint8_t* codes, std::uint64_t codes_size, con
   WTMAP_TRY(workspace_->reserve_scratch(codes_size));
   WTMAP_TRY(detail::upload_staged(*workspace_, workspace_->scratch(), codes, codes_size));
   const std::size_t seed_bytes = seeds_size * sizeof(Seed);
-  WTMAP_TRY(device_seeds_.grow_to(Backend::gpu, seed_bytes, "seeds"));
+  WTMAP_TRY(device_seeds_.grow_with_slack(Backend::gpu, seed_bytes, "seeds"));
   op.codes = reinterpret_cast<const std::uint8_t*>(workspace_->scratch());
   op.seeds = reinterpret_cast<Seed*>(device_seeds_.data());
   WTMAP_TRY(detail::run_batch_gpu(op, reads, results, count, *workspace_, "seeding"));

@@ -82,6 +82,34 @@ TEST_P(BufferOn, GrowToKeepsALargeEnoughBufferAndReplacesASmallerOne) {
   EXPECT_EQ(back, std::vector<std::uint8_t>(4000, 0));
 }
 
+// grow_with_slack: a buffer made anew holds a quarter more than asked (16 bytes at least), no more
+// than `most` unless the request is, zero-filled; a request within it keeps it (same bytes, same
+// place). Sizes from the arithmetic here, not from the code under test.
+TEST_P(BufferOn, GrowWithSlackLeavesAQuarterToSpareUpToMost) {
+  WTMAP_SKIP_WITHOUT(GetParam());
+  Buffer b;
+  ASSERT_TRUE(b.grow_with_slack(GetParam(), 0, "test buffer").ok());
+  EXPECT_EQ(b.size(), 16u);
+  ASSERT_TRUE(b.grow_with_slack(GetParam(), 1000, "test buffer").ok());
+  ASSERT_EQ(b.size(), 1250u);
+  EXPECT_EQ(b.backend(), GetParam());
+  const std::vector<std::uint8_t> ones(1250, 1);
+  ASSERT_TRUE(b.copy_from_host(0, ones.data(), ones.size()).ok());
+  const std::byte* place = b.data();
+  ASSERT_TRUE(b.grow_with_slack(GetParam(), 1250, "test buffer").ok());
+  EXPECT_EQ(b.data(), place);
+  std::vector<std::uint8_t> back(1250);
+  ASSERT_TRUE(b.copy_to_host(0, back.data(), back.size()).ok());
+  EXPECT_EQ(back, ones);
+  ASSERT_TRUE(b.grow_with_slack(GetParam(), 1251, "test buffer", 1400).ok());
+  EXPECT_EQ(b.size(), 1400u);  // 1563 capped by most
+  back.assign(1400, 0xAB);
+  ASSERT_TRUE(b.copy_to_host(0, back.data(), back.size()).ok());
+  EXPECT_EQ(back, std::vector<std::uint8_t>(1400, 0));
+  ASSERT_TRUE(b.grow_with_slack(GetParam(), 2000, "test buffer", 1500).ok());
+  EXPECT_EQ(b.size(), 2000u);  // beyond most: what was asked
+}
+
 // Keeps the legacy default stream busy for about `cycles` clock cycles.
 __global__ void __launch_bounds__(1) spin_kernel(long long cycles) {
   const long long start = clock64();
@@ -187,6 +215,26 @@ TEST(DeviceMemoryGpu, RequestBeyondTheCardIsDeviceOutOfMemory) {
   auto available = device_memory_available();
   ASSERT_TRUE(available.ok());
   EXPECT_LE(available.value(), total_bytes);
+}
+
+// Where the quarter more does not fit (WTMAP_GPU_MEM_LIMIT 64M, 56 MiB asked: 70 MiB with the
+// slack), grow_with_slack takes the exact size; where not even that fits, device_out_of_memory.
+// In a re-executed child, so that the limit is read there first (see LimitHoldsPerDevice).
+TEST(DeviceMemoryGpu, GrowWithSlackTakesTheExactSizeWhereTheSlackDoesNotFit) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv(kDeviceMemoryLimitVariable, "64M", 1);
+        constexpr std::size_t kAsked = std::size_t{56} << 20;
+        Buffer b;
+        bool as_expected = b.grow_with_slack(Backend::gpu, kAsked, "test buffer").ok() && b.size() == kAsked;
+        Buffer other;
+        as_expected = as_expected && static_cast<bool>(HasCode(other.grow_with_slack(Backend::gpu, std::size_t{16} << 20, "second buffer"),
+                                                             StatusCode::device_out_of_memory));
+        std::exit(as_expected ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 // WTMAP_GPU_MEM_LIMIT holds per device (a run on several GPUs holds an index on each): two

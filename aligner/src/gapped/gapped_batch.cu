@@ -159,8 +159,8 @@ namespace {
 Result<CodesView> place_codes(Backend backend, const CodeArrays& codes, Buffer& query, Buffer& target,
                               detail::QueryWorkspace& ws) {
   if (backend == Backend::cpu) return CodesView{codes.query, codes.query_size, codes.target, codes.target_size};
-  WTMAP_TRY(query.grow_to(backend, codes.query_size, "gapped alignment query codes"));
-  WTMAP_TRY(target.grow_to(backend, codes.target_size, "gapped alignment target codes"));
+  WTMAP_TRY(query.grow_with_slack(backend, codes.query_size, "gapped alignment query codes"));
+  WTMAP_TRY(target.grow_with_slack(backend, codes.target_size, "gapped alignment target codes"));
   WTMAP_TRY(detail::upload_staged(ws, query.data(), codes.query, codes.query_size));
   WTMAP_TRY(detail::upload_staged(ws, target.data(), codes.target, codes.target_size));
   return CodesView{reinterpret_cast<const std::uint8_t*>(query.data()), codes.query_size,
@@ -204,7 +204,7 @@ Status run_in_chunks(Backend backend, Op op, const Task* tasks, typename Op::Out
       end = begin + (end - begin) / four_groups * four_groups;
       jobs.resize(end - begin);
     }
-    WTMAP_TRY(scratch.grow_to(backend, used, "gapped alignment DP scratch"));
+    WTMAP_TRY(scratch.grow_with_slack(backend, used, "gapped alignment DP scratch", budget));
     op.scratch = scratch.data();
     WTMAP_TRY(detail::run_batch(backend, op, jobs.data(), out + begin, end - begin, ws, what));
     begin = end;
@@ -245,7 +245,7 @@ Status GappedAligner::align_global(const Scoring& scoring, const CodeArrays& cod
   GlobalOp op{{{}, nullptr, scoring}, cigar, cigar_size};
   const bool on_gpu = backend_ == Backend::gpu && count > 0;
   if (on_gpu) {
-    WTMAP_TRY(device_->cigar.grow_to(backend_, cigar_size * sizeof(std::uint32_t), "global alignment CIGARs"));
+    WTMAP_TRY(device_->cigar.grow_with_slack(backend_, cigar_size * sizeof(std::uint32_t), "global alignment CIGARs"));
     op.cigar = reinterpret_cast<std::uint32_t*>(device_->cigar.data());
   }
   WTMAP_TRY(run_tasks(op, codes, tasks, results, count, "global alignment"));

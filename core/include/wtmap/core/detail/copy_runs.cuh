@@ -58,8 +58,8 @@ template <class T>
 Status copy_runs_to_host(QueryWorkspace& ws, const T* device, T* host, const std::vector<CopyRun>& runs,
                          std::uint64_t packed_total, RunStaging& staging) {
   if (packed_total == 0) return {};
-  WTMAP_TRY(staging.device_runs.grow_to(Backend::gpu, runs.size() * sizeof(CopyRun), "copy runs"));
-  WTMAP_TRY(staging.device_packed.grow_to(Backend::gpu, packed_total * sizeof(T), "packed runs"));
+  WTMAP_TRY(staging.device_runs.grow_with_slack(Backend::gpu, runs.size() * sizeof(CopyRun), "copy runs"));
+  WTMAP_TRY(staging.device_packed.grow_with_slack(Backend::gpu, packed_total * sizeof(T), "packed runs"));
   WTMAP_TRY(upload_staged(ws, staging.device_runs.data(), runs.data(), runs.size() * sizeof(CopyRun)));
   T* packed = reinterpret_cast<T*>(staging.device_packed.data());
   const cudaStream_t stream = ws.stream(0);
