@@ -56,7 +56,8 @@ Status Buffer::grow_to(Backend backend, std::size_t size, const char* what) {
 Status Buffer::grow_with_slack(Backend backend, std::size_t size, const char* what, std::size_t most) {
   if (size_ >= size && data_ != nullptr) return {};
   const std::size_t quarter = size / 4;
-  const std::size_t padded = size > most ? size : std::min(most, size > std::numeric_limits<std::size_t>::max() - quarter ? size : size + quarter);
+  const bool overflows = size > std::numeric_limits<std::size_t>::max() - quarter;
+  const std::size_t padded = size > most || overflows ? size : std::min(most, size + quarter);
   *this = Buffer{};
   Result<Buffer> fresh = allocate(backend, std::max<std::size_t>(padded, 16), what);
   const bool short_of_memory = !fresh.ok() && (fresh.status().code() == StatusCode::out_of_memory ||
