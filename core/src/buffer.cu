@@ -45,12 +45,7 @@ Buffer::~Buffer() {
 }
 
 Status Buffer::grow_to(Backend backend, std::size_t size, const char* what) {
-  if (size_ >= size && data_ != nullptr) return {};
-  *this = Buffer{};
-  Result<Buffer> fresh = allocate(backend, std::max<std::size_t>(size, 16), what);
-  if (!fresh.ok()) return fresh.status();
-  *this = std::move(fresh.value());
-  return {};
+  return grow_with_slack(backend, size, what, size);  // no more than `size`: no slack
 }
 
 Status Buffer::grow_with_slack(Backend backend, std::size_t size, const char* what, std::size_t most) {
@@ -62,7 +57,7 @@ Status Buffer::grow_with_slack(Backend backend, std::size_t size, const char* wh
   Result<Buffer> fresh = allocate(backend, std::max<std::size_t>(padded, 16), what);
   const bool short_of_memory = !fresh.ok() && (fresh.status().code() == StatusCode::out_of_memory ||
                                                fresh.status().code() == StatusCode::device_out_of_memory);
-  if (short_of_memory && padded > size) fresh = allocate(backend, std::max<std::size_t>(size, 16), what);
+  if (short_of_memory && padded > size) return grow_with_slack(backend, size, what, size);  // the exact size
   if (!fresh.ok()) return fresh.status();
   *this = std::move(fresh.value());
   return {};
