@@ -299,22 +299,29 @@ double GappedSearchEngine::mapping_rescue_seconds() const {
   return sum;
 }
 
+namespace {
+
+// The last of `spares` moved into `into`, which stays as it is where there is none.
+template <class T>
+void take_spare(std::vector<T>& spares, T& into) {
+  if (spares.empty()) return;
+  into = std::move(spares.back());
+  spares.pop_back();
+}
+
+}  // namespace
+
 Status GappedSearchEngine::search(const ReadBatch& batch) {
   if (threads_.empty()) return invalid_argument("GappedSearchEngine::search before start()");
   auto job = std::make_shared<Job>();
-  {  // a finished batch's codes: their memory serves this one's (two allocations a read otherwise)
+  {  // a finished batch's codes and results: their memory serves this one's (the codes' two
+     // allocations a read otherwise)
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (!spare_codes_.empty()) {
-      job->reads = std::move(spare_codes_.back());
-      spare_codes_.pop_back();
-    }
+    take_spare(spare_codes_, job->reads);
+    take_spare(spare_, job->results);
   }
   gapped::GappedMapper::encode(batch.reads.data(), batch.reads.size(), job->reads);
   const std::lock_guard<std::mutex> lock(mutex_);
-  if (!spare_.empty()) {
-    job->results = std::move(spare_.back());
-    spare_.pop_back();
-  }
   in_flight_.push_back(job);
   queued_.push_back(std::move(job));
   changed_.notify_all();
