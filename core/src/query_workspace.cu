@@ -100,18 +100,25 @@ Status QueryWorkspace::reserve_timing() {
   return {};
 }
 
+std::size_t staging_piece_bytes(std::size_t bytes) {
+  constexpr std::size_t kLeast = std::size_t{64} << 10, kMost = std::size_t{4} << 20;
+  std::size_t piece = kLeast;
+  while (piece < bytes && piece < kMost) piece *= 2;
+  return piece;
+}
+
 Status upload_staged(QueryWorkspace& ws, void* device_dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return {};
   std::lock_guard<std::mutex> lock(ws.mutex);
-  constexpr std::size_t kPiece = std::size_t{16} << 20;
   WTMAP_TRY(ws.reserve(0, 0));  // its streams; no device buffers
   if (is_pinned(src)) {
     WTMAP_CUDA_TRY(cudaMemcpyAsync(device_dst, src, bytes, cudaMemcpyHostToDevice, ws.stream(0)));
     WTMAP_CUDA_TRY(cudaStreamSynchronize(ws.stream(0)));
     return {};
   }
-  // The two staging buffers (16 MiB each, or larger ones already there).
-  WTMAP_TRY(grow_pair(ws.pinned_in_, ws.pinned_in_capacity_, kPiece, false, ws.slots_, allocate_pinned));
+  // The two staging buffers (staging_piece_bytes each, or larger ones already there).
+  WTMAP_TRY(grow_pair(ws.pinned_in_, ws.pinned_in_capacity_, staging_piece_bytes(bytes), false, ws.slots_,
+                      allocate_pinned));
   const std::size_t piece = ws.pinned_in_capacity_;
   for (std::size_t offset = 0, p = 0; offset < bytes; offset += piece, ++p) {
     const int s = static_cast<int>(p & 1);

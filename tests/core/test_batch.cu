@@ -2,13 +2,14 @@
 // and through launch_batch_gpu + collect_batch_gpu, for every mix of pageable and pinned
 // queries and results; a query out of range is named by its index on each path. for_each_index
 // reaches every position of its arrays on the device once, and a launch's epilogue runs before its
-// results are copied.
+// results are copied. upload_staged brings every size across its pinned pieces whole.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -237,6 +238,36 @@ TEST(QueryWorkspaceGpu, ReserveGrowsKeepsAndRecovers) {
   std::vector<std::uint64_t> results(kQueries);
   ASSERT_TRUE(IsOk(detail::run_batch_gpu(SquareOp{1u << 20}, batch.data(), results.data(), kQueries, ws, "square")));
   EXPECT_TRUE(squares_of(results, batch));
+}
+
+// Uploads of every size around the pieces' bounds arrive whole: the bytes read back equal the
+// source's, through pinned buffers grown as staging_piece_bytes says.
+TEST(QueryWorkspaceGpu, UploadStagedCopiesEverySizeAcrossPieces) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  detail::QueryWorkspace ws;
+  constexpr std::size_t kMost = std::size_t{4} << 20;
+  const std::size_t sizes[] = {1, (64 << 10) - 1, (64 << 10) + 1, 300001, kMost, kMost + 1, 2 * kMost + 4097, 1};
+  std::mt19937_64 rng(7);
+  for (const std::size_t size : sizes) {
+    std::vector<std::uint8_t> source(size), back(size);
+    for (std::uint8_t& b : source) b = static_cast<std::uint8_t>(rng());
+    Result<Buffer> device = Buffer::allocate(Backend::gpu, size, "upload test");
+    ASSERT_TRUE(device.ok());
+    ASSERT_TRUE(IsOk(detail::upload_staged(ws, device.value().data(), source.data(), size))) << size;
+    ASSERT_EQ(cudaMemcpy(back.data(), device.value().data(), size, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_TRUE(back == source) << size << " bytes";
+  }
+}
+
+// The staging pieces: powers of two from 64 KiB, at least the upload, at most 4 MiB.
+TEST(QueryWorkspaceCpu, StagingPiecesArePowersOfTwoFrom64KiBTo4MiB) {
+  constexpr std::size_t kKiB = 1 << 10, kMiB = 1 << 20;
+  EXPECT_EQ(detail::staging_piece_bytes(1), 64 * kKiB);
+  EXPECT_EQ(detail::staging_piece_bytes(64 * kKiB), 64 * kKiB);
+  EXPECT_EQ(detail::staging_piece_bytes(64 * kKiB + 1), 128 * kKiB);
+  EXPECT_EQ(detail::staging_piece_bytes(3 * kMiB), 4 * kMiB);
+  EXPECT_EQ(detail::staging_piece_bytes(4 * kMiB), 4 * kMiB);
+  EXPECT_EQ(detail::staging_piece_bytes(std::size_t{40} * kMiB), 4 * kMiB);
 }
 
 TEST(BatchCpu, RunBatchMatchesTheFormulaAndNamesABadQuery) {

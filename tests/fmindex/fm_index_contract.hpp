@@ -265,8 +265,8 @@ TYPED_TEST_P(FmIndexBackendsAgree, SameAnswersAndSameIndexFile) {
   }
 }
 
-// A batch whose pattern codes span several pieces of the staged upload (pinned buffers of
-// 16 MiB, upload_staged): 40 MB of codes, every interval equal to the CPU backend's.
+// A batch whose pattern codes span several pieces of the staged upload (pinned buffers of at
+// most 4 MiB, upload_staged): 40 MB of codes, every interval equal to the CPU backend's.
 TYPED_TEST_P(FmIndexBackendsAgree, PatternBatchLargerThanTheUploadPieces) {
   using Kind = TypeParam;
   TempDir dir;
@@ -285,7 +285,7 @@ TYPED_TEST_P(FmIndexBackendsAgree, PatternBatchLargerThanTheUploadPieces) {
     refs.push_back({codes.size(), static_cast<std::uint32_t>(c.size())});
     codes.insert(codes.end(), c.begin(), c.end());
   }
-  ASSERT_GT(codes.size(), std::size_t{2} * (16 << 20));
+  ASSERT_GT(codes.size(), std::size_t{2} * (4 << 20));
   std::vector<fmindex::SaInterval> on_cpu(kPatterns), on_gpu(kPatterns);
   ASSERT_TRUE(cpu.search(codes.data(), codes.size(), refs.data(), kPatterns, on_cpu.data()).ok());
   ASSERT_TRUE(gpu.search(codes.data(), codes.size(), refs.data(), kPatterns, on_gpu.data()).ok());

@@ -123,6 +123,13 @@ class QueryWorkspace {
 // runs (a pageable cudaMemcpy moves 6.5 GB/s on the H100 host; pinned DMA 46 GB/s).
 Status upload_staged(QueryWorkspace& ws, void* device_dst, const void* src, std::size_t bytes);
 
+// The size of upload_staged's two pinned buffers for an upload of `bytes`: the power of two at or
+// above it, from 64 KiB to 4 MiB, so that a workspace's staging grows a few times at most. Not
+// larger: page-locking is slow and holds up the other threads' device work (with 2 * 16 MiB in
+// each of its workspaces, the gapped aligner's first batches took 0.43 s against 0.22 s later;
+// with at most 4 MiB, 0.29 s, and a run 7 % less: H200, bench/RESULTS.md).
+std::size_t staging_piece_bytes(std::size_t bytes);
+
 bool is_pinned(const void* p);
 int multiprocessor_count();
 
