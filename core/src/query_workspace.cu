@@ -1,6 +1,7 @@
 #include "wtmap/core/detail/batch.cuh"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace wtmap::detail {
 
@@ -32,14 +33,11 @@ namespace {
 Result<Buffer> allocate_device(std::size_t bytes) { return Buffer::allocate(Backend::gpu, bytes, "query batch buffers"); }
 Result<PinnedBuffer> allocate_pinned(std::size_t bytes) { return PinnedBuffer::allocate(bytes, "query batch staging"); }
 
-// Grows the first `slots` buffers of a pair to `bytes` each (or all of them anew when the slot
-// count grows), freeing the old ones first. The capacity reads 0 until they are all made, so
-// that a failed allocation is tried again by the next call.
+// Makes the first `slots` buffers of a pair `bytes` each, freeing the old ones first. The capacity
+// reads 0 until they are all made, so that a failed allocation is tried again by the next call.
 template <class Owner>
-Status grow_pair(Owner (&buffers)[2], std::size_t& capacity, std::size_t bytes, bool more_slots, int slots,
+Status make_pair(Owner (&buffers)[2], std::size_t& capacity, std::size_t bytes, int slots,
                  Result<Owner> (*allocate)(std::size_t)) {
-  if (bytes <= capacity && !more_slots) return {};
-  bytes = std::max(capacity, bytes);
   capacity = 0;
   for (int s = 0; s < 2; ++s) {
     buffers[s] = Owner{};
@@ -50,6 +48,26 @@ Status grow_pair(Owner (&buffers)[2], std::size_t& capacity, std::size_t bytes, 
   }
   capacity = bytes;
   return {};
+}
+
+bool short_of_memory(const Status& s) {
+  return s.code() == StatusCode::out_of_memory || s.code() == StatusCode::device_out_of_memory;
+}
+
+// Grows the first `slots` buffers of a pair to `bytes` each (or all of them anew when the slot
+// count grows). With `slack`, a quarter more, or the exact size where that does not fit: the
+// gapped aligner's extension and rescue rounds vary in size, and each regrowth of a buffer waits
+// for the whole device (cudaFree) and page-locks anew (5 * 10^5 pairs, H200: 2.29 s -> 2.09 s).
+template <class Owner>
+Status grow_pair(Owner (&buffers)[2], std::size_t& capacity, std::size_t bytes, bool more_slots, int slots,
+                 Result<Owner> (*allocate)(std::size_t), bool slack) {
+  if (bytes <= capacity && !more_slots) return {};
+  const std::size_t exact = std::max(capacity, bytes);
+  const std::size_t quarter = slack && bytes > capacity ? exact / 4 : 0;
+  const std::size_t padded = exact > SIZE_MAX - quarter ? exact : exact + quarter;
+  Status made = make_pair(buffers, capacity, padded, slots, allocate);
+  if (short_of_memory(made) && padded > exact) made = make_pair(buffers, capacity, exact, slots, allocate);
+  return made;
 }
 
 }  // namespace
@@ -72,11 +90,13 @@ Status QueryWorkspace::reserve(std::size_t in_bytes, std::size_t out_bytes, int 
   // A slot more: every buffer anew, with room for both slots.
   const bool more_slots = use_slots > slots_;
   const int keep_slots = more_slots ? use_slots : slots_;
-  WTMAP_TRY(grow_pair(device_in_, in_capacity_, in_bytes, more_slots, keep_slots, allocate_device));
-  WTMAP_TRY(grow_pair(device_out_, out_capacity_, out_bytes, more_slots, keep_slots, allocate_device));
-  WTMAP_TRY(grow_pair(pinned_in_, pinned_in_capacity_, staging.in ? in_bytes : 0, more_slots, keep_slots, allocate_pinned));
+  constexpr bool kSlack = true;
+  WTMAP_TRY(grow_pair(device_in_, in_capacity_, in_bytes, more_slots, keep_slots, allocate_device, kSlack));
+  WTMAP_TRY(grow_pair(device_out_, out_capacity_, out_bytes, more_slots, keep_slots, allocate_device, kSlack));
+  WTMAP_TRY(grow_pair(pinned_in_, pinned_in_capacity_, staging.in ? in_bytes : 0, more_slots, keep_slots,
+                      allocate_pinned, kSlack));
   WTMAP_TRY(grow_pair(pinned_out_, pinned_out_capacity_, staging.out ? out_bytes : 0, more_slots, keep_slots,
-                      allocate_pinned));
+                      allocate_pinned, kSlack));
   slots_ = keep_slots;
   return {};
 }
@@ -118,7 +138,7 @@ Status upload_staged(QueryWorkspace& ws, void* device_dst, const void* src, std:
   }
   // The two staging buffers (staging_piece_bytes each, or larger ones already there).
   WTMAP_TRY(grow_pair(ws.pinned_in_, ws.pinned_in_capacity_, staging_piece_bytes(bytes), false, ws.slots_,
-                      allocate_pinned));
+                      allocate_pinned, /*slack=*/false));
   const std::size_t piece = ws.pinned_in_capacity_;
   for (std::size_t offset = 0, p = 0; offset < bytes; offset += piece, ++p) {
     const int s = static_cast<int>(p & 1);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <random>
 #include <set>
@@ -17,6 +18,7 @@
 
 #include "support.hpp"
 #include "wtmap/core/detail/batch.cuh"
+#include "wtmap/core/device_memory.hpp"
 #include "wtmap/core/pinned_allocator.hpp"
 
 namespace wtmap::test {
@@ -194,9 +196,9 @@ TEST_P(BatchGpu, LaunchWithAnEpilogueCopiesItsResults) {
   for (std::size_t i = 0; i < kQueries; ++i) ASSERT_EQ(out[i], in[i] * in[i] + 1 + in[i]) << "result " << i;
 }
 
-// The workspace's buffers: made by reserve, kept while they are large enough, grown when not, the
-// staging buffers only for pageable sides; a request larger than the device fails with
-// out_of_memory and leaves the workspace usable.
+// The workspace's buffers: made by reserve, kept while they are large enough, grown with a quarter
+// to spare when not, the staging buffers only for pageable sides; a request larger than the device
+// fails with out_of_memory and leaves the workspace usable.
 TEST(QueryWorkspaceGpu, ReserveGrowsKeepsAndRecovers) {
   WTMAP_SKIP_WITHOUT(Backend::gpu);
   detail::QueryWorkspace ws;
@@ -220,6 +222,16 @@ TEST(QueryWorkspaceGpu, ReserveGrowsKeepsAndRecovers) {
   EXPECT_NE(ws.device_in(1), nullptr);
   EXPECT_NE(ws.pinned_in(0), nullptr);
   EXPECT_NE(ws.pinned_in(1), nullptr);
+  // (grown with a quarter to spare: 1.25 MiB per slot, kept for a batch of that size, grown again
+  // by a quarter of a larger one)
+  constexpr std::size_t kGrown = (1 << 20) + (1 << 18);
+  EXPECT_EQ(ws.in_capacity(), kGrown);
+  void* const kept = ws.device_in(1);
+  ASSERT_TRUE(IsOk(ws.reserve(kGrown, 8192, 2, {true, true})));
+  EXPECT_EQ(ws.in_capacity(), kGrown);
+  EXPECT_EQ(ws.device_in(1), kept);
+  ASSERT_TRUE(IsOk(ws.reserve(kGrown + 4, 8192, 2, {true, true})));
+  EXPECT_EQ(ws.in_capacity(), kGrown + 4 + (kGrown + 4) / 4);
   // (a 1 MiB buffer of queries fits; one with the whole device's memory cannot, and says the
   // device is short, which the engines answer with smaller batches)
   std::size_t free_bytes = 0, total_bytes = 0;
@@ -238,6 +250,23 @@ TEST(QueryWorkspaceGpu, ReserveGrowsKeepsAndRecovers) {
   std::vector<std::uint64_t> results(kQueries);
   ASSERT_TRUE(IsOk(detail::run_batch_gpu(SquareOp{1u << 20}, batch.data(), results.data(), kQueries, ws, "square")));
   EXPECT_TRUE(squares_of(results, batch));
+}
+
+// Under WTMAP_GPU_MEM_LIMIT, a reserve whose quarter to spare does not fit takes the exact size
+// (2 slots of 28 MiB under 64 MiB; 35 MiB each would not fit). In a re-executed child, so that
+// the limit is read there first.
+TEST(QueryWorkspaceGpu, ReserveTakesTheExactSizeWhereTheSlackDoesNotFit) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv(kDeviceMemoryLimitVariable, "64M", 1);
+        constexpr std::size_t kAsked = std::size_t{28} << 20;
+        detail::QueryWorkspace ws;
+        const bool made = ws.reserve(kAsked, 0, 2, {false, false}).ok();
+        std::exit(made && ws.in_capacity() == kAsked ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 // Uploads of every size around the pieces' bounds arrive whole: the bytes read back equal the

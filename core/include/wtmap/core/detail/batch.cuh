@@ -54,8 +54,9 @@ constexpr unsigned kQueryBlockThreads = 256;
 // its pinned buffers is still running when they are freed. Its device memory comes from
 // Buffer::allocate (counted, device_memory.hpp): a batch too large for the device, or for
 // WTMAP_GPU_MEM_LIMIT, fails with device_out_of_memory before its work is enqueued.
-// Space: per slot (1 or 2), the device queries and results of its largest batch (or chunk), and
-// pinned staging of the same sizes for the sides that are pageable; the scratch; 3 counters.
+// Space: per slot (1 or 2), the device queries and results of its largest batch (or chunk) and a
+// quarter more, and pinned staging of the same sizes for the sides that are pageable; the
+// scratch; 3 counters.
 class QueryWorkspace {
  public:
   QueryWorkspace() = default;
@@ -87,6 +88,8 @@ class QueryWorkspace {
   void* device_out(int s) { return device_out_[s].data(); }
   void* pinned_in(int s) { return pinned_in_[s].data(); }
   void* pinned_out(int s) { return pinned_out_[s].data(); }
+  // Bytes per slot of the device queries and results (0 before they are made).
+  std::size_t in_capacity() const { return in_capacity_; }
   // The batch's first invalid query (on the device, and its copy in pinned memory), and the
   // stepwise kernel's next query on stream s.
   unsigned long long* first_invalid_on_device() { return counters() + 0; }
