@@ -269,8 +269,8 @@ TEST(QueryWorkspaceGpu, ReserveTakesTheExactSizeWhereTheSlackDoesNotFit) {
       ::testing::ExitedWithCode(0), "");
 }
 
-// Uploads of every size around the pieces' bounds arrive whole: the bytes read back equal the
-// source's, through pinned buffers grown as staging_piece_bytes says.
+// Uploads of every size around the pieces' bounds (64 KiB, 4 MiB) arrive whole: the bytes read
+// back equal the source's, one workspace serving them all, its pinned pieces growing between them.
 TEST(QueryWorkspaceGpu, UploadStagedCopiesEverySizeAcrossPieces) {
   WTMAP_SKIP_WITHOUT(Backend::gpu);
   detail::QueryWorkspace ws;
