@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -19,18 +20,57 @@
 namespace wtmap {
 namespace detail {
 
+namespace {
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+std::size_t whole_huge_pages(std::size_t size) { return (size + kHugePage - 1) / kHugePage * kHugePage; }
+}  // namespace
+
 // The CPU backend searched 2 * 10^5 reads on a 268 MB index in 1.51-1.57 s with huge pages
 // instead of 1.55-1.91 s (16 threads; bench/history/RESULTS-2026-11-26.md).
 void* allocate_host_pages(std::size_t size) {
-  constexpr std::size_t kHuge = std::size_t{2} << 20;
-  if (size < kHuge) return std::aligned_alloc(128, (size + 127) / 128 * 128);
-  if (size > SIZE_MAX - kHuge) return nullptr;  // rounding up would wrap around to a small block
-  const std::size_t rounded = (size + kHuge - 1) / kHuge * kHuge;
-  void* p = std::aligned_alloc(kHuge, rounded);
+  if (size < kHugePage) return std::aligned_alloc(128, (size + 127) / 128 * 128);
+  if (size > SIZE_MAX - kHugePage) return nullptr;  // rounding up would wrap around to a small block
+  const std::size_t rounded = whole_huge_pages(size);
+  void* p = std::aligned_alloc(kHugePage, rounded);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   if (p != nullptr) madvise(p, rounded, MADV_HUGEPAGE);  // a hint: failure leaves small pages
 #endif
   return p;
+}
+
+void* allocate_zeroed_host_pages(std::size_t size) {
+#if defined(__linux__)
+  if (size >= kHugePage) {
+    if (size > SIZE_MAX - 2 * kHugePage) return nullptr;
+    // A huge page more than needed, then the ends outside the 2 MiB boundaries given back (mmap
+    // aligns to 4 KiB only, and a huge page needs its 2 MiB alignment).
+    const std::size_t used = whole_huge_pages(size), mapped = used + kHugePage;
+    void* m = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return nullptr;
+    const auto start = reinterpret_cast<std::uintptr_t>(m);
+    const std::uintptr_t first = (start + kHugePage - 1) / kHugePage * kHugePage, end = first + used;
+    if (first > start) munmap(m, first - start);
+    if (start + mapped > end) munmap(reinterpret_cast<void*>(end), start + mapped - end);
+#if defined(MADV_HUGEPAGE)
+    madvise(reinterpret_cast<void*>(first), used, MADV_HUGEPAGE);  // a hint, as above
+#endif
+    return reinterpret_cast<void*>(first);
+  }
+#endif
+  void* p = allocate_host_pages(size);
+  if (p != nullptr) std::memset(p, 0, size);
+  return p;
+}
+
+void free_zeroed_host_pages(void* p, std::size_t size) {
+  if (p == nullptr) return;
+#if defined(__linux__)
+  if (size >= kHugePage) {
+    munmap(p, whole_huge_pages(size));
+    return;
+  }
+#endif
+  std::free(p);
 }
 
 }  // namespace detail
@@ -40,7 +80,7 @@ Buffer::~Buffer() {
   if (backend_ == Backend::gpu) {
     detail::device_free(data_);
   } else {
-    std::free(data_);
+    detail::free_zeroed_host_pages(data_, size_);
   }
 }
 
@@ -69,12 +109,11 @@ Result<Buffer> Buffer::allocate(Backend backend, std::size_t size, const char* w
   b.size_ = size;
   if (size == 0) return std::move(b);
   if (backend == Backend::cpu) {
-    void* p = detail::allocate_host_pages(size);
+    void* p = detail::allocate_zeroed_host_pages(size);
     if (p == nullptr) {
       return Status{StatusCode::out_of_memory, std::string("cannot allocate ") + std::to_string(size) +
                                                    " bytes of host memory for " + what};
     }
-    std::memset(p, 0, size);
     b.data_ = static_cast<std::byte*>(p);
     return std::move(b);
   }

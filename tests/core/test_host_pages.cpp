@@ -3,9 +3,10 @@
 // 2 MiB up, so that the huge-page hint covers whole pages, and 128-byte aligned below; a request
 // beyond the address space throws rather than wrapping around. detail/default_init_allocator.hpp:
 // a resize within the capacity leaves the new items of a trivial type as the memory held them,
-// over std::allocator as over the huge pages.
+// over std::allocator as over the huge pages. allocate_zeroed_host_pages' memory reads zero.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -87,6 +88,28 @@ TEST(HostPageAllocator, AlignsHugeRequestsToTheHugePageAndSmallOnesTo128Bytes) {
     p[bytes - 1] = 1;  // the whole request is usable
     allocator.deallocate(p, bytes);
   }
+}
+
+// allocate_zeroed_host_pages: every byte reads zero, also where the same sizes were just written
+// and freed (memory that comes back from the allocator dirty must be cleared); 2 MiB-aligned from
+// 2 MiB up, 128-byte aligned below; the whole request writable; a size that would wrap around
+// when rounded up to the huge page gives null.
+TEST(ZeroedHostPages, ReadZeroAlignedEvenAfterDirtyFrees) {
+  const std::size_t sizes[] = {1, 4096 + 3, kHugePage - 1, kHugePage, 3 * kHugePage + 5};
+  for (int round = 0; round < 3; ++round) {
+    for (const std::size_t bytes : sizes) {
+      auto* p = static_cast<std::uint8_t*>(detail::allocate_zeroed_host_pages(bytes));
+      ASSERT_NE(p, nullptr) << bytes;
+      EXPECT_EQ(address(p) % (bytes >= kHugePage ? kHugePage : 128), 0u) << bytes;
+      std::size_t nonzero = 0;
+      for (std::size_t i = 0; i < bytes; ++i) nonzero += p[i] != 0;
+      EXPECT_EQ(nonzero, 0u) << bytes << " bytes, round " << round;
+      std::fill(p, p + bytes, std::uint8_t{0xA5});  // dirty, for the next round to find if reused
+      detail::free_zeroed_host_pages(p, bytes);
+    }
+  }
+  EXPECT_EQ(detail::allocate_zeroed_host_pages(std::numeric_limits<std::size_t>::max() - 5), nullptr);
+  detail::free_zeroed_host_pages(nullptr, 5);  // nothing to free
 }
 
 // Sizes whose byte count, or its rounding up to the huge page, would wrap around: an error, never

@@ -140,7 +140,7 @@ struct GappedAligner::Device {
 
 GappedAligner::GappedAligner(Backend backend, std::uint64_t scratch_budget)
     : backend_(backend),
-      scratch_budget_(scratch_budget != 0 ? scratch_budget : (backend == Backend::gpu ? 512ull << 20 : 64ull << 20)),
+      scratch_budget_(scratch_budget != 0 ? scratch_budget : (backend == Backend::gpu ? 512ull << 20 : 8ull << 20)),
       device_(std::make_unique<Device>()) {}
 
 GappedAligner::~GappedAligner() = default;

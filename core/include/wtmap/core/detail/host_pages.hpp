@@ -21,6 +21,15 @@ namespace wtmap::detail {
 // sorter's runs (aligner/bam_sorter.cpp) and the gapped mapper's reference (mapper_reference).
 void* allocate_host_pages(std::size_t bytes);
 
+// `bytes` of zero-filled host memory, 128-byte aligned, to be released with
+// free_zeroed_host_pages(p, bytes); null when there is none. From 2 MiB up it comes straight from
+// the kernel (an anonymous mapping, aligned to 2 MiB, in huge pages), whose pages read zero until
+// first written: a buffer sized for the worst case then costs only the pages it uses, each zeroed
+// once. Filling fresh pages with memset instead faulted in every page of the CPU backend's DP
+// scratch (up to 512 MiB a mapper) on its first batches. Serves Buffer on the CPU backend.
+void* allocate_zeroed_host_pages(std::size_t bytes);
+void free_zeroed_host_pages(void* p, std::size_t bytes);
+
 // Owns allocate_host_pages' memory.
 struct FreeHostPages {
   void operator()(void* p) const { std::free(p); }
