@@ -26,7 +26,8 @@ void* allocate_host_pages(std::size_t bytes);
 // the kernel (an anonymous mapping, aligned to 2 MiB, in huge pages), whose pages read zero until
 // first written: a buffer sized for the worst case then costs only the pages it uses, each zeroed
 // once. Filling fresh pages with memset instead faulted in every page of the CPU backend's DP
-// scratch (up to 512 MiB a mapper) on its first batches. Serves Buffer on the CPU backend.
+// scratch (then 64 MiB an aligner, two aligners a mapper) on its first batches. Serves Buffer on
+// the CPU backend.
 void* allocate_zeroed_host_pages(std::size_t bytes);
 void free_zeroed_host_pages(void* p, std::size_t bytes);
 
