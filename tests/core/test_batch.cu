@@ -2,7 +2,8 @@
 // and through launch_batch_gpu + collect_batch_gpu, for every mix of pageable and pinned
 // queries and results; a query out of range is named by its index on each path. for_each_index
 // reaches every position of its arrays on the device once, and a launch's epilogue runs before its
-// results are copied. upload_staged brings every size across its pinned pieces whole.
+// results are copied. upload_staged brings every size across its pinned pieces whole. A stepwise
+// operation with prefetch() runs interleaved on the CPU with the same results.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -348,6 +349,62 @@ TEST(BatchCpu, AnOperationSetsHowFewQueriesAThreadTakes) {
   set_cpu_threads(0);
   EXPECT_EQ(by_default.ids.size(), 1u);
   EXPECT_EQ(spread.ids.size(), 4u);
+}
+
+// x -> 1 + 2 + ... + x, one addend a step, for x < limit: a stepwise operation with prefetch(),
+// which the CPU loop runs several queries at a time. A step that did not follow a prefetch marks
+// its result (the top bit), so the sums also show that every step was settled first.
+struct TriangleOp {
+  using In = std::uint64_t;
+  using Out = std::uint64_t;
+  struct Scratch {
+    std::uint64_t unused;
+  };
+  struct State {
+    explicit State(Scratch&) {}
+    std::uint64_t left = 0;
+    bool settled = false;
+  };
+  std::uint64_t limit;
+  WTMAP_HD bool valid(In x) const { return x < limit; }
+  WTMAP_HD void start(State& s, In x, Out& out) const {
+    s.left = x;
+    out = 0;
+  }
+  bool prefetch(State& s, Out&) const {
+    s.settled = true;
+    return s.left > 0;
+  }
+  WTMAP_HD bool step(State& s, Out& out) const {
+    if (s.left == 0) return false;
+    if (!s.settled) out |= std::uint64_t{1} << 63;
+    out += s.left--;
+    s.settled = false;
+    return true;
+  }
+  std::string why_invalid(In x) const { return std::to_string(x) + " is not below " + std::to_string(limit); }
+};
+static_assert(detail::has_prefetch<TriangleOp>::value, "the interleaved CPU loop runs it");
+static_assert(!detail::has_prefetch<SquareOp>::value, "an operation without prefetch() is not interleaved");
+
+// Queries of 0 to 99 steps, more than the loop's lanes on each thread and not a multiple of them:
+// each sum the formula's; then the first invalid query is named and the others still summed.
+TEST(BatchCpu, InterleavedStepwiseQueriesMatchTheFormula) {
+  for (const unsigned threads : {1u, 3u}) {
+    set_cpu_threads(threads);
+    std::vector<std::uint64_t> in(100003), out(in.size());
+    for (std::size_t i = 0; i < in.size(); ++i) in[i] = (i * 7919) % 100;
+    ASSERT_TRUE(IsOk(detail::run_batch_cpu(TriangleOp{100}, in.data(), out.data(), in.size(), "triangle")));
+    for (std::size_t i = 0; i < in.size(); ++i) ASSERT_EQ(out[i], in[i] * (in[i] + 1) / 2) << "query " << i;
+    in[5000] = 100;
+    in[70000] = 200;
+    const Status bad = detail::run_batch_cpu(TriangleOp{100}, in.data(), out.data(), in.size(), "triangle");
+    EXPECT_EQ(bad.message(), "triangle query 5000: 100 is not below 100");
+    EXPECT_EQ(out[5000], 0u);
+    EXPECT_EQ(out[4999], in[4999] * (in[4999] + 1) / 2);
+    EXPECT_EQ(out[70001], in[70001] * (in[70001] + 1) / 2);
+  }
+  set_cpu_threads(0);
 }
 
 }  // namespace

@@ -173,6 +173,18 @@ struct QuadVectorView {
     return before_block(c, b, block) + count_in_block(block, c, j);
   }
 
+  // Asks the CPU's caches for what rank_all(i) reads (its block and superblock), so that a loop
+  // over several independent searches overlaps their cache misses (a no-op on the GPU).
+  WTMAP_HD void prefetch_rank(std::uint64_t i) const {
+#if !defined(__CUDA_ARCH__)
+    const std::uint64_t b = i / L::kSymbolsPerBlock;
+    __builtin_prefetch(blocks + b);
+    __builtin_prefetch(supers + (b / L::kBlocksPerSuper) * 4);
+#else
+    (void)i;
+#endif
+  }
+
   // Occurrences of each of the four symbols in [0, i), from one block: the whole words before
   // position j by bit planes, then the word of j masked.
   WTMAP_HD void rank_all(std::uint64_t i, std::uint64_t out[4]) const {

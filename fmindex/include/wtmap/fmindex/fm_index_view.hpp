@@ -58,6 +58,9 @@ struct FmIndexView {
     out[0] -= specials_before(i);
   }
 
+  // Prefetches what occ_all(i) reads (QuadVectorView::prefetch_rank).
+  WTMAP_HD void prefetch_occ(std::uint64_t i) const { bwt.levels[0].prefetch_rank(i); }
+
   // occ_all at both ends of an interval (QuadVectorView::rank_all_pair).
   WTMAP_HD void occ_all_pair(std::uint64_t lo, std::uint64_t hi, std::uint64_t out_lo[4], std::uint64_t out_hi[4]) const {
     bwt.levels[0].rank_all_pair(lo, hi, out_lo, out_hi);

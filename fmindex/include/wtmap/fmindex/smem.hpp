@@ -126,6 +126,20 @@ class SmemSearch {
     phase_ = Phase::next_call;
   }
 
+  // The bookkeeping before the next extension, and a prefetch of the index blocks that extension
+  // ranks; false once the read is done (step must not be called then). step() right after it
+  // settles nothing more (settle stops where an extension is due, changing nothing), so the
+  // steps and their results are step()'s alone. For a CPU loop that runs several reads in turn.
+  WTMAP_HD bool settle_and_prefetch(const FmIndexView& index, SmemResult& out) {
+    if (!settle(index, out)) return false;
+    const BiInterval from = phase_ == Phase::backward ? ring_[slot(j_)].bi : ik_;
+    // extend() ranks the interval's ends on the side it extends (the swapped one going forward).
+    const std::uint64_t lo = phase_ == Phase::backward ? from.x0 : from.x1;
+    index.prefetch_occ(lo);
+    index.prefetch_occ(lo + from.size);
+    return true;
+  }
+
   // One extension (and the bookkeeping around it); false once the read is done (out then holds
   // its seed count, sorted seeds in the seed array).
   WTMAP_HD bool step(const FmIndexView& index, SmemResult& out) {

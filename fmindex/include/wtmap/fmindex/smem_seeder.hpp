@@ -62,6 +62,8 @@ struct SmemOp {
     search.start(codes + r.offset, r.length, params, seeds + r.seed_offset, r.seed_capacity, out);
   }
   WTMAP_HD bool step(State& search, Out& out) const { return search.step(index, out); }
+  // For run_batch_cpu's interleaved loop (core/detail/batch.cuh).
+  bool prefetch(State& search, Out& out) const { return search.settle_and_prefetch(index, out); }
   std::string why_invalid(const In& r) const;
 };
 

@@ -14,6 +14,12 @@
 // indexed at run time inside it would keep all of it in local memory.)
 //   WTMAP_HD void start(State&, const In&, Out&) const;
 //   WTMAP_HD bool step(State&, Out&) const;              // false once the query is finished
+// A stepwise operation whose steps mostly wait on memory may also have, host only,
+//   bool prefetch(State&, Out&) const;  // as step's start: the bookkeeping before its memory
+//                                       // reads, which it prefetches; false once finished
+// after which step() must do the same as without it; the CPU loop then runs a few queries per
+// thread in turn, each step's cache misses overlapping the others' (BWA-MEM2's batched SMEM
+// search, Vasimuddin et al., IPDPS 2019).
 // and may name its kernel's block size (a policy; kQueryBlockThreads otherwise):
 //   static constexpr unsigned kBlockThreads = ...;
 // Its kernel hands each thread the next query as soon as the thread's current one is finished,
@@ -32,8 +38,10 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "wtmap/core/buffer.hpp"
 #include "wtmap/core/device_handles.hpp"
@@ -140,6 +148,13 @@ template <class Op, class = void>
 struct is_stepwise : std::false_type {};
 template <class Op>
 struct is_stepwise<Op, std::void_t<typename Op::State>> : std::true_type {};
+
+template <class Op, class = void>
+struct has_prefetch : std::false_type {};
+template <class Op>
+struct has_prefetch<Op, std::void_t<decltype(std::declval<const Op&>().prefetch(
+                            std::declval<typename Op::State&>(), std::declval<typename Op::Out&>()))>>
+    : std::true_type {};
 
 // Threads per block of an operation's kernel (a policy): Op::kBlockThreads where the operation
 // names it, else kQueryBlockThreads.
@@ -249,18 +264,71 @@ Status invalid_query_status(const Op& op, const char* what, std::uint64_t index,
   return invalid_argument(std::string(what) + " query " + std::to_string(index) + ": " + op.why_invalid(q));
 }
 
+inline void note_invalid(std::atomic<std::uint64_t>& first_invalid, std::uint64_t i) {
+  std::uint64_t seen = first_invalid.load();
+  while (i < seen && !first_invalid.compare_exchange_weak(seen, i)) {
+  }
+}
+
+// Queries [begin, end) of an operation with prefetch(), kLanes at a time on this thread, in turn:
+// a lane steps, then settles and prefetches its next step's reads, which the other lanes' steps
+// give time to arrive. A lane whose query is finished takes the next one. Each query's steps are
+// those of run_query_cpu.
+template <class Op>
+void run_interleaved_cpu(const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t begin,
+                         std::uint64_t end, std::atomic<std::uint64_t>& first_invalid) {
+  constexpr unsigned kLanes = 8;
+  typename Op::Scratch scratch[kLanes];
+  std::optional<typename Op::State> state[kLanes];
+  std::uint64_t query[kLanes];
+  bool live[kLanes];
+  std::uint64_t next = begin;
+  // Starts lane k on the next valid query, settled and prefetched; false when none is left.
+  auto start_next = [&](unsigned k) {
+    while (next < end) {
+      const std::uint64_t i = next++;
+      out[i] = typename Op::Out{};
+      if (!op.valid(in[i])) {
+        note_invalid(first_invalid, i);
+        continue;
+      }
+      state[k].emplace(scratch[k]);
+      op.start(*state[k], in[i], out[i]);
+      query[k] = i;
+      if (op.prefetch(*state[k], out[i])) return true;
+    }
+    return false;
+  };
+  unsigned alive = 0;
+  for (unsigned k = 0; k < kLanes; ++k) {
+    live[k] = start_next(k);
+    if (live[k]) ++alive;
+  }
+  while (alive > 0) {
+    for (unsigned k = 0; k < kLanes; ++k) {
+      if (!live[k]) continue;
+      op.step(*state[k], out[query[k]]);
+      if (op.prefetch(*state[k], out[query[k]])) continue;
+      live[k] = start_next(k);
+      if (!live[k]) --alive;
+    }
+  }
+}
+
 template <class Op>
 Status run_batch_cpu(const Op& op, const typename Op::In* in, typename Op::Out* out, std::uint64_t count,
                      const char* what) {
   std::atomic<std::uint64_t> first_invalid{std::numeric_limits<std::uint64_t>::max()};
   parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t i = begin; i < end; ++i) {
-      if (op.valid(in[i])) {
-        run_query_cpu(op, in[i], out[i]);
-      } else {
-        out[i] = typename Op::Out{};
-        std::uint64_t seen = first_invalid.load();
-        while (i < seen && !first_invalid.compare_exchange_weak(seen, i)) {
+    if constexpr (has_prefetch<Op>::value) {
+      run_interleaved_cpu(op, in, out, begin, end, first_invalid);
+    } else {
+      for (std::uint64_t i = begin; i < end; ++i) {
+        if (op.valid(in[i])) {
+          run_query_cpu(op, in[i], out[i]);
+        } else {
+          out[i] = typename Op::Out{};
+          note_invalid(first_invalid, i);
         }
       }
     }
