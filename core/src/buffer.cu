@@ -88,16 +88,28 @@ Status Buffer::grow_to(Backend backend, std::size_t size, const char* what) {
   return grow_with_slack(backend, size, what, size);  // no more than `size`: no slack
 }
 
-Status Buffer::grow_with_slack(Backend backend, std::size_t size, const char* what, std::size_t most) {
-  if (size_ >= size && data_ != nullptr) return {};
+namespace detail {
+
+std::size_t size_with_slack(std::size_t size, std::size_t most) {
   const std::size_t quarter = size / 4;
   const bool overflows = size > std::numeric_limits<std::size_t>::max() - quarter;
-  const std::size_t padded = size > most || overflows ? size : std::min(most, size + quarter);
+  return size > most || overflows ? size : std::min(most, size + quarter);
+}
+
+bool short_of_memory(const Status& s) {
+  return s.code() == StatusCode::out_of_memory || s.code() == StatusCode::device_out_of_memory;
+}
+
+}  // namespace detail
+
+Status Buffer::grow_with_slack(Backend backend, std::size_t size, const char* what, std::size_t most) {
+  if (size_ >= size && data_ != nullptr) return {};
+  const std::size_t padded = detail::size_with_slack(size, most);
   *this = Buffer{};
   Result<Buffer> fresh = allocate(backend, std::max<std::size_t>(padded, 16), what);
-  const bool short_of_memory = !fresh.ok() && (fresh.status().code() == StatusCode::out_of_memory ||
-                                               fresh.status().code() == StatusCode::device_out_of_memory);
-  if (short_of_memory && padded > size) return grow_with_slack(backend, size, what, size);  // the exact size
+  if (!fresh.ok() && detail::short_of_memory(fresh.status()) && padded > size) {
+    return grow_with_slack(backend, size, what, size);  // the exact size
+  }
   if (!fresh.ok()) return fresh.status();
   *this = std::move(fresh.value());
   return {};

@@ -1,7 +1,6 @@
 #include "wtmap/core/detail/batch.cuh"
 
 #include <algorithm>
-#include <cstdint>
 
 namespace wtmap::detail {
 
@@ -50,21 +49,17 @@ Status make_pair(Owner (&buffers)[2], std::size_t& capacity, std::size_t bytes, 
   return {};
 }
 
-bool short_of_memory(const Status& s) {
-  return s.code() == StatusCode::out_of_memory || s.code() == StatusCode::device_out_of_memory;
-}
-
 // Grows the first `slots` buffers of a pair to `bytes` each (or all of them anew when the slot
-// count grows). With `slack`, a quarter more, or the exact size where that does not fit: the
-// gapped aligner's extension and rescue rounds vary in size, and each regrowth of a buffer waits
-// for the whole device (cudaFree) and page-locks anew (5 * 10^5 pairs, H200: 2.29 s -> 2.09 s).
+// count grows). With `slack`, as Buffer::grow_with_slack does (size_with_slack), or the exact size
+// where that does not fit: the gapped aligner's extension and rescue rounds vary in size, and each
+// regrowth of a buffer waits for the whole device (cudaFree) and page-locks anew (5 * 10^5 pairs,
+// H200: 2.29 s -> 2.09 s).
 template <class Owner>
 Status grow_pair(Owner (&buffers)[2], std::size_t& capacity, std::size_t bytes, bool more_slots, int slots,
                  Result<Owner> (*allocate)(std::size_t), bool slack) {
   if (bytes <= capacity && !more_slots) return {};
   const std::size_t exact = std::max(capacity, bytes);
-  const std::size_t quarter = slack && bytes > capacity ? exact / 4 : 0;
-  const std::size_t padded = exact > SIZE_MAX - quarter ? exact : exact + quarter;
+  const std::size_t padded = slack && bytes > capacity ? size_with_slack(exact) : exact;
   Status made = make_pair(buffers, capacity, padded, slots, allocate);
   if (short_of_memory(made) && padded > exact) made = make_pair(buffers, capacity, exact, slots, allocate);
   return made;

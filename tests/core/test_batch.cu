@@ -9,7 +9,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 #include <random>
 #include <set>
@@ -19,7 +18,6 @@
 
 #include "support.hpp"
 #include "wtmap/core/detail/batch.cuh"
-#include "wtmap/core/device_memory.hpp"
 #include "wtmap/core/pinned_allocator.hpp"
 
 namespace wtmap::test {
@@ -254,20 +252,15 @@ TEST(QueryWorkspaceGpu, ReserveGrowsKeepsAndRecovers) {
 }
 
 // Under WTMAP_GPU_MEM_LIMIT, a reserve whose quarter to spare does not fit takes the exact size
-// (2 slots of 28 MiB under 64 MiB; 35 MiB each would not fit). In a re-executed child, so that
-// the limit is read there first.
+// (2 slots of 28 MiB under 64 MiB; 35 MiB each would not fit). In a child
+// (expect_true_under_memory_limit).
 TEST(QueryWorkspaceGpu, ReserveTakesTheExactSizeWhereTheSlackDoesNotFit) {
   WTMAP_SKIP_WITHOUT(Backend::gpu);
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        setenv(kDeviceMemoryLimitVariable, "64M", 1);
-        constexpr std::size_t kAsked = std::size_t{28} << 20;
-        detail::QueryWorkspace ws;
-        const bool made = ws.reserve(kAsked, 0, 2, {false, false}).ok();
-        std::exit(made && ws.in_capacity() == kAsked ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "");
+  expect_true_under_memory_limit("64M", [] {
+    constexpr std::size_t kAsked = std::size_t{28} << 20;
+    detail::QueryWorkspace ws;
+    return ws.reserve(kAsked, 0, 2, {false, false}).ok() && ws.in_capacity() == kAsked;
+  });
 }
 
 // Uploads of every size around the pieces' bounds (64 KiB, 4 MiB) arrive whole: the bytes read

@@ -219,55 +219,43 @@ TEST(DeviceMemoryGpu, RequestBeyondTheCardIsDeviceOutOfMemory) {
 
 // Where the quarter more does not fit (WTMAP_GPU_MEM_LIMIT 64M, 56 MiB asked: 70 MiB with the
 // slack), grow_with_slack takes the exact size; where not even that fits, device_out_of_memory.
-// In a re-executed child, so that the limit is read there first (see LimitHoldsPerDevice).
+// In a child (expect_true_under_memory_limit).
 TEST(DeviceMemoryGpu, GrowWithSlackTakesTheExactSizeWhereTheSlackDoesNotFit) {
   WTMAP_SKIP_WITHOUT(Backend::gpu);
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        setenv(kDeviceMemoryLimitVariable, "64M", 1);
-        constexpr std::size_t kAsked = std::size_t{56} << 20;
-        Buffer b;
-        bool as_expected = b.grow_with_slack(Backend::gpu, kAsked, "test buffer").ok() && b.size() == kAsked;
-        Buffer other;
-        const Status second = other.grow_with_slack(Backend::gpu, std::size_t{16} << 20, "second buffer");
-        as_expected = as_expected && static_cast<bool>(HasCode(second, StatusCode::device_out_of_memory));
-        std::exit(as_expected ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "");
+  expect_true_under_memory_limit("64M", [] {
+    constexpr std::size_t kAsked = std::size_t{56} << 20;
+    Buffer b;
+    bool as_expected = b.grow_with_slack(Backend::gpu, kAsked, "test buffer").ok() && b.size() == kAsked;
+    Buffer other;
+    const Status second = other.grow_with_slack(Backend::gpu, std::size_t{16} << 20, "second buffer");
+    return as_expected && static_cast<bool>(HasCode(second, StatusCode::device_out_of_memory));
+  });
 }
 
 // WTMAP_GPU_MEM_LIMIT holds per device (a run on several GPUs holds an index on each): two
 // allocations of 3/4 of the limit fit on two devices, a second one on either does not, and what
-// is held is their sum. In a child process, so that the limit is read there first; a re-executed
-// one ("threadsafe"), since a child forked after the suite's earlier tests started CUDA cannot
-// use it (the 2-GPU run of 2026-11-27 failed so).
+// is held is their sum. In a child (expect_true_under_memory_limit).
 TEST(DeviceMemoryGpu, LimitHoldsPerDevice) {
   WTMAP_SKIP_WITHOUT(Backend::gpu);
   if (visible_gpu_count() < 2) GTEST_SKIP() << "needs 2 GPUs, " << visible_gpu_count() << " visible";
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        setenv(kDeviceMemoryLimitVariable, "64M", 1);
-        constexpr std::size_t kPart = std::size_t{48} << 20;
-        const std::size_t before = device_memory_held();
-        bool as_expected = use_gpu(0).ok();
-        auto on_0 = Buffer::allocate(Backend::gpu, kPart, "device 0's part");
-        as_expected = as_expected && on_0.ok() && use_gpu(1).ok();
-        auto on_1 = Buffer::allocate(Backend::gpu, kPart, "device 1's part");
-        as_expected = as_expected && on_1.ok() && device_memory_held() == before + 2 * kPart;
-        as_expected = as_expected && device_memory_held_on_busiest() >= kPart &&
-                      device_memory_held_on_busiest() < before + 2 * kPart && device_memory_peak_on_busiest() >= kPart;
-        auto more_on_1 = Buffer::allocate(Backend::gpu, kPart, "device 1's second part");
-        as_expected = as_expected && static_cast<bool>(HasCode(more_on_1, StatusCode::device_out_of_memory));
-        const auto available_on_1 = device_memory_available();
-        as_expected = as_expected && available_on_1.ok() && available_on_1.value() <= (std::size_t{16} << 20);
-        as_expected = as_expected && use_gpu(0).ok();
-        auto more_on_0 = Buffer::allocate(Backend::gpu, kPart, "device 0's second part");
-        as_expected = as_expected && static_cast<bool>(HasCode(more_on_0, StatusCode::device_out_of_memory));
-        std::exit(as_expected ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "");
+  expect_true_under_memory_limit("64M", [] {
+    constexpr std::size_t kPart = std::size_t{48} << 20;
+    const std::size_t before = device_memory_held();
+    bool as_expected = use_gpu(0).ok();
+    auto on_0 = Buffer::allocate(Backend::gpu, kPart, "device 0's part");
+    as_expected = as_expected && on_0.ok() && use_gpu(1).ok();
+    auto on_1 = Buffer::allocate(Backend::gpu, kPart, "device 1's part");
+    as_expected = as_expected && on_1.ok() && device_memory_held() == before + 2 * kPart;
+    as_expected = as_expected && device_memory_held_on_busiest() >= kPart &&
+                  device_memory_held_on_busiest() < before + 2 * kPart && device_memory_peak_on_busiest() >= kPart;
+    auto more_on_1 = Buffer::allocate(Backend::gpu, kPart, "device 1's second part");
+    as_expected = as_expected && static_cast<bool>(HasCode(more_on_1, StatusCode::device_out_of_memory));
+    const auto available_on_1 = device_memory_available();
+    as_expected = as_expected && available_on_1.ok() && available_on_1.value() <= (std::size_t{16} << 20);
+    as_expected = as_expected && use_gpu(0).ok();
+    auto more_on_0 = Buffer::allocate(Backend::gpu, kPart, "device 0's second part");
+    return as_expected && static_cast<bool>(HasCode(more_on_0, StatusCode::device_out_of_memory));
+  });
 }
 
 }  // namespace

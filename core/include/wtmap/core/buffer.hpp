@@ -60,4 +60,15 @@ class Buffer {
   std::size_t size_ = 0;
 };
 
+namespace detail {
+
+// grow_with_slack's size for a request of `size`: a quarter more, no more than `most` unless
+// `size` is (then `size`), and `size` where a quarter more would overflow. The rule of every
+// buffer reused batch after batch (QueryWorkspace's pairs too).
+std::size_t size_with_slack(std::size_t size, std::size_t most = static_cast<std::size_t>(-1));
+
+// Whether an allocation failed for want of host or device memory, so that a smaller one may fit.
+bool short_of_memory(const Status& s);
+
+}  // namespace detail
 }  // namespace wtmap
