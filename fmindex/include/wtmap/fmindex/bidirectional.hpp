@@ -81,6 +81,14 @@ WTMAP_HD BiInterval extend(const FmIndexView& index, const BiInterval& bi, unsig
   return forward ? to.swapped() : to;
 }
 
+// Prefetches the index blocks extend(index, bi, c, forward) ranks, whatever c: for a CPU loop
+// that runs several searches in turn (core/detail/batch.cuh's prefetch).
+WTMAP_HD void prefetch_extend(const FmIndexView& index, const BiInterval& bi, bool forward) {
+  const BiInterval from = forward ? bi.swapped() : bi;
+  index.prefetch_occ(from.x0);
+  index.prefetch_occ(from.x0 + from.size);
+}
+
 // The bi-interval of Pc (c = 0..3).
 WTMAP_HD BiInterval extend_forward(const FmIndexView& index, const BiInterval& bi, unsigned c) {
   return extend(index, bi, c, true);

@@ -132,11 +132,8 @@ class SmemSearch {
   // steps and their results are step()'s alone. For a CPU loop that runs several reads in turn.
   WTMAP_HD bool settle_and_prefetch(const FmIndexView& index, SmemResult& out) {
     if (!settle(index, out)) return false;
-    const BiInterval from = phase_ == Phase::backward ? ring_[slot(j_)].bi : ik_;
-    // extend() ranks the interval's ends on the side it extends (the swapped one going forward).
-    const std::uint64_t lo = phase_ == Phase::backward ? from.x0 : from.x1;
-    index.prefetch_occ(lo);
-    index.prefetch_occ(lo + from.size);
+    const bool forward = phase_ != Phase::backward;
+    prefetch_extend(index, forward ? ik_ : ring_[slot(j_)].bi, forward);  // step()'s `from`
     return true;
   }
 
