@@ -194,10 +194,10 @@ struct AlignPipeline::Impl {
   }
   Status read_all(ReadSource& source);
   Status search_all(Lane& lane);
-  Status finish_all(Lane& lane);
+  Status finish_all(Lane& lane, AlignmentSink& sink);
   Status write_all(AlignmentSink& sink);
   void run_search(Lane& lane);
-  void run_finish(Lane& lane, const std::function<void()>& release);
+  void run_finish(Lane& lane, AlignmentSink& sink, const std::function<void()>& release);
   // The lanes' clocks of one stage as one: their spans in batch order.
   static void join_clocks(const std::vector<std::unique_ptr<Lane>>& lanes, StageClock Lane::*clock,
                           std::vector<std::uint64_t> Lane::*numbers, StageClock& joined);
@@ -257,7 +257,7 @@ Status AlignPipeline::Impl::search_all(Lane& lane) {
   return {};
 }
 
-Status AlignPipeline::Impl::finish_all(Lane& lane) {
+Status AlignPipeline::Impl::finish_all(Lane& lane, AlignmentSink& sink) {
   SearchEngine* engine = lane.engine;
   if (engine != nullptr) WTMAP_TRY(engine->enter_thread());
   while (auto batch = lane.to_finish.pop()) {
@@ -276,6 +276,7 @@ Status AlignPipeline::Impl::finish_all(Lane& lane) {
                                 std::to_string(batch->reads.size()) + " reads");
       }
     }
+    sink.batch_finished(*batch);
     const std::uint64_t number = batch->number;
     if (!to_write.push(number, std::move(*batch))) return {};
   }
@@ -302,8 +303,8 @@ void AlignPipeline::Impl::run_search(Lane& lane) {
   lane.to_finish.close();  // the finish stage ends once it has finished what this one searched
 }
 
-void AlignPipeline::Impl::run_finish(Lane& lane, const std::function<void()>& release) {
-  lane.finish_status = guarded([&] { return finish_all(lane); });
+void AlignPipeline::Impl::run_finish(Lane& lane, AlignmentSink& sink, const std::function<void()>& release) {
+  lane.finish_status = guarded([&] { return finish_all(lane, sink); });
   if (!lane.finish_status.ok()) fail_all();
   lane.to_finish.close();  // a search() waiting for something finish() hands back waits no longer
   if (lane.engine != nullptr) lane.engine->finish_stopped();
@@ -370,7 +371,7 @@ Status AlignPipeline::run(const std::vector<SearchEngine*>& engines, AlignmentSi
   wtmap::detail::name_thread(p.write_thread, "wtmap-write");
   for (std::size_t k = 0; k < p.lanes.size(); ++k) {
     Lane& lane = *p.lanes[k];
-    lane.finish_thread = std::thread([&p, &lane, &release] { p.run_finish(lane, release); });
+    lane.finish_thread = std::thread([&p, &lane, &sink, &release] { p.run_finish(lane, sink, release); });
     wtmap::detail::name_thread(lane.finish_thread, "wtmap-finish");
     if (k > 0) {
       lane.search_thread = std::thread([&p, &lane] { p.run_search(lane); });

@@ -382,12 +382,15 @@ void MismatchSearchEngine::release() {
   in_flight_.clear();
 }
 
-Status PairedSamWriterSink::write(const ReadBatch& batch) {
-  if (settled_) return write_paired(batch);
-  auto sampled_enough = [&] { return samples_.size() >= sample_pairs_ || pairs_seen_ >= window_pairs_; };
+std::vector<std::int64_t> InsertSizeSample::pair_sizes(const ReadBatch& batch) const {
+  std::vector<std::int64_t> sizes(batch.size() / 2, 0);
   const bool gapped = !batch.gapped_alignments.empty();
-  for (std::size_t i = 0; i + 1 < batch.size() && !sampled_enough(); i += 2) {
-    ++pairs_seen_;
+  const std::size_t given = gapped ? batch.gapped_alignments.size() : batch.alignments.size();
+  if (batch.size() % 2 != 0 || given != batch.size()) {
+    return sizes;  // write_paired refuses such a batch
+  }
+  for (std::size_t p = 0; p < sizes.size(); ++p) {
+    const std::size_t i = 2 * p;
     std::int64_t size = -1;
     if (gapped) {
       const gapped::GappedReadAlignment mates[2] = {batch.gapped_alignments[i], batch.gapped_alignments[i + 1]};
@@ -397,27 +400,87 @@ Status PairedSamWriterSink::write(const ReadBatch& batch) {
       const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
       size = sampled_insert_size(mates, lengths, max_mismatches_);
     }
-    if (size > 0) samples_.push_back(size);
+    sizes[p] = std::max<std::int64_t>(size, 0);
   }
-  if (!sampled_enough()) {
-    waiting_.push_back(batch);
-    return {};
+  return sizes;
+}
+
+std::optional<InsertSizeModel> InsertSizeSample::offer(const ReadBatch& batch) {
+  auto wanted = [&] { return !model_ && batch.number >= next_batch_ && waiting_.count(batch.number) == 0; };
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!wanted()) return std::nullopt;
   }
-  WTMAP_TRY(settle());  // the batches before this one
+  std::vector<std::int64_t> sizes = pair_sizes(batch);  // off the lock: finish stages offer at once
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!wanted()) return std::nullopt;
+  waiting_.emplace(batch.number, std::move(sizes));
+  take_waiting_in_order();
+  if (!sampled_enough()) return std::nullopt;
+  model_ = estimate_insert_size(std::move(samples_));
+  waiting_.clear();
+  return model_;
+}
+
+void InsertSizeSample::take_waiting_in_order() {
+  while (!sampled_enough() && !waiting_.empty() && waiting_.begin()->first == next_batch_) {
+    for (const std::int64_t size : waiting_.begin()->second) {
+      if (sampled_enough()) break;
+      ++pairs_seen_;
+      if (size > 0) samples_.push_back(size);
+    }
+    waiting_.erase(waiting_.begin());
+    ++next_batch_;
+  }
+}
+
+std::optional<InsertSizeModel> InsertSizeSample::settle_now() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (model_) return std::nullopt;
+  model_ = estimate_insert_size(std::move(samples_));
+  waiting_.clear();
+  return model_;
+}
+
+std::optional<InsertSizeModel> InsertSizeSample::model() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return model_;
+}
+
+void PairedSamWriterSink::tell(const std::optional<InsertSizeModel>& settled) const {
+  if (settled && settled->known && on_settled_) on_settled_(*settled);
+}
+
+void PairedSamWriterSink::batch_finished(const ReadBatch& batch) {
+  if (!model_given_) tell(sample_.offer(batch));
+}
+
+Status PairedSamWriterSink::write(const ReadBatch& batch) {
+  if (!settled_) {
+    tell(sample_.offer(batch));  // where no finish stage offered it
+    const std::optional<InsertSizeModel> model = sample_.model();
+    if (!model) {
+      waiting_.push_back(batch);
+      return {};
+    }
+    WTMAP_TRY(settle(*model));  // the batches before this one
+  }
   return write_paired(batch);
 }
 
-Status PairedSamWriterSink::settle() {
-  model_ = estimate_insert_size(std::move(samples_));
+Status PairedSamWriterSink::settle(const InsertSizeModel& model) {
+  model_ = model;
   settled_ = true;
-  if (on_settled_ && model_.known) on_settled_(model_);
   for (const ReadBatch& b : waiting_) WTMAP_TRY(write_paired(b));
   waiting_.clear();
   return {};
 }
 
 Status PairedSamWriterSink::finish() {
-  if (!settled_) WTMAP_TRY(settle());
+  if (!settled_) {
+    tell(sample_.settle_now());
+    WTMAP_TRY(settle(*sample_.model()));
+  }
   return writer_.finish();
 }
 

@@ -252,6 +252,8 @@ class FakeSink : public AlignmentSink {
   bool fail_finish = false;
   std::function<void(std::size_t)> on_write;  // before each write, with its call number
   std::atomic<bool> out_of_order{false}, written_unmapped_only{true};
+  // A batch written before its finish stage told batch_finished, or told on the writer's thread.
+  std::atomic<bool> written_before_told{false}, told_on_writer_thread{false};
   std::atomic<std::uint64_t> reads_written{0};
   std::atomic<std::size_t> prepared{0}, finished{0};
 
@@ -259,7 +261,17 @@ class FakeSink : public AlignmentSink {
     ++prepared;
     return {};
   }
+  void batch_finished(const ReadBatch& batch) override {
+    const std::lock_guard<std::mutex> lock(told_mutex_);
+    told_.insert(batch.number);
+    if (std::this_thread::get_id() == writer_thread_) told_on_writer_thread = true;
+  }
   Status write(const ReadBatch& batch) override {
+    {
+      const std::lock_guard<std::mutex> lock(told_mutex_);
+      writer_thread_ = std::this_thread::get_id();
+      if (told_.count(batch.number) == 0) written_before_told = true;
+    }
     const std::size_t call = calls_++;
     if (on_write) on_write(call);
     if (write_failure.due(call)) return injected("sink", call);
@@ -293,6 +305,9 @@ class FakeSink : public AlignmentSink {
   Flow& flow_;
   Pace pace_;
   std::size_t calls_ = 0;
+  std::mutex told_mutex_;
+  std::set<std::uint64_t> told_;  // batch_finished's batch numbers
+  std::thread::id writer_thread_;
 };
 
 // A source, engine and sink over `reads` reads, and a pipeline to run them.
@@ -381,6 +396,8 @@ TEST_P(PipelineSpeeds, KeepsOrderAndCountsEveryRead) {
     ASSERT_TRUE(fakes.run(std::move(options)).ok());
     EXPECT_FALSE(fakes.sink.out_of_order.load());
     EXPECT_FALSE(fakes.engine.out_of_order.load());
+    EXPECT_FALSE(fakes.sink.written_before_told.load());
+    EXPECT_FALSE(fakes.sink.told_on_writer_thread.load());
     EXPECT_EQ(fakes.sink.reads_written.load(), kReads);
     EXPECT_EQ(fakes.sink.prepared.load(), 1u);
     EXPECT_EQ(fakes.sink.finished.load(), 1u);
@@ -684,6 +701,8 @@ TEST(AlignPipelineEngines, BatchesGoToTheFreeEnginesAndComeOutInInputOrder) {
       options.on_written = [&](const AlignTotals& t) { progress.push_back(t.reads); };
       ASSERT_TRUE(fakes.run(std::move(options)).ok());
       EXPECT_FALSE(fakes.sink.out_of_order.load());
+      EXPECT_FALSE(fakes.sink.written_before_told.load());
+      EXPECT_FALSE(fakes.sink.told_on_writer_thread.load());
       EXPECT_EQ(fakes.sink.reads_written.load(), kReads);
       EXPECT_EQ(fakes.sink.finished.load(), 1u);
       expect_totals(fakes.totals, expected_totals(kReads, kBatch));

@@ -5,11 +5,13 @@
 // window; and which pairs PairedSamWriterSink estimates the model from, for any batching.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fm_support.hpp"
@@ -861,7 +863,10 @@ std::vector<ReadBatch> pair_batches(const std::vector<std::int64_t>& inserts, st
                                     bool gapped = false, std::size_t first = 0) {
   std::vector<ReadBatch> batches;
   for (std::size_t i = 0; i < inserts.size(); ++i) {
-    if (i % pairs_per_batch == 0) batches.emplace_back();
+    if (i % pairs_per_batch == 0) {
+      batches.emplace_back();
+      batches.back().number = batches.size() - 1;  // as the pipeline numbers them
+    }
     ReadBatch& b = batches.back();
     for (int m = 0; m < 2; ++m) {
       SeqRecord& r = b.next_record();
@@ -894,10 +899,16 @@ struct SinkRun {
   InsertSizeModel model;
   PairTotals totals;
   std::string sam;
+  // The models on_settled was told, and how many of them before the first write().
+  std::vector<InsertSizeModel> told;
+  std::size_t told_before_writing = 0;
 };
 
+// `finish_order`: batches offered through batch_finished() in this order (indices) before any is
+// written, as engines' finish stages do ahead of the writer; empty: none (the writer offers each).
 SinkRun run_sink(const std::vector<ReadBatch>& batches, std::uint64_t sample_pairs, std::uint64_t window_pairs,
-                 PairedSamWriterSink::Rescue rescue = {}, const InsertSizeModel& given = InsertSizeModel{}) {
+                 PairedSamWriterSink::Rescue rescue = {}, const InsertSizeModel& given = InsertSizeModel{},
+                 const std::vector<std::size_t>& finish_order = {}) {
   const fmtest::TempDir dir;
   SamOptions options;
   options.path = dir.file("pairs.sam");
@@ -905,10 +916,17 @@ SinkRun run_sink(const std::vector<ReadBatch>& batches, std::uint64_t sample_pai
   EXPECT_TRUE(writer.ok());
   PairedSamWriterSink sink(*writer, 4, given, PairScoring{}, sample_pairs, window_pairs);
   sink.set_rescue(std::move(rescue));
+  SinkRun run;
+  sink.set_on_settled([&run](const InsertSizeModel& model) { run.told.push_back(model); });
   EXPECT_TRUE(sink.prepare(16).ok());
+  for (const std::size_t b : finish_order) sink.batch_finished(batches.at(b));
+  run.told_before_writing = run.told.size();
   for (const ReadBatch& b : batches) EXPECT_TRUE(sink.write(b).ok());
   EXPECT_TRUE(sink.finish().ok());
-  return {sink.model(), sink.totals(), fmtest::read_file(options.path)};
+  run.model = sink.model();
+  run.totals = sink.totals();
+  run.sam = fmtest::read_file(options.path);
+  return run;
 }
 
 // Pairs 0..24 lack a mate, 25..59 are confident: a window of 20 pairs sees no confident pair (no
@@ -941,12 +959,102 @@ TEST(PairedSink, SameModelAndRecordsForAnyBatching) {
   for (std::int64_t i = 0; i < 60; ++i) inserts.push_back(i % 9 == 4 ? 0 : 200 + (i * 37) % 200);
   const SinkRun whole = run_sink(pair_batches(inserts, 60), 10, 40);
   ASSERT_TRUE(whole.model.known);
+  ASSERT_EQ(whole.told.size(), 1u);
+  EXPECT_EQ(whole.told[0].mean, whole.model.mean);
   for (const std::size_t per_batch : {1, 7, 13}) {
     const SinkRun split = run_sink(pair_batches(inserts, per_batch), 10, 40);
     EXPECT_EQ(split.model.mean, whole.model.mean) << per_batch;
     EXPECT_EQ(split.model.low, whole.model.low) << per_batch;
     EXPECT_EQ(split.model.high, whole.model.high) << per_batch;
     EXPECT_EQ(split.sam, whole.sam) << per_batch;
+  }
+}
+
+// Engines' finish stages offer the batches ahead of the writer, in any order (several engines):
+// the model settles once the batches holding the first 10 confident pairs were all offered, is
+// told then (once, before any write), and the model and records are the writer's alone.
+// Pairs 4, 13, 22, ... lack a mate, so the 10 confident pairs are pairs 0..10: in batches of 7,
+// batches 0 and 1 hold them.
+TEST(PairedSink, FinishStagesOfferingInAnyOrderSettleTheSameModelEarlier) {
+  std::vector<std::int64_t> inserts;
+  for (std::int64_t i = 0; i < 60; ++i) inserts.push_back(i % 9 == 4 ? 0 : 200 + (i * 37) % 200);
+  const SinkRun written = run_sink(pair_batches(inserts, 7), 10, 40);
+  ASSERT_TRUE(written.model.known);
+  EXPECT_EQ(written.told_before_writing, 0u);
+  const std::vector<std::size_t> orders[] = {{0, 1, 2, 3, 4, 5, 6, 7, 8},
+                                             {8, 7, 6, 5, 4, 3, 2, 1, 0},
+                                             {3, 1, 5, 2, 0, 8, 4, 6, 7},
+                                             {1, 1, 0, 0}};
+  for (const std::vector<std::size_t>& order : orders) {
+    const SinkRun offered = run_sink(pair_batches(inserts, 7), 10, 40, {}, InsertSizeModel{}, order);
+    ASSERT_EQ(offered.told.size(), 1u) << order[0];
+    EXPECT_EQ(offered.told_before_writing, 1u) << order[0];
+    EXPECT_EQ(offered.told[0].mean, written.model.mean) << order[0];
+    EXPECT_EQ(offered.model.low, written.model.low) << order[0];
+    EXPECT_EQ(offered.model.high, written.model.high) << order[0];
+    EXPECT_EQ(offered.sam, written.sam) << order[0];
+  }
+  // Batch 1 alone, or batches 1..8 without batch 0, settle nothing ahead of the writer.
+  for (const std::vector<std::size_t>& order : {std::vector<std::size_t>{1}, {8, 7, 6, 5, 4, 3, 2, 1}}) {
+    const SinkRun offered = run_sink(pair_batches(inserts, 7), 10, 40, {}, InsertSizeModel{}, order);
+    EXPECT_EQ(offered.told_before_writing, 0u);
+    ASSERT_EQ(offered.told.size(), 1u);
+    EXPECT_EQ(offered.sam, written.sam);
+  }
+}
+
+// InsertSizeSample against the estimate of the pairs it should take: the first `sample` confident
+// pairs (insert size > 0 here) among the first `window`, whatever the order of the offers; the
+// offer that completes them returns the model, no other does.
+TEST(InsertSizeSample, TakesTheFirstConfidentPairsOfTheWindowInInputOrder) {
+  std::vector<std::int64_t> inserts;
+  for (std::int64_t i = 0; i < 50; ++i) inserts.push_back(i % 3 == 0 ? 0 : 300 + (i * 53) % 150);
+  const std::vector<ReadBatch> batches = pair_batches(inserts, 6);  // 9 batches
+  for (const auto& [sample, window] : {std::pair<std::uint64_t, std::uint64_t>{10, 100}, {10, 12}, {100, 100}}) {
+    std::vector<std::int64_t> expected;  // bwa's distance: fragment - 1
+    for (std::size_t i = 0; i < std::min<std::size_t>(window, inserts.size()) && expected.size() < sample; ++i) {
+      if (inserts[i] > 0) expected.push_back(inserts[i] - 1);
+    }
+    const InsertSizeModel want = estimate_insert_size(expected);
+    // The last pair the sample takes, and so the batch whose offer completes it (none: the input ends first).
+    std::size_t pairs_taken = 0, confident = 0;
+    while (pairs_taken < inserts.size() && pairs_taken < window && confident < sample) confident += inserts[pairs_taken++] > 0;
+    const bool completes = confident == sample || pairs_taken == window;
+    const std::size_t completing_batch = (pairs_taken - 1) / 6;
+    std::mt19937 shuffle(static_cast<unsigned>(sample + window));
+    std::vector<std::size_t> order(batches.size());
+    for (std::size_t b = 0; b < order.size(); ++b) order[b] = b;
+    for (int round = 0; round < 5; ++round) {
+      InsertSizeSample s(4, sample, window);
+      std::size_t settled_by = batches.size();
+      for (const std::size_t b : order) {
+        if (const auto model = s.offer(batches[b])) {
+          EXPECT_EQ(settled_by, batches.size()) << "settled twice";
+          settled_by = b;
+          EXPECT_EQ(model->mean, want.mean);
+          EXPECT_EQ(model->pairs, want.pairs);
+        }
+      }
+      if (completes) {
+        // Settled by the offer after which batches 0..completing_batch had all been offered.
+        std::size_t last_needed = 0;
+        for (std::size_t k = 0; k < order.size(); ++k) {
+          if (order[k] <= completing_batch) last_needed = k;
+        }
+        EXPECT_EQ(settled_by, order[last_needed]) << sample << " " << window;
+        EXPECT_FALSE(s.settle_now());
+      } else {
+        EXPECT_EQ(settled_by, batches.size());
+        EXPECT_FALSE(s.model());
+        const auto model = s.settle_now();
+        ASSERT_TRUE(model);
+        EXPECT_EQ(model->pairs, want.pairs);
+        EXPECT_EQ(model->mean, want.mean);
+      }
+      ASSERT_TRUE(s.model());
+      EXPECT_EQ(s.model()->mean, want.mean);
+      std::shuffle(order.begin(), order.end(), shuffle);
+    }
   }
 }
 

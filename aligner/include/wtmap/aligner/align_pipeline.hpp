@@ -118,6 +118,10 @@ class AlignmentSink {
   virtual ~AlignmentSink() = default;
   // Called once before the first batch arrives (while it is searched): room for `batch_size` reads.
   virtual Status prepare(std::size_t batch_size) = 0;
+  // Each batch as it leaves its engine's finish stage, on that stage's thread, before write():
+  // several engines' batches in any order and at once. Only what a sink may learn ahead of the
+  // writer (PairedSamWriterSink's insert-size sample).
+  virtual void batch_finished(const ReadBatch& /*batch*/) {}
   virtual Status write(const ReadBatch& batch) = 0;
   // After the last batch was written, on run()'s thread (timed with the write stage: the close).
   virtual Status finish() = 0;
