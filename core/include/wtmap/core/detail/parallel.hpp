@@ -1,7 +1,7 @@
 // wtmap core (internal): a minimal static-partition parallel loop for the CPU backend and the
 // host steps of the GPU backend, over one process-wide pool of worker threads.
 //
-// A call splits [0, n) into a few ranges per thread and hands them to the pool; the calling
+// A call splits [0, n) into one range per thread and hands the ranges to the pool; the calling
 // thread takes ranges too and returns when all are done. The pool's threads live as long as the
 // process: starting threads per call (as this loop once did) cost a mapper of the gapped aligner
 // some 50 calls a batch of thread creation and fresh stacks' page faults.
@@ -51,7 +51,6 @@ struct ParallelJob {
   void (*run)(const void* body, std::uint64_t range) = nullptr;
   const void* body = nullptr;
   std::uint64_t ranges = 0;
-  std::uint64_t threads = 1;  // the most threads that work on it, the caller's included
   std::atomic<std::uint64_t> next{0};
   std::uint64_t finished = 0, visitors = 0;  // under mutex
   std::mutex mutex;
@@ -84,11 +83,11 @@ class ParallelPool {
     return *pool;
   }
 
-  // Runs job on this thread and on up to job.threads - 1 workers (as many as the system gives).
+  // Runs job on this thread and on up to job.ranges - 1 workers (as many as the system gives).
   void run(ParallelJob& job) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      grow_to(job.threads - 1);
+      grow_to(job.ranges - 1);
       jobs_.push_back(&job);
     }
     wake_.notify_all();
@@ -149,16 +148,9 @@ class ParallelPool {
   std::uint64_t workers_ = 0;
 };
 
-// Ranges a thread's share is cut into, claimed one at a time: a thread the system deschedules, or
-// a range of slow items, then holds a call up for a quarter of a share rather than a whole one.
-// The gapped mapper's five threads call at once beside htslib's and the reader's threads: 4
-// ranges a thread against 1 took 2-4 % off a GPU run (H200, 16 cores, medians of 4 alternated
-// runs, the same records); 2 and 8 gave less.
-inline constexpr std::uint64_t kRangesPerThread = 4;
-
-// Calls body(begin, end) on disjoint ranges covering [0, n), on cpu_threads() threads (fewer where
-// a thread's share would hold less than min_per_thread), kRangesPerThread ranges each. Small
-// inputs run on the calling thread, and so do the ranges of threads the system will not create.
+// Calls body(begin, end) on disjoint ranges covering [0, n), one range per thread (cpu_threads(),
+// fewer where a range would hold less than min_per_thread). Small inputs run on the calling
+// thread, and so do the ranges of threads the system will not create.
 template <class Body>
 void parallel_for_ranges(std::uint64_t n, Body body, std::uint64_t min_per_thread = 1 << 14) {
   const std::uint64_t threads = std::min<std::uint64_t>(cpu_threads(), std::max<std::uint64_t>(1, n / min_per_thread));
@@ -168,16 +160,15 @@ void parallel_for_ranges(std::uint64_t n, Body body, std::uint64_t min_per_threa
   }
   struct Ranges {
     Body& body;
-    std::uint64_t n, count;
-  } ranges{body, n, std::min(n, threads * kRangesPerThread)};
+    std::uint64_t n, threads;
+  } ranges{body, n, threads};
   ParallelJob job;
   job.run = [](const void* p, std::uint64_t t) {
     const Ranges& r = *static_cast<const Ranges*>(p);
-    r.body(r.n * t / r.count, r.n * (t + 1) / r.count);
+    r.body(r.n * t / r.threads, r.n * (t + 1) / r.threads);
   };
   job.body = &ranges;
-  job.ranges = ranges.count;
-  job.threads = threads;
+  job.ranges = threads;
   ParallelPool::shared().run(job);
 }
 
