@@ -35,6 +35,7 @@ class Log {
   double seconds_at(std::chrono::steady_clock::time_point t) const {
     return std::chrono::duration<double>(t - start_).count();
   }
+  std::chrono::steady_clock::time_point start() const { return start_; }
 
  private:
   const char* command_;

@@ -21,6 +21,7 @@
 #endif
 
 #include "cli.hpp"
+#include "run_trace.hpp"
 #include "stats_json.hpp"
 #include "wtmap/aligner/align_pipeline.hpp"
 #include "wtmap/aligner/align_stages.hpp"
@@ -395,6 +396,7 @@ struct AlignCommand {
   unsigned verbosity = 0;  // -v: busy seconds per stage; -v -v: and each batch's timeline
   double progress_seconds = 5;  // --progress: often enough that a run never looks stalled
   std::string stats_json;       // --stats-json FILE
+  std::string trace;            // WTMAP_TRACE's file (run_trace.hpp), for developers
   bool sort_memory_given = false;  // --sort-mem (refused without --sort)
   // The first option given of each mode, for the clash messages: -k (or --mismatches), which
   // selects the k-mismatch mode; one that needs it (-N, --max-work); one of the gapped mode.
@@ -815,6 +817,34 @@ Status load_indexes(GpuLanes& lanes, const std::string& path, Backend backend, b
   }
 }
 
+// WTMAP_TRACE's tracks: each pipeline stage's batches (the writer's last span its close), then each
+// gapped mapping thread's steps, lane by lane, and the writer stage's rescue where it rescued.
+std::vector<TraceTrack> trace_tracks(const aligner::StageClocks& clocks, const GpuLanes& lanes) {
+  std::vector<TraceTrack> tracks;
+  const std::pair<const char*, const StageClock*> stages[] = {
+      {"parse", &clocks.read}, {"search", &clocks.search}, {"finish", &clocks.finish}, {"write", &clocks.write}};
+  for (const auto& [name, clock] : stages) {
+    TraceTrack& track = tracks.emplace_back();
+    track.name = name;
+    for (const StageClock::Span& span : clock->spans()) {
+      track.spans.push_back({"batch " + std::to_string(track.spans.size() + 1), span.begin, span.end});
+    }
+  }
+  if (!tracks.back().spans.empty()) tracks.back().spans.back().name = "close";
+  for (const auto& lane : lanes) {
+    const std::string where = lane->gpu < 0 ? std::string("CPU") : "GPU " + std::to_string(lane->gpu);
+    const std::vector<std::vector<aligner::gapped::StepSpan>> threads = lane->gapped.step_spans();
+    for (std::size_t k = 0; k < threads.size(); ++k) {
+      const bool writer = k + 1 == threads.size();
+      if (writer && threads[k].empty()) continue;
+      TraceTrack& track = tracks.emplace_back();
+      track.name = where + (writer ? " writer's rescue" : " mapping thread " + std::to_string(k + 1));
+      for (const aligner::gapped::StepSpan& span : threads[k]) track.spans.push_back({span.step, span.begin, span.end});
+    }
+  }
+  return tracks;
+}
+
 // Each lane's engine of the mode started on its copy of the index, with its GPU current; the
 // gapped mappers of every GPU share the first lane's copy of the reference. Not for --io-only.
 Status start_engines(GpuLanes& lanes, const AlignCommand& c) {
@@ -822,6 +852,7 @@ Status start_engines(GpuLanes& lanes, const AlignCommand& c) {
     const ScopedGpu here(lane->gpu);
     WTMAP_TRY(here.status());
     if (c.is_gapped()) {
+      if (!c.trace.empty()) lane->gapped.keep_step_spans();
       WTMAP_TRY(lane->gapped.start(*lane->index, c.gapped, aligner::GappedSearchEngine::kMostMappers,
                                    lane == lanes.front() ? nullptr : &lanes.front()->gapped));
       lane->engine = &lane->gapped;
@@ -856,6 +887,7 @@ void keep_batch_memory_for_reuse() {
 int align_main(int argc, char** argv) {
   AlignCommand c;
   if (const int rc = parse_align_command(argc, argv, c); rc >= 0) return rc;
+  if (const char* trace = std::getenv(kTraceVariable)) c.trace = trace;
   keep_batch_memory_for_reuse();
   aligner::SamOptions& sam = c.sam;
   const bool gapped = c.is_gapped();
@@ -1008,6 +1040,11 @@ int align_main(int argc, char** argv) {
   log_summary(log, totals, gapped && !c.io_only ? &c.gapped : nullptr);
   if (pair_sink) log_pair_summary(log, *pair_sink);
   if (const auto sorted = writer->sort_stats()) log_sort_summary(log, *sorted, writer->index_path(), c.verbosity);
+  if (!c.trace.empty()) {  // a diagnostic: the run's output stands without it
+    if (const Status traced = write_trace(c.trace, trace_tracks(pipeline.clocks(), lanes), log.start()); !traced.ok()) {
+      std::fprintf(stderr, "[wtmap align] warning: no trace written (%s)\n", traced.message().c_str());
+    }
+  }
   if (stats_file) {
     RunStats stats{c.io_only ? "io-only" : gapped ? "gapped" : "k-mismatch", log.seconds(), totals, &writer->counts(),
                    pair_sink ? &pair_sink->totals() : nullptr, pair_sink ? &pair_sink->model() : nullptr};

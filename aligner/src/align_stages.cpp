@@ -154,6 +154,11 @@ Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::Ga
   writer_mapper_ = std::make_unique<gapped::GappedMapper>(mappers_[0]->another());
   mapper_seconds_.assign(mappers_.size(), {});
   rescue_seconds_.assign(mappers_.size(), 0);
+  step_spans_.assign(mappers_.size() + 1, {});
+  if (keep_step_spans_) {
+    for (const auto& mapper : mappers_) mapper->keep_step_spans();
+    writer_mapper_->keep_step_spans();
+  }
   try {
     for (std::size_t k = 0; k < mappers_.size(); ++k) {
       threads_.emplace_back([this, k] { map_jobs(k); });
@@ -164,6 +169,20 @@ Status GappedSearchEngine::start(const fmindex::FmIndex& index, const gapped::Ga
   }
   return {};
 }
+
+namespace {
+
+// The mapper's step spans since the last call, after `into` (a gap where memory is short: the
+// timeline is a diagnostic).
+void append_step_spans(gapped::GappedMapper& mapper, std::vector<gapped::StepSpan>& into) {
+  std::vector<gapped::StepSpan> spans = mapper.take_step_spans();
+  try {
+    into.insert(into.end(), spans.begin(), spans.end());
+  } catch (const std::bad_alloc&) {
+  }
+}
+
+}  // namespace
 
 void GappedSearchEngine::map_jobs(std::size_t k) {
   gapped::GappedMapper& mapper = *mappers_[k];
@@ -204,6 +223,7 @@ void GappedSearchEngine::map_jobs(std::size_t k) {
     lock.lock();
     rescue_seconds_[k] += rescue_clock.seconds();
     mapper_seconds_[k] = mapper.stage_seconds();
+    append_step_spans(mapper, step_spans_[k]);
     job->status = std::move(status);
     job->done = true;
     changed_.notify_all();
@@ -292,6 +312,11 @@ void GappedSearchEngine::rescue_on_mapping_threads(const InsertSizeModel& model,
   if (!to_rescue_.empty()) changed_.notify_all();
 }
 
+std::vector<std::vector<gapped::StepSpan>> GappedSearchEngine::step_spans() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return step_spans_;
+}
+
 double GappedSearchEngine::mapping_rescue_seconds() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   double sum = 0;
@@ -349,7 +374,10 @@ Status GappedSearchEngine::rescue_mates(const std::vector<SeqRecord>& reads,
                                         const InsertSizeModel& model, std::int32_t unpaired) {
   if (!writer_mapper_) return invalid_argument("GappedSearchEngine::rescue_mates before start() or after release()");
   WTMAP_TRY(gpu_.enter());  // the caller's thread (the writer's) uses the mappers' GPU
-  return writer_mapper_->rescue_mates(reads, alignments, model, unpaired);
+  const Status status = writer_mapper_->rescue_mates(reads, alignments, model, unpaired);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  append_step_spans(*writer_mapper_, step_spans_.back());
+  return status;
 }
 
 gapped::GappedStageSeconds GappedSearchEngine::stage_seconds() const {

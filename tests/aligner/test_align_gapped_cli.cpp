@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <regex>
@@ -261,6 +262,75 @@ TEST_F(GappedCliAlignment, CpuOutputDoesNotDependOnBatchOrThreads) {
   EXPECT_EQ(records_of(one.out), records_of(whole.out));
   const std::string records = records_of(one.out);
   EXPECT_EQ(std::count(records.begin(), records.end(), '\n'), 40) << "a record per read, none split";
+}
+
+// WTMAP_TRACE (cli/run_trace.hpp), read back by python3's json module: every batch's four stages
+// in order (parsed, then searched, then finished, then written), the five mapping threads named
+// and their steps one at a time, each step once a batch, each device call inside its step, every step inside the mapping's span, and
+// each step's spans summing to -v's seconds for it.
+TEST_F(GappedCliAlignment, TraceHoldsTheStagesAndEveryMappingThreadsSteps) {
+  const std::string trace = dir_->file("trace.json"), err = dir_->file("trace-stderr.txt");
+  const std::string script = dir_->file("check_trace.py"), verdict = dir_->file("verdict.txt");
+  fmtest::write_file(script, R"(import json, re, sys
+events = json.load(open(sys.argv[1]))['traceEvents']
+names = {e['tid']: e['args']['name'] for e in events if e['ph'] == 'M' and e['name'] == 'thread_name'}
+tracks = {}
+for e in events:
+    if e['ph'] == 'X':
+        tracks.setdefault(names[e['tid']], []).append((e['ts'], e['ts'] + e['dur'], e['name']))
+bad = []
+def check(ok, what):
+    if not ok: bad.append(what)
+stages = [tracks.get(s, []) for s in ('parse', 'search', 'finish', 'write')]
+batches = int(sys.argv[3])
+check([len(s) for s in stages[1:]] == [batches, batches, batches + 1], 'spans per stage %s' % [len(s) for s in stages])
+check(stages[3] and stages[3][-1][2] == 'close', 'the write stage ends with the close')
+for b in range(min(batches, *[len(s) for s in stages])):
+    for before, after in zip(stages, stages[1:]):
+        check(after[b][0] >= before[b][1] - 1e-3, 'batch %d: a stage began before the one before it ended' % (b + 1))
+named = sorted(n for n in names.values() if 'mapping thread' in n)
+check(named == ['CPU mapping thread %d' % k for k in range(1, 6)], 'mapping tracks %s' % named)
+mapping = [n for n in named if n in tracks]  # a thread that took no batch has no span
+check(len(mapping) > 0, 'no mapping thread took a batch')
+begin, end = stages[1][0][0], stages[2][-1][1]
+sums = {}
+parents = {'extension: device call': 'extension', 'CIGARs: device call': 'CIGAR and tags'}
+for n in mapping:
+    spans = sorted(tracks[n])
+    steps = [s for s in spans if ':' not in s[2]]
+    for a, b in zip(steps, steps[1:]):
+        check(b[0] >= a[1] - 1e-3, n + ': steps overlap')
+    for s in spans:
+        sums[s[2]] = sums.get(s[2], 0) + (s[1] - s[0]) / 1e6
+        check(begin - 1e-3 <= s[0] and s[1] <= end + 1e-3, n + ': ' + s[2] + ' outside the mapping')
+        if s[2] in parents:
+            check(any(p[2] == parents[s[2]] and p[0] - 1e-3 <= s[0] and s[1] <= p[1] + 1e-3 for p in steps),
+                  n + ': ' + s[2] + ' outside its step')
+counts = {}
+for n in mapping:
+    for s in tracks[n]: counts[s[2]] = counts.get(s[2], 0) + 1
+for step in ('seeds', 'locate', 'chains', 'extension', 'region choice', 'CIGAR and tags'):
+    check(counts.get(step) == batches, '%s: %s spans for %d batches' % (step, counts.get(step), batches))
+check(counts.get('extension: device call', 0) >= batches, 'extension device calls: %s' % counts.get('extension: device call'))
+line = [l for l in open(sys.argv[2]) if 'gapped mapping, seconds summed' in l][0]
+said = {k: float(v) for k, v in re.findall(r'(seeds|locate|chains|extension|region choice|CIGAR and tags) ([0-9.]+)', line)}
+said['extension: device call'], said['CIGARs: device call'] = map(float, re.findall(r'device calls ([0-9.]+)', line))
+for step, seconds in said.items():
+    check(abs(sums.get(step, 0) - seconds) <= 0.006, '%s: spans sum to %.4f s, -v says %.2f' % (step, sums.get(step, 0), seconds))
+print('\n'.join(bad) if bad else 'ok')
+)");
+  ASSERT_EQ(setenv("WTMAP_TRACE", trace.c_str(), 1), 0);
+  const RunResult r = align(varied_reads(), "--batch 7 -t 2 -v -o " + shell_quote(dir_->file("traced.sam")));
+  unsetenv("WTMAP_TRACE");
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  fmtest::write_file(err, r.err);
+  const std::string check = "python3 " + shell_quote(script) + " " + shell_quote(trace) + " " + shell_quote(err) +
+                            " 6 > " + shell_quote(verdict) + " 2>&1";
+  EXPECT_EQ(std::system(check.c_str()), 0) << fmtest::read_file(verdict);
+  EXPECT_EQ(fmtest::read_file(verdict), "ok\n") << r.err;
+  // Without the variable, no trace and the same records.
+  const RunResult plain = align(varied_reads(), "--batch 7 -t 2");
+  EXPECT_EQ(records_of(plain.out), records_of(fmtest::read_file(dir_->file("traced.sam"))));
 }
 
 // `--device gpu` writes the CPU backend's bytes (the later --device wins over align()'s cpu).

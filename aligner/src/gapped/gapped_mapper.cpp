@@ -10,11 +10,15 @@
 // the batch size times the read length (plus max_occurrences x seeds for the occurrences).
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <mutex>
+#include <new>
 #include <optional>
 #include <tuple>
+#include <utility>
 
 #include "mapper_reference.hpp"
 #include "mapper_steps.hpp"
@@ -91,16 +95,48 @@ float repeat_fraction(const fmindex::Seed* seeds, std::uint32_t count, std::uint
   return length == 0 ? 0.f : static_cast<float>(covered) / static_cast<float>(length);
 }
 
-// Adds the seconds of its scope to a GappedStageSeconds field.
-class AddSeconds {
+// A mapper's step spans, kept once asked for (GappedMapper::keep_step_spans). Locked: rescue_mates()
+// may run beside map().
+class StepSpans {
  public:
-  explicit AddSeconds(double& seconds) : seconds_(seconds), start_(std::chrono::steady_clock::now()) {}
-  AddSeconds(const AddSeconds&) = delete;
-  AddSeconds& operator=(const AddSeconds&) = delete;
-  ~AddSeconds() { seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+  void keep() { keep_.store(true, std::memory_order_relaxed); }
+  bool kept() const { return keep_.load(std::memory_order_relaxed); }
+  void add(const StepSpan& span) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    try {
+      spans_.push_back(span);
+    } catch (const std::bad_alloc&) {  // the timeline is a diagnostic: a gap in it is no error
+    }
+  }
+  std::vector<StepSpan> take() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(spans_, {});
+  }
 
  private:
-  double& seconds_;
+  std::atomic<bool> keep_{false};
+  std::mutex mutex_;
+  std::vector<StepSpan> spans_;
+};
+
+// Adds the seconds of its scope to a GappedStageSeconds field (none: nullptr), and its span to
+// `spans` where they are kept.
+class AddSeconds {
+ public:
+  AddSeconds(double* seconds, StepSpans& spans, const char* step)
+      : seconds_(seconds), spans_(spans), step_(step), start_(std::chrono::steady_clock::now()) {}
+  AddSeconds(const AddSeconds&) = delete;
+  AddSeconds& operator=(const AddSeconds&) = delete;
+  ~AddSeconds() {
+    const auto end = std::chrono::steady_clock::now();
+    if (seconds_ != nullptr) *seconds_ += std::chrono::duration<double>(end - start_).count();
+    if (spans_.kept()) spans_.add({step_, start_, end});
+  }
+
+ private:
+  double* seconds_;
+  StepSpans& spans_;
+  const char* step_;
   std::chrono::steady_clock::time_point start_;
 };
 
@@ -261,6 +297,7 @@ struct GappedMapper::Impl {
   fmindex::SmemSeeder seeder;
   DpWorkspace dp, rescue_dp;  // map()'s extensions and CIGARs; rescue_mates()' local alignments and CIGARs
   GappedStageSeconds stage;   // map()'s
+  StepSpans spans;            // map()'s and rescue_mates()' steps, where kept
 
   // Per batch: the seeds and their located occurrences (the large arrays in huge pages).
   wtmap::detail::HostPageVector<std::uint8_t> codes;
@@ -321,11 +358,11 @@ Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded
   seeds.resize(std::max<std::uint64_t>(seed_total, 1));
   seeded.assign(count, {});
   {
-    AddSeconds clock(stage.seed);
+    AddSeconds clock(&stage.seed, spans, "seeds");
     WTMAP_TRY(find_seeds(seeding, seeds.data(), seed_total, seeded));
     WTMAP_TRY(seed_again_with_full_rooms(seed_total));
   }
-  AddSeconds clock(stage.locate);
+  AddSeconds clock(&stage.locate, spans, "locate");
   // Every row of every seed with at most max_occurrences hits, read by read, seed by seed.
   rows.clear();
   first_position.assign(count + 1, 0);
@@ -503,7 +540,7 @@ Status GappedMapper::Impl::extend_with_retry(const CodeArrays& arrays, const std
   const Scoring& sc = options.scoring;
   results.assign(tasks.size(), {});
   if (tasks.empty()) return {};
-  AddSeconds clock(stage.extend_dp);
+  AddSeconds clock(&stage.extend_dp, spans, "extension: device call");
   WTMAP_TRY(dp.aligner.extend(sc, arrays, tasks.data(), results.data(), tasks.size()));
   std::vector<ExtendTask> again;
   std::vector<std::size_t> which;
@@ -650,8 +687,9 @@ Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Rep
   cigars.resize(std::max<std::uint64_t>(cigar_size, 1));
   const CodeArrays arrays{ws.query.data(), ws.query.size(), ws.target.data(), ws.target.size()};
   if (!tasks.empty()) {
-    double rescue_seconds = 0;  // rescue_mates() runs beside map(): its time is the writer's (-v)
-    AddSeconds clock(&ws == &dp ? stage.cigar_dp : rescue_seconds);
+    // rescue_mates() runs beside map(): its time is not map()'s (-v)
+    const bool mapping = &ws == &dp;
+    AddSeconds clock(mapping ? &stage.cigar_dp : nullptr, spans, mapping ? "CIGARs: device call" : "rescue: CIGARs: device call");
     WTMAP_TRY(ws.aligner.align_global(sc, arrays, tasks.data(), results.data(), tasks.size(), cigars.data(), cigars.size()));
   }
   for (std::size_t k = 0; k < reported.size(); ++k) {
@@ -707,6 +745,8 @@ GappedMapper::~GappedMapper() = default;
 
 const GappedOptions& GappedMapper::options() const { return impl_->options; }
 const GappedStageSeconds& GappedMapper::stage_seconds() const { return impl_->stage; }
+void GappedMapper::keep_step_spans() { impl_->spans.keep(); }
+std::vector<StepSpan> GappedMapper::take_step_spans() { return impl_->spans.take(); }
 
 Result<GappedMapper> GappedMapper::create(const fmindex::FmIndex& index, const GappedOptions& options) {
   if (!options.scoring.valid()) return invalid_argument("gapped: invalid scoring (penalties >= 0, match > 0)");
@@ -770,7 +810,7 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
   work.resize(mapped);
   // The host's per-read steps on the CPU threads: each read's own data only, so any split of
   // the reads gives the same result.
-  std::optional<AddSeconds> clock(std::in_place, m.stage.chain);
+  std::optional<AddSeconds> clock(std::in_place, &m.stage.chain, m.spans, "chains");
   wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
     std::vector<SeedHit> hits;  // a read's at a time, its memory kept over the range
     for (std::uint64_t k = begin; k < end; ++k) {
@@ -780,16 +820,16 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
       w.plan.start(w.chains);
     }
   }, kReadsPerThread);
-  clock.emplace(m.stage.extend);
+  clock.emplace(&m.stage.extend, m.spans, "extension");
   WTMAP_TRY(m.extend_all(work, encoded));
-  clock.emplace(m.stage.choose);
+  clock.emplace(&m.stage.choose, m.spans, "region choice");
   wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t k = begin; k < end; ++k) {
       finish_regions(work[k].regions, encoded[work[k].read].hash, m.options);
       m.choose_hits(work[k], alignments[work[k].read]);
     }
   }, kReadsPerThread);
-  clock.emplace(m.stage.cigar);
+  clock.emplace(&m.stage.cigar, m.spans, "CIGAR and tags");
   std::vector<Reported> reported;
   for (const ReadWork& w : work) reported.insert(reported.end(), w.reported.begin(), w.reported.end());
   WTMAP_TRY(m.align_reported(m.dp, reported, encoded));
@@ -863,6 +903,7 @@ Status GappedMapper::rescue_mates(const std::vector<ReadCodes>& reads, std::vect
     return invalid_argument("rescue_mates: " + std::to_string(reads.size()) + " reads (pairs: an even number), " +
                             std::to_string(alignments.size()) + " alignments");
   }
+  const AddSeconds clock(nullptr, m.spans, "rescue");
   AlignmentEdits edits(alignments);  // add_rescued_hits and align_pair_choices fill pair_hits anew
   const std::vector<RescueJob> jobs = plan_rescues(reads, alignments, model, unpaired, m.reference, m.options);
   std::vector<LocalResult> found;

@@ -208,6 +208,11 @@ class GappedSearchEngine : public SearchEngine {
   void rescue_on_mapping_threads(const InsertSizeModel& model, std::int32_t unpaired);
   // Seconds the mapping threads spent in rescue_mates, summed (`wtmap align -v`).
   double mapping_rescue_seconds() const;
+  // Keeps every mapper's step spans (GappedMapper::keep_step_spans) for step_spans(). Before start().
+  void keep_step_spans() { keep_step_spans_ = true; }
+  // The steps each mapping thread took, then those of the writer stage's rescue_mates (one list
+  // per thread, the writer's last), as of the last batch each ended; kept after release().
+  std::vector<std::vector<gapped::StepSpan>> step_spans() const;
   // Stops the mapping threads (a batch being mapped is finished first, queued ones are dropped)
   // and frees the mappers (their device memory, with their GPU current); the engine is unusable
   // after. The finished batches' vectors kept for reuse (host memory only, some 10^5 blocks per
@@ -268,6 +273,8 @@ class GappedSearchEngine : public SearchEngine {
   std::int32_t rescue_unpaired_ = 0;
   std::vector<gapped::GappedStageSeconds> mapper_seconds_;  // each mapper's, after its last batch
   std::vector<double> rescue_seconds_;                      // each mapping thread's in rescue_job
+  bool keep_step_spans_ = false;
+  std::vector<std::vector<gapped::StepSpan>> step_spans_;  // each mapping thread's, the writer's last
   std::vector<std::thread> threads_;
 };
 

@@ -9,6 +9,7 @@
 // defaults are bwa mem's.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -89,6 +90,13 @@ struct ReadCodes {
   std::uint64_t hash = 0;
 };
 
+// One step of a mapper's work as a span of time: map()'s steps as GappedStageSeconds counts them
+// and their device calls, rescue_mates() and its device calls (`wtmap align`'s trace, WTMAP_TRACE).
+struct StepSpan {
+  const char* step;  // a string literal: "seeds", "extension", "extension: device call", ...
+  std::chrono::steady_clock::time_point begin, end;
+};
+
 // Aligns batches of reads against one index (which must outlive it). Not copyable; one batch at a time.
 class GappedMapper {
  public:
@@ -146,6 +154,11 @@ class GappedMapper {
 
   const GappedOptions& options() const;
   const GappedStageSeconds& stage_seconds() const;
+  // From now on every step's span is kept (none by default): a run's timeline.
+  void keep_step_spans();
+  // The spans kept since the last call, moved out; safe beside map() or rescue_mates() on another
+  // thread.
+  std::vector<StepSpan> take_step_spans();
 
  private:
   struct Impl;
