@@ -888,6 +888,7 @@ Status GappedMapper::Impl::search_windows(const std::vector<ReadCodes>& reads, c
   if (tasks.empty()) return {};
   const CodeArrays arrays{rescue_dp.query.data(), rescue_dp.query.size(), rescue_dp.target.data(),
                           rescue_dp.target.size()};
+  const AddSeconds clock(nullptr, spans, "rescue: windows: device call");
   return rescue_dp.aligner.align_local(sc, arrays, tasks.data(), found.data(), tasks.size());
 }
 
