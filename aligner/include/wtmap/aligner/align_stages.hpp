@@ -298,10 +298,11 @@ class SamWriterSink : public AlignmentSink {
 // `window_pairs` pairs in input order (batch numbers 0, 1, 2, ...), from batches offered in any
 // order and from any thread; a batch offered ahead of the sample's end waits as its pairs' sizes
 // (8 bytes a pair). Each engine's finish stage offers its batches as they leave it
-// (AlignmentSink::batch_finished), so the model is known once the batches it needs are mapped, while
-// the batches mapped beside them are still in their engine: a paired run's mapping threads then
-// rescue those, where the writer rescued them one after another before (four batches of the
-// first wave, 0.35 s of its time for 5*10^5 pairs on an H200). Thread-safe.
+// (AlignmentSink::batch_finished), so the model is known once the batches it needs are mapped,
+// while the batches mapped beside them are still in their engine: a paired run's mapping threads
+// then rescue those, side by side, rather than the writer one after another (when the model
+// settled in the writer, a race decided how many of the first wave's batches it got unrescued:
+// one to four). Thread-safe.
 class InsertSizeSample {
  public:
   InsertSizeSample(unsigned max_mismatches, std::uint64_t sample_pairs, std::uint64_t window_pairs)
