@@ -39,6 +39,8 @@ using aligner::gapped::GappedOptions;
 using aligner::gapped::GappedReadAlignment;
 using aligner::gapped::ExtensionSchedule;
 using aligner::gapped::GappedStageSeconds;
+using aligner::gapped::OccurrenceSample;
+using aligner::gapped::occurrence_sample;
 
 std::uint8_t code(char c) { return static_cast<std::uint8_t>(std::string("ACGTN").find(c)); }
 std::vector<std::uint8_t> codes(const std::string& s) {
@@ -810,6 +812,59 @@ struct OneContigIndex {
   fmindex::Reference fasta;
   fmindex::FmIndex index;
 };
+
+// occurrence_sample against bwa mem's loop in mem_chain, run here: for (k = 0, n = 0; k < occ &&
+// n < max; k += step, ++n), step = occ > max ? occ / max : 1.
+TEST(OccurrenceSample, TakesTheRowsBwaMemsLoopTakes) {
+  for (const std::uint64_t max : {1u, 3u, 5u, 500u}) {
+    for (const std::uint64_t occ : {0u, 1u, 2u, 4u, 5u, 6u, 11u, 12u, 499u, 500u, 501u, 999u, 1000u, 1001u, 123457u}) {
+      const std::uint64_t step = occ > max ? occ / max : 1;
+      std::vector<std::uint64_t> bwa;
+      for (std::uint64_t k = 0, n = 0; k < occ && n < max; k += step, ++n) bwa.push_back(k);
+      const OccurrenceSample taken = occurrence_sample(occ, max);
+      std::vector<std::uint64_t> ours;
+      for (std::uint64_t r = 0; r < taken.count; ++r) ours.push_back(r * taken.step);
+      EXPECT_EQ(ours, bwa) << occ << " occurrences, at most " << max;
+    }
+  }
+  static_assert(occurrence_sample(12, 5).step == 2 && occurrence_sample(12, 5).count == 5);
+  static_assert(occurrence_sample(5, 5).step == 1 && occurrence_sample(5, 5).count == 5);
+}
+
+// A read inside one of 12 copies of a 300-base unit: every seed has 12 occurrences. With -c 5
+// (fewer than the copies) the seeds are sampled, not skipped, as bwa mem samples them: the read
+// still aligns, exactly, to one of the copies, at MAPQ 0 and wholly repetitive; with -c 500 too.
+TEST_P(GappedMapperTest, AReadOfARepeatWithMoreCopiesThanMaxOccurrencesStillAligns) {
+  std::mt19937_64 rng(71);
+  const std::string unit = random_bases(rng, 300);
+  std::string contig = random_bases(rng, 500);
+  std::vector<std::uint64_t> copies;
+  for (int k = 0; k < 12; ++k) {
+    copies.push_back(contig.size());
+    contig += unit + random_bases(rng, 200);
+  }
+  const OneContigIndex one(contig, GetParam());
+  const std::vector<SeqRecord> reads = {{"forward", unit.substr(60, 150), ""},
+                                        {"reverse", reverse_complement(unit.substr(100, 150)), ""}};
+  for (const std::uint32_t max : {5u, 500u}) {
+    GappedOptions options;
+    options.max_occurrences = max;
+    GappedMapper m = one.mapper(options);
+    const std::vector<GappedReadAlignment> out = map_all(m, reads, reads.size());
+    ASSERT_EQ(out.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+      const GappedReadAlignment& a = out[i];
+      ASSERT_TRUE(a.mapped) << reads[i].name << " -c " << max;
+      EXPECT_EQ(a.mapq, 0) << reads[i].name << " -c " << max;
+      EXPECT_EQ(a.primary.score, 150) << reads[i].name << " -c " << max;
+      EXPECT_EQ(a.primary.reverse, i == 1);
+      const std::uint64_t offset = i == 0 ? 60 : 100;
+      EXPECT_NE(std::find(copies.begin(), copies.end(), a.primary.position - offset), copies.end())
+          << reads[i].name << " at " << a.primary.position;
+      EXPECT_EQ(a.repeat_fraction, max == 5 ? 1.0f : 0.0f);
+    }
+  }
+}
 
 // A read of a tandem repeat extends dozens of seeds of one chain (each overlaps an extended one
 // on another diagonal, bwa's second test in mem_chain2aln), one per round in bwa's order; the

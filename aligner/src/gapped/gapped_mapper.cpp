@@ -363,15 +363,15 @@ Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded
     WTMAP_TRY(seed_again_with_full_rooms(seed_total));
   }
   AddSeconds clock(&stage.locate, spans, "locate");
-  // Every row of every seed with at most max_occurrences hits, read by read, seed by seed.
+  // Each seed's rows as occurrence_sample takes them, read by read, seed by seed.
   rows.clear();
   first_position.assign(count + 1, 0);
   for (std::size_t i = 0; i < count; ++i) {
     first_position[i] = rows.size();
     const fmindex::Seed* s = seeds.data() + seeding[i].seed_offset;
     for (std::uint32_t k = 0; k < seeded[i].count; ++k) {
-      if (s[k].bi.size > options.max_occurrences) continue;
-      for (std::uint64_t r = 0; r < s[k].bi.size; ++r) rows.push_back(s[k].bi.x0 + r);
+      const OccurrenceSample taken = occurrence_sample(s[k].bi.size, options.max_occurrences);
+      for (std::uint64_t r = 0; r < taken.count; ++r) rows.push_back(s[k].bi.x0 + r * taken.step);
     }
   }
   first_position[count] = rows.size();
@@ -422,9 +422,9 @@ void GappedMapper::Impl::seed_hits(std::size_t read, const std::vector<std::uint
   const fmindex::Seed* s = seeds.data() + seeding[read].seed_offset;
   std::uint64_t p = first_position[read];
   for (std::uint32_t k = 0; k < seeded[read].count; ++k) {
-    if (s[k].bi.size > options.max_occurrences) continue;
+    const std::uint64_t taken = occurrence_sample(s[k].bi.size, options.max_occurrences).count;
     const std::size_t first = hits.size();
-    for (std::uint64_t r = 0; r < s[k].bi.size; ++r, ++p) {
+    for (std::uint64_t r = 0; r < taken; ++r, ++p) {
       const StrandPosition at = reference.place(positions[p], s[k].length());
       hits.push_back({at.contig, at.reverse, at.position, static_cast<std::int32_t>(s[k].begin),
                       static_cast<std::int32_t>(s[k].length())});

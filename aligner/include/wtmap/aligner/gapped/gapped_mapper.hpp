@@ -44,7 +44,7 @@ enum class ExtensionSchedule { lookahead, rounds };
 struct GappedOptions {
   Scoring scoring;                      // -A -B -O -E -L -w -d
   std::uint32_t min_seed_length = 19;   // bwa mem -k (wtmap align --min-seed)
-  std::uint32_t max_occurrences = 500;  // -c: seeds with more hits are skipped (counted in repeat_fraction)
+  std::uint32_t max_occurrences = 500;  // -c: seeds with more hits are sampled (occurrence_sample) and repetitive
   std::int32_t min_output_score = 30;   // -T: a read whose best score is lower is reported unmapped
   float mask_level = 0.50f;             // a region overlapping a better one on the read by more is secondary to it
   float drop_ratio = 0.50f;             // -D: chains and regions below this share of the best are dropped
@@ -89,6 +89,21 @@ struct ReadCodes {
   std::vector<std::uint8_t> forward, reverse;
   std::uint64_t hash = 0;
 };
+
+// Which of a seed's `occurrences` (suffix-array rows first, first + 1, ...) the mapper locates, as
+// bwa mem's mem_chain takes them: every one up to max_occurrences; beyond, rows first + k * step
+// for k < count, step = occurrences / max_occurrences, count = max_occurrences, evenly spread, so
+// that a read of a repeat still finds copies to align to (at MAPQ 0) rather than none. Such a
+// seed still counts in repeat_fraction.
+struct OccurrenceSample {
+  std::uint64_t step = 1, count = 0;
+};
+constexpr OccurrenceSample occurrence_sample(std::uint64_t occurrences, std::uint64_t max_occurrences) {
+  if (occurrences <= max_occurrences) return {1, occurrences};
+  const std::uint64_t step = occurrences / max_occurrences;
+  const std::uint64_t spread = (occurrences + step - 1) / step;  // k < occurrences
+  return {step, spread < max_occurrences ? spread : max_occurrences};
+}
 
 // One step of a mapper's work as a span of time: map()'s steps as GappedStageSeconds counts them
 // and their device calls, rescue_mates() and its device calls (`wtmap align`'s trace, WTMAP_TRACE).
