@@ -17,6 +17,14 @@
 
 namespace wtmap::cli {
 
+Status write_and_commit(io::OutputFile& file, const std::string& text) {
+  std::FILE* out = std::fopen(file.write_path().c_str(), "w");
+  if (out == nullptr) return {StatusCode::io_error, file.path() + ": cannot open for writing"};
+  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  if (std::fclose(out) != 0 || !written) return {StatusCode::io_error, file.path() + ": write failed"};
+  return file.commit();
+}
+
 int fail(const char* command, const Status& s) {
   std::fprintf(stderr, "[wtmap %s] error: %s\n", command, s.message().c_str());
   return 1;

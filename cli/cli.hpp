@@ -11,6 +11,7 @@
 #include "wtmap/core/config.hpp"
 #include "wtmap/core/gpu_selection.hpp"
 #include "wtmap/core/status.hpp"
+#include "wtmap/io/output_file.hpp"
 
 namespace wtmap::cli {
 
@@ -44,6 +45,10 @@ class Log {
 };
 
 int fail(const char* command, const Status& s);
+
+// Writes `text` to `file`'s temporary and commits it (io/output_file.hpp: renamed over the name
+// when complete, removed on failure): --stats-json's file, WTMAP_TRACE's.
+Status write_and_commit(io::OutputFile& file, const std::string& text);
 
 // `wtmap --version`, as samtools prints its own: "wtmap VERSION (commit C)" (the commit where the
 // build knows it), then the libraries it was built with. To stdout; returns 0.

@@ -1,6 +1,7 @@
 // wtmap align: FASTQ/FASTA reads -> SAM/BAM/CRAM, gapped local alignment (bwa mem's) or the exhaustive
 // k-mismatch backward search (-k), on the GPU or the CPU.
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdio>
 #include <cerrno>
@@ -230,6 +231,11 @@ struct StartTimes {
   double backend = 0, indexes = 0, engines = 0;
 };
 
+// The pipeline's stages by the names -v -v and WTMAP_TRACE give them, in a batch's order.
+std::array<std::pair<const char*, const StageClock*>, 4> named_stages(const aligner::StageClocks& clocks) {
+  return {{{"parse", &clocks.read}, {"search", &clocks.search}, {"finish", &clocks.finish}, {"write", &clocks.write}}};
+}
+
 // -v: each stage's busy seconds against the pipeline's wall time (the stage close to it is the
 // limit); -v -v: and when the start-up steps ended, and when each stage began and ended each batch.
 void log_stage_times(const Log& log, const aligner::AlignPipeline& pipeline, const aligner::SeqReader& reader,
@@ -251,8 +257,7 @@ void log_stage_times(const Log& log, const aligner::AlignPipeline& pipeline, con
   // Batch i is the i-th call of each stage, since batches pass the stages in order (the reader's
   // last call may find no reads, and the writer's last call is the close). Where a stage's
   // batches follow each other without a gap, that stage is the limit.
-  const std::pair<const char*, const StageClock*> stages[] = {
-      {"parse", &clocks.read}, {"search", &clocks.search}, {"finish", &clocks.finish}, {"write", &clocks.write}};
+  const auto stages = named_stages(clocks);
   const std::vector<std::size_t>& batch_reads = pipeline.totals().batch_reads;
   for (std::size_t b = 0; b < batch_reads.size(); ++b) {
     std::string line;
@@ -822,9 +827,7 @@ Status load_indexes(GpuLanes& lanes, const std::string& path, Backend backend, b
 // gapped mapping thread's steps, lane by lane, and the writer stage's rescue where it rescued.
 std::vector<TraceTrack> trace_tracks(const aligner::StageClocks& clocks, const GpuLanes& lanes) {
   std::vector<TraceTrack> tracks;
-  const std::pair<const char*, const StageClock*> stages[] = {
-      {"parse", &clocks.read}, {"search", &clocks.search}, {"finish", &clocks.finish}, {"write", &clocks.write}};
-  for (const auto& [name, clock] : stages) {
+  for (const auto& [name, clock] : named_stages(clocks)) {
     TraceTrack& track = tracks.emplace_back();
     track.name = name;
     for (const StageClock::Span& span : clock->spans()) {
@@ -1049,7 +1052,7 @@ int align_main(int argc, char** argv) {
   if (stats_file) {
     RunStats stats{c.io_only ? "io-only" : gapped ? "gapped" : "k-mismatch", log.seconds(), totals, &writer->counts(),
                    pair_sink ? &pair_sink->totals() : nullptr, pair_sink ? &pair_sink->model() : nullptr};
-    if (const Status written = write_stats_json(*stats_file, stats_json(stats)); !written.ok()) return fail("align", written);
+    if (const Status written = write_and_commit(*stats_file, stats_json(stats)); !written.ok()) return fail("align", written);
   }
   pipeline.wait_for_release();
   if (c.verbosity >= 2 && release_times[2] >= 0) {  // a release that ran to its end

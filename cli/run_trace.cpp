@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "cli.hpp"
 #include "wtmap/io/output_file.hpp"
 
 namespace wtmap::cli {
@@ -58,12 +59,7 @@ Status write_trace(const std::string& path, const std::vector<TraceTrack>& track
                    std::chrono::steady_clock::time_point origin) {
   auto file = io::OutputFile::create(path);
   if (!file.ok()) return file.status();
-  const std::string json = trace_json(tracks, origin);
-  std::FILE* out = std::fopen(file->write_path().c_str(), "w");
-  if (out == nullptr) return {StatusCode::io_error, path + ": cannot open for writing"};
-  const bool written = std::fwrite(json.data(), 1, json.size(), out) == json.size();
-  if (std::fclose(out) != 0 || !written) return {StatusCode::io_error, path + ": write failed"};
-  return file->commit();
+  return write_and_commit(*file, trace_json(tracks, origin));
 }
 
 }  // namespace wtmap::cli

@@ -31,7 +31,7 @@ struct TraceTrack {
 // complete event ("ph": "X") per span, times in microseconds from `origin`.
 std::string trace_json(const std::vector<TraceTrack>& tracks, std::chrono::steady_clock::time_point origin);
 
-// Writes trace_json to `path` (io/output_file.hpp: through a temporary, renamed when complete).
+// Writes trace_json to `path` (write_and_commit: through a temporary, renamed when complete).
 Status write_trace(const std::string& path, const std::vector<TraceTrack>& tracks,
                    std::chrono::steady_clock::time_point origin);
 

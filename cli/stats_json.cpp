@@ -81,12 +81,4 @@ std::string stats_json(const RunStats& s) {
   return top.str() + "\n";
 }
 
-Status write_stats_json(io::OutputFile& file, const std::string& json) {
-  std::FILE* out = std::fopen(file.write_path().c_str(), "w");
-  if (out == nullptr) return {StatusCode::io_error, file.path() + ": cannot open for writing"};
-  const bool written = std::fwrite(json.data(), 1, json.size(), out) == json.size();
-  if (std::fclose(out) != 0 || !written) return {StatusCode::io_error, file.path() + ": write failed"};
-  return file.commit();
-}
-
 }  // namespace wtmap::cli

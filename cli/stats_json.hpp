@@ -8,7 +8,6 @@
 #include "wtmap/aligner/pairing.hpp"
 #include "wtmap/aligner/sam_writer.hpp"
 #include "wtmap/core/status.hpp"
-#include "wtmap/io/output_file.hpp"
 
 namespace wtmap::cli {
 
@@ -26,9 +25,5 @@ struct RunStats {
 // One JSON object, its keys and their meaning listed in `wtmap align --help` (--stats-json).
 // Space: a few hundred bytes; time: one pass over the MAPQ histogram.
 std::string stats_json(const RunStats& stats);
-
-// Writes `json` to `file`'s temporary and commits it (io/output_file.hpp: renamed over the
-// name when complete, removed on failure).
-Status write_stats_json(io::OutputFile& file, const std::string& json);
 
 }  // namespace wtmap::cli
