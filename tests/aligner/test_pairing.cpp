@@ -1140,5 +1140,62 @@ TEST(PairedSink, GappedBatchesAreRescuedWithTheSettledModelThenPaired) {
   }
 }
 
+// device_work_left() is whether a batch offered by a finish stage still waits for the writer's
+// rescue: the batches the engines did not rescue count until written (rescued, or passed over with
+// no model), those the engines rescued and k-mismatch batches never; without a rescue nothing counts.
+TEST(PairedSink, DeviceWorkIsLeftUntilTheLastBatchTheWriterRescuesIsWritten) {
+  std::vector<std::int64_t> inserts;
+  for (std::int64_t i = 0; i < 40; ++i) inserts.push_back(250 + (i * 13) % 100);
+  for (const bool known : {true, false}) {
+    SCOPED_TRACE(known ? "a model" : "no model to rescue with");
+    std::vector<ReadBatch> batches = pair_batches(inserts, 8, true);  // five batches
+    for (std::size_t b = 2; b < batches.size(); ++b) batches[b].mates_rescued = true;  // the engines' from batch 2
+    const fmtest::TempDir dir;
+    SamOptions options;
+    options.path = dir.file("pairs.sam");
+    auto writer = SamWriter::open(options, {{"c", 1000000}});
+    ASSERT_TRUE(writer.ok());
+    InsertSizeModel given;
+    given.given = true;
+    given.known = known;
+    given.mean = 300;
+    given.low = 1;
+    given.high = 600;
+    PairedSamWriterSink sink(*writer, 4, given);
+    std::size_t rescued = 0;
+    sink.set_rescue([&](const std::vector<SeqRecord>&, std::vector<gapped::GappedReadAlignment>&, const InsertSizeModel&) {
+      ++rescued;
+      return Status{};
+    });
+    ASSERT_TRUE(sink.prepare(16).ok());
+    EXPECT_FALSE(sink.device_work_left());
+    for (std::size_t b : {3, 0, 4, 2, 1}) sink.batch_finished(batches[b]);  // finish stages in any order
+    EXPECT_TRUE(sink.device_work_left());
+    for (std::size_t b = 0; b < batches.size(); ++b) {
+      ASSERT_TRUE(sink.write(batches[b]).ok());
+      EXPECT_EQ(sink.device_work_left(), b == 0) << "after writing batch " << b;  // batch 1: the last unrescued
+    }
+    ASSERT_TRUE(sink.finish().ok());
+    EXPECT_EQ(rescued, known ? 2u : 0u);
+  }
+  // k-mismatch batches and a sink with no rescue: nothing is left for the device, ever.
+  for (const bool gapped : {false, true}) {
+    std::vector<ReadBatch> batches = pair_batches(inserts, 8, gapped);
+    const fmtest::TempDir dir;
+    SamOptions options;
+    options.path = dir.file("pairs.sam");
+    auto writer = SamWriter::open(options, {{"c", 1000000}});
+    ASSERT_TRUE(writer.ok());
+    PairedSamWriterSink sink(*writer, 4, InsertSizeModel{});
+    if (!gapped) {
+      sink.set_rescue([](const std::vector<SeqRecord>&, std::vector<gapped::GappedReadAlignment>&, const InsertSizeModel&) {
+        return Status{};
+      });
+    }
+    for (const ReadBatch& b : batches) sink.batch_finished(b);
+    EXPECT_FALSE(sink.device_work_left()) << gapped;
+  }
+}
+
 }  // namespace
 }  // namespace wtmap::aligner
