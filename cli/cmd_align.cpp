@@ -965,9 +965,8 @@ int align_main(int argc, char** argv) {
   std::vector<aligner::SearchEngine*> engines;
   for (const auto& lane : lanes) engines.push_back(lane->engine);
   aligner::GappedSearchEngine* const gapped_engine = !c.io_only && gapped ? &lanes.front()->gapped : nullptr;
-  // Once the last batch is finished (and, for gapped pairs, the writer has rescued the batches
-  // it rescues) nothing uses the GPUs or the indexes again, and the pipeline then releases them
-  // on a thread of its own -- the engines, the pinned batches, the indexes,
+  // Once the last batch is finished nothing uses the GPUs or the indexes again, and the pipeline
+  // then releases them on a thread of its own -- the engines, the pinned batches, the indexes,
   // then the CUDA contexts -- while the writer formats and compresses the last batch. Left to the
   // process's exit, this teardown took some 0.17 s after the output was closed (H100 host;
   // bench/history/RESULTS-2026-11-26.md). Whatever happens after, the objects are empty and
@@ -1021,10 +1020,10 @@ int align_main(int argc, char** argv) {
     }
   }
   aligner::AlignmentSink& sink = pair_sink ? static_cast<aligner::AlignmentSink&>(*pair_sink) : single_sink;
-  // Gapped pairs mapped before the insert-size model was settled are rescued on the writer's
-  // thread with the engine's GPU: the pipeline releases it once those are written
-  // (AlignmentSink::device_work_left).
-  const Status run = pipeline.run(engines, sink, release_gpu_and_indexes);
+  // Gapped pairs may be rescued on the writer's thread (the batches mapped before the model was
+  // settled), with the engine's mappers, until the last is written.
+  const bool rescuing = c.is_paired() && gapped_engine != nullptr;
+  const Status run = pipeline.run(engines, sink, rescuing ? std::function<void()>{} : std::function<void()>{release_gpu_and_indexes});
   if (!run.ok()) return fail("align", run);  // the writer's destructor removes the partial file
   device_memory.batches_peak = device_memory_peak_on_busiest();
   log_stage_times(log, pipeline, *reader, *writer, start_seconds, started, c.verbosity);

@@ -197,10 +197,7 @@ struct AlignPipeline::Impl {
   Status finish_all(Lane& lane, AlignmentSink& sink);
   Status write_all(AlignmentSink& sink);
   void run_search(Lane& lane);
-  void run_finish(Lane& lane, AlignmentSink& sink);
-  // Starts `release` on its own thread, once: after a complete run's last batch was finished,
-  // when the sink needs the device no more.
-  void release_when_done(const AlignmentSink& sink);
+  void run_finish(Lane& lane, AlignmentSink& sink, const std::function<void()>& release);
   // The lanes' clocks of one stage as one: their spans in batch order.
   static void join_clocks(const std::vector<std::unique_ptr<Lane>>& lanes, StageClock Lane::*clock,
                           std::vector<std::uint64_t> Lane::*numbers, StageClock& joined);
@@ -217,9 +214,6 @@ struct AlignPipeline::Impl {
   std::uint64_t batches_read = 0;  // the reader thread's: the next batch's number
   std::mutex lanes_done_mutex;
   std::size_t lanes_done = 0;  // lanes whose finish stage ended (under lanes_done_mutex)
-  std::function<void()> release;  // run()'s
-  std::atomic<bool> all_finished{false};  // every batch was finished, no stage failed
-  bool release_started = false;  // under lanes_done_mutex
   Status read_status, write_status;  // each set by its stage's thread
   StageClocks clocks;  // read and write touched by their own stage's thread only; the rest joined
   AlignTotals totals;  // the writer thread's
@@ -296,7 +290,6 @@ Status AlignPipeline::Impl::write_all(AlignmentSink& sink) {
   while (auto batch = to_write.pop()) {
     if (stopping()) return {};
     WTMAP_TRY(clocks.write.time([&] { return sink.write(*batch); }));
-    release_when_done(sink);  // the write that left the sink no device work
     totals.add(*batch, options.max_mismatches);
     if (options.on_written) options.on_written(totals);
     spare_batches.push(std::move(*batch));
@@ -310,29 +303,18 @@ void AlignPipeline::Impl::run_search(Lane& lane) {
   lane.to_finish.close();  // the finish stage ends once it has finished what this one searched
 }
 
-void AlignPipeline::Impl::run_finish(Lane& lane, AlignmentSink& sink) {
+void AlignPipeline::Impl::run_finish(Lane& lane, AlignmentSink& sink, const std::function<void()>& release) {
   lane.finish_status = guarded([&] { return finish_all(lane, sink); });
   if (!lane.finish_status.ok()) fail_all();
   lane.to_finish.close();  // a search() waiting for something finish() hands back waits no longer
   if (lane.engine != nullptr) lane.engine->finish_stopped();
-  // The last lane to end closes the write queue and, after a complete run, may start the release.
-  {
-    const std::lock_guard<std::mutex> lock(lanes_done_mutex);
-    if (++lanes_done < lanes.size()) return;
-    to_write.close();
-    bool complete = !stopping();
-    for (const std::unique_ptr<Lane>& l : lanes) complete = complete && l->finish_status.ok() && l->searched_all;
-    all_finished.store(complete, std::memory_order_release);
-  }
-  release_when_done(sink);
-}
-
-void AlignPipeline::Impl::release_when_done(const AlignmentSink& sink) {
-  if (!release || !all_finished.load(std::memory_order_acquire) || stopping()) return;
+  // The last lane to end closes the write queue and, after a complete run, starts the release.
   const std::lock_guard<std::mutex> lock(lanes_done_mutex);
-  if (release_started || sink.device_work_left()) return;
-  release_started = true;
-  releasing = std::thread(release);
+  if (++lanes_done < lanes.size()) return;
+  to_write.close();
+  bool complete = !stopping();
+  for (const std::unique_ptr<Lane>& l : lanes) complete = complete && l->finish_status.ok() && l->searched_all;
+  if (complete && release) releasing = std::thread(release);
 }
 
 void AlignPipeline::Impl::join_clocks(const std::vector<std::unique_ptr<Lane>>& lanes, StageClock Lane::*clock,
@@ -381,7 +363,6 @@ Status AlignPipeline::run(const std::vector<SearchEngine*>& engines, AlignmentSi
   }
   p.to_write.set_window(write_window(engines.size()));
   for (SearchEngine* engine : engines) p.lanes.push_back(std::make_unique<Lane>(engine));
-  p.release = std::move(release);
   p.engines_known.store(true, std::memory_order_release);
   p.write_thread = std::thread([&p, &sink] {
     p.write_status = guarded([&] { return p.write_all(sink); });
@@ -390,7 +371,7 @@ Status AlignPipeline::run(const std::vector<SearchEngine*>& engines, AlignmentSi
   wtmap::detail::name_thread(p.write_thread, "wtmap-write");
   for (std::size_t k = 0; k < p.lanes.size(); ++k) {
     Lane& lane = *p.lanes[k];
-    lane.finish_thread = std::thread([&p, &lane, &sink] { p.run_finish(lane, sink); });
+    lane.finish_thread = std::thread([&p, &lane, &sink, &release] { p.run_finish(lane, sink, release); });
     wtmap::detail::name_thread(lane.finish_thread, "wtmap-finish");
     if (k > 0) {
       lane.search_thread = std::thread([&p, &lane] { p.run_search(lane); });
@@ -417,9 +398,7 @@ Status AlignPipeline::run(const std::vector<SearchEngine*>& engines, AlignmentSi
   }
   if (!p.write_status.ok()) return p.write_status;
   if (p.cancelled.load()) return cancelled_status();
-  const Status finished = p.clocks.write.time([&] { return sink.finish(); });
-  if (finished.ok()) p.release_when_done(sink);  // a sink that needed the device until its finish()
-  return finished;
+  return p.clocks.write.time([&] { return sink.finish(); });
 }
 
 void AlignPipeline::cancel() {

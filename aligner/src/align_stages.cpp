@@ -480,7 +480,6 @@ void PairedSamWriterSink::tell(const std::optional<InsertSizeModel>& settled) co
 }
 
 void PairedSamWriterSink::batch_finished(const ReadBatch& batch) {
-  if (writer_rescues(batch)) ++writer_rescues_left_;
   if (!model_given_) tell(sample_.offer(batch));
 }
 
@@ -540,9 +539,8 @@ Status PairedSamWriterSink::write_paired(const ReadBatch& batch) {
   }
   if (gapped) {
     gapped_paired_.assign(batch.gapped_alignments.begin(), batch.gapped_alignments.end());
-    if (writer_rescues(batch)) {
-      if (model_.known) WTMAP_TRY(rescue_clock_.time([&] { return rescue_(batch.reads, gapped_paired_, model_); }));
-      --writer_rescues_left_;
+    if (rescue_ && model_.known && !batch.mates_rescued) {
+      WTMAP_TRY(rescue_clock_.time([&] { return rescue_(batch.reads, gapped_paired_, model_); }));
     }
     pairing_clock_.time([&] {
       pair_all(gapped_paired_, [&](gapped::GappedReadAlignment (&mates)[2], std::size_t, MateFields (&fields)[2]) {

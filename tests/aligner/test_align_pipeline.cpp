@@ -251,12 +251,6 @@ class FakeSink : public AlignmentSink {
   Failure write_failure;
   bool fail_finish = false;
   std::function<void(std::size_t)> on_write;  // before each write, with its call number
-  // Writes that use the device: those of these call numbers (device_work_left() until the last of
-  // them is written), and finish() if device_until_finish (device_work_left() until then).
-  std::set<std::size_t> device_writes;
-  bool device_until_finish = false;
-  const std::atomic<bool>* released = nullptr;  // the test's release flag, if it has one
-  std::atomic<bool> device_used_after_release{false};
   std::atomic<bool> out_of_order{false}, written_unmapped_only{true};
   // A batch written before its finish stage told batch_finished, or told on the writer's thread.
   std::atomic<bool> written_before_told{false}, told_on_writer_thread{false};
@@ -278,12 +272,10 @@ class FakeSink : public AlignmentSink {
       writer_thread_ = std::this_thread::get_id();
       if (told_.count(batch.number) == 0) written_before_told = true;
     }
-    const std::size_t call = calls_;
+    const std::size_t call = calls_++;
     if (on_write) on_write(call);
     if (write_failure.due(call)) return injected("sink", call);
     pace_.step();
-    if (device_writes.count(call) != 0 && released != nullptr && released->load()) device_used_after_release = true;
-    ++calls_;
     if (!batch.gapped_alignments.empty()) {
       write_each(batch, batch.gapped_alignments);
     } else {
@@ -303,12 +295,7 @@ class FakeSink : public AlignmentSink {
       ++reads_written;
     }
   }
-  bool device_work_left() const override {
-    return (device_until_finish && finished.load() == 0) ||
-           (!device_writes.empty() && calls_.load() <= *device_writes.rbegin());
-  }
   Status finish() override {
-    if (device_until_finish && released != nullptr && released->load()) device_used_after_release = true;
     ++finished;
     if (fail_finish) return {StatusCode::io_error, "sink failed at its close"};
     return {};
@@ -317,7 +304,7 @@ class FakeSink : public AlignmentSink {
  private:
   Flow& flow_;
   Pace pace_;
-  std::atomic<std::size_t> calls_{0};  // writes done (read by device_work_left on any thread)
+  std::size_t calls_ = 0;
   std::mutex told_mutex_;
   std::set<std::uint64_t> told_;  // batch_finished's batch numbers
   std::thread::id writer_thread_;
@@ -562,40 +549,6 @@ TEST(AlignPipeline, ReleasesOnceAfterTheLastFinish) {
   EXPECT_EQ(finished_at_release.load(), 50u);
   EXPECT_FALSE(fakes.engine.called_after_release.load());
   EXPECT_EQ(fakes.sink.reads_written.load(), 2000u);
-}
-
-// A sink whose writes still use the device holds the release back: until the last such write,
-// wherever it falls (the first batches, as PairedSamWriterSink's rescues; the last ones), or until
-// its finish(); the release still runs exactly once, and nothing uses the device after it.
-TEST(AlignPipeline, ReleasesOnlyOnceTheSinkNeedsTheDeviceNoMore) {
-  struct Case {
-    const char* name;
-    std::set<std::size_t> device_writes;
-    bool until_finish;
-  };
-  for (const Case& c : {Case{"first writes", {0, 1, 2}, false}, Case{"last writes", {47, 48, 49}, false},
-                        Case{"until finish", {}, true}, Case{"none", {}, false}}) {
-    SCOPED_TRACE(c.name);
-    Fakes fakes(2000, 0, 0, 0, 300);  // 50 batches, a writer slower than the engine
-    std::atomic<bool> released{false};
-    fakes.sink.device_writes = c.device_writes;
-    fakes.sink.device_until_finish = c.until_finish;
-    fakes.sink.released = &released;
-    std::atomic<int> releases{0};
-    std::atomic<std::size_t> finished_at_release{0}, sink_finished_at_release{0};
-    const Status status = fakes.run(options_of(40), true, [&] {
-      finished_at_release = fakes.engine.finished.load();
-      sink_finished_at_release = fakes.sink.finished.load();
-      released = true;
-      ++releases;
-    });
-    ASSERT_TRUE(status.ok());
-    EXPECT_EQ(releases.load(), 1);
-    EXPECT_EQ(finished_at_release.load(), 50u);
-    EXPECT_FALSE(fakes.sink.device_used_after_release.load());
-    if (c.until_finish) EXPECT_EQ(sink_finished_at_release.load(), 1u);
-    EXPECT_EQ(fakes.sink.reads_written.load(), 2000u);
-  }
 }
 
 // The documented bound is reached and never passed: a writer that holds its first batch until

@@ -125,10 +125,6 @@ class AlignmentSink {
   virtual Status write(const ReadBatch& batch) = 0;
   // After the last batch was written, on run()'s thread (timed with the write stage: the close).
   virtual Status finish() = 0;
-  // Whether a later write() or finish() may still call the engines' device (PairedSamWriterSink
-  // rescues on the writer's thread the batches mapped before the insert-size model was known):
-  // run()'s `release` waits until every batch is finished and this is false. Any thread.
-  virtual bool device_work_left() const { return false; }
 };
 
 // What a run counted: the summary of `wtmap align` (MAPQ > 0 with options.max_mismatches for
@@ -201,9 +197,7 @@ class AlignPipeline {
   // (once, after start_reading).
   // `engine` null: read and write only, every read unmapped (--io-only). `release`, if given,
   // runs on a thread of its own once the last batch is finished and nothing calls the engine
-  // again (the sink's device_work_left() false: at the last finish, else after the write that
-  // made it so, else after the sink's finish()) -- to free the GPU and the index while the writer
-  // writes the last batches; join it with
+  // again -- to free the GPU and the index while the writer writes the last batch; join it with
   // wait_for_release() before destroying what it frees. Returns the first error in stage order
   // (reader, search, finish, writer), else cancelled_status() after cancel(), else the finish()'s.
   Status run(SearchEngine* engine, AlignmentSink& sink, std::function<void()> release = {});

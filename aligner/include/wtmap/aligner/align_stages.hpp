@@ -361,13 +361,10 @@ class PairedSamWriterSink : public AlignmentSink {
     if (settled_ && model_.known) on_settled_(model_);
   }
   Status prepare(std::size_t batch_size) override { return writer_.reserve(batch_size); }
-  // Offers the batch to the insert-size sample, and counts it if the writer will rescue it (any
-  // thread).
+  // Offers the batch to the insert-size sample (any thread).
   void batch_finished(const ReadBatch& batch) override;
   Status write(const ReadBatch& batch) override;
   Status finish() override;
-  // Whether a batch counted by batch_finished still waits for the writer's rescue.
-  bool device_work_left() const override { return writer_rescues_left_.load() > 0; }
 
   const InsertSizeModel& model() const { return model_; }  // after finish()
   const PairTotals& totals() const { return totals_; }
@@ -377,10 +374,6 @@ class PairedSamWriterSink : public AlignmentSink {
 
  private:
   Status write_paired(const ReadBatch& batch);
-  // Whether write_paired rescues the batch on the writer's thread (the engine did not).
-  bool writer_rescues(const ReadBatch& batch) const {
-    return rescue_ && !batch.mates_rescued && !batch.gapped_alignments.empty();
-  }
   // The writer's model is the sample's: the batches that waited for it are written.
   Status settle(const InsertSizeModel& model);
   // on_settled_, where `settled` (what InsertSizeSample's offer or settle_now gave) is a known model.
@@ -398,7 +391,6 @@ class PairedSamWriterSink : public AlignmentSink {
   Rescue rescue_;
   std::function<void(const InsertSizeModel&)> on_settled_;
   InsertSizeSample sample_;
-  std::atomic<std::int64_t> writer_rescues_left_{0};  // counted by batch_finished, less those rescued
   std::vector<ReadBatch> waiting_;  // batches before the model settled
   std::vector<ReadAlignment> paired_;  // a batch's alignments as paired
   std::vector<gapped::GappedReadAlignment> gapped_paired_;
