@@ -3,7 +3,9 @@
 // reads from a random reference with 2 mismatches, and in half of them an indel of 1-5 bases,
 // seeded at bases [30, 60): each read gives a left extension (30 bases, reversed, 130 of
 // reference) and a right one (90 bases, 190 of reference), then a global alignment of the whole
-// read with its reference window in a band of 10. Host memory in and out, copies included (each
+// read with its reference window in a band of 10; and a local alignment of the whole read in its
+// whole window (350 bases, unbanded, with the tandem pass), as mate rescue searches a window --
+// a few hundred such a batch, where one thread per alignment leaves most of the GPU idle. Host memory in and out, copies included (each
 // batch size has its own reads and reference windows, all of whose codes a call copies).
 //
 //   bench_gapped_extend [--benchmark_filter=...]     (Google Benchmark's flags)
@@ -112,6 +114,27 @@ void BM_Global(benchmark::State& state, Backend backend) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * count));
 }
 
+// Mate rescue's windows (GappedMapper's search_windows): the read against its whole window,
+// unbanded, bwa's csub pass with its floor (19 * A) for every find of 30 or more.
+void BM_Local(benchmark::State& state, Backend backend) {
+  skip_without(state, backend);
+  const Workload& w = workload(static_cast<std::uint32_t>(state.range(0)));
+  const std::uint64_t count = w.globals.size();
+  std::vector<LocalTask> tasks;
+  for (const GlobalTask& g : w.globals)
+    tasks.push_back({g.query_offset, g.target_offset - kPad, kReadLength, kReadLength + 2 * kPad, 19, 30});
+  Scoring scoring;
+  scoring.band = kReadLength + 2 * kPad;
+  GappedAligner aligner(backend);
+  std::vector<LocalResult> out(count);
+  for (auto _ : state) {
+    const Status s = aligner.align_local(scoring, w.codes(), tasks.data(), out.data(), count);
+    if (!s.ok()) state.SkipWithError(s.message().c_str());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * count));
+}
+
 BENCHMARK_CAPTURE(BM_Extend, cpu, Backend::cpu)->Arg(1 << 14)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Extend, gpu, Backend::gpu)
     ->Arg(1 << 14)
@@ -122,6 +145,12 @@ BENCHMARK_CAPTURE(BM_Global, cpu, Backend::cpu)->Arg(1 << 13)->Unit(benchmark::k
 BENCHMARK_CAPTURE(BM_Global, gpu, Backend::gpu)
     ->Arg(1 << 13)
     ->Arg(1 << 19)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Local, cpu, Backend::cpu)->Arg(1 << 9)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Local, gpu, Backend::gpu)
+    ->Arg(1 << 9)
+    ->Arg(1 << 14)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

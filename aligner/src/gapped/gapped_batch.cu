@@ -98,6 +98,12 @@ struct LocalOp : GappedOpData {
     return out;
   }
   std::string why_invalid(const In& j) const { return describe_ranges(j.task) + " (ranges inside the codes)"; }
+  // One warp a block (a policy): mate rescue gives a few hundred of these long unbanded DPs a
+  // batch, one thread each, and blocks of 256 put them on a handful of multiprocessors, eight
+  // warps sharing each one's L1 and schedulers; a warp a block spreads them over as many as
+  // there are warps. Mate rescue's windows took 23 ms a batch of 25,000 pairs instead of 39 (H200,
+  // median of 19); bench_gapped_extend's BM_Local measures it alone.
+  static constexpr unsigned kBlockThreads = 32;
   static constexpr unsigned kGroup = kWarpLanes;
   static std::uint64_t scratch_bytes(const LocalTask& t) { return extend_scratch_bytes(t.query_length); }
 };
