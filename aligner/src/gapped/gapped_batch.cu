@@ -1,6 +1,5 @@
 // Batches of gapped extensions and global alignments on either backend (see gapped_batch.hpp).
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -83,13 +82,7 @@ struct LocalOp : GappedOpData {
   WTMAP_HD Out operator()(const In& j) const {
     const LocalTask& t = j.task;
     const ForwardCodes q{codes.query + t.query_offset}, r{codes.target + t.target_offset};
-    DpRows<kGroup> rows{reinterpret_cast<std::int32_t*>(scratch + j.scratch_offset)};
-#ifdef __CUDA_ARCH__
-    if (rows_in_shared != 0) {  // the warp's rows interleaved in its block's shared memory
-      extern __shared__ std::int32_t shared_rows[];
-      rows = DpRows<kGroup>{shared_rows + threadIdx.x};
-    }
-#endif
+    const DpRows<kGroup> rows{reinterpret_cast<std::int32_t*>(scratch + j.scratch_offset)};
     const ExtendResult end = local_align(q, t.query_length, r, t.target_length, scoring, rows);
     Out out;
     if (end.score <= 0) return out;
@@ -113,12 +106,6 @@ struct LocalOp : GappedOpData {
   static constexpr unsigned kBlockThreads = 32;
   static constexpr unsigned kGroup = kWarpLanes;
   static std::uint64_t scratch_bytes(const LocalTask& t) { return extend_scratch_bytes(t.query_length); }
-  // On the GPU, the DP rows of a block's warp in its shared memory, whose latency the long
-  // dependent chain of one thread's DP waits on instead of L1's or L2's: the bytes (a group of
-  // the longest query's rows), or 0 for the scratch.
-  std::uint32_t rows_in_shared = 0;
-  unsigned shared_bytes() const { return rows_in_shared; }
-  static constexpr std::uint64_t kMostSharedRows = 96 << 10;  // within every device's opt-in limit
 };
 
 struct GlobalOp : GappedOpData {
@@ -255,14 +242,7 @@ Status GappedAligner::extend(const Scoring& scoring, const CodeArrays& codes, co
 
 Status GappedAligner::align_local(const Scoring& scoring, const CodeArrays& codes, const LocalTask* tasks,
                                   LocalResult* results, std::uint64_t count) {
-  LocalOp op{{{}, nullptr, scoring}};
-  if (backend_ == Backend::gpu && std::getenv("WTMAP_NO_SHARED_ROWS") == nullptr) {
-    std::uint32_t longest = 0;
-    for (std::uint64_t k = 0; k < count; ++k) longest = std::max(longest, tasks[k].query_length);
-    const std::uint64_t bytes = extend_group_scratch_bytes(longest);
-    if (bytes <= LocalOp::kMostSharedRows) op.rows_in_shared = static_cast<std::uint32_t>(bytes);
-  }
-  return run_tasks(op, codes, tasks, results, count, "local alignment");
+  return run_tasks(LocalOp{{{}, nullptr, scoring}}, codes, tasks, results, count, "local alignment");
 }
 
 Status GappedAligner::align_global(const Scoring& scoring, const CodeArrays& codes, const GlobalTask* tasks,

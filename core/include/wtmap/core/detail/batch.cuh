@@ -164,22 +164,6 @@ template <class Op>
 struct block_threads_of<Op, std::void_t<decltype(Op::kBlockThreads)>>
     : std::integral_constant<unsigned, Op::kBlockThreads> {};
 
-// Dynamic shared memory a block of the operation's kernel takes (a policy): op.shared_bytes()
-// where the operation has it, else none. Above the 48 KiB every device gives, the kernel is
-// allowed more first (the caller keeps within the device's opt-in limit).
-template <class Op, class = void>
-struct has_shared_bytes : std::false_type {};
-template <class Op>
-struct has_shared_bytes<Op, std::void_t<decltype(std::declval<const Op&>().shared_bytes())>> : std::true_type {};
-template <class Op>
-unsigned shared_bytes_of(const Op& op) {
-  if constexpr (has_shared_bytes<Op>::value) {
-    return op.shared_bytes();
-  } else {
-    return 0;
-  }
-}
-
 // Blocks per multiprocessor the kernel's registers must leave room for (a policy):
 // Op::kMinBlocksPerSm where the operation names it, else 1 (no limit but the block's).
 template <class Op, class = void>
@@ -266,17 +250,6 @@ int persistent_grid_size() {
     return per_sm * multiprocessor_count();
   }();
   return blocks;
-}
-
-// The dynamic shared memory of the operation's launch (shared_bytes_of), the kernel allowed it.
-template <class Op>
-Status launch_shared_bytes(const Op& op, unsigned& bytes) {
-  bytes = shared_bytes_of(op);
-  if (bytes > (48u << 10)) {
-    WTMAP_CUDA_TRY(cudaFuncSetAttribute(batch_query_kernel<Op>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(bytes)));
-  }
-  return {};
 }
 
 // Blocks of a launch over `count` queries: the persistent grid, or fewer for a small batch.
@@ -384,9 +357,7 @@ Status enqueue_chunk(const Op& op, const typename Op::In* src, typename Op::Out*
   auto* d_out = static_cast<Out*>(ws.device_out(s));
   WTMAP_CUDA_TRY(cudaMemcpyAsync(d_in, src, length * sizeof(In), cudaMemcpyHostToDevice, ws.stream(s)));
   WTMAP_CUDA_TRY(cudaMemsetAsync(ws.next_query_on_device(s), 0, sizeof(unsigned long long), ws.stream(s)));
-  unsigned shared = 0;
-  WTMAP_TRY(launch_shared_bytes(op, shared));
-  batch_query_kernel<Op><<<grid_blocks<Op>(length), block_threads_of<Op>::value, shared, ws.stream(s)>>>(
+  batch_query_kernel<Op><<<grid_blocks<Op>(length), block_threads_of<Op>::value, 0, ws.stream(s)>>>(
       op, d_in, d_out, length, begin, ws.first_invalid_on_device(), ws.next_query_on_device(s));
   WTMAP_CUDA_TRY_LAUNCH();
   WTMAP_TRY(epilogue(static_cast<const In*>(d_in), d_out, ws.stream(s)));
@@ -497,9 +468,7 @@ Status run_batch_device(const Op& op, const typename Op::In* d_in, typename Op::
   WTMAP_TRY(ws.reserve(0, 0, 1));
   WTMAP_CUDA_TRY(cudaMemsetAsync(ws.first_invalid_on_device(), 0xFF, sizeof(unsigned long long), stream));
   WTMAP_CUDA_TRY(cudaMemsetAsync(ws.next_query_on_device(0), 0, sizeof(unsigned long long), stream));
-  unsigned shared = 0;
-  WTMAP_TRY(launch_shared_bytes(op, shared));
-  batch_query_kernel<Op><<<grid_blocks<Op>(count), block_threads_of<Op>::value, shared, stream>>>(
+  batch_query_kernel<Op><<<grid_blocks<Op>(count), block_threads_of<Op>::value, 0, stream>>>(
       op, d_in, d_out, count, 0, ws.first_invalid_on_device(), ws.next_query_on_device(0));
   WTMAP_CUDA_TRY_LAUNCH();
   WTMAP_CUDA_TRY(cudaMemcpyAsync(ws.first_invalid_on_host(), ws.first_invalid_on_device(), sizeof(unsigned long long),
