@@ -8,7 +8,7 @@
 #   scripts/device-bundle.sh [--aligner] [--perf] [BUILD_DIR]     (BUILD_DIR defaults to build)
 #
 # The copies of the programs are stripped of their symbols (a fifth of their size). --aligner
-# leaves out the core and count benchmarks (and SDSL, Google Benchmark) and wtmap-consumer, so
+# leaves out the core and count benchmarks (and SDSL) and wtmap-consumer, so
 # that the bundle and .baselines/ fit one device call (64 MiB) with room for a second wtmap to
 # compare. --perf adds .device/perf/: this machine's perf with its libraries (some 7 MiB
 # compressed; the GPU hosts have none, and its software events -- cpu-clock, page-faults -- work
@@ -53,7 +53,7 @@ strip --strip-unneeded "$out"/bin/*
 
 if (( aligner_only )); then
   rm -f "$out"/bin/{bench_wavelet_tree,bench_special_rows,bench_dna_rank,bench_bit_vector,wtmap-wt-demo,bench_fm_search,bench_fm_count,wtmap-consumer}
-  rm -f "$out"/lib/{libsdsl.so.3,libbenchmark.so.1debian}
+  rm -f "$out"/lib/libsdsl.so.3  # Google Benchmark stays: bench_gapped_extend, bench_gapped_mapper, bench_smem
 fi
 if (( with_perf )); then
   perf_bin="$(command -v perf)" || { echo "device-bundle.sh: --perf: no perf here (Debian: linux-perf)" >&2; exit 1; }
