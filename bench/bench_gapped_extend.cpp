@@ -4,9 +4,10 @@
 // seeded at bases [30, 60): each read gives a left extension (30 bases, reversed, 130 of
 // reference) and a right one (90 bases, 190 of reference), then a global alignment of the whole
 // read with its reference window in a band of 10; and a local alignment of the whole read in its
-// whole window (350 bases, unbanded, with the tandem pass), as mate rescue searches a window --
-// a few hundred such a batch, where one thread per alignment leaves most of the GPU idle. Host memory in and out, copies included (each
-// batch size has its own reads and reference windows, all of whose codes a call copies).
+// whole window (350 bases, unbanded, with the tandem pass), as mate rescue searches a window -- a
+// few hundred such a batch, where one thread per alignment leaves most of the GPU idle. Host
+// memory in and out, copies included (each batch size has its own reads and reference windows,
+// all of whose codes a call copies).
 //
 //   bench_gapped_extend [--benchmark_filter=...]     (Google Benchmark's flags)
 //
