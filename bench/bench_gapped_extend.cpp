@@ -85,18 +85,26 @@ void skip_without(benchmark::State& state, Backend backend) {
   if (backend == Backend::gpu && !gpu_available()) state.SkipWithError("no usable CUDA device");
 }
 
+// Times call() (one batch of `count` tasks on the aligner, results into `out`) as the benchmark's
+// iterations, tasks/s.
+template <class Result, class Call>
+void time_batches(benchmark::State& state, std::uint64_t count, std::vector<Result>& out, Call call) {
+  for (auto _ : state) {
+    const Status s = call();
+    if (!s.ok()) state.SkipWithError(s.message().c_str());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * count));
+}
+
 void BM_Extend(benchmark::State& state, Backend backend) {
   skip_without(state, backend);
   const Workload& w = workload(static_cast<std::uint32_t>(state.range(0) / 2));  // two extensions a read
   const std::uint64_t count = w.extensions.size();
   GappedAligner aligner(backend);
   std::vector<ExtendResult> out(count);
-  for (auto _ : state) {
-    const Status s = aligner.extend(Scoring{}, w.codes(), w.extensions.data(), out.data(), count);
-    if (!s.ok()) state.SkipWithError(s.message().c_str());
-    benchmark::DoNotOptimize(out.data());
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * count));
+  time_batches(state, count, out,
+               [&] { return aligner.extend(Scoring{}, w.codes(), w.extensions.data(), out.data(), count); });
 }
 
 void BM_Global(benchmark::State& state, Backend backend) {
@@ -106,13 +114,9 @@ void BM_Global(benchmark::State& state, Backend backend) {
   GappedAligner aligner(backend);
   std::vector<GlobalResult> out(count);
   std::vector<std::uint32_t> cigar(w.cigar_size);
-  for (auto _ : state) {
-    const Status s =
-        aligner.align_global(Scoring{}, w.codes(), w.globals.data(), out.data(), count, cigar.data(), cigar.size());
-    if (!s.ok()) state.SkipWithError(s.message().c_str());
-    benchmark::DoNotOptimize(out.data());
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * count));
+  time_batches(state, count, out, [&] {
+    return aligner.align_global(Scoring{}, w.codes(), w.globals.data(), out.data(), count, cigar.data(), cigar.size());
+  });
 }
 
 // Mate rescue's windows (GappedMapper's search_windows): the read against its whole window,
@@ -128,12 +132,8 @@ void BM_Local(benchmark::State& state, Backend backend) {
   scoring.band = kReadLength + 2 * kPad;
   GappedAligner aligner(backend);
   std::vector<LocalResult> out(count);
-  for (auto _ : state) {
-    const Status s = aligner.align_local(scoring, w.codes(), tasks.data(), out.data(), count);
-    if (!s.ok()) state.SkipWithError(s.message().c_str());
-    benchmark::DoNotOptimize(out.data());
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * count));
+  time_batches(state, count, out,
+               [&] { return aligner.align_local(scoring, w.codes(), tasks.data(), out.data(), count); });
 }
 
 BENCHMARK_CAPTURE(BM_Extend, cpu, Backend::cpu)->Arg(1 << 14)->Unit(benchmark::kMillisecond)->UseRealTime();
