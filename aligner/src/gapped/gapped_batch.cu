@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "wtmap/aligner/gapped/gapped_batch.hpp"
+#include "wtmap/aligner/gapped/local_warp.cuh"
 #include "wtmap/core/buffer.hpp"
 #include "wtmap/core/detail/batch.cuh"
 #include "wtmap/core/detail/copy_runs.cuh"
@@ -86,27 +87,60 @@ struct LocalOp : GappedOpData {
     const ExtendResult end = local_align(q, t.query_length, r, t.target_length, scoring, rows);
     Out out;
     if (end.score <= 0) return out;
-    const ExtendResult start = local_start(q, r, end, scoring, rows);
-    out.score = end.score;
-    out.query_begin = end.qle - start.qle;
-    out.query_end = end.qle;
-    out.target_begin = end.tle - start.tle;
-    out.target_end = end.tle;
+    found(end, local_start(q, r, end, scoring, rows), out);
     if (t.tandem_floor > 0 && end.score >= t.tandem_keep) {
       out.tandem = tandem_score(q, t.query_length, r, t.target_length, end, scoring, t.tandem_floor, rows);
     }
     return out;
   }
+#ifdef __CUDACC__
+  // The same on a warp (local_warp.cuh): the two passes over the window on all its lanes, the
+  // start -- an extension back whose live cells follow the alignment -- on lane 0. A banded task
+  // runs as operator() on lane 0.
+  __device__ Out warp_call(const In& j, unsigned lane) const {
+    const LocalTask& t = j.task;
+    Out out;
+    if (!local_unbanded(t.query_length, t.target_length, scoring)) {
+      if (lane == 0) out = (*this)(j);
+      __syncwarp();
+      return out;
+    }
+    const ForwardCodes q{codes.query + t.query_offset}, r{codes.target + t.target_offset};
+    const DpRows<kGroup> rows{reinterpret_cast<std::int32_t*>(scratch + j.scratch_offset)};
+    LocalBest best;
+    local_rows_warp(q, t.query_length, r, t.target_length, scoring, rows, best, lane);
+    const ExtendResult end = best.r;
+    if (end.score <= 0) return out;
+    if (lane == 0) found(end, local_start(q, r, end, scoring, rows), out);
+    __syncwarp();  // lane 0's rows written before the warp's next pass overwrites them
+    if (t.tandem_floor > 0 && end.score >= t.tandem_keep) {
+      TandemRuns runs = tandem_runs(end, scoring, t.tandem_floor);
+      local_rows_warp(q, t.query_length, r, t.target_length, scoring, rows, runs, lane);
+      runs.close();
+      out.tandem = runs.best_away;
+    }
+    return out;
+  }
+#endif
+  // The alignment from local_align's end and local_start's start.
+  WTMAP_HD static void found(const ExtendResult& end, const ExtendResult& start, Out& out) {
+    out.score = end.score;
+    out.query_begin = end.qle - start.qle;
+    out.query_end = end.qle;
+    out.target_begin = end.tle - start.tle;
+    out.target_end = end.tle;
+  }
   std::string why_invalid(const In& j) const { return describe_ranges(j.task) + " (ranges inside the codes)"; }
-  // One warp a block (a policy): mate rescue gives a few hundred of these long unbanded DPs a
-  // batch, one thread each, and blocks of 256 put them on a handful of multiprocessors, eight
-  // warps sharing each one's L1 and schedulers; a warp a block spreads them over as many as
-  // there are warps. Mate rescue's windows took 23 ms a batch of 25,000 pairs instead of 39 (H200,
-  // median of 19); bench_gapped_extend's BM_Local measures it alone.
+  // A warp a window (a policy): mate rescue gives a few hundred of these long unbanded DPs a
+  // batch, too few to fill the GPU one thread each, and one thread's DP is a chain of some 10^5
+  // dependent cells. Blocks of one warp spread the windows over the multiprocessors.
+  using WarpPerQuery = std::true_type;
   static constexpr unsigned kBlockThreads = 32;
-  static constexpr unsigned kGroup = kWarpLanes;
+  static constexpr unsigned kGroup = 1;  // a window's rows its own: the warp reads a row's columns side by side
   static std::uint64_t scratch_bytes(const LocalTask& t) { return extend_scratch_bytes(t.query_length); }
 };
+
+static_assert(detail::is_warp_per_query<LocalOp>::value && !detail::is_warp_per_query<ExtendOp>::value);
 
 struct GlobalOp : GappedOpData {
   using In = Job<GlobalTask>;

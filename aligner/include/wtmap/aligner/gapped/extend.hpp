@@ -262,14 +262,18 @@ struct TandemRuns {
 // row ends more than ceil(best.score / A) rows from the best's (`best`: local_align's) -- a second
 // copy of a tandem repeat. 0 if none. A second pass over the same rows, since the rows that count
 // are known only once the best is.
-template <class Query, class Target, unsigned kLanes>
-WTMAP_HD std::int32_t tandem_score(const Query& query, std::uint32_t qlen_u, const Target& target, std::uint32_t tlen_u,
-                                   const ExtendResult& best, const Scoring& sc, std::int32_t floor, DpRows<kLanes> rows) {
+WTMAP_HD TandemRuns tandem_runs(const ExtendResult& best, const Scoring& sc, std::int32_t floor) {
   const std::int32_t reach = (best.score + sc.match - 1) / sc.match;
   TandemRuns runs;
   runs.low = best.tle - reach;
   runs.high = best.tle + reach;
   runs.floor = floor;
+  return runs;
+}
+template <class Query, class Target, unsigned kLanes>
+WTMAP_HD std::int32_t tandem_score(const Query& query, std::uint32_t qlen_u, const Target& target, std::uint32_t tlen_u,
+                                   const ExtendResult& best, const Scoring& sc, std::int32_t floor, DpRows<kLanes> rows) {
+  TandemRuns runs = tandem_runs(best, sc, floor);
   local_rows(query, qlen_u, target, tlen_u, sc, rows, runs);
   runs.close();
   return runs.best_away;

@@ -20,6 +20,12 @@
 // after which step() must do the same as without it; the CPU loop then runs a few queries per
 // thread in turn, each step's cache misses overlapping the others' (BWA-MEM2's batched SMEM
 // search, Vasimuddin et al., IPDPS 2019).
+// An operation whose queries are each a long chain of work, and too few to fill the GPU one
+// thread each (mate rescue's window alignments), may have a warp take each query instead:
+//   using WarpPerQuery = std::true_type;
+//   __device__ Out warp_call(const In&, unsigned lane) const;  // every lane of the warp calls it
+//                                                              // on the same query; lane 0's Out
+// (the CPU loop still calls operator(), whose Out it must equal).
 // and may name its kernel's block size (a policy; kQueryBlockThreads otherwise):
 //   static constexpr unsigned kBlockThreads = ...;
 // Its kernel hands each thread the next query as soon as the thread's current one is finished,
@@ -156,6 +162,14 @@ struct has_prefetch<Op, std::void_t<decltype(std::declval<const Op&>().prefetch(
                             std::declval<typename Op::State&>(), std::declval<typename Op::Out&>()))>>
     : std::true_type {};
 
+// Whether a warp takes each query (Op::WarpPerQuery), and the threads a query takes.
+template <class Op, class = void>
+struct is_warp_per_query : std::false_type {};
+template <class Op>
+struct is_warp_per_query<Op, std::void_t<typename Op::WarpPerQuery>> : Op::WarpPerQuery {};
+template <class Op>
+constexpr unsigned threads_per_query = is_warp_per_query<Op>::value ? 32 : 1;
+
 // Threads per block of an operation's kernel (a policy): Op::kBlockThreads where the operation
 // names it, else kQueryBlockThreads.
 template <class Op, class = void>
@@ -208,6 +222,23 @@ __global__ void __launch_bounds__(block_threads_of<Op>::value, min_blocks_of<Op>
       }
       busy = op.step(state, out[i]);
     }
+  } else if constexpr (is_warp_per_query<Op>::value) {
+    static_assert(block_threads_of<Op>::value % 32 == 0, "a warp a query needs whole warps a block");
+    (void)next_query;
+    const unsigned lane = threadIdx.x % 32;
+    const std::uint64_t warps = std::uint64_t{gridDim.x} * blockDim.x / 32;
+    for (std::uint64_t i = (std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32; i < count; i += warps) {
+      const In q = in[i];
+      if (!op.valid(q)) {  // the same answer on every lane: the warp skips the query together
+        if (lane == 0) {
+          out[i] = Out{};
+          atomicMin(first_invalid, static_cast<unsigned long long>(first_index + i));
+        }
+        continue;
+      }
+      const Out o = op.warp_call(q, lane);
+      if (lane == 0) out[i] = o;
+    }
   } else {
     (void)next_query;
     const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
@@ -256,7 +287,8 @@ int persistent_grid_size() {
 template <class Op>
 int grid_blocks(std::uint64_t count) {
   constexpr unsigned threads = block_threads_of<Op>::value;
-  return static_cast<int>(std::min<std::uint64_t>(persistent_grid_size<Op>(), (count + threads - 1) / threads));
+  const std::uint64_t needed = count * threads_per_query<Op>;
+  return static_cast<int>(std::min<std::uint64_t>(persistent_grid_size<Op>(), (needed + threads - 1) / threads));
 }
 
 template <class Op>
