@@ -133,7 +133,9 @@ struct LocalOp : GappedOpData {
   std::string why_invalid(const In& j) const { return describe_ranges(j.task) + " (ranges inside the codes)"; }
   // A warp a window (a policy): mate rescue gives a few hundred of these long unbanded DPs a
   // batch, too few to fill the GPU one thread each, and one thread's DP is a chain of some 10^5
-  // dependent cells. Blocks of one warp spread the windows over the multiprocessors.
+  // dependent cells. Blocks of one warp spread the windows over the multiprocessors. H200,
+  // BM_Local: 512 windows 2.7 ms against 11.6 a thread each; 16,384 windows 25.8 ms against 18.2
+  // (more than the warps the GPU holds at once, where a thread each would be the better).
   using WarpPerQuery = std::true_type;
   static constexpr unsigned kBlockThreads = 32;
   static constexpr unsigned kGroup = 1;  // a window's rows its own: the warp reads a row's columns side by side

@@ -20,17 +20,17 @@
 // after which step() must do the same as without it; the CPU loop then runs a few queries per
 // thread in turn, each step's cache misses overlapping the others' (BWA-MEM2's batched SMEM
 // search, Vasimuddin et al., IPDPS 2019).
-// An operation whose queries are each a long chain of work, and too few to fill the GPU one
-// thread each (mate rescue's window alignments), may have a warp take each query instead:
+// A stepwise operation's kernel hands each thread the next query as soon as the thread's current
+// one is finished, so a warp's threads all keep working until the batch runs out, instead of
+// idling until the slowest query of their warp is done.
+// An operation that is not stepwise, whose queries are each a long chain of work and too few to
+// fill the GPU one thread each (mate rescue's window alignments), may have a warp take each query:
 //   using WarpPerQuery = std::true_type;
 //   __device__ Out warp_call(const In&, unsigned lane) const;  // every lane of the warp calls it
 //                                                              // on the same query; lane 0's Out
 // (the CPU loop still calls operator(), whose Out it must equal).
-// and may name its kernel's block size (a policy; kQueryBlockThreads otherwise):
+// Any operation may name its kernel's block size (a policy; kQueryBlockThreads otherwise):
 //   static constexpr unsigned kBlockThreads = ...;
-// Its kernel hands each thread the next query as soon as the thread's current one is finished,
-// so a warp's threads all keep working until the batch runs out, instead of idling until the
-// slowest query of their warp is done.
 // The CPU backend calls it from a parallel loop, the GPU backend from one generic kernel; the
 // host-memory GPU path cuts the batch in chunks whose copy-in, kernel and copy-out overlap on two
 // streams (thesis 5.2.1), staging pageable memory through reusable pinned buffers.
