@@ -11,6 +11,10 @@
 #include <filesystem>
 #include <vector>
 
+#ifdef WTMAP_WITH_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
 #include "build_info.hpp"
 
 #include "wtmap/core/gpu_host_wait.hpp"
@@ -33,7 +37,13 @@ int fail(const char* command, const Status& s) {
 int print_version() {
   std::printf("wtmap %s", kVersion);
   if (*kGitCommit != '\0') std::printf(" (commit %s)", kGitCommit);
-  std::printf("\nUsing htslib %s\nBuilt with CUDA %d.%d\n", hts_version(), CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+  std::printf("\nUsing htslib %s\n", hts_version());
+#ifdef WTMAP_WITH_JEMALLOC
+  const char* jemalloc = nullptr;
+  std::size_t size = sizeof jemalloc;
+  if (mallctl("version", &jemalloc, &size, nullptr, 0) == 0) std::printf("Using jemalloc %s\n", jemalloc);
+#endif
+  std::printf("Built with CUDA %d.%d\n", CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
   return 0;
 }
 

@@ -84,7 +84,8 @@ class CliHabits : public ::testing::Test {
 
 // ---- --version ---------------------------------------------------------------------------------
 
-// samtools' form: "NAME VERSION", then the libraries. The version is project()'s; the commit is
+// samtools' form: "NAME VERSION", then the libraries (jemalloc where the program is linked with
+// it: WTMAP_JEMALLOC, the default). The version is project()'s; the commit is
 // the one CMake read from the source tree's git when it configured (none without git), and where
 // that git holds it, it is one of its commits (a copied tree, such as the GPU host's, may carry an
 // older .git).
@@ -94,7 +95,7 @@ void expect_version_text(const RunResult& r, const std::string& how) {
   EXPECT_EQ(r.err, "");
   const std::regex form("wtmap " + std::regex_replace(std::string(WTMAP_PROJECT_VERSION), std::regex("\\."), "\\.") +
                         "( \\(commit ([0-9a-f]{12})\\))?\nUsing htslib " + std::regex_replace(std::string(hts_version()), std::regex("[.+]"), "\\$&") +
-                        "\nBuilt with CUDA [0-9]+\\.[0-9]+\n");
+                        (WTMAP_WITH_JEMALLOC ? "\nUsing jemalloc [0-9][^\n]*" : "") + "\nBuilt with CUDA [0-9]+\\.[0-9]+\n");
   std::smatch m;
   ASSERT_TRUE(std::regex_match(r.out, m, form)) << r.out;
   EXPECT_EQ(m[2].matched ? m[2].str() : std::string(), std::string(WTMAP_CONFIGURED_COMMIT));
