@@ -877,8 +877,9 @@ namespace {
 // the top kernel symbols). Blocks under 32 MiB from the heaps, kept when freed up to 1 GiB at a
 // heap's top, took the gapped single-end E. coli run from 2.13 s to 2.03 s (medians of 3
 // alternated runs, H100 host, GLIBC_TUNABLES). Settings the user gave in GLIBC_TUNABLES stand.
+// Built with jemalloc (WTMAP_JEMALLOC, the default) glibc's malloc serves nothing: no settings.
 void keep_batch_memory_for_reuse() {
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && !defined(WTMAP_WITH_JEMALLOC)
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   if (tunables != nullptr && std::strstr(tunables, "glibc.malloc.") != nullptr) return;
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
