@@ -3,7 +3,8 @@
 // queries and results; a query out of range is named by its index on each path. for_each_index
 // reaches every position of its arrays on the device once, and a launch's epilogue runs before its
 // results are copied. upload_staged brings every size across its pinned pieces whole. A stepwise
-// operation with prefetch() runs interleaved on the CPU with the same results.
+// operation with prefetch() runs interleaved on the CPU with the same results. A warp-per-query
+// operation gives its closed form on both backends.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "support.hpp"
@@ -146,6 +148,61 @@ TEST_P(BatchGpu, OutOfRangeQueryIsNamed) {
   std::uint64_t* out = b.out(GetParam());
   ASSERT_TRUE(IsOk(detail::launch_batch_gpu(op, b.in(GetParam()), out, kQueries, ws)));
   EXPECT_TRUE(RejectsQuery(detail::collect_batch_gpu(op, b.in(GetParam()), out, kQueries, ws, "square"), first_bad));
+}
+
+// A warp-per-query operation: x -> sum of (x + k)^2 for k < 64 (mod 2^64), on the GPU with each
+// lane taking two terms and a butterfly adding them up, on the CPU in one loop. Closed form:
+// 64 x^2 + 2 * 2016 x + 85344 (the sums of k and of k^2 for k < 64).
+struct SumOfSquaresOp {
+  using In = std::uint64_t;
+  using Out = std::uint64_t;
+  using WarpPerQuery = std::true_type;
+  static constexpr unsigned kBlockThreads = 64;  // two warps a block: each takes its own queries
+  std::uint64_t limit;
+  WTMAP_HD bool valid(In x) const { return x < limit; }
+  WTMAP_HD Out operator()(In x) const {
+    std::uint64_t sum = 0;
+    for (std::uint64_t k = 0; k < 64; ++k) sum += (x + k) * (x + k);
+    return sum;
+  }
+  __device__ Out warp_call(In x, unsigned lane) const {
+    std::uint64_t sum = (x + lane) * (x + lane) + (x + lane + 32) * (x + lane + 32);
+    for (unsigned d = 16; d > 0; d >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, d);
+    return sum;
+  }
+  std::string why_invalid(In x) const { return std::to_string(x) + " is not below " + std::to_string(limit); }
+};
+static_assert(detail::is_warp_per_query<SumOfSquaresOp>::value && !detail::is_warp_per_query<SquareOp>::value);
+
+template <class Vector>
+::testing::AssertionResult sums_of_squares_of(const Vector& out, const std::vector<std::uint64_t>& in) {
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const std::uint64_t x = in[i];
+    if (out[i] != 64 * x * x + 4032 * x + 85344) return ::testing::AssertionFailure() << "result " << i << ": " << out[i];
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// More queries than the GPU holds warps at once (the loop strides by warp), in every kind of
+// memory; a query out of range is named as on the thread-a-query path.
+TEST_P(BatchGpu, AWarpAQueryMatchesTheFormulaAndNamesABadQuery) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  Buffers b;
+  detail::QueryWorkspace ws;
+  std::uint64_t* out = b.out(GetParam());
+  ASSERT_TRUE(IsOk(detail::run_batch_gpu(SumOfSquaresOp{1u << 20}, b.in(GetParam()), out, kQueries, ws, "sum")));
+  EXPECT_TRUE(sums_of_squares_of(out, b.pageable_in));
+  std::size_t first_bad = 0;
+  while (b.pageable_in[first_bad] < 1000) ++first_bad;
+  EXPECT_TRUE(RejectsQuery(detail::run_batch_gpu(SumOfSquaresOp{1000}, b.in(GetParam()), b.out(GetParam()), kQueries, ws, "sum"),
+                           first_bad));
+}
+
+TEST(BatchCpu, AWarpAQueryOperationRunsItsOperatorOnTheCpu) {
+  const auto in = queries<std::vector<std::uint64_t>>();
+  std::vector<std::uint64_t> out(kQueries);
+  ASSERT_TRUE(IsOk(detail::run_batch_cpu(SumOfSquaresOp{1u << 20}, in.data(), out.data(), kQueries, "sum")));
+  EXPECT_TRUE(sums_of_squares_of(out, in));
 }
 
 // for_each_index over arrays on the device, more positions than the grid has threads (a grid of
