@@ -380,6 +380,11 @@ Status GappedSearchEngine::rescue_mates(const std::vector<SeqRecord>& reads,
   return status;
 }
 
+std::size_t GappedSearchEngine::mapping_threads() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return mapper_seconds_.size();
+}
+
 gapped::GappedStageSeconds GappedSearchEngine::stage_seconds() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   gapped::GappedStageSeconds sum;

@@ -233,10 +233,10 @@ TEST_F(GpusCli, ThreeCpuLanesWriteTheBytesOfOne) {
     std::string err;
     {
       const ScopedCpuLanes lanes(3);
-      EXPECT_EQ(aligned("--device cpu -v " + mode, &err), one);
+      EXPECT_EQ(aligned("--device cpu -v -t 4 " + mode, &err), one);
     }
-    if (mode.find("-k") == std::string::npos) {  // the gapped engines' mapping threads: 5 a lane
-      EXPECT_NE(err.find("seconds summed over 15 mapping threads"), std::string::npos) << err;
+    if (mode.find("-k") == std::string::npos) {  // the gapped engines' mapping threads: -t's 4 a lane
+      EXPECT_NE(err.find("seconds summed over 12 mapping threads"), std::string::npos) << err;
     }
   }
   const std::string count = "count --locate --batch 7 --device cpu -x " + index_prefix() + " " + reads();

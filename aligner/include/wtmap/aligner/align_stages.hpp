@@ -193,6 +193,8 @@ class GappedSearchEngine : public SearchEngine {
   // The mappers' seconds per step, summed over the mapping threads, as of their last batch
   // (`wtmap align -v`); kept after release().
   gapped::GappedStageSeconds stage_seconds() const;
+  // The mapping threads start() made (0 before it); kept after release().
+  std::size_t mapping_threads() const;
   // GappedMapper::rescue_mates on pairs that were mapped here: from the writer stage, while the
   // mapping threads map later batches (a mapper of its own; one call at a time). For the batches
   // whose mapping ended before rescue_on_mapping_threads.
