@@ -111,6 +111,7 @@ struct LocalOp : GappedOpData {
     local_rows_warp(q, t.query_length, r, t.target_length, scoring, rows, best, lane);
     const ExtendResult end = best.r;
     if (end.score <= 0) return out;
+    __syncwarp();  // every lane's columns of the rows written before lane 0 reuses them
     if (lane == 0) found(end, local_start(q, r, end, scoring, rows), out);
     __syncwarp();  // lane 0's rows written before the warp's next pass overwrites them
     if (t.tandem_floor > 0 && end.score >= t.tandem_keep) {
