@@ -855,8 +855,8 @@ std::vector<TraceTrack> trace_tracks(const aligner::StageClocks& clocks, const G
 
 // Mapping threads of a gapped engine: on a GPU the most (each one's host steps overlap the
 // others' device calls); on the CPU backend no more than -t, as each maps on the shared pool of
-// -t threads anyway -- five mappers on 2 cores held 1.28 GB at the peak against 0.70 GB for one,
-// in the same time (10^5 E. coli pairs). Output does not depend on it.
+// -t threads anyway: with -t 2, two mappers held 0.87 GB at the peak against 1.25 GB for five, in
+// the same time (10^5 E. coli pairs, 2 cores). Output does not depend on it.
 unsigned mapping_threads(const AlignCommand& c, Backend backend) {
   constexpr unsigned kMost = aligner::GappedSearchEngine::kMostMappers;
   return backend == Backend::gpu ? kMost : std::clamp(c.sam.threads, 1u, kMost);
