@@ -44,12 +44,26 @@ Vector queries() {
   return q;
 }
 
-template <class Vector>
-::testing::AssertionResult squares_of(const Vector& out, const std::vector<std::uint64_t>& in) {
+// Every result equals formula(its query).
+template <class Vector, class Formula>
+::testing::AssertionResult results_follow(const Vector& out, const std::vector<std::uint64_t>& in, Formula formula) {
   for (std::size_t i = 0; i < in.size(); ++i) {
-    if (out[i] != in[i] * in[i] + 1) return ::testing::AssertionFailure() << "result " << i << ": " << out[i];
+    if (out[i] != formula(in[i])) return ::testing::AssertionFailure() << "result " << i << ": " << out[i];
   }
   return ::testing::AssertionSuccess();
+}
+
+template <class Vector>
+::testing::AssertionResult squares_of(const Vector& out, const std::vector<std::uint64_t>& in) {
+  return results_follow(out, in, [](std::uint64_t x) { return x * x + 1; });
+}
+
+// The index of the first query not below `limit`, the one a batch must reject (there is one).
+template <class Vector>
+std::size_t first_not_below(const Vector& in, std::uint64_t limit) {
+  std::size_t i = 0;
+  while (in[i] < limit) ++i;
+  return i;
 }
 
 struct Kinds {
@@ -141,8 +155,7 @@ TEST_P(BatchGpu, OutOfRangeQueryIsNamed) {
   WTMAP_SKIP_WITHOUT(Backend::gpu);
   Buffers b;
   const SquareOp op{1000};  // most queries are out of range
-  std::size_t first_bad = 0;
-  while (b.pageable_in[first_bad] < op.limit) ++first_bad;
+  const std::size_t first_bad = first_not_below(b.pageable_in, op.limit);
   detail::QueryWorkspace ws;
   EXPECT_TRUE(RejectsQuery(detail::run_batch_gpu(op, b.in(GetParam()), b.out(GetParam()), kQueries, ws, "square"), first_bad));
   std::uint64_t* out = b.out(GetParam());
@@ -176,11 +189,7 @@ static_assert(detail::is_warp_per_query<SumOfSquaresOp>::value && !detail::is_wa
 
 template <class Vector>
 ::testing::AssertionResult sums_of_squares_of(const Vector& out, const std::vector<std::uint64_t>& in) {
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const std::uint64_t x = in[i];
-    if (out[i] != 64 * x * x + 4032 * x + 85344) return ::testing::AssertionFailure() << "result " << i << ": " << out[i];
-  }
-  return ::testing::AssertionSuccess();
+  return results_follow(out, in, [](std::uint64_t x) { return 64 * x * x + 4032 * x + 85344; });
 }
 
 // More queries than the GPU holds warps at once (the loop strides by warp), in every kind of
@@ -192,8 +201,7 @@ TEST_P(BatchGpu, AWarpAQueryMatchesTheFormulaAndNamesABadQuery) {
   std::uint64_t* out = b.out(GetParam());
   ASSERT_TRUE(IsOk(detail::run_batch_gpu(SumOfSquaresOp{1u << 20}, b.in(GetParam()), out, kQueries, ws, "sum")));
   EXPECT_TRUE(sums_of_squares_of(out, b.pageable_in));
-  std::size_t first_bad = 0;
-  while (b.pageable_in[first_bad] < 1000) ++first_bad;
+  const std::size_t first_bad = first_not_below(b.pageable_in, 1000);
   EXPECT_TRUE(RejectsQuery(detail::run_batch_gpu(SumOfSquaresOp{1000}, b.in(GetParam()), b.out(GetParam()), kQueries, ws, "sum"),
                            first_bad));
 }
@@ -355,8 +363,7 @@ TEST(BatchCpu, RunBatchMatchesTheFormulaAndNamesABadQuery) {
   std::vector<std::uint64_t> out(kQueries);
   ASSERT_TRUE(IsOk(detail::run_batch_cpu(SquareOp{1u << 20}, in.data(), out.data(), kQueries, "square")));
   EXPECT_TRUE(squares_of(out, in));
-  std::size_t first_bad = 0;
-  while (in[first_bad] < 1000) ++first_bad;
+  const std::size_t first_bad = first_not_below(in, 1000);
   EXPECT_TRUE(RejectsQuery(detail::run_batch_cpu(SquareOp{1000}, in.data(), out.data(), kQueries, "square"), first_bad));
 }
 
