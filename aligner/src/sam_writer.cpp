@@ -431,6 +431,21 @@ struct SamWriter::Impl {
     return {};
   }
 
+  // BAM: its BGZF blocks compressed on a pool of -t threads, up to kQueuedBlocks of them queued.
+  // A batch reaches htslib in one burst, some 300 blocks of 64 KiB for 50,000 reads, and with
+  // htslib's own queue (two blocks a thread) the writer waited for most of a batch's compression
+  // (off-CPU samples of the write thread: 77 % in hts_tpool_dispatch3) before it could pair and
+  // format the next one. H200 host, E. coli, 5*10^5 pairs, -t 16: the write stage's wait 0.44 s
+  // -> 0.22 s; --io-only 0.74-0.75 s against 0.79-0.88 s.
+  static constexpr int kQueuedBlocks = 512;  // 128 KiB each in htslib (the data, its compressed copy)
+  Status compress_on_threads() {
+    threads.pool = hts_tpool_init(static_cast<int>(options.threads));
+    if (threads.pool == nullptr) return {StatusCode::out_of_memory, "cannot start the compression threads"};
+    htsThreadPool queued{threads.pool, kQueuedBlocks};
+    if (hts_set_opt(file, HTS_OPT_THREAD_POOL, &queued) != 0) return {StatusCode::out_of_memory, "cannot start the compression threads"};
+    return {};
+  }
+
   // Sorted output: the index beside it (CRAM's .crai; for BAM the kind by the longest contig),
   // the header's sort order, and the sorter, whose runs are named after the output's temporary.
   Status open_sorted(const std::vector<fmindex::Contig>& contigs, SamFormat format) {
@@ -617,8 +632,11 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
       htsThreadPool shared{impl->threads.pool, 0};
       hts_set_opt(impl->file, HTS_OPT_THREAD_POOL, &shared);
     }
+  } else if (options.threads > 1 && *format == SamFormat::bam) {
+    WTMAP_TRY(impl->compress_on_threads());
   } else if (options.threads > 1) {
-    // BAM: compression threads; SAM: htslib formats the text of queued records on them.
+    // SAM: htslib formats the text of queued records on them (and compresses .sam.gz's blocks);
+    // CRAM: its containers.
     hts_set_threads(impl->file, static_cast<int>(options.threads));
   }
   // CRAM: htslib reads every contig of the reference here, for the MD5s of the @SQ lines.
