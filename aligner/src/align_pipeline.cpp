@@ -289,8 +289,8 @@ Status AlignPipeline::Impl::write_all(AlignmentSink& sink) {
   WTMAP_TRY(sink.prepare(std::min(options.batch_size, kMostReadsMadeAhead)));
   while (auto batch = to_write.pop()) {
     if (stopping()) return {};
+    totals.add(*batch, options.max_mismatches);  // the alignments as the engine gave them
     WTMAP_TRY(clocks.write.time([&] { return sink.write(*batch); }));
-    totals.add(*batch, options.max_mismatches);
     if (options.on_written) options.on_written(totals);
     spare_batches.push(std::move(*batch));
   }

@@ -488,12 +488,12 @@ void PairedSamWriterSink::batch_finished(const ReadBatch& batch) {
   if (!model_given_) tell(sample_.offer(batch));
 }
 
-Status PairedSamWriterSink::write(const ReadBatch& batch) {
+Status PairedSamWriterSink::write(ReadBatch& batch) {
   if (!settled_) {
     tell(sample_.offer(batch));  // where no finish stage offered it
     const std::optional<InsertSizeModel> model = sample_.model();
     if (!model) {
-      waiting_.push_back(batch);
+      waiting_.push_back(std::move(batch));
       return {};
     }
     WTMAP_TRY(settle(*model));  // the batches before this one
@@ -504,7 +504,7 @@ Status PairedSamWriterSink::write(const ReadBatch& batch) {
 Status PairedSamWriterSink::settle(const InsertSizeModel& model) {
   model_ = model;
   settled_ = true;
-  for (const ReadBatch& b : waiting_) WTMAP_TRY(write_paired(b));
+  for (ReadBatch& b : waiting_) WTMAP_TRY(write_paired(b));
   waiting_.clear();
   return {};
 }
@@ -536,32 +536,32 @@ void PairedSamWriterSink::pair_all(std::vector<Alignment>& paired, Pair pair) {
   for (std::size_t i = 0; i < paired.size(); i += 2) totals_.add(fields_[i], fields_[i + 1]);
 }
 
-Status PairedSamWriterSink::write_paired(const ReadBatch& batch) {
+Status PairedSamWriterSink::write_paired(ReadBatch& batch) {
   const bool gapped = !batch.gapped_alignments.empty();
   const std::size_t given = gapped ? batch.gapped_alignments.size() : batch.alignments.size();
   if (batch.size() % 2 != 0 || given != batch.size()) {
     return invalid_argument("a batch of pairs holds " + std::to_string(batch.size()) + " reads");
   }
   if (gapped) {
-    gapped_paired_.assign(batch.gapped_alignments.begin(), batch.gapped_alignments.end());
+    std::vector<gapped::GappedReadAlignment>& paired = batch.gapped_alignments;
     if (rescue_ && model_.known && !batch.mates_rescued) {
-      WTMAP_TRY(rescue_clock_.time([&] { return rescue_(batch.reads, gapped_paired_, model_); }));
+      WTMAP_TRY(rescue_clock_.time([&] { return rescue_(batch.reads, paired, model_); }));
     }
     pairing_clock_.time([&] {
-      pair_all(gapped_paired_, [&](gapped::GappedReadAlignment (&mates)[2], std::size_t, MateFields (&fields)[2]) {
+      pair_all(paired, [&](gapped::GappedReadAlignment (&mates)[2], std::size_t, MateFields (&fields)[2]) {
         pair_gapped_mates(mates, model_, scoring_, fields);
       });
     });
-    return writer_.write_pairs(batch.reads, gapped_paired_, fields_);
+    return writer_.write_pairs(batch.reads, paired, fields_);
   }
-  paired_.assign(batch.alignments.begin(), batch.alignments.end());
+  std::vector<ReadAlignment>& paired = batch.alignments;
   pairing_clock_.time([&] {
-    pair_all(paired_, [&](ReadAlignment (&mates)[2], std::size_t i, MateFields (&fields)[2]) {
+    pair_all(paired, [&](ReadAlignment (&mates)[2], std::size_t i, MateFields (&fields)[2]) {
       const std::size_t lengths[2] = {batch.reads[i].sequence.size(), batch.reads[i + 1].sequence.size()};
       pair_mismatch_mates(mates, lengths, max_mismatches_, model_, scoring_, fields);
     });
   });
-  return writer_.write_pairs(batch.reads, paired_, fields_);
+  return writer_.write_pairs(batch.reads, paired, fields_);
 }
 
 }  // namespace wtmap::aligner

@@ -266,7 +266,7 @@ class FakeSink : public AlignmentSink {
     told_.insert(batch.number);
     if (std::this_thread::get_id() == writer_thread_) told_on_writer_thread = true;
   }
-  Status write(const ReadBatch& batch) override {
+  Status write(ReadBatch& batch) override {
     {
       const std::lock_guard<std::mutex> lock(told_mutex_);
       writer_thread_ = std::this_thread::get_id();
@@ -880,7 +880,7 @@ class TextSink : public AlignmentSink {
  public:
   std::string text;
   Status prepare(std::size_t) override { return {}; }
-  Status write(const ReadBatch& batch) override {
+  Status write(ReadBatch& batch) override {
     for (std::size_t r = 0; r < batch.size(); ++r) {
       text += batch.reads[r].name;
       if (r < batch.gapped_alignments.size()) {

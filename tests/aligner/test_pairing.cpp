@@ -921,7 +921,7 @@ SinkRun run_sink(const std::vector<ReadBatch>& batches, std::uint64_t sample_pai
   EXPECT_TRUE(sink.prepare(16).ok());
   for (const std::size_t b : finish_order) sink.batch_finished(batches.at(b));
   run.told_before_writing = run.told.size();
-  for (const ReadBatch& b : batches) EXPECT_TRUE(sink.write(b).ok());
+  for (ReadBatch b : batches) EXPECT_TRUE(sink.write(b).ok());  // a copy: the sink pairs it in place
   EXPECT_TRUE(sink.finish().ok());
   run.model = sink.model();
   run.totals = sink.totals();

@@ -122,7 +122,9 @@ class AlignmentSink {
   // several engines' batches in any order and at once. Only what a sink may learn ahead of the
   // writer (PairedSamWriterSink's insert-size sample).
   virtual void batch_finished(const ReadBatch& /*batch*/) {}
-  virtual Status write(const ReadBatch& batch) = 0;
+  // The batch is the sink's to change (PairedSamWriterSink pairs its alignments in place): the
+  // run counts it before and only reuses its memory after.
+  virtual Status write(ReadBatch& batch) = 0;
   // After the last batch was written, on run()'s thread (timed with the write stage: the close).
   virtual Status finish() = 0;
 };

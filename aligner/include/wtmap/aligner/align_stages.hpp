@@ -286,7 +286,7 @@ class SamWriterSink : public AlignmentSink {
   explicit SamWriterSink(SamWriter& writer) : writer_(writer) {}
   Status prepare(std::size_t batch_size) override { return writer_.reserve(batch_size); }
   // The batch's alignments of either kind (the gapped ones where a GappedSearchEngine gave them).
-  Status write(const ReadBatch& batch) override {
+  Status write(ReadBatch& batch) override {
     if (!batch.gapped_alignments.empty()) return writer_.write(batch.reads, batch.gapped_alignments);
     return writer_.write(batch.reads, batch.alignments);
   }
@@ -365,7 +365,7 @@ class PairedSamWriterSink : public AlignmentSink {
   Status prepare(std::size_t batch_size) override { return writer_.reserve(batch_size); }
   // Offers the batch to the insert-size sample (any thread).
   void batch_finished(const ReadBatch& batch) override;
-  Status write(const ReadBatch& batch) override;
+  Status write(ReadBatch& batch) override;
   Status finish() override;
 
   const InsertSizeModel& model() const { return model_; }  // after finish()
@@ -375,7 +375,8 @@ class PairedSamWriterSink : public AlignmentSink {
   double pairing_seconds() const { return pairing_clock_.seconds(); }
 
  private:
-  Status write_paired(const ReadBatch& batch);
+  // Rescues, pairs and writes the batch's alignments in place.
+  Status write_paired(ReadBatch& batch);
   // The writer's model is the sample's: the batches that waited for it are written.
   Status settle(const InsertSizeModel& model);
   // on_settled_, where `settled` (what InsertSizeSample's offer or settle_now gave) is a known model.
@@ -394,8 +395,6 @@ class PairedSamWriterSink : public AlignmentSink {
   std::function<void(const InsertSizeModel&)> on_settled_;
   InsertSizeSample sample_;
   std::vector<ReadBatch> waiting_;  // batches before the model settled
-  std::vector<ReadAlignment> paired_;  // a batch's alignments as paired
-  std::vector<gapped::GappedReadAlignment> gapped_paired_;
   std::vector<MateFields> fields_;
   PairTotals totals_;
   StageClock rescue_clock_, pairing_clock_;
