@@ -14,7 +14,6 @@
 #include <set>
 #include <regex>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "cli_support.hpp"
@@ -109,24 +108,6 @@ void expect_version_text(const RunResult& r, const std::string& how) {
 TEST_F(CliHabits, VersionOnItsOwnAndAfterEveryCommand) {
   for (const char* args : {"--version", "-V", "index --version", "count --version", "align --version"}) {
     expect_version_text(run_wtmap(out_, args), args);
-  }
-}
-
-// Built with jemalloc, wtmap asks it for transparent huge pages (cli/jemalloc_conf.cpp), and a
-// user's MALLOC_CONF still decides over that: jemalloc's own statistics, printed at exit under
-// stats_print, say which setting it took.
-TEST_F(CliHabits, JemallocTakesTheProgramsHugePagesUnlessMallocConfSaysOtherwise) {
-  if (!WTMAP_WITH_JEMALLOC) GTEST_SKIP() << "wtmap is built without jemalloc";
-  struct ScopedMallocConf {
-    explicit ScopedMallocConf(const char* value) { setenv("MALLOC_CONF", value, 1); }
-    ~ScopedMallocConf() { unsetenv("MALLOC_CONF"); }
-  };
-  for (const auto& [conf, taken] : {std::pair<const char*, const char*>{"stats_print:true", "always"}, {"stats_print:true,thp:never", "never"}}) {
-    SCOPED_TRACE(conf);
-    const ScopedMallocConf scoped(conf);
-    const RunResult r = run_wtmap(out_, "--version");
-    EXPECT_EQ(r.exit_code, 0);
-    EXPECT_NE(r.err.find(std::string("opt.thp: \"") + taken + "\""), std::string::npos) << r.err.substr(0, 4000);
   }
 }
 
