@@ -940,6 +940,10 @@ int align_main(int argc, char** argv) {
   std::unique_ptr<aligner::ReadSource> source = make_read_source(*reader, c.input, second_reader, c.second_input, c.interleaved);
   aligner::PipelineOptions pipeline_options;
   pipeline_options.batch_size = c.batch_reads();
+  // WTMAP_FIRST_BATCH=N, for developers timing a run's start: batches from N reads up
+  // (PipelineOptions::first_batch_size). The records do not depend on it.
+  std::uint64_t first_batch = 0;
+  if (parse_count(std::getenv("WTMAP_FIRST_BATCH"), first_batch)) pipeline_options.first_batch_size = first_batch;
   pipeline_options.max_mismatches = static_cast<unsigned>(c.mismatches);
   pipeline_options.warming_threads = sam.threads >= 4 ? 2 : 0;  // where there are cores to spare
   ProgressLines progress{log, {&*reader}, c.progress_seconds, c.progress_seconds};

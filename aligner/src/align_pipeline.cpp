@@ -178,9 +178,10 @@ struct AlignPipeline::Impl {
     spare->filled = 0;
     return std::move(*spare);
   }
-  // --batch, or fewer where an engine (once run() named them) asks for smaller batches.
-  std::size_t batch_reads() const {
-    std::size_t most = options.batch_size;
+  // Batch `number`'s reads: --batch, or fewer on the ramp (PipelineOptions::first_batch_size) and
+  // where an engine (once run() named them) asks for smaller batches.
+  std::size_t batch_reads(std::uint64_t number) const {
+    std::size_t most = ramped_batch_size(options.first_batch_size, options.batch_size, number);
     if (!engines_known.load(std::memory_order_acquire)) return most;
     for (const std::unique_ptr<Lane>& lane : lanes) {
       if (lane->engine != nullptr) most = std::min(most, lane->engine->most_reads_per_batch());
@@ -209,7 +210,7 @@ struct AlignPipeline::Impl {
   BatchWarmer warmer;
   ReorderQueue<ReadBatch> to_write;
   std::vector<std::unique_ptr<Lane>> lanes;  // set by run() before engines_known
-  std::atomic<bool> engines_known{false};    // for the reader's batch_reads()
+  std::atomic<bool> engines_known{false};    // for the reader's batch_reads(number)
   std::atomic<bool> cancelled{false}, failed{false};
   std::uint64_t batches_read = 0;  // the reader thread's: the next batch's number
   std::mutex lanes_done_mutex;
@@ -225,7 +226,7 @@ Status AlignPipeline::Impl::read_all(ReadSource& source) {
     ReadBatch batch = next_batch();
     bool more = true;
     WTMAP_TRY(clocks.read.time([&]() -> Status {
-      auto filled = source.fill(batch, batch_reads());
+      auto filled = source.fill(batch, batch_reads(batches_read));
       if (!filled.ok()) return filled.status();
       more = *filled;
       batch.end_filling();

@@ -264,6 +264,24 @@ TEST_F(GappedCliAlignment, CpuOutputDoesNotDependOnBatchOrThreads) {
   EXPECT_EQ(std::count(records.begin(), records.end(), '\n'), 40) << "a record per read, none split";
 }
 
+// WTMAP_FIRST_BATCH: batches from 2 reads, a fifth larger each (rounded up) to --batch 9 -- 2, 3,
+// 4, 5, 6, 8, then 9s, as -v -v lists them -- and the records of a run without the ramp.
+TEST_F(GappedCliAlignment, FirstBatchesRampUpToTheBatchSizeWithTheSameRecords) {
+  const std::vector<fmtest::Pattern> reads = varied_reads();  // 40
+  ASSERT_EQ(setenv("WTMAP_FIRST_BATCH", "2", 1), 0);
+  const RunResult ramped = align(reads, "--batch 9 -t 2 -v -v");
+  unsetenv("WTMAP_FIRST_BATCH");
+  const RunResult plain = align(reads, "--batch 9 -t 2");
+  ASSERT_EQ(ramped.exit_code, 0) << describe(ramped);
+  EXPECT_EQ(records_of(ramped.out), records_of(plain.out));
+  std::vector<std::size_t> sizes;
+  const std::regex batch_line("\\] batch [0-9]+ \\(([0-9]+) reads\\)");
+  for (auto it = std::sregex_iterator(ramped.err.begin(), ramped.err.end(), batch_line); it != std::sregex_iterator(); ++it) {
+    sizes.push_back(std::stoul((*it)[1].str()));
+  }
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{2, 3, 4, 5, 6, 8, 9, 3})) << ramped.err;
+}
+
 // WTMAP_TRACE (cli/run_trace.hpp), read back by python3's json module: every batch's four stages
 // in order (parsed, then searched, then finished, then written), the mapping threads named (two: -t 2 on the CPU)
 // and their steps one at a time, each step once a batch, each device call inside its step, every step inside the mapping's span, and

@@ -39,6 +39,7 @@ using aligner::PipelineOptions;
 using aligner::ReadAlignment;
 using aligner::ReadBatch;
 using aligner::ReadSource;
+using aligner::ramped_batch_size;
 using aligner::SearchEngine;
 
 constexpr unsigned kMismatches = 4;
@@ -431,6 +432,39 @@ TEST(AlignPipeline, InputOfWholeBatchesAndEmptyInput) {
     EXPECT_EQ(fakes.sink.finished.load(), 1u);
     expect_totals(fakes.totals, expected_totals(reads, 37));
   }
+}
+
+// The ramp: each batch ceil(6/5) of the one before, from `first`, up to the batch size.
+TEST(AlignPipeline, RampedBatchSizeGrowsByAFifthToTheBatchSize) {
+  const std::vector<std::size_t> three_to_ten{3, 4, 5, 6, 8, 10, 10, 10};
+  for (std::uint64_t b = 0; b < three_to_ten.size(); ++b) EXPECT_EQ(ramped_batch_size(3, 10, b), three_to_ten[b]) << b;
+  std::size_t size = 5000;
+  for (std::uint64_t b = 0; b < 40; ++b, size = std::min<std::size_t>((6 * size + 4) / 5, 50000)) {
+    EXPECT_EQ(ramped_batch_size(5000, 50000, b), size) << b;
+  }
+  EXPECT_EQ(ramped_batch_size(0, 50000, 0), 50000u);       // no ramp
+  EXPECT_EQ(ramped_batch_size(60000, 50000, 0), 50000u);   // a first batch beyond --batch
+  EXPECT_EQ(ramped_batch_size(1, 3, 0), 1u);
+  EXPECT_EQ(ramped_batch_size(1, 3, 1), 2u);
+  EXPECT_EQ(ramped_batch_size(1, 3, 2), 3u);
+}
+
+// A ramped run reads batches of the ramp's sizes and writes every read in order, counted.
+TEST(AlignPipeline, RampedRunKeepsOrderAndCountsEveryRead) {
+  constexpr std::uint64_t kReads = 500, kBatch = 37, kFirst = 4;
+  Fakes fakes(kReads, 100, 100, 100, 100);
+  PipelineOptions options = options_of(kBatch);
+  options.first_batch_size = kFirst;
+  ASSERT_TRUE(fakes.run(std::move(options)).ok());
+  EXPECT_FALSE(fakes.sink.out_of_order.load());
+  EXPECT_EQ(fakes.sink.reads_written.load(), kReads);
+  AlignTotals want = expected_totals(kReads, kBatch);
+  want.batch_reads.clear();
+  for (std::uint64_t left = kReads, size = kFirst; left > 0; size = std::min<std::uint64_t>((6 * size + 4) / 5, kBatch)) {
+    want.batch_reads.push_back(std::min(size, left));
+    left -= std::min(size, left);
+  }
+  expect_totals(fakes.totals, want);
 }
 
 // --io-only: no engine; every read is written unmapped, and the search and finish clocks stay empty.

@@ -55,6 +55,15 @@ constexpr std::size_t kFirstReadLength = 152;
 // a batch that holds more grows as it fills.
 constexpr std::size_t kMostReadsMadeAhead = 200000;
 
+// The reads of batch `number` (0, 1, ...) of a ramp that starts at `first` reads and grows by a
+// fifth a batch (rounded up) to `most`; `first` 0: every batch `most`.
+constexpr std::size_t ramped_batch_size(std::size_t first, std::size_t most, std::uint64_t number) {
+  if (first == 0 || first >= most) return most;
+  std::size_t size = first;
+  for (std::uint64_t b = 0; b < number && size < most; ++b) size += (size + 4) / 5;
+  return size < most ? size : most;
+}
+
 // Reads and, once finished, their alignments. A written batch goes back to the reader and its
 // records are read into again: no allocation per read, and no fresh pages to fault in per batch.
 struct ReadBatch {
@@ -148,6 +157,10 @@ struct StageClocks {
 
 struct PipelineOptions {
   std::size_t batch_size = 100000;  // reads per batch
+  // The first batches smaller (ramped_batch_size; 0: none): a run's first records are written once
+  // its first batch is mapped, and the engines map the larger ones meanwhile. A start-up
+  // experiment (`WTMAP_FIRST_BATCH`, cli/cmd_align.cpp), not yet timed on a GPU host.
+  std::size_t first_batch_size = 0;
   unsigned max_mismatches = 4;      // for the totals' MAPQ
   // Threads that make new batches, their strings allocated, before the reader needs them (0: the
   // reader makes its own): making a batch of 10^5 reads takes some 25 ms, twice the time to fill
