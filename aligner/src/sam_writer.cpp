@@ -213,6 +213,11 @@ struct ThreadPool {
   ~ThreadPool() {
     if (pool != nullptr) hts_tpool_destroy(pool);
   }
+  Status start(unsigned threads) {
+    pool = hts_tpool_init(static_cast<int>(threads));
+    if (pool == nullptr) return {StatusCode::out_of_memory, "cannot start the output's threads"};
+    return {};
+  }
 };
 
 struct SamWriter::Impl {
@@ -445,8 +450,7 @@ struct SamWriter::Impl {
   static constexpr int kQueuedBlocks = 512;  // 128 KiB each in htslib (the data, its compressed copy)
   static constexpr int kQueuedSamJobs = 64;  // some 1 MB each (the records and their text)
   Status work_on_threads(int queued) {
-    threads.pool = hts_tpool_init(static_cast<int>(options.threads));
-    if (threads.pool == nullptr) return {StatusCode::out_of_memory, "cannot start the output's threads"};
+    WTMAP_TRY(threads.start(options.threads));
     htsThreadPool pool{threads.pool, queued};
     if (hts_set_opt(file, HTS_OPT_THREAD_POOL, &pool) != 0) return {StatusCode::out_of_memory, "cannot start the output's threads"};
     return {};
@@ -464,10 +468,7 @@ struct SamWriter::Impl {
     Result<io::OutputFile> made = io::OutputFile::create(options.path + suffix, options.inputs);
     if (!made.ok()) return made.status();
     index.emplace(std::move(*made));
-    if (options.threads > 1) {
-      threads.pool = hts_tpool_init(static_cast<int>(options.threads));
-      if (threads.pool == nullptr) return {StatusCode::out_of_memory, "cannot start the compression threads"};
-    }
+    if (options.threads > 1) WTMAP_TRY(threads.start(options.threads));
     SortOptions sort;
     sort.memory_bytes = options.sort_memory != 0 ? options.sort_memory : default_sort_memory();
     sort.scratch_stem = output->write_path();
