@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <utility>
 
+#include "bam_block_writer.hpp"
 #include "wtmap/core/detail/parallel.hpp"
 #include "wtmap/aligner/gapped/edit_tags.hpp"
 #include "wtmap/io/output_file.hpp"
@@ -229,13 +231,15 @@ struct SamWriter::Impl {
   int index_min_shift = 0;               // 0: BAI; else CSI's (htslib's sam_idx_init)
   std::optional<CoordinateSorter> sorter;
   std::function<void(const std::string&)> sort_note;
-  samFile* file = nullptr;
+  samFile* file = nullptr;                 // none where bam_blocks writes the output
+  std::optional<BamBlockWriter> bam_blocks;  // unsorted BAM at level 1 (SamOptions::compression_level)
   sam_hdr_t* header = nullptr;
   std::string read_group_id;
   std::vector<std::string> contig_names;
   // One record per read of the largest batch so far, reused batch after batch: a batch formats
   // into them on all threads, and no record is allocated or freed per read.
   std::vector<bam1_t*> records;
+  std::vector<const bam1_t*> ordered;  // a batch's records in output order
   Times times;
   Counts counts;
 
@@ -412,10 +416,11 @@ struct SamWriter::Impl {
 
   std::string where() const { return options.path == "-" ? std::string("stdout") : options.path; }
 
-  // A record to the output, or to the sorter that writes them all at the end.
-  Status put(const bam1_t* b) {
-    if (sorter) return sorter->add(b);
-    return write_record(b);
+  // A batch's records to the output, or to the sorter that writes them all at the end.
+  Status put(const std::vector<const bam1_t*>& batch) {
+    if (bam_blocks) return bam_blocks->write(batch);
+    for (const bam1_t* b : batch) WTMAP_TRY(sorter ? sorter->add(b) : write_record(b));
+    return {};
   }
   Status write_record(const bam1_t* b) {
     if (sam_write1(file, header, b) < 0) return {StatusCode::io_error, where() + ": write failed"};
@@ -503,16 +508,18 @@ struct SamWriter::Impl {
     lap(times.format);
     for (Status& e : errors) WTMAP_TRY(e);
     const std::size_t group = order == LineOrder::primaries_of_a_pair_first ? 2 : 1;
+    ordered.clear();
     for (std::size_t g = 0; g < reads; g += group) {
       const std::size_t end = std::min(g + group, reads);
       for (std::size_t i = g; i < end; ++i) {
         count(records[first(i)]);
-        WTMAP_TRY(put(records[first(i)]));
+        ordered.push_back(records[first(i)]);
       }
       for (std::size_t i = g; i < end; ++i) {
-        for (std::size_t r = first(i) + 1; r < first(i + 1); ++r) WTMAP_TRY(put(records[r]));
+        for (std::size_t r = first(i) + 1; r < first(i + 1); ++r) ordered.push_back(records[r]);
       }
     }
+    WTMAP_TRY(put(ordered));
     lap(times.write);
     return {};
   }
@@ -610,10 +617,16 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
   // name into its file definition (its first 20 bytes, as samtools writes them), so a run gives
   // the same bytes whatever temporary name it drew.
   hFILE* opened = hopen(target.c_str(), "w");
-  impl->file = opened != nullptr ? hts_hopen(opened, options.path.c_str(), mode.c_str()) : nullptr;
-  if (impl->file == nullptr) {
-    if (opened != nullptr) hclose_abruptly(opened);
-    return Status{StatusCode::io_error, impl->where() + ": cannot open for writing"};
+  if (opened == nullptr) return Status{StatusCode::io_error, impl->where() + ": cannot open for writing"};
+  const bool own_bam = *format == SamFormat::bam && !options.sort && options.compression_level == 1;
+  if (own_bam) {
+    impl->bam_blocks.emplace(opened, impl->where());
+  } else {
+    impl->file = hts_hopen(opened, options.path.c_str(), mode.c_str());
+    if (impl->file == nullptr) {
+      hclose_abruptly(opened);
+      return Status{StatusCode::io_error, impl->where() + ": cannot open for writing"};
+    }
   }
   if (*format == SamFormat::cram) WTMAP_TRY(impl->use_reference());
   sam_hdr_t* h = sam_hdr_init();
@@ -633,6 +646,10 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
   }
   ok = ok && sam_hdr_add_pg(h, "wtmap", "VN", kVersion, "CL", options.command_line.c_str(), nullptr) == 0;
   if (!ok) return invalid_argument("cannot build the SAM header (bad -R line?)");
+  if (own_bam) {
+    WTMAP_TRY(impl->bam_blocks->write_header(h));
+    return SamWriter(std::move(impl));
+  }
   if (options.sort) {
     WTMAP_TRY(impl->open_sorted(contigs, *format));
     if (impl->threads.pool != nullptr) {
@@ -757,10 +774,14 @@ Status SamWriter::finish() {
     if (sam_idx_save(impl.file) < 0) return {StatusCode::io_error, impl.index->path() + ": writing the index failed"};
   }
   const auto start = std::chrono::steady_clock::now();
-  const int rc = sam_close(impl.file);
+  Status closed;
+  if (impl.bam_blocks) {
+    closed = impl.bam_blocks->close();
+  } else if (sam_close(std::exchange(impl.file, nullptr)) < 0) {
+    closed = {StatusCode::io_error, impl.options.path + ": closing the output failed"};
+  }
   impl.times.close += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  impl.file = nullptr;
-  if (rc < 0) return {StatusCode::io_error, impl.options.path + ": closing the output failed"};
+  WTMAP_TRY(closed);
   if (impl.output) WTMAP_TRY(impl.output->commit());
   if (impl.index) {
     WTMAP_TRY(impl.index->commit());

@@ -1,0 +1,224 @@
+#include "bam_block_writer.hpp"
+
+#include <isa-l/crc.h>
+#include <isa-l/igzip_lib.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <utility>
+
+#include "wtmap/core/detail/parallel.hpp"
+
+namespace wtmap::aligner {
+namespace {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "BAM's integers are little-endian; the writer copies them as the host holds them");
+
+// A BGZF block's gzip header (SAM spec 4.1: ID1 ID2 CM FLG, MTIME, XFL, OS, XLEN, the "BC"
+// subfield of two bytes), then BSIZE; after the deflated data CRC32 and ISIZE.
+constexpr unsigned char kBgzfHeader[16] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C', 2, 0};
+constexpr std::size_t kBgzfHeaderSize = sizeof(kBgzfHeader) + 2;
+constexpr std::size_t kBgzfFooterSize = 8;
+// The end-of-file marker: an empty block (SAM spec 4.1.2).
+constexpr unsigned char kBgzfEof[28] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C', 2, 0,
+                                        0x1b, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+
+void put_u16(char* out, std::uint16_t v) { std::memcpy(out, &v, 2); }
+void put_u32(char* out, std::uint32_t v) { std::memcpy(out, &v, 4); }
+void put_i32(char* out, std::int32_t v) { std::memcpy(out, &v, 4); }
+
+// The read name as bam1_t holds it: NUL-terminated, then l_extranul NULs of padding.
+std::size_t name_bytes(const bam1_t& b) { return b.core.l_qname - b.core.l_extranul; }
+
+// `size` bytes in one deflate block of type 0 (stored; RFC 1951, 3.2.4): what htslib too falls
+// back to where deflating would not fit a block.
+std::size_t store(const char* data, std::size_t size, char* out) {
+  out[0] = 1;  // BFINAL, BTYPE 00, the rest of the byte padding
+  put_u16(out + 1, static_cast<std::uint16_t>(size));
+  put_u16(out + 3, static_cast<std::uint16_t>(~size));
+  std::memcpy(out + 5, data, size);
+  return size + 5;
+}
+
+}  // namespace
+
+Result<std::size_t> bam_record_size(const bam1_t& b) {
+  const bam1_core_t& c = b.core;
+  const char* name = bam_get_qname(&b);
+  if (c.pos > INT32_MAX || c.mpos > INT32_MAX || c.isize < INT32_MIN || c.isize > INT32_MAX) {
+    return invalid_argument(std::string("read '") + name + "': a position past 2^31 - 1, which BAM cannot hold");
+  }
+  if (c.n_cigar > 0xffff) {
+    return invalid_argument(std::string("read '") + name + "': " + std::to_string(c.n_cigar) +
+                            " CIGAR operations, more than a BAM record holds");
+  }
+  if (name_bytes(b) > 255 || c.l_qname > static_cast<std::uint32_t>(b.l_data)) {
+    return invalid_argument(std::string("read '") + name + "': the record's name is not one BAM can hold");
+  }
+  return 4 + 32 + name_bytes(b) + static_cast<std::size_t>(b.l_data - c.l_qname);
+}
+
+void put_bam_record(const bam1_t& b, char* out) {
+  const bam1_core_t& c = b.core;
+  const std::size_t rest = static_cast<std::size_t>(b.l_data - c.l_qname);
+  put_u32(out, static_cast<std::uint32_t>(32 + name_bytes(b) + rest));
+  put_i32(out + 4, c.tid);
+  put_i32(out + 8, static_cast<std::int32_t>(c.pos));
+  out[12] = static_cast<char>(name_bytes(b));
+  out[13] = static_cast<char>(c.qual);
+  put_u16(out + 14, c.bin);
+  put_u16(out + 16, static_cast<std::uint16_t>(c.n_cigar));
+  put_u16(out + 18, c.flag);
+  put_i32(out + 20, c.l_qseq);
+  put_i32(out + 24, c.mtid);
+  put_i32(out + 28, static_cast<std::int32_t>(c.mpos));
+  put_i32(out + 32, static_cast<std::int32_t>(c.isize));
+  std::memcpy(out + 36, b.data, name_bytes(b));
+  std::memcpy(out + 36 + name_bytes(b), b.data + c.l_qname, rest);
+}
+
+Result<std::string> bam_header_bytes(sam_hdr_t* header) {
+  const char* text = sam_hdr_str(header);
+  const std::size_t text_size = sam_hdr_length(header);
+  if (text == nullptr && text_size != 0) return invalid_argument("the SAM header cannot be made into text");
+  if (text_size > INT32_MAX) return invalid_argument("a SAM header of 2 GiB or more, which BAM cannot hold");
+  const int references = sam_hdr_nref(header);
+  std::string out("BAM\1", 4);
+  char field[4];
+  auto put_int = [&](std::int64_t v) {
+    put_i32(field, static_cast<std::int32_t>(v));
+    out.append(field, 4);
+  };
+  put_int(static_cast<std::int64_t>(text_size));
+  out.append(text, text_size);
+  put_int(references);
+  for (int i = 0; i < references; ++i) {
+    const char* name = sam_hdr_tid2name(header, i);
+    const std::size_t length = std::strlen(name) + 1;
+    put_int(static_cast<std::int64_t>(length));
+    out.append(name, length);
+    put_int(sam_hdr_tid2len(header, i));
+  }
+  return out;
+}
+
+std::vector<std::size_t> bgzf_block_ends(std::size_t pending, const std::vector<std::size_t>& sizes) {
+  std::vector<std::size_t> ends;
+  std::size_t block_start = 0, at = pending;
+  for (const std::size_t size : sizes) {
+    if (at > block_start && at - block_start + size > kBgzfBlockData) {  // bgzf_flush_try
+      ends.push_back(at);
+      block_start = at;
+    }
+    at += size;
+    while (at - block_start >= kBgzfBlockData) {  // bgzf_write: a full block is flushed
+      block_start += kBgzfBlockData;
+      ends.push_back(block_start);
+    }
+  }
+  return ends;
+}
+
+std::size_t deflate_bgzf_block(const char* data, std::size_t size, char* out) {
+  // ISA-L's level 1 wants a buffer of its own (hash tables and tokens, ~276 KiB): one a thread.
+  thread_local std::vector<std::uint8_t> level_buffer(ISAL_DEF_LVL1_DEFAULT);
+  isal_zstream z;
+  isal_deflate_stateless_init(&z);
+  z.level = 1;
+  z.level_buf = level_buffer.data();
+  z.level_buf_size = static_cast<std::uint32_t>(level_buffer.size());
+  z.gzip_flag = IGZIP_DEFLATE;
+  z.end_of_stream = 1;
+  z.flush = NO_FLUSH;
+  z.next_in = reinterpret_cast<std::uint8_t*>(const_cast<char*>(data));
+  z.avail_in = static_cast<std::uint32_t>(size);
+  z.next_out = reinterpret_cast<std::uint8_t*>(out + kBgzfHeaderSize);
+  z.avail_out = static_cast<std::uint32_t>(kBgzfMaxBlock - kBgzfHeaderSize - kBgzfFooterSize);
+  const std::size_t deflated = isal_deflate_stateless(&z) == COMP_OK ? z.total_out : store(data, size, out + kBgzfHeaderSize);
+  const std::size_t block = kBgzfHeaderSize + deflated + kBgzfFooterSize;
+  std::memcpy(out, kBgzfHeader, sizeof(kBgzfHeader));
+  put_u16(out + sizeof(kBgzfHeader), static_cast<std::uint16_t>(block - 1));
+  char* footer = out + kBgzfHeaderSize + deflated;
+  put_u32(footer, crc32_gzip_refl(0, reinterpret_cast<const unsigned char*>(data), size));
+  put_u32(footer + 4, static_cast<std::uint32_t>(size));
+  return block;
+}
+
+BamBlockWriter::BamBlockWriter(hFILE* file, std::string name) : file_(file), name_(std::move(name)) {}
+BamBlockWriter::BamBlockWriter(BamBlockWriter&& other) noexcept { *this = std::move(other); }
+BamBlockWriter& BamBlockWriter::operator=(BamBlockWriter&& other) noexcept {
+  if (this != &other) {
+    if (file_ != nullptr) hclose_abruptly(file_);
+    file_ = std::exchange(other.file_, nullptr);
+    name_ = std::move(other.name_);
+    stream_ = std::move(other.stream_);
+    pending_ = std::exchange(other.pending_, 0);
+    compressed_ = std::move(other.compressed_);
+    compressed_sizes_ = std::move(other.compressed_sizes_);
+    record_sizes_ = std::move(other.record_sizes_);
+    record_offsets_ = std::move(other.record_offsets_);
+  }
+  return *this;
+}
+BamBlockWriter::~BamBlockWriter() {
+  if (file_ != nullptr) hclose_abruptly(file_);
+}
+
+Status BamBlockWriter::write_header(sam_hdr_t* header) {
+  Result<std::string> bytes = bam_header_bytes(header);
+  if (!bytes.ok()) return Status{bytes.status().code(), name_ + ": " + bytes.status().message()};
+  stream_.assign(bytes->begin(), bytes->end());
+  return emit(bgzf_block_ends(0, {bytes->size()}), bytes->size(), true);
+}
+
+Status BamBlockWriter::write(const std::vector<const bam1_t*>& records) {
+  const std::size_t n = records.size();
+  record_sizes_.resize(n);
+  record_offsets_.resize(n + 1);
+  record_offsets_[0] = pending_;
+  for (std::size_t i = 0; i < n; ++i) {
+    Result<std::size_t> size = bam_record_size(*records[i]);
+    if (!size.ok()) return Status{size.status().code(), name_ + ": " + size.status().message()};
+    record_sizes_[i] = *size;
+    record_offsets_[i + 1] = record_offsets_[i] + *size;
+  }
+  if (stream_.size() < record_offsets_[n]) stream_.resize(record_offsets_[n]);
+  wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) put_bam_record(*records[i], stream_.data() + record_offsets_[i]);
+  }, 1024);
+  return emit(bgzf_block_ends(pending_, record_sizes_), record_offsets_[n], false);
+}
+
+Status BamBlockWriter::emit(const std::vector<std::size_t>& ends, std::size_t stream_size, bool flush) {
+  std::vector<std::size_t> blocks = ends;
+  if (flush && (blocks.empty() ? stream_size > 0 : blocks.back() < stream_size)) blocks.push_back(stream_size);
+  if (compressed_.size() < blocks.size() * kBgzfMaxBlock) compressed_.resize(blocks.size() * kBgzfMaxBlock);
+  compressed_sizes_.resize(blocks.size());
+  wtmap::detail::parallel_for_ranges(blocks.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t b = begin; b < end; ++b) {
+      const std::size_t start = b == 0 ? 0 : blocks[b - 1];
+      compressed_sizes_[b] = deflate_bgzf_block(stream_.data() + start, blocks[b] - start, compressed_.data() + b * kBgzfMaxBlock);
+    }
+  }, 1);
+  for (std::size_t b = 0; b < blocks.size(); ++b) WTMAP_TRY(put(compressed_.data() + b * kBgzfMaxBlock, compressed_sizes_[b]));
+  const std::size_t written = blocks.empty() ? 0 : blocks.back();
+  pending_ = stream_size - written;
+  std::memmove(stream_.data(), stream_.data() + written, pending_);
+  return {};
+}
+
+Status BamBlockWriter::put(const void* data, std::size_t size) {
+  if (hwrite(file_, data, size) != static_cast<ssize_t>(size)) return {StatusCode::io_error, name_ + ": write failed"};
+  return {};
+}
+
+Status BamBlockWriter::close() {
+  WTMAP_TRY(emit({}, pending_, true));
+  WTMAP_TRY(put(kBgzfEof, sizeof(kBgzfEof)));
+  const int rc = hclose(std::exchange(file_, nullptr));
+  if (rc != 0) return {StatusCode::io_error, name_ + ": closing the output failed"};
+  return {};
+}
+
+}  // namespace wtmap::aligner

@@ -1,0 +1,86 @@
+// wtmap aligner (internal): unsorted BAM written by wtmap itself, its BGZF blocks deflated by
+// ISA-L (Intel ISA-L's igzip, Debian libisal) on the process's worker threads.
+//
+// Why: BAM compression was the largest single cost of a run (perf, H200 host, 5*10^5 E. coli
+// pairs: libdeflate 27 % of all CPU samples) and is in the I/O floor too. On wtmap's own BAM
+// records (10^5 E. coli pairs, cut in 65,280-byte blocks, one core of the build machine), ISA-L's
+// level 1 deflates 235-268 MB/s against htslib's libdeflate level 1 at 98-116 MB/s, its output
+// 1.7 % larger (ratio 0.486 against 0.478).
+//
+// The bytes are the SAM specification's (SAMv1.pdf, section 4.2, the BAM record; 4.1, BGZF
+// blocks and the end-of-file marker), and blocks end where htslib's writer ends them (a record
+// that does not fit in a block's free room starts the next one; a block ends when it holds
+// kBgzfBlockData bytes; the header is flushed in blocks of its own), so that a file's
+// decompressed bytes equal htslib's for the same header and records. What a BAM record cannot
+// hold (a position past 2^31 - 1, more than 65,535 CIGAR operations, which htslib moves into a
+// CG tag) is refused, naming the read: wtmap's aligner makes neither.
+#pragma once
+
+#include <htslib/hfile.h>
+#include <htslib/sam.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "wtmap/core/status.hpp"
+
+namespace wtmap::aligner {
+
+// Uncompressed bytes of a BGZF block as htslib fills them (BGZF_BLOCK_SIZE), and the most a whole
+// block may take (its BSIZE field holds the size less one in 16 bits).
+constexpr std::size_t kBgzfBlockData = 0xff00;
+constexpr std::size_t kBgzfMaxBlock = std::size_t{1} << 16;
+
+// The bytes BAM stores for a record, its block_size field first (SAM spec 4.2: 4 + 32 bytes of
+// fixed fields, the read name without bam1_t's extra NULs, then CIGAR, SEQ, QUAL and tags as
+// bam1_t holds them): the size, and the bytes written to `out`, which has room for that many.
+// invalid_argument naming the read for what a BAM record cannot hold.
+Result<std::size_t> bam_record_size(const bam1_t& record);
+void put_bam_record(const bam1_t& record, char* out);
+
+// The BAM header's bytes (SAM spec 4.2: "BAM\1", the text, the reference names and lengths).
+Result<std::string> bam_header_bytes(sam_hdr_t* header);
+
+// Where htslib ends blocks in a stream that holds `pending` bytes of an unfinished block and
+// then items of `sizes` bytes each: offsets from the stream's start, in order. The bytes after the
+// last end stay in the unfinished block.
+std::vector<std::size_t> bgzf_block_ends(std::size_t pending, const std::vector<std::size_t>& sizes);
+
+// One BGZF block of `size` <= kBgzfBlockData bytes, deflated by ISA-L's level 1 (or stored, where
+// deflating would not fit the block), into `out` (room for kBgzfMaxBlock bytes): its size.
+std::size_t deflate_bgzf_block(const char* data, std::size_t size, char* out);
+
+// Space: the largest batch's bytes twice (uncompressed, and its blocks compressed) and one ISA-L
+// level buffer a thread. Time: one pass over the records, the deflating spread over the threads.
+class BamBlockWriter {
+ public:
+  // Takes `file` (closed by close() or by the destructor); `name` goes into every message.
+  BamBlockWriter(hFILE* file, std::string name);
+  BamBlockWriter(BamBlockWriter&&) noexcept;
+  BamBlockWriter& operator=(BamBlockWriter&&) noexcept;
+  ~BamBlockWriter();
+
+  // The header, in blocks of its own (bam_hdr_write's way); before any record.
+  Status write_header(sam_hdr_t* header);
+  // Writes `records` in order; the last block stays open for the next call's records.
+  Status write(const std::vector<const bam1_t*>& records);
+  // The open block, the end-of-file marker, and the file closed.
+  Status close();
+
+ private:
+  // Deflates stream_[0, end) for every end of `ends` in parallel, writes the blocks in order, and
+  // keeps what follows the last end as the open block (or writes it too where `flush`).
+  Status emit(const std::vector<std::size_t>& ends, std::size_t stream_size, bool flush);
+  Status put(const void* data, std::size_t size);
+
+  hFILE* file_ = nullptr;
+  std::string name_;
+  std::vector<char> stream_;      // the open block's bytes, then a batch's records
+  std::size_t pending_ = 0;       // bytes of the open block at stream_'s start
+  std::vector<char> compressed_;  // kBgzfMaxBlock bytes a block
+  std::vector<std::size_t> compressed_sizes_, record_sizes_, record_offsets_;
+};
+
+}  // namespace wtmap::aligner
