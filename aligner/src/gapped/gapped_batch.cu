@@ -138,7 +138,7 @@ struct LocalOp : GappedOpData {
   // BM_Local: 512 windows 2.7 ms against 11.6 a thread each; 16,384 windows 25.8 ms against 18.2
   // (more than the warps the GPU holds at once, where a thread each would be the better).
   using WarpPerQuery = std::true_type;
-  static constexpr unsigned kBlockThreads = 32;
+  static constexpr unsigned kBlockThreads = detail::kWarpThreads;
   static constexpr unsigned kGroup = 1;  // a window's rows its own: the warp reads a row's columns side by side
   static std::uint64_t scratch_bytes(const LocalTask& t) { return extend_scratch_bytes(t.query_length); }
 };

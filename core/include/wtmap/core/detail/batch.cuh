@@ -60,6 +60,9 @@
 namespace wtmap::detail {
 
 constexpr unsigned kQueryBlockThreads = 256;
+// Threads of a warp (CUDA's warpSize on every architecture so far), as a constant: block sizes and
+// static_asserts are written with it at compile time.
+constexpr unsigned kWarpThreads = 32;
 
 // Device and pinned storage for batched queries, allocated on first use and reused; one per
 // structure. The mutex serialises concurrent batches on the same structure. Every resource is an
@@ -168,7 +171,7 @@ struct is_warp_per_query : std::false_type {};
 template <class Op>
 struct is_warp_per_query<Op, std::void_t<typename Op::WarpPerQuery>> : Op::WarpPerQuery {};
 template <class Op>
-constexpr unsigned threads_per_query = is_warp_per_query<Op>::value ? 32 : 1;
+constexpr unsigned threads_per_query = is_warp_per_query<Op>::value ? kWarpThreads : 1;
 
 // Threads per block of an operation's kernel (a policy): Op::kBlockThreads where the operation
 // names it, else kQueryBlockThreads.
@@ -223,11 +226,11 @@ __global__ void __launch_bounds__(block_threads_of<Op>::value, min_blocks_of<Op>
       busy = op.step(state, out[i]);
     }
   } else if constexpr (is_warp_per_query<Op>::value) {
-    static_assert(block_threads_of<Op>::value % 32 == 0, "a warp a query needs whole warps a block");
+    static_assert(block_threads_of<Op>::value % kWarpThreads == 0, "a warp a query needs whole warps a block");
     (void)next_query;
-    const unsigned lane = threadIdx.x % 32;
-    const std::uint64_t warps = std::uint64_t{gridDim.x} * blockDim.x / 32;
-    for (std::uint64_t i = (std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32; i < count; i += warps) {
+    const unsigned lane = threadIdx.x % kWarpThreads;
+    const std::uint64_t warps = std::uint64_t{gridDim.x} * blockDim.x / kWarpThreads;
+    for (std::uint64_t i = (std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x) / kWarpThreads; i < count; i += warps) {
       const In q = in[i];
       if (!op.valid(q)) {  // the same answer on every lane: the warp skips the query together
         if (lane == 0) {
