@@ -4,11 +4,11 @@
 #include <isa-l/igzip_lib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstring>
 #include <utility>
 
-#include "wtmap/core/detail/parallel.hpp"
 
 namespace wtmap::aligner {
 namespace {
@@ -103,23 +103,6 @@ Result<std::string> bam_header_bytes(sam_hdr_t* header) {
   return out;
 }
 
-std::vector<std::size_t> bgzf_block_ends(std::size_t pending, const std::vector<std::size_t>& sizes) {
-  std::vector<std::size_t> ends;
-  std::size_t block_start = 0, at = pending;
-  for (const std::size_t size : sizes) {
-    if (at > block_start && at - block_start + size > kBgzfBlockData) {  // bgzf_flush_try
-      ends.push_back(at);
-      block_start = at;
-    }
-    at += size;
-    while (at - block_start >= kBgzfBlockData) {  // bgzf_write: a full block is flushed
-      block_start += kBgzfBlockData;
-      ends.push_back(block_start);
-    }
-  }
-  return ends;
-}
-
 std::size_t deflate_bgzf_block(const char* data, std::size_t size, char* out) {
   // ISA-L's level 1 wants a buffer of its own (hash tables and tokens, ~276 KiB): one a thread.
   thread_local std::vector<std::uint8_t> level_buffer(ISAL_DEF_LVL1_DEFAULT);
@@ -145,66 +128,119 @@ std::size_t deflate_bgzf_block(const char* data, std::size_t size, char* out) {
   return block;
 }
 
-BamBlockWriter::BamBlockWriter(hFILE* file, std::string name) : file_(file), name_(std::move(name)) {}
-BamBlockWriter::BamBlockWriter(BamBlockWriter&& other) noexcept { *this = std::move(other); }
-BamBlockWriter& BamBlockWriter::operator=(BamBlockWriter&& other) noexcept {
-  if (this != &other) {
-    if (file_ != nullptr) hclose_abruptly(file_);
-    file_ = std::exchange(other.file_, nullptr);
-    name_ = std::move(other.name_);
-    stream_ = std::move(other.stream_);
-    pending_ = std::exchange(other.pending_, 0);
-    compressed_ = std::move(other.compressed_);
-    compressed_sizes_ = std::move(other.compressed_sizes_);
-    record_sizes_ = std::move(other.record_sizes_);
-    record_offsets_ = std::move(other.record_offsets_);
-  }
-  return *this;
+struct BamBlockWriter::Block {
+  std::size_t size = 0, deflated = 0;
+  char data[kBgzfBlockData];
+  char out[kBgzfMaxBlock];
+};
+
+namespace {
+
+void* deflate_job(void* arg) {
+  auto* block = static_cast<BamBlockWriter::Block*>(arg);
+  block->deflated = deflate_bgzf_block(block->data, block->size, block->out);
+  return block;
 }
+// A block the pool discards (the writer destroyed before its blocks came back).
+void delete_block(void* block) { delete static_cast<BamBlockWriter::Block*>(block); }
+
+}  // namespace
+
+BamBlockWriter::BamBlockWriter(hFILE* file, std::string name, hts_tpool* pool, int queued)
+    : file_(file), name_(std::move(name)), pool_(pool), open_(std::make_unique<Block>()) {
+  // No queue (out of memory): the blocks are deflated on the calling thread.
+  if (pool_ != nullptr) queue_ = hts_tpool_process_init(pool_, std::max(queued, 1), 0);
+}
+
 BamBlockWriter::~BamBlockWriter() {
+  if (queue_ != nullptr) hts_tpool_process_destroy(queue_);  // waits for running jobs; frees the rest
   if (file_ != nullptr) hclose_abruptly(file_);
 }
 
 Status BamBlockWriter::write_header(sam_hdr_t* header) {
   Result<std::string> bytes = bam_header_bytes(header);
   if (!bytes.ok()) return Status{bytes.status().code(), name_ + ": " + bytes.status().message()};
-  stream_.assign(bytes->begin(), bytes->end());
-  return emit(bgzf_block_ends(0, {bytes->size()}), bytes->size(), true);
+  WTMAP_TRY(append(bytes->data(), bytes->size()));
+  return open_->size > 0 ? end_block() : Status{};
 }
 
 Status BamBlockWriter::write(const std::vector<const bam1_t*>& records) {
-  const std::size_t n = records.size();
-  record_sizes_.resize(n);
-  record_offsets_.resize(n + 1);
-  record_offsets_[0] = pending_;
-  for (std::size_t i = 0; i < n; ++i) {
-    Result<std::size_t> size = bam_record_size(*records[i]);
+  for (const bam1_t* record : records) {
+    Result<std::size_t> size = bam_record_size(*record);
     if (!size.ok()) return Status{size.status().code(), name_ + ": " + size.status().message()};
-    record_sizes_[i] = *size;
-    record_offsets_[i + 1] = record_offsets_[i] + *size;
+    // bam_write1's bgzf_flush_try: a record that does not fit in the open block starts the next.
+    if (open_->size > 0 && open_->size + *size > kBgzfBlockData) WTMAP_TRY(end_block());
+    if (*size <= kBgzfBlockData - open_->size) {
+      put_bam_record(*record, open_->data + open_->size);
+      open_->size += *size;
+      if (open_->size == kBgzfBlockData) WTMAP_TRY(end_block());
+    } else {
+      spill_.resize(*size);
+      put_bam_record(*record, spill_.data());
+      WTMAP_TRY(append(spill_.data(), *size));
+    }
   }
-  if (stream_.size() < record_offsets_[n]) stream_.resize(record_offsets_[n]);
-  wtmap::detail::parallel_for_ranges(n, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t i = begin; i < end; ++i) put_bam_record(*records[i], stream_.data() + record_offsets_[i]);
-  }, 1024);
-  return emit(bgzf_block_ends(pending_, record_sizes_), record_offsets_[n], false);
+  return {};
 }
 
-Status BamBlockWriter::emit(const std::vector<std::size_t>& ends, std::size_t stream_size, bool flush) {
-  std::vector<std::size_t> blocks = ends;
-  if (flush && (blocks.empty() ? stream_size > 0 : blocks.back() < stream_size)) blocks.push_back(stream_size);
-  if (compressed_.size() < blocks.size() * kBgzfMaxBlock) compressed_.resize(blocks.size() * kBgzfMaxBlock);
-  compressed_sizes_.resize(blocks.size());
-  wtmap::detail::parallel_for_ranges(blocks.size(), [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t b = begin; b < end; ++b) {
-      const std::size_t start = b == 0 ? 0 : blocks[b - 1];
-      compressed_sizes_[b] = deflate_bgzf_block(stream_.data() + start, blocks[b] - start, compressed_.data() + b * kBgzfMaxBlock);
-    }
-  }, 1);
-  for (std::size_t b = 0; b < blocks.size(); ++b) WTMAP_TRY(put(compressed_.data() + b * kBgzfMaxBlock, compressed_sizes_[b]));
-  const std::size_t written = blocks.empty() ? 0 : blocks.back();
-  pending_ = stream_size - written;
-  std::memmove(stream_.data(), stream_.data() + written, pending_);
+Status BamBlockWriter::append(const char* data, std::size_t size) {
+  while (size > 0) {
+    const std::size_t n = std::min(size, kBgzfBlockData - open_->size);
+    std::memcpy(open_->data + open_->size, data, n);
+    open_->size += n;
+    data += n;
+    size -= n;
+    if (open_->size == kBgzfBlockData) WTMAP_TRY(end_block());  // bgzf_write: a full block goes
+  }
+  return {};
+}
+
+Status BamBlockWriter::end_block() {
+  std::unique_ptr<Block> block = std::move(open_);
+  if (spare_.empty()) {
+    open_ = std::make_unique<Block>();
+  } else {
+    open_ = std::move(spare_.back());
+    spare_.pop_back();
+    open_->size = 0;
+  }
+  if (queue_ == nullptr) {
+    deflate_job(block.get());
+    return write_deflated(std::move(block));
+  }
+  // Non-blocking: with the queue full, the next block back is written while the pool works on.
+  while (hts_tpool_dispatch3(pool_, queue_, deflate_job, block.get(), delete_block, delete_block, 1) != 0) {
+    if (errno != EAGAIN) return {StatusCode::out_of_memory, name_ + ": cannot queue a block to compress"};
+    Result<bool> next = write_result(true);
+    if (!next.ok()) return next.status();
+  }
+  block.release();  // the pool's until it comes back
+  ++in_flight_;
+  for (bool wrote = true; wrote;) {  // the blocks back already, in order
+    Result<bool> next = write_result(false);
+    if (!next.ok()) return next.status();
+    wrote = *next;
+  }
+  return {};
+}
+
+Result<bool> BamBlockWriter::write_result(bool wait) {
+  if (in_flight_ == 0) return false;
+  hts_tpool_result* result = wait ? hts_tpool_next_result_wait(queue_) : hts_tpool_next_result(queue_);
+  if (result == nullptr) {
+    if (!wait) return false;
+    return Status{StatusCode::io_error, name_ + ": the compression threads stopped"};
+  }
+  std::unique_ptr<Block> block(static_cast<Block*>(hts_tpool_result_data(result)));
+  hts_tpool_delete_result(result, 0);
+  --in_flight_;
+  WTMAP_TRY(write_deflated(std::move(block)));
+  return true;
+}
+
+Status BamBlockWriter::write_deflated(std::unique_ptr<Block> block) {
+  WTMAP_TRY(put(block->out, block->deflated));
+  spare_.push_back(std::move(block));
   return {};
 }
 
@@ -214,7 +250,11 @@ Status BamBlockWriter::put(const void* data, std::size_t size) {
 }
 
 Status BamBlockWriter::close() {
-  WTMAP_TRY(emit({}, pending_, true));
+  if (open_->size > 0) WTMAP_TRY(end_block());
+  while (in_flight_ > 0) {
+    Result<bool> next = write_result(true);
+    if (!next.ok()) return next.status();
+  }
   WTMAP_TRY(put(kBgzfEof, sizeof(kBgzfEof)));
   const int rc = hclose(std::exchange(file_, nullptr));
   if (rc != 0) return {StatusCode::io_error, name_ + ": closing the output failed"};

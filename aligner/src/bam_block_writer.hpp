@@ -18,9 +18,11 @@
 
 #include <htslib/hfile.h>
 #include <htslib/sam.h>
+#include <htslib/thread_pool.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,44 +45,49 @@ void put_bam_record(const bam1_t& record, char* out);
 // The BAM header's bytes (SAM spec 4.2: "BAM\1", the text, the reference names and lengths).
 Result<std::string> bam_header_bytes(sam_hdr_t* header);
 
-// Where htslib ends blocks in a stream that holds `pending` bytes of an unfinished block and
-// then items of `sizes` bytes each: offsets from the stream's start, in order. The bytes after the
-// last end stay in the unfinished block.
-std::vector<std::size_t> bgzf_block_ends(std::size_t pending, const std::vector<std::size_t>& sizes);
-
 // One BGZF block of `size` <= kBgzfBlockData bytes, deflated by ISA-L's level 1 (or stored, where
 // deflating would not fit the block), into `out` (room for kBgzfMaxBlock bytes): its size.
 std::size_t deflate_bgzf_block(const char* data, std::size_t size, char* out);
 
-// Space: the largest batch's bytes twice (uncompressed, and its blocks compressed) and one ISA-L
-// level buffer a thread. Time: one pass over the records, the deflating spread over the threads.
+// Records go into blocks on the calling thread as they come; a full block is deflated on htslib's
+// thread pool (as htslib's own multi-threaded BGZF writer does), up to `queued` at once, and the
+// deflated blocks are written in order as they come back. Space: one block of 128 KiB (its bytes
+// and its deflated copy) for each block queued or waiting to be written, and one ISA-L level buffer
+// (~276 KiB) a pool thread. Time: one copy of each record, the deflating spread over the threads.
 class BamBlockWriter {
  public:
-  // Takes `file` (closed by close() or by the destructor); `name` goes into every message.
-  BamBlockWriter(hFILE* file, std::string name);
-  BamBlockWriter(BamBlockWriter&&) noexcept;
-  BamBlockWriter& operator=(BamBlockWriter&&) noexcept;
+  // Takes `file` (closed by close() or by the destructor); `name` goes into every message. `pool`
+  // (which must outlive the writer): where blocks are deflated, `queued` of them at most; none:
+  // deflated on the calling thread.
+  BamBlockWriter(hFILE* file, std::string name, hts_tpool* pool = nullptr, int queued = 0);
+  BamBlockWriter(const BamBlockWriter&) = delete;
+  BamBlockWriter& operator=(const BamBlockWriter&) = delete;
   ~BamBlockWriter();
 
   // The header, in blocks of its own (bam_hdr_write's way); before any record.
   Status write_header(sam_hdr_t* header);
   // Writes `records` in order; the last block stays open for the next call's records.
   Status write(const std::vector<const bam1_t*>& records);
-  // The open block, the end-of-file marker, and the file closed.
+  // The open block, every block still being deflated, the end-of-file marker; the file closed.
   Status close();
 
+  struct Block;  // a block's bytes and its deflated copy
+
  private:
-  // Deflates stream_[0, end) for every end of `ends` in parallel, writes the blocks in order, and
-  // keeps what follows the last end as the open block (or writes it too where `flush`).
-  Status emit(const std::vector<std::size_t>& ends, std::size_t stream_size, bool flush);
+  Status append(const char* data, std::size_t size);  // across blocks, filling each
+  Status end_block();                                 // the open block deflated and written
+  Status write_deflated(std::unique_ptr<Block> block);
+  Result<bool> write_result(bool wait);  // the next block back from the pool, if any (or waited for)
   Status put(const void* data, std::size_t size);
 
   hFILE* file_ = nullptr;
   std::string name_;
-  std::vector<char> stream_;      // the open block's bytes, then a batch's records
-  std::size_t pending_ = 0;       // bytes of the open block at stream_'s start
-  std::vector<char> compressed_;  // kBgzfMaxBlock bytes a block
-  std::vector<std::size_t> compressed_sizes_, record_sizes_, record_offsets_;
+  hts_tpool* pool_ = nullptr;
+  hts_tpool_process* queue_ = nullptr;
+  std::size_t in_flight_ = 0;  // blocks handed to the pool and not yet written
+  std::unique_ptr<Block> open_;
+  std::vector<std::unique_ptr<Block>> spare_;  // written blocks, reused
+  std::vector<char> spill_;                    // a record longer than a block
 };
 
 }  // namespace wtmap::aligner

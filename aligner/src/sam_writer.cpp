@@ -616,11 +616,12 @@ Result<SamWriter> SamWriter::open(const SamOptions& options, const std::vector<f
   // The file is opened under the name the user gave, not the temporary's: CRAM writes that
   // name into its file definition (its first 20 bytes, as samtools writes them), so a run gives
   // the same bytes whatever temporary name it drew.
+  const bool own_bam = *format == SamFormat::bam && !options.sort && options.compression_level == 1;
+  if (own_bam && options.threads > 1) WTMAP_TRY(impl->threads.start(options.threads));
   hFILE* opened = hopen(target.c_str(), "w");
   if (opened == nullptr) return Status{StatusCode::io_error, impl->where() + ": cannot open for writing"};
-  const bool own_bam = *format == SamFormat::bam && !options.sort && options.compression_level == 1;
   if (own_bam) {
-    impl->bam_blocks.emplace(opened, impl->where());
+    impl->bam_blocks.emplace(opened, impl->where(), impl->threads.pool, Impl::kQueuedBlocks);
   } else {
     impl->file = hts_hopen(opened, options.path.c_str(), mode.c_str());
     if (impl->file == nullptr) {

@@ -7,6 +7,7 @@
 #include <htslib/bgzf.h>
 #include <htslib/hfile.h>
 #include <htslib/sam.h>
+#include <htslib/thread_pool.h>
 #include <zlib.h>
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bam_block_writer.hpp"
@@ -24,8 +26,6 @@
 namespace wtmap::altest {
 namespace {
 
-using aligner::bgzf_block_ends;
-using aligner::kBgzfBlockData;
 
 struct RecordDeleter {
   void operator()(bam1_t* b) const { bam_destroy1(b); }
@@ -106,9 +106,18 @@ void write_with_htslib(const std::string& path, sam_hdr_t* header, const std::ve
   ASSERT_EQ(sam_close(out), 0);
 }
 
-// Ours, the records handed over in batches of `batch` (0: all at once).
-void write_with_ours(const std::string& path, sam_hdr_t* header, const std::vector<Record>& records, std::size_t batch) {
-  aligner::BamBlockWriter writer(hopen(path.c_str(), "w"), path);
+struct PoolDeleter {
+  void operator()(hts_tpool* p) const { hts_tpool_destroy(p); }
+};
+
+// Ours, the records handed over in batches of `batch` (0: all at once), the blocks deflated on
+// the calling thread (threads 0) or on a pool of `threads` with two blocks queued at most (so
+// that the writer waits for the pool again and again, and blocks come back out of order).
+void write_with_ours(const std::string& path, sam_hdr_t* header, const std::vector<Record>& records, std::size_t batch,
+                     int threads = 0) {
+  std::unique_ptr<hts_tpool, PoolDeleter> pool(threads > 0 ? hts_tpool_init(threads) : nullptr);
+  ASSERT_EQ(pool != nullptr, threads > 0);
+  aligner::BamBlockWriter writer(hopen(path.c_str(), "w"), path, pool.get(), 2);
   Status s = writer.write_header(header);
   ASSERT_TRUE(s.ok()) << s.message();
   const std::size_t step = batch == 0 ? std::max<std::size_t>(records.size(), 1) : batch;
@@ -173,38 +182,31 @@ std::vector<Block> parse_blocks(const std::string& file) {
   return blocks;
 }
 
-// ---- where blocks end: closed forms --------------------------------------------------------------
-
-TEST(BgzfBlockEnds, ARecordThatDoesNotFitStartsTheNextBlock) {
-  using Ends = std::vector<std::size_t>;
-  EXPECT_EQ(bgzf_block_ends(0, {}), Ends{});
-  EXPECT_EQ(bgzf_block_ends(0, {100, 200}), Ends{});                              // all still open
-  EXPECT_EQ(bgzf_block_ends(0, {kBgzfBlockData}), Ends{kBgzfBlockData});          // exactly full
-  EXPECT_EQ(bgzf_block_ends(100, {kBgzfBlockData - 100}), Ends{kBgzfBlockData});  // fills the open one
-  EXPECT_EQ(bgzf_block_ends(100, {kBgzfBlockData - 99}), Ends{100});              // one byte over
-  EXPECT_EQ(bgzf_block_ends(0, {65000, 400, 500}), Ends{65000});
-  // Longer than a block: cut every kBgzfBlockData bytes from where it starts.
-  EXPECT_EQ(bgzf_block_ends(0, {3 * kBgzfBlockData + 5}), (Ends{kBgzfBlockData, 2 * kBgzfBlockData, 3 * kBgzfBlockData}));
-  EXPECT_EQ(bgzf_block_ends(10, {2 * kBgzfBlockData}), (Ends{10, 10 + kBgzfBlockData, 10 + 2 * kBgzfBlockData}));
-}
-
 // ---- our files against htslib's ------------------------------------------------------------------
 
-class BamBlockWriterAgainstHtslib : public ::testing::TestWithParam<std::size_t> {};
+// (records a batch, pool threads)
+class BamBlockWriterAgainstHtslib : public ::testing::TestWithParam<std::tuple<std::size_t, int>> {};
 
-INSTANTIATE_TEST_SUITE_P(Aligner, BamBlockWriterAgainstHtslib, ::testing::Values(0, 1, 7, 1000),
-                         [](const auto& info) { return "batch" + std::to_string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Aligner, BamBlockWriterAgainstHtslib,
+                         ::testing::Combine(::testing::Values(0, 1, 7, 1000), ::testing::Values(0, 3)),
+                         [](const auto& info) {
+                           return "batch" + std::to_string(std::get<0>(info.param)) + "_threads" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
 
-// 3000 records of 20-320 bases (some 2 MB, ~30 blocks), every 500th one of 100,000 bases.
-TEST_P(BamBlockWriterAgainstHtslib, InflatedBytesAndBlockEndsAreHtslibs) {
+std::size_t record_bytes(const bam1_t& b) {
+  Result<std::size_t> size = aligner::bam_record_size(b);
+  EXPECT_TRUE(size.ok());
+  return size.ok() ? *size : 0;
+}
+
+// Ours and htslib's files of `records` (from header and records alike): the same bytes inflated,
+// in blocks of the same sizes, each a valid BGZF block; the last the end-of-file marker.
+void expect_htslibs_bytes_and_blocks(sam_hdr_t* header, const std::vector<Record>& records, std::size_t batch, int threads) {
   const fmtest::TempDir dir;
-  const Header header = make_header(3);
-  const std::vector<Record> records = make_records(3000, 500, 100000);
-  write_with_htslib(dir.file("htslib.bam"), header.get(), records);
-  write_with_ours(dir.file("ours.bam"), header.get(), records, GetParam());
-
+  write_with_htslib(dir.file("htslib.bam"), header, records);
+  write_with_ours(dir.file("ours.bam"), header, records, batch, threads);
   const std::string raw = inflated_by_htslib(dir.file("htslib.bam"));
-  ASSERT_GT(raw.size(), 1500000u);
   ASSERT_EQ(raw.compare(0, 4, "BAM\1"), 0);
   const std::string ours = inflated_by_htslib(dir.file("ours.bam"));
   ASSERT_EQ(ours.size(), raw.size());
@@ -219,6 +221,57 @@ TEST_P(BamBlockWriterAgainstHtslib, InflatedBytesAndBlockEndsAreHtslibs) {
     EXPECT_LE(mine[i].compressed, aligner::kBgzfMaxBlock);
   }
   EXPECT_EQ(mine.back().size, 0u) << "the end-of-file marker";
+}
+
+// 3000 records of 20-320 bases (some 1.9 MB, ~30 blocks), every 500th one of 100,000 bases.
+TEST_P(BamBlockWriterAgainstHtslib, InflatedBytesAndBlockEndsAreHtslibs) {
+  const auto [batch, threads] = GetParam();
+  const Header header = make_header(3);
+  const std::vector<Record> records = make_records(3000, 500, 100000);
+  std::size_t bytes = 0;
+  for (const Record& r : records) bytes += record_bytes(*r);
+  ASSERT_GT(bytes, 1500000u);
+  expect_htslibs_bytes_and_blocks(header.get(), records, batch, threads);
+}
+
+// An unmapped record of `name_length` characters and `length` bases, no tags.
+Record bare_record(std::size_t name_length, std::size_t length) {
+  Record b(bam_init1());
+  const std::string name(name_length, 'n'), seq(length, 'C');
+  EXPECT_GE(bam_set1(b.get(), name.size(), name.c_str(), BAM_FUNMAP, -1, -1, 0, 0, nullptr, -1, -1, 0, seq.size(), seq.c_str(), nullptr, 0), 0);
+  return b;
+}
+
+// Two records that fill a block to its last byte, then one more: htslib ends the block after the
+// second (full) record, and so must we, not before it; and a record of exactly a block's bytes.
+TEST(BamBlockWriter, RecordsThatFillABlockExactly) {
+  const Header header = make_header(1);
+  std::vector<Record> records;
+  records.push_back(bare_record(5, 1000));
+  const std::size_t first = record_bytes(*records[0]);
+  for (std::size_t name = 1; name <= 4 && records.size() < 2; ++name) {
+    for (std::size_t length = 40000; length < 45000; ++length) {
+      Record r = bare_record(name, length);
+      if (first + record_bytes(*r) == aligner::kBgzfBlockData) {
+        records.push_back(std::move(r));
+        break;
+      }
+    }
+  }
+  ASSERT_EQ(records.size(), 2u) << "no record makes the block exactly full";
+  records.push_back(bare_record(3, 50));
+  for (std::size_t name = 1; name <= 4 && records.size() < 4; ++name) {
+    for (std::size_t length = 43000; length < 44000; ++length) {
+      Record r = bare_record(name, length);
+      if (record_bytes(*r) == aligner::kBgzfBlockData) {
+        records.push_back(std::move(r));
+        break;
+      }
+    }
+  }
+  ASSERT_EQ(records.size(), 4u) << "no record of exactly a block";
+  records.push_back(bare_record(3, 50));
+  for (const int threads : {0, 2}) expect_htslibs_bytes_and_blocks(header.get(), records, 0, threads);
 }
 
 // A header over several blocks (10^4 contigs) and no records.
@@ -246,7 +299,7 @@ TEST(BamBlockWriter, IncompressibleBytesAreStoredWithinABlock) {
   for (std::uint8_t& byte : noise) byte = static_cast<std::uint8_t>(random());
   ASSERT_EQ(bam_aux_update_array(records[1].get(), "ZN", 'C', noise.size(), noise.data()), 0);
   write_with_htslib(dir.file("htslib.bam"), header.get(), records);
-  write_with_ours(dir.file("ours.bam"), header.get(), records, 0);
+  write_with_ours(dir.file("ours.bam"), header.get(), records, 0, 2);
   EXPECT_TRUE(inflated_by_htslib(dir.file("ours.bam")) == inflated_by_htslib(dir.file("htslib.bam")));
   std::size_t stored = 0;
   for (const Block& b : parse_blocks(file_bytes(dir.file("ours.bam")))) {
