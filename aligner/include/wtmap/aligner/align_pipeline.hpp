@@ -159,7 +159,8 @@ struct PipelineOptions {
   std::size_t batch_size = 100000;  // reads per batch
   // The first batches smaller (ramped_batch_size; 0: none): a run's first records are written once
   // its first batch is mapped, and the engines map the larger ones meanwhile. A start-up
-  // experiment (`WTMAP_FIRST_BATCH`, cli/cmd_align.cpp), not yet timed on a GPU host.
+  // experiment (`WTMAP_FIRST_BATCH`, cli/cmd_align.cpp): on an H200 host 5000 reads first were no
+  // faster (bench/RESULTS.md), so no default sets it.
   std::size_t first_batch_size = 0;
   unsigned max_mismatches = 4;      // for the totals' MAPQ
   // Threads that make new batches, their strings allocated, before the reader needs them (0: the
