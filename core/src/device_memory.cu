@@ -151,18 +151,35 @@ Status device_allocate(void** p, std::size_t bytes, const char* what) {
   int device = 0;
   WTMAP_TRY(current_device(device));
   Ledger& l = ledger();
-  // Held across the cudaMalloc, so that two threads cannot both pass the limit's check.
-  std::lock_guard<std::mutex> lock(l.mutex);
-  std::size_t& held_here = l.held_on_device(device);
-  if (bytes > *limit || held_here > *limit - bytes) {
-    return {StatusCode::device_out_of_memory,
-            std::string(what) + " needs " + bytes_text(bytes) + " of device memory, but " +
-                kDeviceMemoryLimitVariable + " (" + bytes_text(*limit) + ") leaves " +
-                bytes_text(*limit - std::min(*limit, held_here))};
+  // The bytes are counted as held before cudaMalloc, under the lock, so that two threads cannot
+  // both pass the limit's check; the lock is not held across the CUDA calls. Held across them
+  // (as it was), every thread's allocation waited behind another's cudaFree, which waits for the
+  // whole device: a paired run's mapping threads, growing their buffers over the first batches,
+  // were switched out most often on this lock (perf, sched_switch, H200).
+  {
+    std::lock_guard<std::mutex> lock(l.mutex);
+    std::size_t& held_here = l.held_on_device(device);
+    if (bytes > *limit || held_here > *limit - bytes) {
+      return {StatusCode::device_out_of_memory,
+              std::string(what) + " needs " + bytes_text(bytes) + " of device memory, but " +
+                  kDeviceMemoryLimitVariable + " (" + bytes_text(*limit) + ") leaves " +
+                  bytes_text(*limit - std::min(*limit, held_here))};
+    }
+    held_here += bytes;
+    l.held += bytes;
   }
+  auto unreserve = [&l, device, bytes] {
+    std::lock_guard<std::mutex> lock(l.mutex);
+    l.held_on_device(device) -= bytes;
+    l.held -= bytes;
+  };
   std::size_t free_bytes = 0;
-  WTMAP_TRY(free_device_bytes(free_bytes));
+  if (Status s = free_device_bytes(free_bytes); !s.ok()) {
+    unreserve();
+    return s;
+  }
   if (bytes > free_bytes) {
+    unreserve();
     return {StatusCode::device_out_of_memory, std::string(what) + " needs " + bytes_text(bytes) +
                                                   " of device memory but only " + bytes_text(free_bytes) +
                                                   " are free"};
@@ -170,15 +187,16 @@ Status device_allocate(void** p, std::size_t bytes, const char* what) {
   const cudaError_t err = cudaMalloc(p, bytes);
   if (err != cudaSuccess) {
     *p = nullptr;
+    unreserve();
     cudaGetLastError();  // a failed cudaMalloc leaves its error for the next launch check to find
     const Status why = cuda_status(err, "cudaMalloc", __FILE__, __LINE__);
     if (err != cudaErrorMemoryAllocation) return why;
     return {StatusCode::device_out_of_memory, std::string(what) + " (" + bytes_text(bytes) + "): " + why.message()};
   }
+  std::lock_guard<std::mutex> lock(l.mutex);
   l.sizes[*p] = {bytes, device};
-  held_here += bytes;
+  const std::size_t held_here = l.held_on_device(device);
   l.peak_on[static_cast<std::size_t>(device)] = std::max(l.peak_on[static_cast<std::size_t>(device)], held_here);
-  l.held += bytes;
   l.peak = std::max(l.peak, l.held);
   return {};
 }
@@ -186,14 +204,18 @@ Status device_allocate(void** p, std::size_t bytes, const char* what) {
 void device_free(void* p) {
   if (p == nullptr) return;
   Ledger& l = ledger();
-  // Under the lock: once freed, the address may come back from another thread's cudaMalloc.
-  std::lock_guard<std::mutex> lock(l.mutex);
+  {
+    // Out of the ledger before cudaFree: once freed, the address may come back from another
+    // thread's cudaMalloc, whose entry must not be the one erased here.
+    std::lock_guard<std::mutex> lock(l.mutex);
+    const auto it = l.sizes.find(p);
+    if (it != l.sizes.end()) {
+      l.held -= it->second.bytes;
+      l.held_on_device(it->second.device) -= it->second.bytes;
+      l.sizes.erase(it);
+    }
+  }
   cudaFree(p);  // nothing useful to do with an error here (destructors call this)
-  const auto it = l.sizes.find(p);
-  if (it == l.sizes.end()) return;
-  l.held -= it->second.bytes;
-  l.held_on_device(it->second.device) -= it->second.bytes;
-  l.sizes.erase(it);
 }
 
 }  // namespace detail
