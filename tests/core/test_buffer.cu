@@ -7,9 +7,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "support.hpp"
@@ -229,6 +231,38 @@ TEST(DeviceMemoryGpu, GrowWithSlackTakesTheExactSizeWhereTheSlackDoesNotFit) {
     Buffer other;
     const Status second = other.grow_with_slack(Backend::gpu, std::size_t{16} << 20, "second buffer");
     return as_expected && static_cast<bool>(HasCode(second, StatusCode::device_out_of_memory));
+  });
+}
+
+// Threads allocating and freeing at once (the ledger's lock is not held across cudaMalloc and
+// cudaFree): under a limit of 64 MiB, eight threads each take and give back 200 buffers of up to
+// 4 MiB, each thread holding two at a time; the bytes held never pass the limit (the peak), every
+// refusal is device_out_of_memory, and at the end all is given back. In a child.
+TEST(DeviceMemoryGpu, ThreadsAllocatingAtOnceKeepTheLedgerAndTheLimit) {
+  WTMAP_SKIP_WITHOUT(Backend::gpu);
+  expect_true_under_memory_limit("64M", [] {
+    const std::size_t before = device_memory_held();
+    reset_device_memory_peak();
+    std::atomic<bool> as_expected{true};
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < 8; ++t) {
+      threads.emplace_back([t, &as_expected] {
+        if (!use_gpu(0).ok()) as_expected = false;
+        Buffer held[2];
+        for (unsigned i = 0; i < 200; ++i) {
+          const std::size_t bytes = ((t * 7919 + i * 104729) % (std::size_t{4} << 20)) + 1;
+          auto b = Buffer::allocate(Backend::gpu, bytes, "thread's buffer");
+          if (b.ok()) {
+            held[i % 2] = std::move(b.value());
+          } else if (b.status().code() != StatusCode::device_out_of_memory) {
+            as_expected = false;
+          }
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    return as_expected.load() && device_memory_peak() <= before + (std::size_t{64} << 20) &&
+           device_memory_held() == before;
   });
 }
 
