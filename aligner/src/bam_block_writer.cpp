@@ -9,7 +9,6 @@
 #include <cstring>
 #include <utility>
 
-
 namespace wtmap::aligner {
 namespace {
 

@@ -1,11 +1,12 @@
 // wtmap aligner (internal): unsorted BAM written by wtmap itself, its BGZF blocks deflated by
-// ISA-L (Intel ISA-L's igzip, Debian libisal) on the process's worker threads.
+// ISA-L (Intel ISA-L's igzip, Debian libisal) on the output's htslib thread pool.
 //
 // Why: BAM compression was the largest single cost of a run (perf, H200 host, 5*10^5 E. coli
 // pairs: libdeflate 27 % of all CPU samples) and is in the I/O floor too. On wtmap's own BAM
 // records (10^5 E. coli pairs, cut in 65,280-byte blocks, one core of the build machine), ISA-L's
 // level 1 deflates 235-268 MB/s against htslib's libdeflate level 1 at 98-116 MB/s, its output
-// 1.7 % larger (ratio 0.486 against 0.478).
+// 1.7 % larger (ratio 0.486 against 0.478). A run on an H200 host took a fifth less user time
+// (9.2 s against 11.5 for 10^6 reads), its wall time unchanged (bench/RESULTS.md).
 //
 // The bytes are the SAM specification's (SAMv1.pdf, section 4.2, the BAM record; 4.1, BGZF
 // blocks and the end-of-file marker), and blocks end where htslib's writer ends them (a record
