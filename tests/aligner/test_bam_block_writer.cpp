@@ -61,11 +61,12 @@ Record make_record(std::size_t k, std::mt19937_64& random, std::size_t long_ever
   }
   const bool mapped = k % 5 != 2;
   std::vector<std::uint32_t> cigar;
+  const auto bases = static_cast<std::uint32_t>(length);
   if (mapped && k % 3 == 0) {
-    cigar = {bam_cigar_gen(3, BAM_CSOFT_CLIP), bam_cigar_gen(length - 5, BAM_CMATCH), bam_cigar_gen(2, BAM_CDEL),
-             bam_cigar_gen(1, BAM_CINS), bam_cigar_gen(1, BAM_CSOFT_CLIP)};
+    cigar = {bam_cigar_gen(3u, BAM_CSOFT_CLIP), bam_cigar_gen(bases - 5, BAM_CMATCH), bam_cigar_gen(2u, BAM_CDEL),
+             bam_cigar_gen(1u, BAM_CINS), bam_cigar_gen(1u, BAM_CSOFT_CLIP)};
   } else if (mapped) {
-    cigar = {bam_cigar_gen(length, BAM_CMATCH)};
+    cigar = {bam_cigar_gen(bases, BAM_CMATCH)};
   }
   const int tid = mapped ? static_cast<int>(k % 3) : -1;
   const hts_pos_t pos = mapped ? static_cast<hts_pos_t>(random() % 900) : -1;
