@@ -160,7 +160,8 @@ Status BamBlockWriter::write_header(sam_hdr_t* header) {
   Result<std::string> bytes = bam_header_bytes(header);
   if (!bytes.ok()) return Status{bytes.status().code(), name_ + ": " + bytes.status().message()};
   WTMAP_TRY(append(bytes->data(), bytes->size()));
-  return open_->size > 0 ? end_block() : Status{};
+  if (open_->size > 0) WTMAP_TRY(end_block());
+  return flush_unwritten();
 }
 
 Status BamBlockWriter::write(const std::vector<const bam1_t*>& records) {
@@ -179,7 +180,7 @@ Status BamBlockWriter::write(const std::vector<const bam1_t*>& records) {
       WTMAP_TRY(append(spill_.data(), *size));
     }
   }
-  return {};
+  return flush_unwritten();
 }
 
 Status BamBlockWriter::append(const char* data, std::size_t size) {
@@ -244,7 +245,15 @@ Status BamBlockWriter::write_deflated(std::unique_ptr<Block> block) {
 }
 
 Status BamBlockWriter::put(const void* data, std::size_t size) {
-  if (hwrite(file_, data, size) != static_cast<ssize_t>(size)) return {StatusCode::io_error, name_ + ": write failed"};
+  const auto* bytes = static_cast<const char*>(data);
+  unwritten_.insert(unwritten_.end(), bytes, bytes + size);
+  return unwritten_.size() >= kWriteBytes ? flush_unwritten() : Status{};
+}
+
+Status BamBlockWriter::flush_unwritten() {
+  const bool ok = unwritten_.empty() || hwrite(file_, unwritten_.data(), unwritten_.size()) == static_cast<ssize_t>(unwritten_.size());
+  unwritten_.clear();
+  if (!ok) return {StatusCode::io_error, name_ + ": write failed"};
   return {};
 }
 
@@ -255,6 +264,7 @@ Status BamBlockWriter::close() {
     if (!next.ok()) return next.status();
   }
   WTMAP_TRY(put(kBgzfEof, sizeof(kBgzfEof)));
+  WTMAP_TRY(flush_unwritten());
   const int rc = hclose(std::exchange(file_, nullptr));
   if (rc != 0) return {StatusCode::io_error, name_ + ": closing the output failed"};
   return {};

@@ -53,8 +53,8 @@ std::size_t deflate_bgzf_block(const char* data, std::size_t size, char* out);
 // Records go into blocks on the calling thread as they come; a full block is deflated on htslib's
 // thread pool (as htslib's own multi-threaded BGZF writer does), up to `queued` at once, and the
 // deflated blocks are written in order as they come back. Space: one block of 128 KiB (its bytes
-// and its deflated copy) for each block queued or waiting to be written, and one ISA-L level buffer
-// (~276 KiB) a pool thread. Time: one copy of each record, the deflating spread over the threads.
+// and its deflated copy) for each block queued or waiting to be written, up to kWriteBytes of
+// deflated blocks before a write, and one ISA-L level buffer (~276 KiB) a pool thread. Time: one copy of each record, the deflating spread over the threads.
 class BamBlockWriter {
  public:
   // Takes `file` (closed by close() or by the destructor); `name` goes into every message. `pool`
@@ -79,7 +79,11 @@ class BamBlockWriter {
   Status end_block();                                 // the open block deflated and written
   Status write_deflated(std::unique_ptr<Block> block);
   Result<bool> write_result(bool wait);  // the next block back from the pool, if any (or waited for)
+  // Deflated blocks go out in writes of kWriteBytes (and at the end of each write()), not one
+  // system call a 64 KiB block.
+  static constexpr std::size_t kWriteBytes = std::size_t{4} << 20;
   Status put(const void* data, std::size_t size);
+  Status flush_unwritten();
 
   hFILE* file_ = nullptr;
   std::string name_;
@@ -89,6 +93,7 @@ class BamBlockWriter {
   std::unique_ptr<Block> open_;
   std::vector<std::unique_ptr<Block>> spare_;  // written blocks, reused
   std::vector<char> spill_;                    // a record longer than a block
+  std::vector<char> unwritten_;                // deflated blocks not yet handed to the file
 };
 
 }  // namespace wtmap::aligner
