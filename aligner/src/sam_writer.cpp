@@ -441,7 +441,8 @@ struct SamWriter::Impl {
     return {};
   }
 
-  // BAM: its BGZF blocks compressed on a pool of -t threads, up to kQueuedBlocks of them queued.
+  // BAM: its BGZF blocks compressed on a pool of -t threads, up to kQueuedBlocks of them queued
+  // (at level 1 by BamBlockWriter, on the same pool with the same queue; at the others by htslib).
   // A batch reaches htslib in one burst, some 300 blocks of 64 KiB for 50,000 reads, and with
   // htslib's own queue (two blocks a thread) the writer waited for most of a batch's compression
   // (off-CPU samples of the write thread: 77 % in hts_tpool_dispatch3) before it could pair and
