@@ -53,6 +53,22 @@ ExtendResult run_extend(const Codes& q, const Codes& t, const Scoring& sc, std::
 
 const std::int32_t kH0s[] = {1, 7, 30, 120};
 
+// A DP row scores every read code against one reference code through Scoring::against; it must
+// be substitution() itself, for every pair of codes (an N, and bytes past 4, on either side).
+TEST(GappedScoring, AgainstABaseIsSubstitutionForEveryPairOfCodes) {
+  Scoring sc;
+  sc.match = 2;
+  sc.mismatch = 5;
+  sc.read_ambiguous = 3;
+  for (unsigned b = 0; b < 256; ++b) {
+    const Scoring::AgainstBase row = sc.against(static_cast<std::uint8_t>(b));
+    for (unsigned a = 0; a < 256; ++a) {
+      const auto qa = static_cast<std::uint8_t>(a), tb = static_cast<std::uint8_t>(b);
+      ASSERT_EQ(row(qa, tb), sc.substitution(qa, tb)) << "read code " << a << ", reference code " << b;
+    }
+  }
+}
+
 TEST(GappedExtend, UnbandedEqualsTheFullGotohDp) {
   int compared = 0;
   for (const Pair& p : mixed_pairs(25)) {

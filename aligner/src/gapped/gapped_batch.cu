@@ -57,10 +57,18 @@ struct ExtendOp : GappedOpData {
 
   WTMAP_HD bool valid(const In& j) const { return codes.holds(j.task) && j.task.h0 > 0; }
   WTMAP_HD Out operator()(const In& j) const {
+#if defined(__CUDA_ARCH__)
+    return run<kGroup>(j);
+#else
+    return run<1>(j);
+#endif
+  }
+  template <unsigned kLanes>
+  WTMAP_HD Out run(const In& j) const {
     const ExtendTask& t = j.task;
     const std::uint8_t* q = codes.query + t.query_offset;
     const std::uint8_t* r = codes.target + t.target_offset;
-    const DpRows<kGroup> s{reinterpret_cast<std::int32_t*>(scratch + j.scratch_offset)};
+    const DpRows<kLanes> s{reinterpret_cast<std::int32_t*>(scratch + j.scratch_offset)};
     if (t.leftwards) {
       return extend(ReverseCodes{q, t.query_length}, t.query_length, ReverseCodes{r, t.target_length}, t.target_length,
                     scoring, t.h0, s);
@@ -70,7 +78,10 @@ struct ExtendOp : GappedOpData {
   std::string why_invalid(const In& j) const {
     return describe_ranges(j.task) + ", h0 " + std::to_string(j.task.h0) + " (ranges inside the codes, h0 > 0)";
   }
-  // A warp's tasks share interleaved DP rows (DpRows<kWarpLanes>).
+  // On the GPU a warp's tasks share interleaved DP rows (DpRows<kWarpLanes>), so that its threads
+  // at the same column read adjacent words. On the CPU (row_group) a task's rows are its own: one
+  // thread runs the tasks in turn, and interleaved rows would put every cell of a row on a cache
+  // line of its own.
   static constexpr unsigned kGroup = kWarpLanes;
   static std::uint64_t scratch_bytes(const ExtendTask& t) { return extend_scratch_bytes(t.query_length); }
 };
@@ -220,30 +231,38 @@ Status check_tasks(const Op& op, const Task* tasks, std::uint64_t count, const c
   return {};
 }
 
+// How many consecutive tasks share interleaved DP rows on a backend: Op::kGroup on the GPU, where
+// its device code reads them so; one on the CPU, whose loop (Op's host code) runs a task at a time.
+template <class Op>
+std::uint64_t row_group(Backend backend) {
+  return backend == Backend::gpu ? Op::kGroup : 1;
+}
+
 // Runs the tasks in launches whose DP scratch fits the budget (at least one group each). Groups of
-// Op::kGroup consecutive tasks share interleaved scratch (kGroup times the widest one's bytes);
-// task k of a group is given the group's offset + 4 k.
+// row_group consecutive tasks share interleaved scratch (the group size times the widest one's
+// bytes); task k of a group is given the group's offset + 4 k.
 template <class Op, class Task>
 Status run_in_chunks(Backend backend, Op op, const Task* tasks, typename Op::Out* out, std::uint64_t count,
                      std::uint64_t budget, Buffer& scratch, detail::QueryWorkspace& ws, const char* what) {
+  const std::uint64_t group = row_group<Op>(backend);
   std::vector<typename Op::In> jobs;
   for (std::uint64_t begin = 0; begin < count;) {
     jobs.clear();
     std::uint64_t used = 0, end = begin;
     while (end < count) {
-      const std::uint64_t group_end = std::min<std::uint64_t>(count, end + Op::kGroup);
+      const std::uint64_t group_end = std::min<std::uint64_t>(count, end + group);
       std::uint64_t widest = 0;
       for (std::uint64_t k = end; k < group_end; ++k) widest = std::max(widest, Op::scratch_bytes(tasks[k]));
-      if (end > begin && used + widest * Op::kGroup > budget) break;
+      if (end > begin && used + widest * group > budget) break;
       for (std::uint64_t k = end; k < group_end; ++k)
         jobs.push_back({tasks[k], used + (k - end) * sizeof(std::int32_t)});
-      used += widest * Op::kGroup;
+      used += widest * group;
       end = group_end;
     }
     // run_batch_gpu cuts a launch in pieces of (count + 3) / 4 tasks: with a multiple of 4 groups
     // each warp's threads (consecutive tasks) stay on one group.
-    const std::uint64_t four_groups = 4 * std::uint64_t{Op::kGroup};
-    if (Op::kGroup > 1 && end < count && end - begin > four_groups) {
+    const std::uint64_t four_groups = 4 * group;
+    if (group > 1 && end < count && end - begin > four_groups) {
       end = begin + (end - begin) / four_groups * four_groups;
       jobs.resize(end - begin);
     }

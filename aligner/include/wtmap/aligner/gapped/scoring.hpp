@@ -35,6 +35,33 @@ struct Scoring {
     if (a >= 4) return -read_ambiguous;
     return a == b ? match : -mismatch;
   }
+  // substitution(., b) for one reference code b, chosen once for a DP row that scores every read
+  // code against the same reference base. On the CPU a table by read code: one load a cell, where
+  // three values and the compares between them cost the cell loop its registers (bench_gapped_extend
+  // BM_Extend/cpu on one core: 32-39 k tasks/s against 28-29 k). On the GPU the three values in
+  // registers (a table indexed at run time would sit in local memory).
+  struct AgainstBase {
+#if defined(__CUDA_ARCH__)
+    std::int32_t equal, differ, read_ambiguous;
+    WTMAP_HD std::int32_t operator()(std::uint8_t a, std::uint8_t b) const {
+      return a == b ? equal : a >= 4 ? read_ambiguous : differ;
+    }
+#else
+    std::int32_t by_read_code[5];  // codes 0..3, then any other
+    std::int32_t operator()(std::uint8_t a, std::uint8_t) const { return by_read_code[a < 4 ? a : 4]; }
+#endif
+  };
+  WTMAP_HD AgainstBase against(std::uint8_t b) const {
+#if defined(__CUDA_ARCH__)
+    if (b >= 4) return {-mismatch, -mismatch, -mismatch};
+    return {match, -mismatch, -read_ambiguous};
+#else
+    AgainstBase r;
+    for (std::uint8_t a = 0; a < 5; ++a) r.by_read_code[a] = substitution(a, b);
+    return r;
+#endif
+  }
+
   // Penalties are non-negative and a match scores > 0 (the DP's "dead cell" convention needs it).
   bool valid() const {
     return match > 0 && mismatch >= 0 && read_ambiguous >= 0 && open_del >= 0 && extend_del >= 0 &&
