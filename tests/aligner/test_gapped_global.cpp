@@ -88,26 +88,43 @@ TEST(GappedGlobal, OtherScorings) {
   }
 }
 
-// The band from the optimum's score holds the optimum: the banded alignment scores the same.
+// The band from the optimum's score holds every alignment that good: the banded alignment is the
+// unbanded one, score and CIGAR (ties included), for other gap costs too.
 TEST(GappedGlobal, TheBandForAScoreKeepsEveryAlignmentThatGood) {
   Scoring cheap_gaps;
   cheap_gaps.open_del = 1, cheap_gaps.open_ins = 2;
-  for (const Scoring& sc : {Scoring{}, cheap_gaps}) {
+  Scoring free_insertions;
+  free_insertions.extend_ins = 0;
+  Scoring uneven;
+  uneven.match = 2, uneven.open_del = 3, uneven.extend_del = 2, uneven.open_ins = 7, uneven.extend_ins = 1;
+  int narrowed = 0;
+  for (const Scoring& sc : {Scoring{}, cheap_gaps, free_insertions, uneven}) {
     for (const Pair& p : mixed_pairs(35)) {
       const auto ql = static_cast<std::uint32_t>(p.query.size()), tl = static_cast<std::uint32_t>(p.target.size());
-      const std::int32_t optimum = run_global(p.query, p.target, sc, 1 << 20).result.score;
-      const std::int32_t band = aligner::gapped::global_band_for_score(ql, tl, optimum, sc);
-      EXPECT_EQ(run_global(p.query, p.target, sc, band).result.score, optimum) << p.what << ", band " << band;
+      const Aligned unbanded = run_global(p.query, p.target, sc, 1 << 20);
+      const std::int32_t band = aligner::gapped::global_band_for_score(ql, tl, unbanded.result.score, sc);
+      const Aligned banded = run_global(p.query, p.target, sc, band);
+      EXPECT_EQ(banded.result.score, unbanded.result.score) << p.what << ", band " << band;
+      EXPECT_EQ(cigar_string(banded.cigar), cigar_string(unbanded.cigar)) << p.what << ", band " << band;
+      narrowed += band < static_cast<std::int32_t>(std::max(ql, tl));
     }
   }
-  // Closed form: 100 bases scoring 91 (one 3-base gap costs 9): strays at most (100 - 91 - 6) / 1 = 3.
-  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 100, 91, Scoring{}), 3);
-  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 103, 91, Scoring{}), 3);
-  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 110, 91, Scoring{}), 10);  // the length difference
+  EXPECT_GT(narrowed, 50);  // the cases do test narrow bands
+  // Closed form. 100 bases each: straying s diagonals takes s insertions and s deletions and
+  // leaves 100 - s pairs, scoring at most 100 - s - 12 - 2 s: 70 allows s = 6 (94 - 12 - 12),
+  // not 7 (93 - 12 - 14 = 67); 91 allows none.
+  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 100, 70, Scoring{}), 6);
+  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 100, 71, Scoring{}), 5);
+  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 100, 91, Scoring{}), 0);
   EXPECT_EQ(aligner::gapped::global_band_for_score(100, 100, 100, Scoring{}), 0);
-  Scoring free_extend;
-  free_extend.extend_ins = 0;
-  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 120, 91, free_extend), 120);
+  // 3 reference bases more: 3 deletions besides (3 more), so 70 allows (100 - 70 - 12 - 3) / 3 = 5.
+  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 103, 70, Scoring{}), 3 + 5);
+  EXPECT_EQ(aligner::gapped::global_band_for_score(103, 100, 70, Scoring{}), 3 + 5);
+  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 110, 91, Scoring{}), 10);  // the length difference
+  // Free insertions: straying still costs a deletion and a pair a diagonal.
+  EXPECT_EQ(aligner::gapped::global_band_for_score(120, 100, 70, free_insertions), 20 + (100 - 70 - 12) / 2);
+  EXPECT_EQ(aligner::gapped::global_band_for_score(100, 120, 10, Scoring{}), 20 + (100 - 10 - 12 - 20) / 3);
+  EXPECT_EQ(aligner::gapped::global_band_for_score(10, 10, -100, Scoring{}), 10);  // at most the longer length
 }
 
 TEST(GappedGlobal, ClosedFormCigars) {

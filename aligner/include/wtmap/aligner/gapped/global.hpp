@@ -35,21 +35,24 @@ constexpr WTMAP_HD std::int32_t global_band(std::uint32_t qlen, std::uint32_t tl
 }
 
 // A band that holds every alignment of the two lengths scoring at least `score` (the score an
-// extension found for the region, so that global_align in it finds an alignment that good): one
-// that strays d diagonals from the start has d gap bases, so score <= min(qlen, tlen) * match -
-// open - d * extend, with the smaller open and extend of the two gap kinds; at least |qlen - tlen|.
-// (bwa's infer_bw bounds it alike.) The longer length where gap extension is free.
+// extension found for the region, so that global_align in it finds an alignment that good, and
+// the same one as unbanded: every alignment as good lies inside). The path runs from diagonal 0
+// to diagonal qlen - tlen; one that strays s >= 1 diagonals beyond that range takes s gap bases
+// of the kind the length difference does not need and |qlen - tlen| + s of the other, so it opens
+// both kinds and aligns at most shorter - s pairs:
+//   score <= shorter * match - open_del - open_ins - |qlen - tlen| * (that kind's extend)
+//            - s * (match + extend_del + extend_ins).
+// The band is |qlen - tlen| plus the largest s that bound allows. (bwa's infer_bw has the
+// equal-length case: no band where the score is within two gap openings of all matches.)
 constexpr WTMAP_HD std::int32_t global_band_for_score(std::uint32_t qlen, std::uint32_t tlen, std::int32_t score,
                                                       const Scoring& sc) {
   const std::int64_t shorter = qlen < tlen ? qlen : tlen, longer = qlen < tlen ? tlen : qlen;
-  const std::int64_t open = sc.open_del < sc.open_ins ? sc.open_del : sc.open_ins;
-  const std::int64_t extend = sc.extend_del < sc.extend_ins ? sc.extend_del : sc.extend_ins;
-  std::int64_t stray = longer;
-  if (extend > 0) {
-    const std::int64_t room = shorter * sc.match - score - open;
-    stray = room < 0 ? 0 : room / extend;
-  }
-  const std::int64_t band = stray > longer - shorter ? stray : longer - shorter;
+  const std::int64_t diff = longer - shorter;
+  const std::int64_t diff_extend = qlen > tlen ? sc.extend_ins : sc.extend_del;  // a longer query: insertions
+  const std::int64_t room =
+      shorter * sc.match - score - std::int64_t{sc.open_del} - sc.open_ins - diff * diff_extend;
+  const std::int64_t per_diagonal = std::int64_t{sc.match} + sc.extend_del + sc.extend_ins;  // > 0: match > 0
+  const std::int64_t band = diff + (room < 0 ? 0 : room / per_diagonal);
   return static_cast<std::int32_t>(band < longer ? band : longer);
 }
 
