@@ -102,7 +102,7 @@ WTMAP_HD RowSummary extend_row(const Query& query, std::int32_t qlen, std::uint8
   const Scoring::AgainstBase score = sc.against(tb);
   // The live columns for the next row (local mode: all of them). The GPU notes them cell by cell
   // (a scan would read the row's memory again); the CPU scans the row from either end afterwards,
-  // as ksw_extend2 does (an eighth fewer instructions, the extensions of 2000 mason reads).
+  // as ksw_extend2 does (the CPU backend's extensions of 10^4 mason reads: 15 % fewer instructions).
 #if defined(__CUDA_ARCH__)
   constexpr bool kLiveByCell = !kLocal;
 #else
