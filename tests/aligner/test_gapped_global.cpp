@@ -117,7 +117,7 @@ TEST(GappedGlobal, TheBandForAScoreKeepsEveryAlignmentThatGood) {
   EXPECT_EQ(aligner::gapped::global_band_for_score(100, 100, 71, Scoring{}), 5);
   EXPECT_EQ(aligner::gapped::global_band_for_score(100, 100, 91, Scoring{}), 0);
   EXPECT_EQ(aligner::gapped::global_band_for_score(100, 100, 100, Scoring{}), 0);
-  // 3 reference bases more: 3 deletions besides (3 more), so 70 allows (100 - 70 - 12 - 3) / 3 = 5.
+  // 3 bases more on one side: the 3 gap bases they need cost 3 more, so 70 allows (100 - 70 - 12 - 3) / 3 = 5.
   EXPECT_EQ(aligner::gapped::global_band_for_score(100, 103, 70, Scoring{}), 3 + 5);
   EXPECT_EQ(aligner::gapped::global_band_for_score(103, 100, 70, Scoring{}), 3 + 5);
   EXPECT_EQ(aligner::gapped::global_band_for_score(100, 110, 91, Scoring{}), 10);  // the length difference
