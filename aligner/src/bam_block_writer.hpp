@@ -54,7 +54,8 @@ std::size_t deflate_bgzf_block(const char* data, std::size_t size, char* out);
 // thread pool (as htslib's own multi-threaded BGZF writer does), up to `queued` at once, and the
 // deflated blocks are written in order as they come back. Space: one block of 128 KiB (its bytes
 // and its deflated copy) for each block queued or waiting to be written, up to kWriteBytes of
-// deflated blocks before a write, and one ISA-L level buffer (~276 KiB) a pool thread. Time: one copy of each record, the deflating spread over the threads.
+// deflated blocks before a write, and one ISA-L level buffer (~276 KiB) a pool thread. Time: one
+// copy of each record, the deflating spread over the threads.
 class BamBlockWriter {
  public:
   // Takes `file` (closed by close() or by the destructor); `name` goes into every message. `pool`

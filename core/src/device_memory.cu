@@ -35,6 +35,15 @@ struct Ledger {
     }
     return held_on[d];
   }
+  // Bytes counted in or out on a device and in the total, together (the caller holds the lock).
+  void count(int device, std::size_t bytes) {
+    held_on_device(device) += bytes;
+    held += bytes;
+  }
+  void uncount(int device, std::size_t bytes) {
+    held_on_device(device) -= bytes;
+    held -= bytes;
+  }
 };
 
 Ledger& ledger() {
@@ -158,20 +167,18 @@ Status device_allocate(void** p, std::size_t bytes, const char* what) {
   // were switched out most often on this lock (perf, sched_switch, H200).
   {
     std::lock_guard<std::mutex> lock(l.mutex);
-    std::size_t& held_here = l.held_on_device(device);
+    const std::size_t held_here = l.held_on_device(device);
     if (bytes > *limit || held_here > *limit - bytes) {
       return {StatusCode::device_out_of_memory,
               std::string(what) + " needs " + bytes_text(bytes) + " of device memory, but " +
                   kDeviceMemoryLimitVariable + " (" + bytes_text(*limit) + ") leaves " +
                   bytes_text(*limit - std::min(*limit, held_here))};
     }
-    held_here += bytes;
-    l.held += bytes;
+    l.count(device, bytes);
   }
   auto unreserve = [&l, device, bytes] {
     std::lock_guard<std::mutex> lock(l.mutex);
-    l.held_on_device(device) -= bytes;
-    l.held -= bytes;
+    l.uncount(device, bytes);
   };
   std::size_t free_bytes = 0;
   if (Status s = free_device_bytes(free_bytes); !s.ok()) {
@@ -210,8 +217,7 @@ void device_free(void* p) {
     std::lock_guard<std::mutex> lock(l.mutex);
     const auto it = l.sizes.find(p);
     if (it != l.sizes.end()) {
-      l.held -= it->second.bytes;
-      l.held_on_device(it->second.device) -= it->second.bytes;
+      l.uncount(it->second.device, it->second.bytes);
       l.sizes.erase(it);
     }
   }
