@@ -2,8 +2,8 @@
 // warp) equal extend() / local_align() + local_start() / global_align() called one by one on the
 // same codes, each on its own rows (so CPU and GPU agree byte for byte), whatever the scratch
 // budget (one launch, one group of tasks per launch, launches cut to whole warps); leftwards
-// tasks read their ranges backwards; a bad task is named by its index. GPU configurations skip
-// themselves where no CUDA device is usable.
+// tasks read their ranges backwards; calls read the codes placed last; a bad task is named by its
+// index. GPU configurations skip themselves where no CUDA device is usable.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -197,6 +197,36 @@ TEST_P(GappedBatchOn, GlobalAlignmentsEqualTheFunctionCalledOneByOne) {
           << "task " << k << ", budget " << budget;
     }
   }
+}
+
+// place() then extensions that name no codes (a mapper's round: left, right, wider band) equal
+// the function one by one; a call given codes, or release_device_memory(), replaces the placement.
+TEST_P(GappedBatchOn, ExtensionsOnPlacedCodesReadTheCodesPlacedLast) {
+  const Batch b = make_batch(many_pairs()), other = make_batch(mixed_pairs(44));
+  GappedAligner aligner(GetParam(), 200000);
+  Scoring sc;
+  std::vector<ExtendResult> got(b.extend.size());
+  EXPECT_EQ(aligner.extend(sc, b.extend.data(), got.data(), got.size()).code(), StatusCode::invalid_argument);
+  ASSERT_TRUE(aligner.place(b.codes()).ok());
+  for (std::int32_t band : {100, 10, 200}) {
+    sc.band = band;
+    ASSERT_TRUE(aligner.extend(sc, b.extend.data(), got.data(), got.size()).ok());
+    EXPECT_TRUE(same_bytes(got, extend_one_by_one(b, sc))) << "band " << band;
+  }
+  // A call given other codes places them: the next call without reads those.
+  std::vector<GlobalResult> global(other.global.size());
+  std::vector<std::uint32_t> cigar(other.cigar_size);
+  ASSERT_TRUE(aligner.align_global(sc, other.codes(), other.global.data(), global.data(), global.size(), cigar.data(),
+                                   cigar.size()).ok());
+  std::vector<ExtendResult> got_other(other.extend.size());
+  ASSERT_TRUE(aligner.extend(sc, other.extend.data(), got_other.data(), got_other.size()).ok());
+  EXPECT_TRUE(same_bytes(got_other, extend_one_by_one(other, sc)));
+  // b's tasks reach past other's arrays: refused, named by index, not read out of bounds.
+  const Status past = aligner.extend(sc, b.extend.data(), got.data(), got.size());
+  EXPECT_EQ(past.code(), StatusCode::invalid_argument) << past.message();
+  aligner.release_device_memory();
+  EXPECT_EQ(aligner.extend(sc, other.extend.data(), got_other.data(), got_other.size()).code(),
+            StatusCode::invalid_argument);
 }
 
 TEST_P(GappedBatchOn, ABadTaskIsNamedByItsIndex) {

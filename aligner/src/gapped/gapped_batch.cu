@@ -1,5 +1,6 @@
 // Batches of gapped extensions and global alignments on either backend (see gapped_batch.hpp).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -190,6 +191,7 @@ struct GappedAligner::Device {
   detail::QueryWorkspace workspace;
   Buffer query, target, scratch, cigar;
   detail::RunStaging cigar_staging;
+  std::optional<CodesView> placed;  // the codes the calls read (place())
 };
 
 GappedAligner::GappedAligner(Backend backend, std::uint64_t scratch_budget)
@@ -200,6 +202,7 @@ GappedAligner::GappedAligner(Backend backend, std::uint64_t scratch_budget)
 GappedAligner::~GappedAligner() = default;
 
 void GappedAligner::release_device_memory() {
+  device_->placed.reset();
   device_->workspace.release();
   for (Buffer* b : {&device_->query, &device_->target, &device_->scratch, &device_->cigar}) *b = Buffer{};
   device_->cigar_staging.release_device_memory();
@@ -276,29 +279,44 @@ Status run_in_chunks(Backend backend, Op op, const Task* tasks, typename Op::Out
 
 }  // namespace
 
+Status GappedAligner::place(const CodeArrays& codes) {
+  device_->placed.reset();
+  Result<CodesView> view = place_codes(backend_, codes, device_->query, device_->target, device_->workspace);
+  if (!view.ok()) return view.status();
+  device_->placed = view.value();
+  return {};
+}
+
 template <class Op, class Task>
-Status GappedAligner::run_tasks(Op op, const CodeArrays& codes, const Task* tasks, typename Op::Out* results,
+Status GappedAligner::run_tasks(Op op, const CodeArrays* codes, const Task* tasks, typename Op::Out* results,
                                 std::uint64_t count, const char* what) {
   if (!op.scoring.valid())
     return invalid_argument(std::string(what) + ": scoring needs match > 0 and no negative penalty");
-  op.codes = {codes.query, codes.query_size, codes.target, codes.target_size};
+  if (codes == nullptr && !device_->placed) return invalid_argument(std::string(what) + ": no codes placed");
+  // The checks read the ranges' sizes only, the same on the host and on the device.
+  op.codes = codes != nullptr ? CodesView{codes->query, codes->query_size, codes->target, codes->target_size}
+                              : *device_->placed;
   WTMAP_TRY(check_tasks(op, tasks, count, what));
   if (count == 0) return {};
-  Result<CodesView> view = place_codes(backend_, codes, device_->query, device_->target, device_->workspace);
-  if (!view.ok()) return view.status();
-  op.codes = view.value();
+  if (codes != nullptr) WTMAP_TRY(place(*codes));
+  op.codes = *device_->placed;
   return run_in_chunks(backend_, op, tasks, results, count, scratch_budget_, device_->scratch, device_->workspace,
                        what);
 }
 
 Status GappedAligner::extend(const Scoring& scoring, const CodeArrays& codes, const ExtendTask* tasks,
                              ExtendResult* results, std::uint64_t count) {
-  return run_tasks(ExtendOp{{{}, nullptr, scoring}}, codes, tasks, results, count, "gapped extension");
+  return run_tasks(ExtendOp{{{}, nullptr, scoring}}, &codes, tasks, results, count, "gapped extension");
+}
+
+Status GappedAligner::extend(const Scoring& scoring, const ExtendTask* tasks, ExtendResult* results,
+                             std::uint64_t count) {
+  return run_tasks(ExtendOp{{{}, nullptr, scoring}}, nullptr, tasks, results, count, "gapped extension");
 }
 
 Status GappedAligner::align_local(const Scoring& scoring, const CodeArrays& codes, const LocalTask* tasks,
                                   LocalResult* results, std::uint64_t count) {
-  return run_tasks(LocalOp{{{}, nullptr, scoring}}, codes, tasks, results, count, "local alignment");
+  return run_tasks(LocalOp{{{}, nullptr, scoring}}, &codes, tasks, results, count, "local alignment");
 }
 
 Status GappedAligner::align_global(const Scoring& scoring, const CodeArrays& codes, const GlobalTask* tasks,
@@ -310,7 +328,7 @@ Status GappedAligner::align_global(const Scoring& scoring, const CodeArrays& cod
     WTMAP_TRY(device_->cigar.grow_with_slack(backend_, cigar_size * sizeof(std::uint32_t), "global alignment CIGARs"));
     op.cigar = reinterpret_cast<std::uint32_t*>(device_->cigar.data());
   }
-  WTMAP_TRY(run_tasks(op, codes, tasks, results, count, "global alignment"));
+  WTMAP_TRY(run_tasks(op, &codes, tasks, results, count, "global alignment"));
   if (!on_gpu) return {};
   // Only the operations written come back (a room holds query + target length of them).
   std::vector<detail::CopyRun> runs;

@@ -186,6 +186,7 @@ struct ReadWork {
   bool waiting = false;
   std::size_t wanted_chain = 0, wanted_seed = 0;
   std::uint32_t rounds = 0;  // the rounds it has waited in
+  std::vector<std::pair<std::size_t, std::size_t>> ahead;  // this round's seeds taken ahead (chain, seed)
 
   // Ready for read `index` of a new batch; the lists keep their memory (the plan restarts when its
   // chains are made).
@@ -318,8 +319,8 @@ struct GappedMapper::Impl {
   Status seed_again_with_full_rooms(std::uint64_t seed_total);
   Status extend_round(ExtensionRound& round, const std::vector<ReadCodes>& encoded);
   bool advance(ReadWork& w, std::int32_t read_length) const;
-  Status extend_with_retry(const CodeArrays& arrays, const std::vector<ExtendTask>& tasks,
-                           std::vector<ExtendResult>& results);
+  // On the codes dp.aligner holds placed.
+  Status extend_with_retry(const std::vector<ExtendTask>& tasks, std::vector<ExtendResult>& results);
   Status extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded);
   void choose_hits(ReadWork& w, GappedReadAlignment& out) const;
   Status align_reported(DpWorkspace& ws, const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded);
@@ -496,18 +497,23 @@ Status GappedMapper::Impl::extend_round(ExtensionRound& round, const std::vector
   };
   std::vector<ExtendTask> left, right;
   std::vector<std::size_t> left_of(round.seeds.size(), SIZE_MAX), right_of(round.seeds.size(), SIZE_MAX);
+  bool any_right = false;
   for (std::size_t k = 0; k < round.seeds.size(); ++k) {
     const ExtensionRound::Window& x = windows[round.seeds[k].window];
     const SeedHit& s = seed_of(round.seeds[k]);
+    any_right = any_right || s.qbeg + s.len < read_length(x);
     if (s.qbeg > 0) {
       left_of[k] = left.size();
       left.push_back({x.query_offset, x.target_offset, static_cast<std::uint32_t>(s.qbeg),
                       static_cast<std::uint32_t>(s.rbeg - x.lo), s.len * sc.match, 1});
     }
   }
-  const CodeArrays arrays{dp.query.data(), dp.query.size(), dp.target.data(), dp.target.size()};
+  if (!left.empty() || any_right) {  // the windows placed once for all the round's calls
+    AddSeconds clock(&stage.extend_dp, spans, "extension: device call");
+    WTMAP_TRY(dp.aligner.place({dp.query.data(), dp.query.size(), dp.target.data(), dp.target.size()}));
+  }
   std::vector<ExtendResult> left_results, right_results;
-  WTMAP_TRY(extend_with_retry(arrays, left, left_results));
+  WTMAP_TRY(extend_with_retry(left, left_results));
   for (std::size_t k = 0; k < round.seeds.size(); ++k) {
     ExtensionRound::Seed& e = round.seeds[k];
     const ExtensionRound::Window& x = windows[e.window];
@@ -522,7 +528,7 @@ Status GappedMapper::Impl::extend_round(ExtensionRound& round, const std::vector
                        static_cast<std::uint32_t>(length - qe), static_cast<std::uint32_t>(x.hi - re), e.region.score, 0});
     }
   }
-  WTMAP_TRY(extend_with_retry(arrays, right, right_results));
+  WTMAP_TRY(extend_with_retry(right, right_results));
   for (std::size_t k = 0; k < round.seeds.size(); ++k) {
     ExtensionRound::Seed& e = round.seeds[k];
     const ExtensionRound::Window& x = windows[e.window];
@@ -535,13 +541,12 @@ Status GappedMapper::Impl::extend_round(ExtensionRound& round, const std::vector
 // The extensions on the backend, and bwa's second try (MAX_BAND_TRY in mem_chain2aln): one that
 // improved on its start with best cells as far as 3/4 of the band from the diagonal runs again
 // with twice the band, and that result stands.
-Status GappedMapper::Impl::extend_with_retry(const CodeArrays& arrays, const std::vector<ExtendTask>& tasks,
-                                             std::vector<ExtendResult>& results) {
+Status GappedMapper::Impl::extend_with_retry(const std::vector<ExtendTask>& tasks, std::vector<ExtendResult>& results) {
   const Scoring& sc = options.scoring;
   results.assign(tasks.size(), {});
   if (tasks.empty()) return {};
   AddSeconds clock(&stage.extend_dp, spans, "extension: device call");
-  WTMAP_TRY(dp.aligner.extend(sc, arrays, tasks.data(), results.data(), tasks.size()));
+  WTMAP_TRY(dp.aligner.extend(sc, tasks.data(), results.data(), tasks.size()));
   std::vector<ExtendTask> again;
   std::vector<std::size_t> which;
   const std::int32_t stray = (sc.band >> 1) + (sc.band >> 2);
@@ -554,7 +559,7 @@ Status GappedMapper::Impl::extend_with_retry(const CodeArrays& arrays, const std
   Scoring wide = sc;
   wide.band = 2 * sc.band;
   std::vector<ExtendResult> second(again.size());
-  WTMAP_TRY(dp.aligner.extend(wide, arrays, again.data(), second.data(), again.size()));
+  WTMAP_TRY(dp.aligner.extend(wide, again.data(), second.data(), again.size()));
   for (std::size_t i = 0; i < again.size(); ++i) results[which[i]] = second[i];
   return {};
 }
@@ -588,22 +593,33 @@ Status GappedMapper::Impl::extend_all(std::vector<ReadWork>& work, const std::ve
   for (ReadWork& w : work) active.push_back(&w);
   const bool look_ahead = options.schedule == ExtensionSchedule::lookahead;
   ExtensionRound round;
-  std::vector<std::pair<std::size_t, std::size_t>> ahead;  // a read's seeds taken ahead
+  std::vector<std::uint8_t> waits;  // by active read: it takes part in this round
   for (;;) {
     round.clear();
+    // Each read's plan on the CPU threads (its own data only; on the mapping thread alone, the
+    // plans held up the batch), then the round in read order.
+    waits.assign(active.size(), 0);
+    wtmap::detail::parallel_for_ranges(active.size(), [&](std::uint64_t begin, std::uint64_t end) {
+      for (std::uint64_t k = begin; k < end; ++k) {
+        ReadWork& w = *active[k];
+        const auto read_length = static_cast<std::int32_t>(encoded[w.read].forward.size());
+        w.ahead.clear();
+        waits[k] = advance(w, read_length);
+        if (!waits[k] || !look_ahead) continue;
+        // Guesses double with each round the read has waited: the rounds of a read that extends
+        // n seeds fall from n to about log2 n, at most about as many extensions again as it needs.
+        const std::size_t doubling = (std::size_t{1} << std::min<std::uint32_t>(w.rounds++, 16)) - 1;
+        const std::size_t guesses = std::min(kMaxGuesses, doubling);
+        w.plan.take_ahead(w.chains, w.regions, read_length, options.scoring, guesses, w.ahead);
+      }
+    }, kReadsPerThread);
     std::size_t kept = 0;
-    for (ReadWork* w : active) {
-      const auto read_length = static_cast<std::int32_t>(encoded[w->read].forward.size());
-      if (!advance(*w, read_length)) continue;
+    for (std::size_t k = 0; k < active.size(); ++k) {
+      if (!waits[k]) continue;
+      ReadWork* w = active[k];
       active[kept++] = w;
       round.add(w, w->wanted_chain, w->wanted_seed);
-      if (!look_ahead) continue;
-      // Guesses double with each round the read has waited: the rounds of a read that extends
-      // n seeds fall from n to about log2 n, at most about as many extensions again as it needs.
-      const std::size_t doubling = (std::size_t{1} << std::min<std::uint32_t>(w->rounds++, 16)) - 1;
-      const std::size_t guesses = std::min(kMaxGuesses, doubling);
-      w->plan.take_ahead(w->chains, w->regions, read_length, options.scoring, guesses, ahead);
-      for (const auto& [chain, seed] : ahead) round.add(w, chain, seed);
+      for (const auto& [chain, seed] : w->ahead) round.add(w, chain, seed);
     }
     active.resize(kept);
     if (active.empty()) return {};

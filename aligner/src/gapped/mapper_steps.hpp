@@ -86,7 +86,7 @@ class ExtensionPlan {
   // hand out if every seed before them were extended (a read of a tandem repeat extends dozens to
   // hundreds of seeds of one chain, one round each without guesses). An extension depends on its
   // seed and chain alone, so one made early or never used changes no alignment, only the work.
-  // They replace `ahead`'s contents (the caller's vector, so that its memory serves every read).
+  // They replace `ahead`'s contents (the caller's vector, whose memory it keeps for later rounds).
   void take_ahead(const std::vector<Chain>& chains, const std::vector<Region>& regions, std::int32_t read_length,
                   const Scoring& sc, std::size_t guesses, std::vector<std::pair<std::size_t, std::size_t>>& ahead);
 
