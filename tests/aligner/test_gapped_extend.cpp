@@ -4,7 +4,7 @@
 // oracle on the reversed sequences. Z-drop on closed-form cases where it must and must not stop,
 // and on the mixed cases every cell it reports holds its DP score.
 // local_align: equal to the oracle's Smith-Waterman; local_start: the range it gives aligns end to
-// end (oracle, global mode) with that score.
+// end (oracle, global mode) with that score. A profiled query (ProfiledQuery) equals the oracles too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -67,6 +67,62 @@ TEST(GappedScoring, AgainstABaseIsSubstitutionForEveryPairOfCodes) {
       ASSERT_EQ(row(qa, tb), sc.substitution(qa, tb)) << "read code " << a << ", reference code " << b;
     }
   }
+}
+
+// A query profile (the CPU's DP reads one) holds substitution() of every column against every
+// reference code: codes past 4 on either side score as an N.
+TEST(GappedScoring, AQueryProfileHoldsEachColumnsSubstitutionScores) {
+  Scoring sc;
+  sc.match = 3;
+  sc.mismatch = 2;
+  sc.read_ambiguous = 5;
+  const Codes query{0, 1, 2, 3, 4, 9, 255, 2};
+  const auto qlen = static_cast<std::int32_t>(query.size());
+  std::vector<std::int32_t> scores(5 * query.size());
+  aligner::gapped::fill_query_profile(ForwardCodes{query.data()}, qlen, sc, scores.data());
+  const aligner::gapped::ProfiledQuery<ForwardCodes> profiled{ForwardCodes{query.data()}, scores.data(), qlen};
+  for (unsigned b = 0; b < 256; ++b) {
+    for (std::int32_t j = 0; j < qlen; ++j) {
+      const auto tb = static_cast<std::uint8_t>(b);
+      ASSERT_EQ(profiled.against(tb)[j], sc.substitution(query[j], tb)) << "column " << j << ", reference code " << b;
+      ASSERT_EQ(profiled[j], query[j]);
+    }
+  }
+}
+
+// extend() and local_align() of a profiled query (as the CPU backend runs them) against the same
+// oracles, forwards and backwards, for several scorings.
+TEST(GappedExtend, AProfiledQueryEqualsTheFullGotohDp) {
+  Scoring a = no_zdrop(), b = no_zdrop(), c = no_zdrop(30);
+  a.open_del = 3, a.extend_del = 2, a.open_ins = 9, a.extend_ins = 1, a.read_ambiguous = 3;
+  b.match = 2, b.mismatch = 1;
+  int compared = 0;
+  for (const Scoring& sc : {no_zdrop(), a, b, c}) {
+    for (const Pair& p : mixed_pairs(31)) {
+      const auto ql = static_cast<std::int32_t>(p.query.size());
+      const auto tl = static_cast<std::uint32_t>(p.target.size());
+      std::vector<std::int32_t> scratch(aligner::gapped::extend_scratch_bytes(static_cast<std::uint32_t>(ql)) / 4);
+      std::vector<std::int32_t> scores(5 * p.query.size());
+      const ReverseCodes backwards{p.query.data(), static_cast<std::uint32_t>(ql)};
+      aligner::gapped::fill_query_profile(backwards, ql, sc, scores.data());
+      const ExtendResult left = aligner::gapped::extend(
+          aligner::gapped::ProfiledQuery<ReverseCodes>{backwards, scores.data(), ql}, static_cast<std::uint32_t>(ql),
+          ReverseCodes{p.target.data(), tl}, tl, sc, 20, DpRows<1>{scratch.data()});
+      const Codes rq(p.query.rbegin(), p.query.rend()), rt(p.target.rbegin(), p.target.rend());
+      ASSERT_TRUE(same(left, extension_answer(gotoh(rq, rt, sc, OracleMode::extension, 20, band_of(sc.band)), 20)))
+          << p.what << ", backwards";
+      aligner::gapped::fill_query_profile(ForwardCodes{p.query.data()}, ql, sc, scores.data());
+      const aligner::gapped::ProfiledQuery<ForwardCodes> q{ForwardCodes{p.query.data()}, scores.data(), ql};
+      const ExtendResult local = aligner::gapped::local_align(q, static_cast<std::uint32_t>(ql),
+                                                              ForwardCodes{p.target.data()}, tl, sc, DpRows<1>{scratch.data()});
+      const auto want = local_answer(gotoh(p.query, p.target, sc, OracleMode::local, 0, band_of(sc.band)));
+      ASSERT_EQ(local.score, want.score) << p.what;
+      ASSERT_EQ(local.qle, want.qle) << p.what;
+      ASSERT_EQ(local.tle, want.tle) << p.what;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 100);
 }
 
 TEST(GappedExtend, UnbandedEqualsTheFullGotohDp) {

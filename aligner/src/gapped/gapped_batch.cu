@@ -36,6 +36,19 @@ std::string describe_ranges(const Task& t) {
          std::to_string(t.target_offset) + ", +" + std::to_string(t.target_length) + ")";
 }
 
+#if !defined(__CUDA_ARCH__)
+// The CPU's DP reads a query through its profile (ProfiledQuery), laid out in a buffer of the
+// thread's, which the thread's next call reuses: one task at a time.
+template <class Codes>
+ProfiledQuery<Codes> profiled(const Codes& query, std::uint32_t length, const Scoring& sc) {
+  thread_local std::vector<std::int32_t> scores;
+  const auto qlen = static_cast<std::int32_t>(length);
+  scores.resize(5 * static_cast<std::size_t>(qlen));
+  fill_query_profile(query, qlen, sc, scores.data());
+  return {query, scores.data(), qlen};
+}
+#endif
+
 // A task with the offset of its DP scratch in the launch's scratch buffer.
 template <class Task>
 struct Job {
@@ -70,11 +83,17 @@ struct ExtendOp : GappedOpData {
     const std::uint8_t* q = codes.query + t.query_offset;
     const std::uint8_t* r = codes.target + t.target_offset;
     const DpRows<kLanes> s{reinterpret_cast<std::int32_t*>(scratch + j.scratch_offset)};
-    if (t.leftwards) {
-      return extend(ReverseCodes{q, t.query_length}, t.query_length, ReverseCodes{r, t.target_length}, t.target_length,
-                    scoring, t.h0, s);
-    }
-    return extend(ForwardCodes{q}, t.query_length, ForwardCodes{r}, t.target_length, scoring, t.h0, s);
+    if (t.leftwards) return extend_codes(ReverseCodes{q, t.query_length}, ReverseCodes{r, t.target_length}, t, s);
+    return extend_codes(ForwardCodes{q}, ForwardCodes{r}, t, s);
+  }
+  template <class Codes, unsigned kLanes>
+  WTMAP_HD Out extend_codes(const Codes& query, const Codes& target, const ExtendTask& t, DpRows<kLanes> rows) const {
+#if defined(__CUDA_ARCH__)
+    return extend(query, t.query_length, target, t.target_length, scoring, t.h0, rows);
+#else
+    return extend(profiled(query, t.query_length, scoring), t.query_length, target, t.target_length, scoring, t.h0,
+                  rows);
+#endif
   }
   std::string why_invalid(const In& j) const {
     return describe_ranges(j.task) + ", h0 " + std::to_string(j.task.h0) + " (ranges inside the codes, h0 > 0)";
@@ -96,6 +115,14 @@ struct LocalOp : GappedOpData {
     const LocalTask& t = j.task;
     const ForwardCodes q{codes.query + t.query_offset}, r{codes.target + t.target_offset};
     const DpRows<kGroup> rows{reinterpret_cast<std::int32_t*>(scratch + j.scratch_offset)};
+#if defined(__CUDA_ARCH__)
+    return align(q, r, t, rows);
+#else
+    return align(profiled(q, t.query_length, scoring), r, t, rows);
+#endif
+  }
+  template <class Query, class Rows>
+  WTMAP_HD Out align(const Query& q, ForwardCodes r, const LocalTask& t, Rows rows) const {
     const ExtendResult end = local_align(q, t.query_length, r, t.target_length, scoring, rows);
     Out out;
     if (end.score <= 0) return out;
