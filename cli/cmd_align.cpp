@@ -902,15 +902,6 @@ void keep_batch_memory_for_reuse() {
 #endif
 }
 
-// CUDA loads a module's kernels at their first launch unless told otherwise (lazy loading, the
-// default since CUDA 12.2): the mapping threads then met those loads in their first batch, all at
-// once. Loaded with the context instead (CUDA_MODULE_LOADING=EAGER), they load during the start,
-// which reading and parsing overlap anyway. Set before any thread starts (setenv is not safe
-// beside getenv); a setting in the environment stands.
-void load_kernels_with_the_context() {
-  if (std::getenv("CUDA_MODULE_LOADING") == nullptr) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
-}
-
 }  // namespace
 
 int align_main(int argc, char** argv) {
@@ -918,7 +909,6 @@ int align_main(int argc, char** argv) {
   if (const int rc = parse_align_command(argc, argv, c); rc >= 0) return rc;
   if (const char* trace = std::getenv(kTraceVariable)) c.trace = trace;
   keep_batch_memory_for_reuse();
-  load_kernels_with_the_context();
   aligner::SamOptions& sam = c.sam;
   const bool gapped = c.is_gapped();
   c.exhaustive.search.max_mismatches = static_cast<std::uint8_t>(c.mismatches);
