@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "local_striped.hpp"
 #include "wtmap/aligner/gapped/gapped_batch.hpp"
 #include "wtmap/aligner/gapped/local_warp.cuh"
 #include "wtmap/core/buffer.hpp"
@@ -118,7 +119,16 @@ struct LocalOp : GappedOpData {
 #if defined(__CUDA_ARCH__)
     return align(q, r, t, rows);
 #else
-    return align(profiled(q, t.query_length, scoring), r, t, rows);
+    // On the CPU an unbanded window (the rescue's) through the striped DP, the rest through the
+    // query's profile; the start, an extension as long as the alignment, as align()'s.
+    if (!striped_fits(t.query_length, t.target_length, scoring)) return align(profiled(q, t.query_length, scoring), r, t, rows);
+    const ExtendResult end = local_align_striped(q.codes, t.query_length, r.codes, t.target_length, scoring);
+    Out out;
+    if (end.score <= 0) return out;
+    found(end, local_start(q, r, end, scoring, rows), out);
+    if (wants_tandem(t, end))
+      out.tandem = tandem_score_striped(q.codes, t.query_length, r.codes, t.target_length, end, scoring, t.tandem_floor);
+    return out;
 #endif
   }
   template <class Query, class Rows>
@@ -127,10 +137,13 @@ struct LocalOp : GappedOpData {
     Out out;
     if (end.score <= 0) return out;
     found(end, local_start(q, r, end, scoring, rows), out);
-    if (t.tandem_floor > 0 && end.score >= t.tandem_keep) {
+    if (wants_tandem(t, end)) {
       out.tandem = tandem_score(q, t.query_length, r, t.target_length, end, scoring, t.tandem_floor, rows);
     }
     return out;
+  }
+  WTMAP_HD static bool wants_tandem(const LocalTask& t, const ExtendResult& end) {
+    return t.tandem_floor > 0 && end.score >= t.tandem_keep;
   }
 #ifdef __CUDACC__
   // The same on a warp (local_warp.cuh): the two passes over the window on all its lanes, the
@@ -153,7 +166,7 @@ struct LocalOp : GappedOpData {
     __syncwarp();  // every lane's columns of the rows written before lane 0 reuses them
     if (lane == 0) found(end, local_start(q, r, end, scoring, rows), out);
     __syncwarp();  // lane 0's rows written before the warp's next pass overwrites them
-    if (t.tandem_floor > 0 && end.score >= t.tandem_keep) {
+    if (wants_tandem(t, end)) {
       TandemRuns runs = tandem_runs(end, scoring, t.tandem_floor);
       local_rows_warp(q, t.query_length, r, t.target_length, scoring, rows, runs, lane);
       runs.close();
