@@ -66,15 +66,21 @@ constexpr std::array<std::uint8_t, 256> kSearchCodes = [] {
 }();
 
 void encode_read(const std::string& sequence, ReadCodes& r) {
-  r.forward.resize(sequence.size());
-  r.reverse.resize(sequence.size());
-  r.hash = 1469598103934665603ull;  // FNV-1a: ties between equal scores follow the read
-  for (std::size_t i = 0; i < sequence.size(); ++i) {
+  const std::size_t n = sequence.size();
+  r.forward.resize(n);
+  r.reverse.resize(n);
+  // Locals, not r's members: the byte stores may alias them, and the compiler then stored and
+  // reloaded the hash at every base (3.0 K -> 2.4 K instructions a 150 bp read, callgrind).
+  std::uint8_t* forward = r.forward.data();
+  std::uint8_t* reverse = r.reverse.data();
+  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a: ties between equal scores follow the read
+  for (std::size_t i = 0; i < n; ++i) {
     const std::uint8_t c = kSearchCodes[static_cast<unsigned char>(sequence[i])];
-    r.forward[i] = c;
-    r.reverse[sequence.size() - 1 - i] = complement_code(c);
-    r.hash = (r.hash ^ c) * 1099511628211ull;
+    forward[i] = c;
+    reverse[n - 1 - i] = complement_code(c);
+    hash = (hash ^ c) * 1099511628211ull;
   }
+  r.hash = hash;
 }
 
 // Read bases inside seeds of more than max_occurrences hits (bwa's l_rep), as a share of the read.
