@@ -221,7 +221,7 @@ TEST_P(GappedBatchOn, ExtensionsOnPlacedCodesReadTheCodesPlacedLast) {
   std::vector<ExtendResult> got_other(other.extend.size());
   ASSERT_TRUE(aligner.extend(sc, other.extend.data(), got_other.data(), got_other.size()).ok());
   EXPECT_TRUE(same_bytes(got_other, extend_one_by_one(other, sc)));
-  // b's tasks reach past other's arrays: refused, named by index, not read out of bounds.
+  // b's tasks reach past other's arrays: refused, not read out of bounds.
   const Status past = aligner.extend(sc, b.extend.data(), got.data(), got.size());
   EXPECT_EQ(past.code(), StatusCode::invalid_argument) << past.message();
   aligner.release_device_memory();
