@@ -27,11 +27,12 @@ namespace {
 // exist: only while a thread here still makes one can the reader have to make one more.
 class BatchWarmer {
  public:
-  BatchWarmer(std::size_t batch_size, std::size_t most, unsigned threads) {
+  // batch_size: the pipeline's, read as each batch is made (AlignPipeline::limit_batch_size).
+  BatchWarmer(const std::atomic<std::size_t>& batch_size, std::size_t most, unsigned threads) {
     for (unsigned t = 0; t < threads; ++t) {
-      threads_.emplace_back([this, batch_size, most] {
+      threads_.emplace_back([this, &batch_size, most] {
         while (claimed_.fetch_add(1) < most) {
-          if (!ready_.push(make(batch_size))) return;
+          if (!ready_.push(make(batch_size.load(std::memory_order_relaxed)))) return;
         }
       });
       wtmap::detail::name_thread(threads_.back(), "wtmap-warm");
@@ -144,7 +145,9 @@ struct Lane {
 struct AlignPipeline::Impl {
   explicit Impl(PipelineOptions o)
       : options(std::move(o)),
-        warmer(options.batch_size, kMostInStages, options.warming_threads), to_write(kToWrite) {}
+        batch_size(options.batch_size),
+        warmer(batch_size, kMostInStages, options.warming_threads),
+        to_write(kToWrite) {}
 
   // Closes every queue: each stage's next push or pop fails, and it stops.
   void stop_all() {
@@ -181,7 +184,7 @@ struct AlignPipeline::Impl {
   // Batch `number`'s reads: --batch, or fewer on the ramp (PipelineOptions::first_batch_size) and
   // where an engine (once run() named them) asks for smaller batches.
   std::size_t batch_reads(std::uint64_t number) const {
-    std::size_t most = ramped_batch_size(options.first_batch_size, options.batch_size, number);
+    std::size_t most = ramped_batch_size(options.first_batch_size, batch_size.load(std::memory_order_relaxed), number);
     if (!engines_known.load(std::memory_order_acquire)) return most;
     for (const std::unique_ptr<Lane>& lane : lanes) {
       if (lane->engine != nullptr) most = std::min(most, lane->engine->most_reads_per_batch());
@@ -204,6 +207,7 @@ struct AlignPipeline::Impl {
                           std::vector<std::uint64_t> Lane::*numbers, StageClock& joined);
 
   const PipelineOptions options;
+  std::atomic<std::size_t> batch_size;  // options.batch_size, or the limit_batch_size() given since
   BoundedQueue<ReadBatch> to_search{kReadAhead};
   // Written batches, back to the reader; never full (the stages' bounds bound the batches).
   BoundedQueue<ReadBatch> spare_batches{std::numeric_limits<std::size_t>::max()};
@@ -287,7 +291,7 @@ Status AlignPipeline::Impl::finish_all(Lane& lane, AlignmentSink& sink) {
 Status AlignPipeline::Impl::write_all(AlignmentSink& sink) {
   // While the first batch is searched; at most 2 * 10^5, so that a large batch over a small input
   // makes no records it never uses.
-  WTMAP_TRY(sink.prepare(std::min(options.batch_size, kMostReadsMadeAhead)));
+  WTMAP_TRY(sink.prepare(std::min(batch_size.load(std::memory_order_relaxed), kMostReadsMadeAhead)));
   while (auto batch = to_write.pop()) {
     if (stopping()) return {};
     totals.add(*batch, options.max_mismatches);  // the alignments as the engine gave them
@@ -336,6 +340,12 @@ AlignPipeline::~AlignPipeline() {
   impl_->cancelled = true;
   impl_->stop_all();
   impl_->join_all();
+}
+
+void AlignPipeline::limit_batch_size(std::size_t most) {
+  std::atomic<std::size_t>& size = impl_->batch_size;
+  for (std::size_t now = size.load(); most >= 1 && most < now && !size.compare_exchange_weak(now, most);) {
+  }
 }
 
 void AlignPipeline::start_reading(ReadSource& source) {

@@ -317,11 +317,14 @@ struct Fakes {
       : source(flow, reads, read_us), engine(search_us, finish_us), sink(flow, write_us) {}
 
   // Runs a pipeline over them (no engine: --io-only) within the deadline; the run's Status.
-  Status run(PipelineOptions options, bool with_engine = true, std::function<void()> release = {}) {
+  // limit: given to limit_batch_size once reading has started (0: not called).
+  Status run(PipelineOptions options, bool with_engine = true, std::function<void()> release = {},
+             std::size_t limit = 0) {
     Status status;
     within_deadline(30, [&] {
       AlignPipeline pipeline(std::move(options));
       pipeline.start_reading(source);
+      if (limit != 0) pipeline.limit_batch_size(limit);
       status = pipeline.run(with_engine ? &engine : nullptr, sink, release);
       pipeline.wait_for_release();
       totals = pipeline.totals();
@@ -465,6 +468,34 @@ TEST(AlignPipeline, RampedRunKeepsOrderAndCountsEveryRead) {
     left -= std::min(size, left);
   }
   expect_totals(fakes.totals, want);
+}
+
+// limit_batch_size after reading began (wtmap align's CPU backend, known late): the batches read
+// before it keep the batch size, every later one holds the limit (the last the rest), the reads
+// stay in order and counted; a limit above the batch size changes nothing.
+TEST(AlignPipeline, ALimitGivenWhileReadingAppliesToTheBatchesReadAfterIt) {
+  constexpr std::uint64_t kReads = 3000, kBatch = 100, kLimit = 7;
+  for (unsigned warming : {0u, 2u}) {
+    SCOPED_TRACE(warming);
+    Fakes fakes(kReads, 100, 100, 100, 100);
+    ASSERT_TRUE(fakes.run(options_of(kBatch, warming), true, {}, kLimit).ok());
+    EXPECT_FALSE(fakes.sink.out_of_order.load());
+    EXPECT_EQ(fakes.sink.reads_written.load(), kReads);
+    const std::vector<std::size_t>& sizes = fakes.totals.batch_reads;
+    std::size_t before = 0;
+    while (before < sizes.size() && sizes[before] == kBatch) ++before;
+    // The reader blocks once its queue and the batches being made are full.
+    EXPECT_LE(before, AlignPipeline::kReadAhead + 2);
+    std::uint64_t after = 0;
+    for (std::size_t b = before; b < sizes.size(); ++b) {
+      EXPECT_EQ(sizes[b], b + 1 < sizes.size() ? kLimit : std::min<std::uint64_t>(kLimit, kReads - before * kBatch - after));
+      after += sizes[b];
+    }
+    EXPECT_EQ(before * kBatch + after, kReads);
+  }
+  Fakes fakes(500);
+  ASSERT_TRUE(fakes.run(options_of(37), true, {}, 1000).ok());
+  expect_totals(fakes.totals, expected_totals(500, 37));
 }
 
 // --io-only: no engine; every read is written unmapped, and the search and finish clocks stay empty.

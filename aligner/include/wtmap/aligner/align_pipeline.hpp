@@ -208,6 +208,9 @@ class AlignPipeline {
   // Starts the reader thread (once), so that reading overlaps with what comes before run(): the
   // CUDA start-up and the index load. `source` must outlive the pipeline.
   void start_reading(ReadSource& source);
+  // Batches the reader starts from now on hold at most `most` reads (>= 1): for a batch size that
+  // depends on the backend, known only after reading began. From any thread.
+  void limit_batch_size(std::size_t most);
 
   // Runs the search stage on this thread until every batch is written, then the sink's finish()
   // (once, after start_reading).
