@@ -73,8 +73,12 @@ TEST_F(LocalStriped, MixedPairsEqualTheScalarDp) {
   for (const Scoring& sc : scorings()) {
     for (const Pair& p : mixed_pairs(61)) {
       // striped_fits refuses an empty query
-      if (!p.query.empty()) ASSERT_TRUE(same_as_scalar(p.query, p.target, sc)) << p.what;
-      if (!p.target.empty()) ASSERT_TRUE(same_as_scalar(p.target, p.query, sc)) << p.what << ", swapped";
+      if (!p.query.empty()) {
+        ASSERT_TRUE(same_as_scalar(p.query, p.target, sc)) << p.what;
+      }
+      if (!p.target.empty()) {
+        ASSERT_TRUE(same_as_scalar(p.target, p.query, sc)) << p.what << ", swapped";
+      }
       ++compared;
     }
   }
