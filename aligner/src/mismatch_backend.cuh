@@ -28,6 +28,9 @@ struct MismatchSearchOp {
   // itself it takes 168 and runs 12 warps, which searched 10^6 E. coli reads some 8 % slower;
   // at 20 warps it spills (bench/history/RESULTS-2026-11-26.md).
   static constexpr unsigned kMinBlocksPerSm = 16;
+  // Reads a CPU thread takes at least (run_batch_cpu): tens of us a read, so that a batch of 10^5
+  // spreads over every thread (the default of 2^14 a thread left it to six).
+  static constexpr std::uint64_t kCpuMinPerThread = 256;
   using In = fmindex::PatternRef;
   using Out = SearchResult;
   using State = ReadSearch<kHitSlots>;

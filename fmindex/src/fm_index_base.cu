@@ -31,6 +31,10 @@ template <class View>
 struct LocateOp {
   using In = std::uint64_t;
   using Out = std::uint64_t;
+  // Rows a CPU thread takes at least (run_batch_cpu): a locate is some 1-2 us of LF steps, and a
+  // gapped batch's seeds of 10^4 reads have a few 10^4 rows, which the default of 2^14 a thread
+  // left to two or three threads.
+  static constexpr std::uint64_t kCpuMinPerThread = 1024;
   View v;
   WTMAP_HD bool valid(In r) const { return r < v.rows; }
   WTMAP_HD Out operator()(In r) const { return v.locate(r); }

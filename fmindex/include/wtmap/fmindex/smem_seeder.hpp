@@ -46,6 +46,10 @@ struct SmemOp {
   // Two blocks of 256 threads an SM: ptxas fits the search in 128 registers without spills (158
   // unbounded, 8 warps an SM; three blocks spill). Not yet timed against 1 and 3 (bench_smem).
   static constexpr unsigned kMinBlocksPerSm = 2;
+  // Reads a CPU thread takes at least (run_batch_cpu): a read's seeding is some 60 us, and with
+  // the default of 2^14 a batch of 10^4 reads was seeded on one thread (the CPU backend on 16
+  // cores took twice bwa mem's wall time at its default batch).
+  static constexpr std::uint64_t kCpuMinPerThread = 32;
 
   FmIndexView index;
   const std::uint8_t* codes = nullptr;
