@@ -53,6 +53,9 @@ constexpr std::uint32_t kCigarSoftClip = 4;
 // Reads a CPU thread takes at least in the host's per-read steps (chaining, region selection,
 // NM/MD): some 10 us each, so that starting a thread pays.
 constexpr std::uint64_t kReadsPerThread = 256;
+// Seeds a CPU thread takes at least in a round's per-seed steps (start_region, finish_region:
+// some 100 ns each).
+constexpr std::uint64_t kSeedsPerThread = 1024;
 // The most seeds a read extends ahead of their turn in one round beyond its chain heads
 // (extend_all): enough that a tandem repeat's hundreds of seeds take a handful of rounds.
 constexpr std::size_t kMaxGuesses = 256;
@@ -316,6 +319,7 @@ struct GappedMapper::Impl {
   // a batch) and the reads' own lists (ReadWork::reset; each read's allocations were most of a
   // gapped run's calls to malloc).
   std::vector<ReadWork> work;
+  std::vector<std::size_t> to_map;  // the batch's reads of a length to map, in order (work[k]'s read)
 
   Status seed_and_locate(const std::vector<ReadCodes>& encoded, std::vector<std::uint64_t>& first_position);
   // The read's seed occurrences in reference order, into `hits` (replaced).
@@ -329,6 +333,7 @@ struct GappedMapper::Impl {
   Status extend_with_retry(const std::vector<ExtendTask>& tasks, std::vector<ExtendResult>& results);
   Status extend_all(std::vector<ReadWork>& work, const std::vector<ReadCodes>& encoded);
   void choose_hits(ReadWork& w, GappedReadAlignment& out) const;
+  void set_mapping_qualities(const ReadWork& w, GappedReadAlignment& a) const;
   Status align_reported(DpWorkspace& ws, const std::vector<Reported>& reported, const std::vector<ReadCodes>& encoded);
   Status finish_hit(const Region& region, const ReadCodes& read, const std::uint32_t* ops, std::uint32_t n_ops,
                     GappedHit& hit) const;
@@ -348,20 +353,26 @@ struct GappedMapper::Impl {
 Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded,
                                            std::vector<std::uint64_t>& first_position) {
   const std::size_t count = encoded.size();
-  codes.clear();
   seeding.assign(count, {});
-  std::uint64_t seed_total = 0;
+  std::uint64_t code_total = 0, seed_total = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const auto length = static_cast<std::uint32_t>(encoded[i].forward.size());
     fmindex::SeedingRead& s = seeding[i];
-    s.offset = codes.size();
+    s.offset = code_total;
     s.seed_offset = seed_total;
     const bool searched = length >= options.min_seed_length && length <= options.max_read_length;
     s.length = searched ? length : 0;
     s.seed_capacity = searched ? first_seed_capacity(length) : 0;
-    codes.insert(codes.end(), encoded[i].forward.begin(), encoded[i].forward.begin() + s.length);
+    code_total += s.length;
     seed_total += s.seed_capacity;
   }
+  // The copies on the CPU threads: on the mapping thread alone they were part of some 30 ms of
+  // serial host work a batch of 5*10^4 reads, with the GPU idle for this mapper (WTMAP_TRACE).
+  codes.resize(code_total);
+  wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i)
+      std::copy_n(encoded[i].forward.begin(), seeding[i].length, codes.begin() + static_cast<std::ptrdiff_t>(seeding[i].offset));
+  }, kReadsPerThread);
   seeds.resize(std::max<std::uint64_t>(seed_total, 1));
   seeded.assign(count, {});
   {
@@ -370,18 +381,29 @@ Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded
     WTMAP_TRY(seed_again_with_full_rooms(seed_total));
   }
   AddSeconds clock(&stage.locate, spans, "locate");
-  // Each seed's rows as occurrence_sample takes them, read by read, seed by seed.
-  rows.clear();
+  // Each seed's rows as occurrence_sample takes them, read by read, seed by seed: each read's
+  // count, their running sum (read i's rows from first_position[i]), then the rows.
   first_position.assign(count + 1, 0);
-  for (std::size_t i = 0; i < count; ++i) {
-    first_position[i] = rows.size();
-    const fmindex::Seed* s = seeds.data() + seeding[i].seed_offset;
-    for (std::uint32_t k = 0; k < seeded[i].count; ++k) {
-      const OccurrenceSample taken = occurrence_sample(s[k].bi.size, options.max_occurrences);
-      for (std::uint64_t r = 0; r < taken.count; ++r) rows.push_back(s[k].bi.x0 + r * taken.step);
+  wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) {
+      const fmindex::Seed* s = seeds.data() + seeding[i].seed_offset;
+      std::uint64_t taken = 0;
+      for (std::uint32_t k = 0; k < seeded[i].count; ++k) taken += occurrence_sample(s[k].bi.size, options.max_occurrences).count;
+      first_position[i + 1] = taken;
     }
-  }
-  first_position[count] = rows.size();
+  }, kReadsPerThread);
+  for (std::size_t i = 0; i < count; ++i) first_position[i + 1] += first_position[i];
+  rows.resize(first_position[count]);
+  wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) {
+      const fmindex::Seed* s = seeds.data() + seeding[i].seed_offset;
+      std::uint64_t* row = rows.data() + first_position[i];
+      for (std::uint32_t k = 0; k < seeded[i].count; ++k) {
+        const OccurrenceSample taken = occurrence_sample(s[k].bi.size, options.max_occurrences);
+        for (std::uint64_t r = 0; r < taken.count; ++r) *row++ = s[k].bi.x0 + r * taken.step;
+      }
+    }
+  }, kReadsPerThread);
   positions.resize(rows.size());
   if (!rows.empty()) WTMAP_TRY(index->locate(rows.data(), positions.data(), rows.size()));
   return {};
@@ -520,12 +542,18 @@ Status GappedMapper::Impl::extend_round(ExtensionRound& round, const std::vector
   }
   std::vector<ExtendResult> left_results, right_results;
   WTMAP_TRY(extend_with_retry(left, left_results));
+  wtmap::detail::parallel_for_ranges(round.seeds.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k) {
+      ExtensionRound::Seed& e = round.seeds[k];
+      e.region = start_region(seed_of(e), static_cast<std::int32_t>(windows[e.window].chain),
+                              left_of[k] < left.size() ? &left_results[left_of[k]] : nullptr, sc);
+    }
+  }, kSeedsPerThread);
   for (std::size_t k = 0; k < round.seeds.size(); ++k) {
     ExtensionRound::Seed& e = round.seeds[k];
     const ExtensionRound::Window& x = windows[e.window];
     const SeedHit& s = seed_of(e);
     const std::int32_t length = read_length(x);
-    e.region = start_region(s, static_cast<std::int32_t>(x.chain), left_of[k] < left.size() ? &left_results[left_of[k]] : nullptr, sc);
     const std::int32_t qe = s.qbeg + s.len;
     const std::int64_t re = s.rbeg + s.len;
     if (qe < length) {
@@ -535,12 +563,14 @@ Status GappedMapper::Impl::extend_round(ExtensionRound& round, const std::vector
     }
   }
   WTMAP_TRY(extend_with_retry(right, right_results));
-  for (std::size_t k = 0; k < round.seeds.size(); ++k) {
-    ExtensionRound::Seed& e = round.seeds[k];
-    const ExtensionRound::Window& x = windows[e.window];
-    finish_region(e.region, seed_of(e), x.work->chains[x.chain], read_length(x),
-                  right_of[k] < right.size() ? &right_results[right_of[k]] : nullptr, sc);
-  }
+  wtmap::detail::parallel_for_ranges(round.seeds.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k) {
+      ExtensionRound::Seed& e = round.seeds[k];
+      const ExtensionRound::Window& x = windows[e.window];
+      finish_region(e.region, seed_of(e), x.work->chains[x.chain], read_length(x),
+                    right_of[k] < right.size() ? &right_results[right_of[k]] : nullptr, sc);
+    }
+  }, kSeedsPerThread);
   return {};
 }
 
@@ -813,30 +843,39 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
   Impl& m = *impl_;
   std::vector<std::uint64_t> first_position;
   WTMAP_TRY(m.seed_and_locate(encoded, first_position));
-  alignments.assign(encoded.size(), {});
   // The reads to map, in the work items of the batches before (their lists' memory reused).
   std::vector<ReadWork>& work = m.work;
-  std::size_t mapped = 0;
+  std::vector<std::size_t>& to_map = m.to_map;
+  to_map.clear();
   for (std::size_t i = 0; i < encoded.size(); ++i) {
-    GappedReadAlignment& a = alignments[i];
     const std::size_t length = encoded[i].forward.size();
-    if (length < m.options.min_seed_length || length > m.options.max_read_length) {
-      a.flags = length < m.options.min_seed_length ? kTooShort : kTooLong;
-      continue;
-    }
-    a.repeat_fraction = repeat_fraction(m.seeds.data() + m.seeding[i].seed_offset, m.seeded[i].count,
-                                        m.options.max_occurrences, static_cast<std::uint32_t>(length));
-    if (mapped == work.size()) work.emplace_back();
-    work[mapped++].reset(i);
+    if (length >= m.options.min_seed_length && length <= m.options.max_read_length) to_map.push_back(i);
   }
-  work.resize(mapped);
+  work.resize(to_map.size());
   // The host's per-read steps on the CPU threads: each read's own data only, so any split of
-  // the reads gives the same result.
+  // the reads gives the same result. (The alignments' copy from an empty one keeps their lists'
+  // memory, which finish() hands back batch after batch.)
+  alignments.resize(encoded.size());
+  wtmap::detail::parallel_for_ranges(encoded.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    static const GappedReadAlignment kEmpty;
+    for (std::uint64_t i = begin; i < end; ++i) {
+      GappedReadAlignment& a = alignments[i];
+      a = kEmpty;
+      const std::size_t length = encoded[i].forward.size();
+      if (length < m.options.min_seed_length || length > m.options.max_read_length) {
+        a.flags = length < m.options.min_seed_length ? kTooShort : kTooLong;
+        continue;
+      }
+      a.repeat_fraction = repeat_fraction(m.seeds.data() + m.seeding[i].seed_offset, m.seeded[i].count,
+                                          m.options.max_occurrences, static_cast<std::uint32_t>(length));
+    }
+  }, kReadsPerThread);
   std::optional<AddSeconds> clock(std::in_place, &m.stage.chain, m.spans, "chains");
   wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
     std::vector<SeedHit> hits;  // a read's at a time, its memory kept over the range
     for (std::uint64_t k = begin; k < end; ++k) {
       ReadWork& w = work[k];
+      w.reset(to_map[k]);
       m.seed_hits(w.read, first_position, hits);
       w.chains = chain_seeds(hits, m.reference, m.options);
       w.plan.start(w.chains);
@@ -855,25 +894,29 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
   std::vector<Reported> reported;
   for (const ReadWork& w : work) reported.insert(reported.end(), w.reported.begin(), w.reported.end());
   WTMAP_TRY(m.align_reported(m.dp, reported, encoded));
-  for (const ReadWork& w : work) {
-    GappedReadAlignment& a = alignments[w.read];
-    if (!a.mapped) continue;
-    a.mapq = mapping_quality(a, m.options);
-    // A supplementary hit's own: its region's score against its own sub-scores (mem_reg2sam).
-    for (const Reported& r : w.reported) {
-      if (r.region->secondary >= 0 || r.hit == &a.primary) continue;
-      GappedReadAlignment part;
-      part.primary = *r.hit;
-      part.sub_score = r.region->sub;
-      part.chain_sub_score = r.region->csub;
-      part.sub_count = static_cast<std::uint32_t>(r.region->sub_n);
-      part.seed_coverage = static_cast<std::uint32_t>(r.region->seed_coverage);
-      part.repeat_fraction = a.repeat_fraction;
-      r.hit->mapq = mapping_quality(part, m.options);
-      r.hit->sub_score = std::max(part.sub_score, part.chain_sub_score);
-    }
-  }
+  wtmap::detail::parallel_for_ranges(work.size(), [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k) m.set_mapping_qualities(work[k], alignments[work[k].read]);
+  }, kReadsPerThread);
   return {};
+}
+
+// The read's MAPQ, and each supplementary hit's own: its region's score against its own
+// sub-scores (mem_reg2sam).
+void GappedMapper::Impl::set_mapping_qualities(const ReadWork& w, GappedReadAlignment& a) const {
+  if (!a.mapped) return;
+  a.mapq = mapping_quality(a, options);
+  for (const Reported& r : w.reported) {
+    if (r.region->secondary >= 0 || r.hit == &a.primary) continue;
+    GappedReadAlignment part;
+    part.primary = *r.hit;
+    part.sub_score = r.region->sub;
+    part.chain_sub_score = r.region->csub;
+    part.sub_count = static_cast<std::uint32_t>(r.region->sub_n);
+    part.seed_coverage = static_cast<std::uint32_t>(r.region->seed_coverage);
+    part.repeat_fraction = a.repeat_fraction;
+    r.hit->mapq = mapping_quality(part, options);
+    r.hit->sub_score = std::max(part.sub_score, part.chain_sub_score);
+  }
 }
 
 // Every job's mate aligned locally in its window: one batch on the backend, unbanded (the
