@@ -130,9 +130,10 @@ namespace {
 // One engine's search and finish stages (one GPU's), with the queue between them. The numbers
 // of the batches each stage timed, span by span, place its spans in the joined clocks.
 struct Lane {
-  explicit Lane(SearchEngine* e) : engine(e) {}
+  explicit Lane(SearchEngine* e)
+      : engine(e), to_finish(e == nullptr ? AlignPipeline::kToFinish : std::max<std::size_t>(1, e->finish_queue_capacity())) {}
   SearchEngine* engine;
-  BoundedQueue<ReadBatch> to_finish{AlignPipeline::kToFinish};
+  BoundedQueue<ReadBatch> to_finish;
   std::thread search_thread, finish_thread;  // search_thread unused for lane 0 (run()'s thread)
   Status search_status, finish_status;       // each set by its stage's thread
   StageClock search_clock, finish_clock;

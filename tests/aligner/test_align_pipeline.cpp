@@ -191,6 +191,7 @@ class FakeEngine : public SearchEngine {
   std::atomic<std::size_t> finished{0}, stopped{0};
 
   std::string where_text;  // where(): "" (an error as it is) or e.g. "GPU 1"
+  std::size_t finish_queue = SearchEngine::kDefaultToFinish;  // finish_queue_capacity()
 
   Status enter_thread() override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -198,6 +199,7 @@ class FakeEngine : public SearchEngine {
     return {};
   }
   std::string where() const override { return where_text; }
+  std::size_t finish_queue_capacity() const override { return finish_queue; }
   std::size_t threads_entered() {
     std::lock_guard<std::mutex> lock(mutex_);
     return entered_.size();
@@ -632,6 +634,28 @@ TEST(AlignPipeline, BatchesInFlightStayWithinTheBound) {
     EXPECT_EQ(fakes.flow.most_in_flight, static_cast<std::int64_t>(AlignPipeline::kMostInStages));
     EXPECT_LE(fakes.flow.batches_seen.size(), AlignPipeline::kMostBatches);
     EXPECT_LE(fakes.batches_made, AlignPipeline::kMostBatches);
+    EXPECT_EQ(fakes.sink.reads_written.load(), 200u * 25);
+  }
+}
+
+// An engine that asks for a longer finish queue gets it: its search stage runs that much further
+// ahead of finish(), and the bound grows by as much (most_in_stages' extra), reached and not
+// passed.
+TEST(AlignPipeline, AnEnginesLongerFinishQueueHoldsThatManyMoreBatches) {
+  for (const std::size_t queue : {std::size_t{5}, std::size_t{8}}) {
+    SCOPED_TRACE(queue);
+    Fakes fakes(200 * 25, 0, 0, 0, 0);
+    fakes.engine.finish_queue = queue;
+    const std::size_t extra = queue - AlignPipeline::kToFinish;
+    const std::size_t bound = AlignPipeline::most_in_stages(1, extra);
+    bool reached = false;
+    fakes.sink.on_write = [&](std::size_t call) {
+      if (call == 0) reached = fakes.flow.wait_for_in_flight(static_cast<std::int64_t>(bound));
+    };
+    ASSERT_TRUE(fakes.run(options_of(25)).ok());
+    EXPECT_TRUE(reached);
+    EXPECT_EQ(fakes.flow.most_in_flight, static_cast<std::int64_t>(bound));
+    EXPECT_LE(fakes.batches_made, AlignPipeline::most_batches(1, extra));
     EXPECT_EQ(fakes.sink.reads_written.load(), 200u * 25);
   }
 }

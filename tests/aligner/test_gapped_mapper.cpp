@@ -943,7 +943,8 @@ std::vector<aligner::ReadBatch> batches_of(const std::vector<SeqRecord>& reads, 
 }
 
 // Every batch of `batch` reads through the engine with the pipeline's pattern of calls (search
-// runs up to kMostMappers batches ahead of finish); the alignments in read order, or the first error.
+// runs up to the engine's finish queue and two batches ahead of finish); the alignments in read
+// order, or the first error.
 Status run_engine(aligner::GappedSearchEngine& engine, const std::vector<SeqRecord>& reads, std::size_t batch,
                   std::vector<GappedReadAlignment>& got) {
   std::vector<aligner::ReadBatch> batches = batches_of(reads, batch);
@@ -957,7 +958,7 @@ Status run_engine(aligner::GappedSearchEngine& engine, const std::vector<SeqReco
   };
   for (std::size_t searched = 0; searched < batches.size(); ++searched) {
     WTMAP_TRY(engine.search(batches[searched]));
-    if (searched - finished + 1 >= aligner::GappedSearchEngine::kMostMappers) WTMAP_TRY(finish_one());
+    if (searched - finished + 1 >= engine.finish_queue_capacity() + 2) WTMAP_TRY(finish_one());
   }
   while (finished < batches.size()) WTMAP_TRY(finish_one());
   return {};
@@ -986,7 +987,10 @@ TEST_P(GappedMapperTest, SearchEngineWithSeveralMappersGivesEachBatchsBytes) {
   for (std::size_t i = 0; i < reads.size(); ++i) ASSERT_EQ(describe(from_sibling[i]), describe(expected[i])) << i;
   for (unsigned mappers = 1; mappers <= aligner::GappedSearchEngine::kMostMappers; ++mappers) {
     aligner::GappedSearchEngine engine;
+    EXPECT_EQ(engine.finish_queue_capacity(), aligner::AlignPipeline::kToFinish);
     ASSERT_TRUE(engine.start(*index_, {}, mappers).ok());
+    // A batch waiting for each mapping thread besides the pipeline's default queue.
+    EXPECT_EQ(engine.finish_queue_capacity(), aligner::AlignPipeline::kToFinish + mappers);
     expect_engine_gives(engine, reads, kBatch, expected, std::to_string(mappers) + " mappers");
     if (HasFatalFailure()) return;
     // Batches searched and never finished: release() drops the queued ones and returns.

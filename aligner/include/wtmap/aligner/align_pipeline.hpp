@@ -24,8 +24,9 @@
 // `reads`), an engine that pairs and a sink that writes pairs.
 //
 // Space: at most most_batches(engines) batches exist at once (kMostBatches, 17, for one engine; 5
-// more per engine: a batch of 10^5 reads of 150 bases holds some 1 KB per read with its
-// alignments); threads: 1 + 2 per engine beside run()'s (lane 0 searches on it), plus the warming
+// more per engine, and more where an engine asks for a longer finish queue: the gapped engine's
+// five mapping threads, 5 more; a batch of 10^5 reads of 150 bases holds some 1 KB per read with
+// its alignments); threads: 1 + 2 per engine beside run()'s (lane 0 searches on it), plus the warming
 // threads and the release thread. With one engine batches pass every stage in read order; with
 // several, the writer restores it.
 #pragma once
@@ -119,6 +120,12 @@ class SearchEngine {
   // Where it runs, for its errors in a run of several engines ("GPU 1": "GPU 1: <error>");
   // empty: the error as it is.
   virtual std::string where() const { return {}; }
+  // Searched batches that may wait for finish() (the capacity of the lane's queue between the
+  // two; at least 1): 3 (kDefaultToFinish), or more for an engine whose search() only hands the
+  // batch to threads of its own, so that one of them that ends its batch before the oldest has
+  // the next to take (GappedSearchEngine). Asked once, when run() makes the lane.
+  static constexpr std::size_t kDefaultToFinish = 3;
+  virtual std::size_t finish_queue_capacity() const { return kDefaultToFinish; }
 };
 
 // The writer stage: runs on the writer thread.
@@ -179,10 +186,12 @@ Status cancelled_status();
 class AlignPipeline {
  public:
   // Queue capacities. Six batches read ahead keep the reader busy while a large index loads
-  // (1.5-2 s for a 1 Gbp genome) without holding the whole input. Three searched batches waiting
-  // for the finish stage let an engine whose search() only queues work (GappedSearchEngine) have
-  // five batches in progress at once (kPerEngine: its search, its queue and its finish).
-  static constexpr std::size_t kReadAhead = 6, kToFinish = 3, kToWrite = 2;
+  // (1.5-2 s for a 1 Gbp genome) without holding the whole input. Searched batches waiting for
+  // the finish stage: the engine's finish_queue_capacity(), kToFinish (3) unless it asks for more;
+  // an engine holds that many and two more (kPerEngine for the default: its search, its queue and
+  // its finish). The bounds below are those of engines of the default capacity; an engine that
+  // asks for c adds c - kToFinish batches to them (most_in_stages(engines, extra)).
+  static constexpr std::size_t kReadAhead = 6, kToFinish = SearchEngine::kDefaultToFinish, kToWrite = 2;
   static constexpr std::size_t kPerEngine = kToFinish + 2;
   // Finished batches waiting for the writer: 2, and room for every other engine's to finish
   // while one still holds the batch the writer waits for.
@@ -191,13 +200,16 @@ class AlignPipeline {
   }
   // The most batches in the stages at once: the reader's and the writer's, the read-ahead queue's,
   // each engine's, and the write window's.
-  static constexpr std::size_t most_in_stages(std::size_t engines) {
-    return kReadAhead + 2 + (engines > 1 ? engines : 1) * kPerEngine + write_window(engines);
+  // `extra`: the engines' finish queues beyond kToFinish, summed.
+  static constexpr std::size_t most_in_stages(std::size_t engines, std::size_t extra = 0) {
+    return kReadAhead + 2 + (engines > 1 ? engines : 1) * kPerEngine + write_window(engines) + extra;
   }
   static constexpr std::size_t kMostInStages = kReadAhead + 2 + kPerEngine + kToWrite;  // most_in_stages(1): 15
   // The most batches ever made: those, and 2 that a warming thread may be making when the reader
   // makes one itself.
-  static constexpr std::size_t most_batches(std::size_t engines) { return most_in_stages(engines) + 2; }
+  static constexpr std::size_t most_batches(std::size_t engines, std::size_t extra = 0) {
+    return most_in_stages(engines, extra) + 2;
+  }
   static constexpr std::size_t kMostBatches = kMostInStages + 2;  // most_batches(1)
 
   explicit AlignPipeline(PipelineOptions options);
@@ -236,7 +248,7 @@ class AlignPipeline {
 
   const AlignTotals& totals() const;  // after run()
   const StageClocks& clocks() const;  // after run()
-  std::size_t batches_made() const;   // ReadBatch objects made so far (at most most_batches(engines))
+  std::size_t batches_made() const;   // ReadBatch objects made so far (at most most_batches(engines, extra))
 
  private:
   struct Impl;

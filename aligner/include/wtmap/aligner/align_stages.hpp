@@ -153,8 +153,11 @@ class MismatchSearchEngine : public SplittingSearchEngine {
 // finish() waits for the oldest batch and hands its alignments over, swapping vectors so that the
 // alignments' allocations (CIGARs, MD strings) are reused batch after batch. A batch's host steps
 // (chaining, region choice, NM/MD) thus run beside another's device steps, and the result of a
-// batch does not depend on which thread mapped it. The pipeline holds at most kMostMappers batches
-// between search() and finish() (AlignPipeline::kToFinish + 2), so more threads would idle.
+// batch does not depend on which thread mapped it. finish() takes the batches in order, so the
+// engine asks the pipeline for a finish queue of kToFinish plus one batch per mapping thread
+// (finish_queue_capacity): with only kToFinish + 2 batches in the engine, as many as the mapping
+// threads, a thread that ended its batch before the oldest one waited for it to be finished,
+// idle (a fifth of the mapping threads' time in a single-end run on an H200, WTMAP_TRACE).
 // A GPU short of memory (batch_splitting.hpp): a job whose mapping fails with
 // device_out_of_memory is mapped again by its thread in parts (halved down to one read, or pair),
 // after the mapper freed its cached device buffers, and the parts' alignments are joined in order
@@ -166,7 +169,8 @@ class MismatchSearchEngine : public SplittingSearchEngine {
 // batches between search() and finish().
 class GappedSearchEngine : public SearchEngine {
  public:
-  static constexpr unsigned kMostMappers = AlignPipeline::kToFinish + 2;
+  // More mapping threads than 5 were no faster (their host steps share the CPU threads).
+  static constexpr unsigned kMostMappers = 5;
   // wtmap align's --batch in the gapped mode (the benchmarks run it too): with kMostMappers
   // batches mapped at once, 50000 took 14 % off a 10^6-read run against 100000 (a shorter last
   // wave, less system time making buffers), 200000 was slower (H200, e2dace2).
@@ -187,6 +191,8 @@ class GappedSearchEngine : public SearchEngine {
   void bind_to_gpu(int ordinal) { gpu_.bind(ordinal); }
   Status enter_thread() override { return gpu_.enter(); }
   std::string where() const override { return gpu_.where(); }
+  // kToFinish and one batch per mapping thread (kToFinish before start()).
+  std::size_t finish_queue_capacity() const override { return AlignPipeline::kToFinish + mapping_threads(); }
 
   Status search(const ReadBatch& batch) override;
   Status finish(ReadBatch& batch) override;
