@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <dirent.h>
 #include <fstream>
@@ -68,6 +69,44 @@ TEST(ParallelForRanges, NestedCallsFromManyThreadsVisitEveryIndexOnce) {
   set_cpu_threads(0);
 }
 
+// kRangesPerThread ranges a thread, of equal size (+-1), fewer where one would hold less than
+// min_per_range; while one range stalls (a worker off its core), the other threads take every
+// other range: the call waits for the stalled range alone.
+TEST(ParallelForRanges, RangesAreSmallAndAStalledOneHoldsUpOnlyItself) {
+  set_cpu_threads(4);
+  constexpr std::uint64_t kN = 1000;
+  const std::uint64_t count = 4 * kRangesPerThread;
+  std::atomic<std::uint64_t> visited{0}, calls{0}, smallest{kN}, largest{0};
+  std::atomic<bool> stalled{false}, others_done_while_stalled{false};
+  parallel_for_ranges(kN, [&](std::uint64_t begin, std::uint64_t end) {
+    const std::uint64_t size = end - begin;
+    calls.fetch_add(1);
+    for (std::uint64_t s = smallest.load(); size < s && !smallest.compare_exchange_weak(s, size);) {
+    }
+    for (std::uint64_t l = largest.load(); size > l && !largest.compare_exchange_weak(l, size);) {
+    }
+    if (!stalled.exchange(true)) {  // the first range to start stalls until the others are done
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (visited.load() < kN - size && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+      others_done_while_stalled = visited.load() == kN - size;
+    }
+    visited.fetch_add(size);
+  }, 1);
+  set_cpu_threads(0);
+  EXPECT_EQ(visited.load(), kN);
+  EXPECT_EQ(calls.load(), count);
+  EXPECT_EQ(smallest.load(), kN / count);
+  EXPECT_EQ(largest.load(), (kN + count - 1) / count);
+  EXPECT_LE(largest.load(), kN / 8);  // a stalled range holds far less than a thread's quarter
+  EXPECT_TRUE(others_done_while_stalled.load());
+  // Fewer, larger ranges where min_per_range asks for it.
+  std::atomic<std::uint64_t> few{0};
+  set_cpu_threads(4);
+  parallel_for_ranges(kN, [&](std::uint64_t, std::uint64_t) { few.fetch_add(1); }, kN / 3);
+  set_cpu_threads(0);
+  EXPECT_EQ(few.load(), 3u);
+}
+
 // The process's virtual size in bytes (/proc/self/statm, first field, in pages).
 std::uint64_t virtual_bytes() {
   std::ifstream statm("/proc/self/statm");
@@ -117,7 +156,7 @@ TEST(ParallelForRanges, WorkersAreNamedAndTheCallerKeepsItsName) {
   const unsigned limit = cpu_thread_limit().exchange(4);  // ranges for 4 threads: workers start
   parallel_for_ranges(64, [&](std::uint64_t, std::uint64_t) { ran.fetch_add(1); }, 1);
   cpu_thread_limit().store(limit);
-  EXPECT_EQ(ran.load(), 4);
+  EXPECT_EQ(ran.load(), static_cast<int>(4 * kRangesPerThread));
   const std::vector<std::string> names = thread_names();
   EXPECT_GE(std::count(names.begin(), names.end(), "wtmap-pool"), 1);
   std::string after;

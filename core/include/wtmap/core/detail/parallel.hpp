@@ -1,8 +1,12 @@
 // wtmap core (internal): a minimal static-partition parallel loop for the CPU backend and the
 // host steps of the GPU backend, over one process-wide pool of worker threads.
 //
-// A call splits [0, n) into one range per thread and hands the ranges to the pool; the calling
-// thread takes ranges too and returns when all are done. The pool's threads live as long as the
+// A call splits [0, n) into up to kRangesPerThread ranges per thread and hands them to the pool;
+// the calling thread takes ranges too, every thread claims the next unclaimed range as it comes
+// free, and the call returns when all are done. Several ranges a thread, not one: where more
+// threads are runnable than there are cores (a GPU run's mapping threads and the output's
+// compression beside the pool), a worker the system takes off its core holds up the call by one
+// small range, which it finishes once back, while the other threads take the rest. The pool's threads live as long as the
 // process: starting threads per call (as this loop once did) cost a mapper of the gapped aligner
 // some 50 calls a batch of thread creation and fresh stacks' page faults.
 //
@@ -83,11 +87,11 @@ class ParallelPool {
     return *pool;
   }
 
-  // Runs job on this thread and on up to job.ranges - 1 workers (as many as the system gives).
-  void run(ParallelJob& job) {
+  // Runs job on this thread and on up to `workers` workers (as many as the system gives).
+  void run(ParallelJob& job, std::uint64_t workers) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      grow_to(job.ranges - 1);
+      grow_to(workers);
       jobs_.push_back(&job);
     }
     wake_.notify_all();
@@ -148,28 +152,33 @@ class ParallelPool {
   std::uint64_t workers_ = 0;
 };
 
-// Calls body(begin, end) on disjoint ranges covering [0, n), one range per thread (cpu_threads(),
-// fewer where a range would hold less than min_per_thread). Small inputs run on the calling
-// thread, and so do the ranges of threads the system will not create.
+// Ranges a call makes per thread at most (see the top of this file).
+constexpr std::uint64_t kRangesPerThread = 4;
+
+// Calls body(begin, end) on disjoint ranges covering [0, n) of equal size (+-1): kRangesPerThread
+// per thread (cpu_threads()), fewer where a range would hold less than min_per_range, on at most
+// cpu_threads() threads at once. Small inputs run on the calling thread, and so do the ranges of
+// threads the system will not create.
 template <class Body>
-void parallel_for_ranges(std::uint64_t n, Body body, std::uint64_t min_per_thread = 1 << 14) {
-  const std::uint64_t threads = std::min<std::uint64_t>(cpu_threads(), std::max<std::uint64_t>(1, n / min_per_thread));
-  if (threads <= 1) {
+void parallel_for_ranges(std::uint64_t n, Body body, std::uint64_t min_per_range = 1 << 14) {
+  const std::uint64_t threads = cpu_threads();
+  const std::uint64_t count = std::min<std::uint64_t>(threads * kRangesPerThread, std::max<std::uint64_t>(1, n / min_per_range));
+  if (threads <= 1 || count <= 1) {
     body(std::uint64_t{0}, n);
     return;
   }
   struct Ranges {
     Body& body;
-    std::uint64_t n, threads;
-  } ranges{body, n, threads};
+    std::uint64_t n, count;
+  } ranges{body, n, count};
   ParallelJob job;
   job.run = [](const void* p, std::uint64_t t) {
     const Ranges& r = *static_cast<const Ranges*>(p);
-    r.body(r.n * t / r.threads, r.n * (t + 1) / r.threads);
+    r.body(r.n * t / r.count, r.n * (t + 1) / r.count);
   };
   job.body = &ranges;
-  job.ranges = threads;
-  ParallelPool::shared().run(job);
+  job.ranges = count;
+  ParallelPool::shared().run(job, std::min(threads, count) - 1);
 }
 
 // memcpy spread over the CPU threads: one core copies pageable memory at a fraction of what
