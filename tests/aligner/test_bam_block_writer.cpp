@@ -238,6 +238,18 @@ TEST_P(BamBlockWriterAgainstHtslib, InflatedBytesAndBlockEndsAreHtslibs) {
   expect_htslibs_bytes_and_blocks(header.get(), records, batch, threads);
 }
 
+// One write of more blocks than the writer lays out at once (64: its copies then go on the CPU
+// threads block group by block group) and no record longer than a block: some 9 MB, ~140 blocks.
+TEST_P(BamBlockWriterAgainstHtslib, ManyBlocksInOneWriteAreHtslibs) {
+  const auto [batch, threads] = GetParam();
+  const Header header = make_header(3);
+  const std::vector<Record> records = make_records(30000);
+  std::size_t bytes = 0;
+  for (const Record& r : records) bytes += record_bytes(*r);
+  ASSERT_GT(bytes, 65u * aligner::kBgzfBlockData);
+  expect_htslibs_bytes_and_blocks(header.get(), records, batch, threads);
+}
+
 // An unmapped record of `name_length` characters and `length` bases, no tags.
 Record bare_record(std::size_t name_length, std::size_t length) {
   Record b(bam_init1());
