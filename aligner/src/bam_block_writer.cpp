@@ -4,14 +4,10 @@
 #include <isa-l/igzip_lib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <climits>
-#include <cstdint>
 #include <cstring>
 #include <utility>
-
-#include "wtmap/core/detail/parallel.hpp"
 
 namespace wtmap::aligner {
 namespace {
@@ -169,78 +165,22 @@ Status BamBlockWriter::write_header(sam_hdr_t* header) {
 }
 
 Status BamBlockWriter::write(const std::vector<const bam1_t*>& records) {
-  // Sizes and copies on the CPU threads: the records were formatted on other threads, and their
-  // copy into the blocks on the writer thread (a cache miss or two a record) was most of a paired
-  // run's write stage, which set the pace of such a run (H200, WTMAP_TRACE).
-  sizes_.resize(records.size());
-  std::atomic<std::size_t> first_refused{SIZE_MAX};
-  wtmap::detail::parallel_for_ranges(records.size(), [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t i = begin; i < end; ++i) {
-      Result<std::size_t> size = bam_record_size(*records[i]);
-      if (size.ok()) {
-        sizes_[i] = *size;
-        continue;
-      }
-      for (std::size_t seen = first_refused.load(); i < seen && !first_refused.compare_exchange_weak(seen, i);) {
-      }
+  for (const bam1_t* record : records) {
+    Result<std::size_t> size = bam_record_size(*record);
+    if (!size.ok()) return Status{size.status().code(), name_ + ": " + size.status().message()};
+    // bam_write1's bgzf_flush_try: a record that does not fit in the open block starts the next.
+    if (open_->size > 0 && open_->size + *size > kBgzfBlockData) WTMAP_TRY(end_block());
+    if (*size <= kBgzfBlockData - open_->size) {
+      put_bam_record(*record, open_->data + open_->size);
+      open_->size += *size;
+      if (open_->size == kBgzfBlockData) WTMAP_TRY(end_block());
+    } else {
+      spill_.resize(*size);
+      put_bam_record(*record, spill_.data());
+      WTMAP_TRY(append(spill_.data(), *size));
     }
-  }, kRecordsPerRange);
-  if (const std::size_t refused = first_refused.load(); refused != SIZE_MAX) {  // the first one in order
-    const Status why = bam_record_size(*records[refused]).status();
-    return Status{why.code(), name_ + ": " + why.message()};
-  }
-  for (std::size_t i = 0; i < records.size();) {
-    if (sizes_[i] <= kBgzfBlockData) {
-      WTMAP_TRY(put_records(records, i));
-      continue;
-    }
-    // Longer than a block: across blocks, from a fresh one (bam_write1's bgzf_flush_try, then
-    // bgzf_write).
-    if (open_->size > 0) WTMAP_TRY(end_block());
-    spill_.resize(sizes_[i]);
-    put_bam_record(*records[i], spill_.data());
-    WTMAP_TRY(append(spill_.data(), sizes_[i]));
-    ++i;
   }
   return flush_unwritten();
-}
-
-Status BamBlockWriter::put_records(const std::vector<const bam1_t*>& records, std::size_t& next) {
-  // Where each record goes, by bam_write1's rule (a record that does not fit in the open block
-  // starts the next; a block is done when full): a sum and a test a record. At most
-  // kBlocksAtOnce blocks, so that a large batch holds no more memory than the pool's queue.
-  const std::size_t begin = next;
-  filling_.push_back(std::move(open_));
-  std::size_t at = filling_.back()->size;
-  placed_.clear();
-  for (; next < records.size() && sizes_[next] <= kBgzfBlockData && filling_.size() < kBlocksAtOnce; ++next) {
-    const std::size_t size = sizes_[next];
-    if (at > 0 && at + size > kBgzfBlockData) {
-      filling_.back()->size = at;
-      filling_.push_back(take_block());
-      at = 0;
-    }
-    placed_.push_back({filling_.size() - 1, at});
-    at += size;
-    if (at == kBgzfBlockData) {
-      filling_.back()->size = at;
-      filling_.push_back(take_block());
-      at = 0;
-    }
-  }
-  filling_.back()->size = at;
-  wtmap::detail::parallel_for_ranges(next - begin, [&](std::uint64_t first, std::uint64_t last) {
-    for (std::uint64_t k = first; k < last; ++k)
-      put_bam_record(*records[begin + k], filling_[placed_[k].block]->data + placed_[k].offset);
-  }, kRecordsPerRange);
-  open_ = std::move(filling_.back());
-  filling_.pop_back();
-  Status status;
-  for (std::unique_ptr<Block>& block : filling_) {
-    if (status.ok()) status = finish_block(std::move(block));
-  }
-  filling_.clear();  // on an error, the blocks not handed on
-  return status;
 }
 
 Status BamBlockWriter::append(const char* data, std::size_t size) {
@@ -255,21 +195,15 @@ Status BamBlockWriter::append(const char* data, std::size_t size) {
   return {};
 }
 
-std::unique_ptr<BamBlockWriter::Block> BamBlockWriter::take_block() {
-  if (spare_.empty()) return std::make_unique<Block>();
-  std::unique_ptr<Block> block = std::move(spare_.back());
-  spare_.pop_back();
-  block->size = 0;
-  return block;
-}
-
 Status BamBlockWriter::end_block() {
   std::unique_ptr<Block> block = std::move(open_);
-  open_ = take_block();
-  return finish_block(std::move(block));
-}
-
-Status BamBlockWriter::finish_block(std::unique_ptr<Block> block) {
+  if (spare_.empty()) {
+    open_ = std::make_unique<Block>();
+  } else {
+    open_ = std::move(spare_.back());
+    spare_.pop_back();
+    open_->size = 0;
+  }
   if (queue_ == nullptr) {
     deflate_job(block.get());
     return write_deflated(std::move(block));

@@ -50,13 +50,12 @@ Result<std::string> bam_header_bytes(sam_hdr_t* header);
 // deflating would not fit the block), into `out` (room for kBgzfMaxBlock bytes): its size.
 std::size_t deflate_bgzf_block(const char* data, std::size_t size, char* out);
 
-// Records go into blocks as they come, laid out on the calling thread and copied on the CPU
-// threads (parallel.hpp); a full block is deflated on htslib's thread pool (as htslib's own
-// multi-threaded BGZF writer does), up to `queued` at once, and the deflated blocks are written in
-// order as they come back. Space: one block of 128 KiB (its bytes and its deflated copy) for each
-// block being filled (at most 64), queued or waiting to be written, up to kWriteBytes of deflated
-// blocks before a write, and one ISA-L level buffer (~276 KiB) a pool thread. Time: one copy of
-// each record, the copies and the deflating spread over the threads.
+// Records go into blocks on the calling thread as they come; a full block is deflated on htslib's
+// thread pool (as htslib's own multi-threaded BGZF writer does), up to `queued` at once, and the
+// deflated blocks are written in order as they come back. Space: one block of 128 KiB (its bytes
+// and its deflated copy) for each block queued or waiting to be written, up to kWriteBytes of
+// deflated blocks before a write, and one ISA-L level buffer (~276 KiB) a pool thread. Time: one
+// copy of each record, the deflating spread over the threads.
 class BamBlockWriter {
  public:
   // Takes `file` (closed by close() or by the destructor); `name` goes into every message. `pool`
@@ -78,13 +77,7 @@ class BamBlockWriter {
 
  private:
   Status append(const char* data, std::size_t size);  // across blocks, filling each
-  // Records from `next` on, none longer than a block, into the open block and the next ones (at
-  // most kBlocksAtOnce): laid out here, copied on the CPU threads, the full blocks then handed on;
-  // `next` moves past them.
-  Status put_records(const std::vector<const bam1_t*>& records, std::size_t& next);
-  std::unique_ptr<Block> take_block();                // a spare block, or a new one; empty
   Status end_block();                                 // the open block deflated and written
-  Status finish_block(std::unique_ptr<Block> block);  // deflated (on the pool) and written
   Status write_deflated(std::unique_ptr<Block> block);
   Result<bool> write_result(bool wait);  // the next block back from the pool, if any (or waited for)
   // Deflated blocks go out in writes of kWriteBytes (and at the end of each write()), not one
@@ -101,15 +94,6 @@ class BamBlockWriter {
   std::unique_ptr<Block> open_;
   std::vector<std::unique_ptr<Block>> spare_;  // written blocks, reused
   std::vector<char> spill_;                    // a record longer than a block
-  // write()'s: each record's size, and where put_records places them (block among filling_, offset).
-  static constexpr std::size_t kRecordsPerRange = 512;
-  static constexpr std::size_t kBlocksAtOnce = 64;
-  struct Place {
-    std::size_t block, offset;
-  };
-  std::vector<std::size_t> sizes_;
-  std::vector<Place> placed_;
-  std::vector<std::unique_ptr<Block>> filling_;
   std::vector<char> unwritten_;                // deflated blocks not yet handed to the file
 };
 

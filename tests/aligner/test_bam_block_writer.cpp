@@ -238,8 +238,8 @@ TEST_P(BamBlockWriterAgainstHtslib, InflatedBytesAndBlockEndsAreHtslibs) {
   expect_htslibs_bytes_and_blocks(header.get(), records, batch, threads);
 }
 
-// One write of more blocks than the writer lays out at once (64: its copies then go on the CPU
-// threads block group by block group) and no record longer than a block: some 9 MB, ~140 blocks.
+// One write of many blocks (more than the pool's queue in the threads' case) and no record longer
+// than a block: some 9 MB, ~140 blocks.
 TEST_P(BamBlockWriterAgainstHtslib, ManyBlocksInOneWriteAreHtslibs) {
   const auto [batch, threads] = GetParam();
   const Header header = make_header(3);
