@@ -180,10 +180,6 @@ struct QuadVectorView {
     const std::uint64_t b = i / L::kSymbolsPerBlock;
     __builtin_prefetch(blocks + b);
     __builtin_prefetch(supers + (b / L::kBlocksPerSuper) * 4);
-    if (i % L::kSymbolsPerBlock > L::kSymbolsPerBlock / 2) {  // rank_all counts from the next block's counts
-      __builtin_prefetch(blocks + b + 1);
-      __builtin_prefetch(supers + ((b + 1) / L::kBlocksPerSuper) * 4);
-    }
 #else
     (void)i;
 #endif
@@ -194,12 +190,6 @@ struct QuadVectorView {
   WTMAP_HD void rank_all(std::uint64_t i, std::uint64_t out[4]) const {
     const std::uint64_t b = i / L::kSymbolsPerBlock;
     const unsigned j = static_cast<unsigned>(i % L::kSymbolsPerBlock);
-#if !defined(__CUDA_ARCH__)
-    if (j > L::kSymbolsPerBlock / 2 && (b + 1) * L::kSymbolsPerBlock <= size) {
-      rank_all_from_next(b, j, out);
-      return;
-    }
-#endif
     // One load per word here, not quad::load_block: the wide loads gave rank_all nothing, and
     // the aligner's search kernel, whose time follows how many warps its registers let an SM
     // run rather than its loads, took more registers with them and its GPU stage 14 % longer
@@ -248,34 +238,41 @@ struct QuadVectorView {
     rank_j = before + in_j;
   }
 
-  // rank_all(i) and rank_all(j) together: two rank_all calls whatever the blocks. On the GPU the
-  // shared block's second read hits L1, while a branch between two paths split the warps of the
-  // aligner's search, whose threads hold intervals of all widths (its search stage 15 % shorter;
-  // bench/history/RESULTS-2026-11-26.md). On the CPU each end counts from the nearer end of its
-  // block (rank_all), fewer words than one pass over the block up to the farther end took for both.
+  // rank_all(i) and rank_all(j) together. On the CPU, one block read when both fall in it (see
+  // rank_pair). On the GPU, two rank_all calls whatever the blocks: there the shared block's
+  // second read hits L1, while a branch between the two paths splits the warps of the aligner's
+  // search, whose threads hold intervals of all widths (its search stage 15 % shorter;
+  // bench/history/RESULTS-2026-11-26.md).
   WTMAP_HD void rank_all_pair(std::uint64_t i, std::uint64_t j, std::uint64_t out_i[4], std::uint64_t out_j[4]) const {
+#if defined(__CUDA_ARCH__)
     rank_all(i, out_i);
     rank_all(j, out_j);
-  }
-
-#if !defined(__CUDA_ARCH__)
-  // rank_all's CPU path past the middle of block b (whose next block exists, so b is full): block
-  // b + 1's counts less the symbols in [j, 224) of block b -- on average 2.5 words counted instead
-  // of 4 (as bwa's occurrence table counts from the nearer of two checkpoints). The GPU keeps one
-  // path: a branch would split its warps.
-  void rank_all_from_next(std::uint64_t b, unsigned j, std::uint64_t out[4]) const {
+#else
+    const std::uint64_t b = i / L::kSymbolsPerBlock;
+    if (j / L::kSymbolsPerBlock != b) {
+      rank_all(i, out_i);
+      rank_all(j, out_j);
+      return;
+    }
+    const unsigned ji = static_cast<unsigned>(i % L::kSymbolsPerBlock), jj = static_cast<unsigned>(j % L::kSymbolsPerBlock);
     const QuadBlock& block = blocks[b];
-    const QuadBlock& next = blocks[b + 1];
-    const std::uint64_t* super = supers + ((b + 1) / L::kBlocksPerSuper) * 4;
-    const unsigned first = j / 32;
-    quad::PlaneCounts planes;
-    planes.add(block.words[first] & ~bits::low_mask64(2 * (j % 32)));
-    for (unsigned w = first + 1; w < L::kWordsPerBlock; ++w) planes.add(block.words[w]);
-    unsigned after[4];
-    planes.split(L::kSymbolsPerBlock - j, after);
-    for (unsigned c = 0; c < 4; ++c) out[c] = super[c] + next.before[c] - after[c];
-  }
+    const std::uint64_t* super = supers + (b / L::kBlocksPerSuper) * 4;
+    const unsigned last = (ji > jj ? ji : jj) / 32;
+    quad::PlaneCounts planes_i, planes_j;
+    for (unsigned w = 0; w <= last; ++w) {
+      const std::uint64_t word = block.words[w];
+      planes_i.add(word & quad::prefix_mask(w, ji));
+      planes_j.add(word & quad::prefix_mask(w, jj));
+    }
+    unsigned in_i[4], in_j[4];
+    planes_i.split(ji, in_i);
+    planes_j.split(jj, in_j);
+    for (unsigned c = 0; c < 4; ++c) {
+      out_i[c] = super[c] + block.before[c] + in_i[c];
+      out_j[c] = super[c] + block.before[c] + in_j[c];
+    }
 #endif
+  }
 
   // The symbol at i and its rank before i, from one block: the LF step of backward search.
   struct SymbolRank {
