@@ -131,8 +131,13 @@ namespace {
 // of the batches each stage timed, span by span, place its spans in the joined clocks.
 struct Lane {
   explicit Lane(SearchEngine* e)
-      : engine(e), to_finish(e == nullptr ? AlignPipeline::kToFinish : std::max<std::size_t>(1, e->finish_queue_capacity())) {}
+      : engine(e),
+        finish_capacity(e == nullptr ? AlignPipeline::kToFinish : std::max<std::size_t>(1, e->finish_queue_capacity())),
+        to_finish(finish_capacity) {}
+  // The lane's queue beyond the default's (AlignPipeline's bounds' `extra`).
+  std::size_t extra() const { return finish_capacity > AlignPipeline::kToFinish ? finish_capacity - AlignPipeline::kToFinish : 0; }
   SearchEngine* engine;
+  std::size_t finish_capacity;  // the engine's finish_queue_capacity()
   BoundedQueue<ReadBatch> to_finish;
   std::thread search_thread, finish_thread;  // search_thread unused for lane 0 (run()'s thread)
   Status search_status, finish_status;       // each set by its stage's thread
@@ -373,8 +378,10 @@ Status AlignPipeline::run(const std::vector<SearchEngine*>& engines, AlignmentSi
   if (engines.empty() || (engines.size() > 1 && std::count(engines.begin(), engines.end(), nullptr) > 0)) {
     return invalid_argument("AlignPipeline::run: one engine or more, none null where there are several");
   }
-  p.to_write.set_window(write_window(engines.size()));
   for (SearchEngine* engine : engines) p.lanes.push_back(std::make_unique<Lane>(engine));
+  std::size_t extra = 0;  // the longest finish queue beyond kToFinish
+  for (const std::unique_ptr<Lane>& lane : p.lanes) extra = std::max(extra, lane->extra());
+  p.to_write.set_window(write_window(engines.size(), extra));
   p.engines_known.store(true, std::memory_order_release);
   p.write_thread = std::thread([&p, &sink] {
     p.write_status = guarded([&] { return p.write_all(sink); });

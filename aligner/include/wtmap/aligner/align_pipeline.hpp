@@ -189,20 +189,19 @@ class AlignPipeline {
   // (1.5-2 s for a 1 Gbp genome) without holding the whole input. Searched batches waiting for
   // the finish stage: the engine's finish_queue_capacity(), kToFinish (3) unless it asks for more;
   // an engine holds that many and two more (kPerEngine for the default: its search, its queue and
-  // its finish). The bounds below are those of engines of the default capacity; an engine that
-  // asks for c adds c - kToFinish batches to them (most_in_stages(engines, extra)).
+  // its finish). In the bounds below, `extra` is the most any engine's queue holds beyond
+  // kToFinish (0: engines of the default capacity).
   static constexpr std::size_t kReadAhead = 6, kToFinish = SearchEngine::kDefaultToFinish, kToWrite = 2;
   static constexpr std::size_t kPerEngine = kToFinish + 2;
   // Finished batches waiting for the writer: 2, and room for every other engine's to finish
   // while one still holds the batch the writer waits for.
-  static constexpr std::size_t write_window(std::size_t engines) {
-    return kToWrite + (engines > 1 ? engines - 1 : 0) * kPerEngine;
+  static constexpr std::size_t write_window(std::size_t engines, std::size_t extra = 0) {
+    return kToWrite + (engines > 1 ? engines - 1 : 0) * (kPerEngine + extra);
   }
   // The most batches in the stages at once: the reader's and the writer's, the read-ahead queue's,
   // each engine's, and the write window's.
-  // `extra`: the engines' finish queues beyond kToFinish, summed.
   static constexpr std::size_t most_in_stages(std::size_t engines, std::size_t extra = 0) {
-    return kReadAhead + 2 + (engines > 1 ? engines : 1) * kPerEngine + write_window(engines) + extra;
+    return kReadAhead + 2 + (engines > 1 ? engines : 1) * (kPerEngine + extra) + write_window(engines, extra);
   }
   static constexpr std::size_t kMostInStages = kReadAhead + 2 + kPerEngine + kToWrite;  // most_in_stages(1): 15
   // The most batches ever made: those, and 2 that a warming thread may be making when the reader
