@@ -705,16 +705,28 @@ void GappedMapper::Impl::choose_hits(ReadWork& w, GappedReadAlignment& out) cons
 Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Reported>& reported,
                                           const std::vector<ReadCodes>& encoded) {
   const Scoring& sc = options.scoring;
+  // A region of equal lengths whose score leaves no room for a gap (band 0) has one alignment,
+  // the diagonal: its CIGAR is one M, without the DP (bwa_gen_cigar2's "no gap" case). Most reads'
+  // are; the others go to the backend, codes and tasks for them alone.
+  std::vector<std::int32_t> band(reported.size());
+  std::vector<std::size_t> aligned;  // the reported hits that take the DP, in order
+  for (std::size_t k = 0; k < reported.size(); ++k) {
+    const Region& g = *reported[k].region;
+    const auto qlen = static_cast<std::uint32_t>(g.qe - g.qb), tlen = static_cast<std::uint32_t>(g.re - g.rb);
+    band[k] = global_band_for_score(qlen, tlen, g.true_score, sc);
+    if (!(qlen == tlen && qlen > 0 && band[k] == 0)) aligned.push_back(k);
+  }
   std::vector<std::uint64_t> query_at, target_at;
   lay_out_codes(
-      reported.size(), [&](std::size_t k) { return static_cast<std::uint64_t>(reported[k].region->qe - reported[k].region->qb); },
-      [&](std::size_t k) { return static_cast<std::uint64_t>(reported[k].region->re - reported[k].region->rb); },
-      [&](std::size_t k, std::uint8_t* q, std::uint8_t* t) {
+      aligned.size(),
+      [&](std::size_t a) { return static_cast<std::uint64_t>(reported[aligned[a]].region->qe - reported[aligned[a]].region->qb); },
+      [&](std::size_t a) { return static_cast<std::uint64_t>(reported[aligned[a]].region->re - reported[aligned[a]].region->rb); },
+      [&](std::size_t a, std::uint8_t* q, std::uint8_t* t) {
         // On the forward strand, as bwa mem's mem_reg2aln aligns a reverse region: the read's
         // reverse complement against the contig, so that a gap with equally good places takes
         // the leftmost on the contig, bwa's CIGAR, not the leftmost on the reverse strand.
-        const Region& g = *reported[k].region;
-        const ReadCodes& read = encoded[reported[k].read];
+        const Region& g = *reported[aligned[a]].region;
+        const ReadCodes& read = encoded[reported[aligned[a]].read];
         if (g.reverse) {
           const auto length = static_cast<std::int64_t>(read.reverse.size());
           const auto contig_length = static_cast<std::int64_t>(reference.contig_length(g.contig));
@@ -726,12 +738,12 @@ Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Rep
         }
       },
       query_at, target_at, ws.query, ws.target);
-  std::vector<GlobalTask> tasks(reported.size());
+  std::vector<GlobalTask> tasks(aligned.size());
   std::uint64_t cigar_size = 0;
-  for (std::size_t k = 0; k < reported.size(); ++k) {
-    const Region& g = *reported[k].region;
+  for (std::size_t a = 0; a < aligned.size(); ++a) {
+    const Region& g = *reported[aligned[a]].region;
     const auto qlen = static_cast<std::uint32_t>(g.qe - g.qb), tlen = static_cast<std::uint32_t>(g.re - g.rb);
-    tasks[k] = {query_at[k], target_at[k], qlen, tlen, global_band_for_score(qlen, tlen, g.true_score, sc), cigar_size};
+    tasks[a] = {query_at[a], target_at[a], qlen, tlen, band[aligned[a]], cigar_size};
     cigar_size += global_max_cigar_ops(qlen, tlen);
   }
   std::vector<GlobalResult> results(tasks.size());
@@ -744,15 +756,23 @@ Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Rep
     AddSeconds clock(mapping ? &stage.cigar_dp : nullptr, spans, mapping ? "CIGARs: device call" : "rescue: CIGARs: device call");
     WTMAP_TRY(ws.aligner.align_global(sc, arrays, tasks.data(), results.data(), tasks.size(), cigars.data(), cigars.size()));
   }
-  for (std::size_t k = 0; k < reported.size(); ++k) {
-    if (results[k].n_cigar == 0 && tasks[k].query_length + tasks[k].target_length > 0)
+  for (std::size_t a = 0; a < aligned.size(); ++a) {
+    if (results[a].n_cigar == 0 && tasks[a].query_length + tasks[a].target_length > 0)
       return Status(StatusCode::invalid_argument, "gapped: the CIGAR of a region did not fit");
   }
+  // Each hit's CIGAR: the DP's, or the diagonal's one M (in `diagonal`, BAM's encoding, M = 0).
+  std::vector<std::uint32_t> diagonal(reported.size(), 0);
+  std::vector<std::size_t> task_of(reported.size(), SIZE_MAX);
+  for (std::size_t a = 0; a < aligned.size(); ++a) task_of[aligned[a]] = a;
   std::vector<Status> failed(reported.size());
   wtmap::detail::parallel_for_ranges(reported.size(), [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t k = begin; k < end; ++k)
-      failed[k] = finish_hit(*reported[k].region, encoded[reported[k].read], cigars.data() + tasks[k].cigar_offset,
-                             results[k].n_cigar, *reported[k].hit);
+    for (std::uint64_t k = begin; k < end; ++k) {
+      const Region& g = *reported[k].region;
+      const std::size_t a = task_of[k];
+      diagonal[k] = static_cast<std::uint32_t>(g.qe - g.qb) << 4;
+      const std::uint32_t* ops = a == SIZE_MAX ? &diagonal[k] : cigars.data() + tasks[a].cigar_offset;
+      failed[k] = finish_hit(g, encoded[reported[k].read], ops, a == SIZE_MAX ? 1 : results[a].n_cigar, *reported[k].hit);
+    }
   }, kReadsPerThread);
   for (const Status& f : failed) WTMAP_TRY(f);
   return {};
