@@ -238,39 +238,32 @@ struct QuadVectorView {
     rank_j = before + in_j;
   }
 
-  // rank_all(i) and rank_all(j) together. On the CPU, one block read when both fall in it (see
-  // rank_pair). On the GPU, two rank_all calls whatever the blocks: there the shared block's
-  // second read hits L1, while a branch between the two paths splits the warps of the aligner's
-  // search, whose threads hold intervals of all widths (its search stage 15 % shorter;
-  // bench/history/RESULTS-2026-11-26.md).
+  // rank_all(i) and rank_all(j) together. On the CPU, where i <= j fall in one block (deep in a
+  // backward search an interval is narrow, most often one row): rank_all(i), then the counts of
+  // the symbols in [i, j) added, from the words between them (one, mostly) -- where one pass over
+  // the block up to j for both ends counted every word twice. On the GPU, two rank_all calls
+  // whatever the blocks: there the shared block's second read hits L1, while a branch between the
+  // two paths splits the warps of the aligner's search, whose threads hold intervals of all widths
+  // (its search stage 15 % shorter; bench/history/RESULTS-2026-11-26.md).
   WTMAP_HD void rank_all_pair(std::uint64_t i, std::uint64_t j, std::uint64_t out_i[4], std::uint64_t out_j[4]) const {
-#if defined(__CUDA_ARCH__)
     rank_all(i, out_i);
+#if defined(__CUDA_ARCH__)
     rank_all(j, out_j);
 #else
-    const std::uint64_t b = i / L::kSymbolsPerBlock;
-    if (j / L::kSymbolsPerBlock != b) {
-      rank_all(i, out_i);
+    if (j < i || j / L::kSymbolsPerBlock != i / L::kSymbolsPerBlock) {
       rank_all(j, out_j);
       return;
     }
+    const QuadBlock& block = blocks[i / L::kSymbolsPerBlock];
     const unsigned ji = static_cast<unsigned>(i % L::kSymbolsPerBlock), jj = static_cast<unsigned>(j % L::kSymbolsPerBlock);
-    const QuadBlock& block = blocks[b];
-    const std::uint64_t* super = supers + (b / L::kBlocksPerSuper) * 4;
-    const unsigned last = (ji > jj ? ji : jj) / 32;
-    quad::PlaneCounts planes_i, planes_j;
-    for (unsigned w = 0; w <= last; ++w) {
-      const std::uint64_t word = block.words[w];
-      planes_i.add(word & quad::prefix_mask(w, ji));
-      planes_j.add(word & quad::prefix_mask(w, jj));
+    quad::PlaneCounts planes;
+    for (unsigned w = ji / 32; 32 * w < jj; ++w) {  // the words holding [ji, jj)
+      const unsigned from = ji > 32 * w ? ji - 32 * w : 0, to = jj < 32 * w + 32 ? jj - 32 * w : 32;
+      planes.add(block.words[w] & bits::low_mask64(2 * to) & ~bits::low_mask64(2 * from));
     }
-    unsigned in_i[4], in_j[4];
-    planes_i.split(ji, in_i);
-    planes_j.split(jj, in_j);
-    for (unsigned c = 0; c < 4; ++c) {
-      out_i[c] = super[c] + block.before[c] + in_i[c];
-      out_j[c] = super[c] + block.before[c] + in_j[c];
-    }
+    unsigned between[4];
+    planes.split(jj - ji, between);
+    for (unsigned c = 0; c < 4; ++c) out_j[c] = out_i[c] + between[c];
 #endif
   }
 
