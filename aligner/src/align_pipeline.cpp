@@ -135,7 +135,9 @@ struct Lane {
         finish_capacity(e == nullptr ? AlignPipeline::kToFinish : std::max<std::size_t>(1, e->finish_queue_capacity())),
         to_finish(finish_capacity) {}
   // The lane's queue beyond the default's (AlignPipeline's bounds' `extra`).
-  std::size_t extra() const { return finish_capacity > AlignPipeline::kToFinish ? finish_capacity - AlignPipeline::kToFinish : 0; }
+  std::size_t extra() const {
+    return finish_capacity > AlignPipeline::kToFinish ? finish_capacity - AlignPipeline::kToFinish : 0;
+  }
   SearchEngine* engine;
   std::size_t finish_capacity;  // the engine's finish_queue_capacity()
   BoundedQueue<ReadBatch> to_finish;

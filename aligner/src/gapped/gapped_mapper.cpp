@@ -371,7 +371,7 @@ Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded
   codes.resize(code_total);
   wtmap::detail::parallel_for_ranges(count, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t i = begin; i < end; ++i)
-      std::copy_n(encoded[i].forward.begin(), seeding[i].length, codes.begin() + static_cast<std::ptrdiff_t>(seeding[i].offset));
+      std::copy_n(encoded[i].forward.begin(), seeding[i].length, codes.data() + seeding[i].offset);
   }, kReadsPerThread);
   seeds.resize(std::max<std::uint64_t>(seed_total, 1));
   seeded.assign(count, {});
@@ -388,7 +388,8 @@ Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded
     for (std::uint64_t i = begin; i < end; ++i) {
       const fmindex::Seed* s = seeds.data() + seeding[i].seed_offset;
       std::uint64_t taken = 0;
-      for (std::uint32_t k = 0; k < seeded[i].count; ++k) taken += occurrence_sample(s[k].bi.size, options.max_occurrences).count;
+      for (std::uint32_t k = 0; k < seeded[i].count; ++k)
+        taken += occurrence_sample(s[k].bi.size, options.max_occurrences).count;
       first_position[i + 1] = taken;
     }
   }, kReadsPerThread);
@@ -717,15 +718,15 @@ Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Rep
     if (!(qlen == tlen && qlen > 0 && band[k] == 0)) aligned.push_back(k);
   }
   std::vector<std::uint64_t> query_at, target_at;
+  const auto region = [&](std::size_t a) -> const Region& { return *reported[aligned[a]].region; };
   lay_out_codes(
-      aligned.size(),
-      [&](std::size_t a) { return static_cast<std::uint64_t>(reported[aligned[a]].region->qe - reported[aligned[a]].region->qb); },
-      [&](std::size_t a) { return static_cast<std::uint64_t>(reported[aligned[a]].region->re - reported[aligned[a]].region->rb); },
+      aligned.size(), [&](std::size_t a) { return static_cast<std::uint64_t>(region(a).qe - region(a).qb); },
+      [&](std::size_t a) { return static_cast<std::uint64_t>(region(a).re - region(a).rb); },
       [&](std::size_t a, std::uint8_t* q, std::uint8_t* t) {
         // On the forward strand, as bwa mem's mem_reg2aln aligns a reverse region: the read's
         // reverse complement against the contig, so that a gap with equally good places takes
         // the leftmost on the contig, bwa's CIGAR, not the leftmost on the reverse strand.
-        const Region& g = *reported[aligned[a]].region;
+        const Region& g = region(a);
         const ReadCodes& read = encoded[reported[aligned[a]].read];
         if (g.reverse) {
           const auto length = static_cast<std::int64_t>(read.reverse.size());
@@ -741,7 +742,7 @@ Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Rep
   std::vector<GlobalTask> tasks(aligned.size());
   std::uint64_t cigar_size = 0;
   for (std::size_t a = 0; a < aligned.size(); ++a) {
-    const Region& g = *reported[aligned[a]].region;
+    const Region& g = region(a);
     const auto qlen = static_cast<std::uint32_t>(g.qe - g.qb), tlen = static_cast<std::uint32_t>(g.re - g.rb);
     tasks[a] = {query_at[a], target_at[a], qlen, tlen, band[aligned[a]], cigar_size};
     cigar_size += global_max_cigar_ops(qlen, tlen);

@@ -1,14 +1,15 @@
-// wtmap core (internal): a minimal static-partition parallel loop for the CPU backend and the
-// host steps of the GPU backend, over one process-wide pool of worker threads.
+// wtmap core (internal): a minimal parallel loop for the CPU backend and the host steps of the GPU
+// backend, over one process-wide pool of worker threads.
 //
 // A call splits [0, n) into up to kRangesPerThread ranges per thread and hands them to the pool;
 // the calling thread takes ranges too, every thread claims the next unclaimed range as it comes
 // free, and the call returns when all are done. Several ranges a thread, not one: where more
 // threads are runnable than there are cores (a GPU run's mapping threads and the output's
 // compression beside the pool), a worker the system takes off its core holds up the call by one
-// small range, which it finishes once back, while the other threads take the rest. The pool's threads live as long as the
-// process: starting threads per call (as this loop once did) cost a mapper of the gapped aligner
-// some 50 calls a batch of thread creation and fresh stacks' page faults.
+// small range, which it finishes once back, while the other threads take the rest. The pool's
+// threads live as long as the process: starting threads per call (as this loop once did) cost a
+// mapper of the gapped aligner some 50 calls a batch of thread creation and fresh stacks' page
+// faults.
 //
 // Nested calls (a range that calls parallel_for_ranges again, or several threads calling at once)
 // cannot deadlock: a caller waits only for ranges another thread has already started, and runs
@@ -162,7 +163,8 @@ constexpr std::uint64_t kRangesPerThread = 4;
 template <class Body>
 void parallel_for_ranges(std::uint64_t n, Body body, std::uint64_t min_per_range = 1 << 14) {
   const std::uint64_t threads = cpu_threads();
-  const std::uint64_t count = std::min<std::uint64_t>(threads * kRangesPerThread, std::max<std::uint64_t>(1, n / min_per_range));
+  const std::uint64_t count =
+      std::min<std::uint64_t>(threads * kRangesPerThread, std::max<std::uint64_t>(1, n / min_per_range));
   if (threads <= 1 || count <= 1) {
     body(std::uint64_t{0}, n);
     return;
