@@ -123,23 +123,27 @@ struct LocalOp : GappedOpData {
     // query's profile; the start, an extension as long as the alignment, as align()'s.
     if (!striped_fits(t.query_length, t.target_length, scoring)) return align(profiled(q, t.query_length, scoring), r, t, rows);
     const ExtendResult end = local_align_striped(q.codes, t.query_length, r.codes, t.target_length, scoring);
-    Out out;
-    if (end.score <= 0) return out;
-    found(end, local_start(q, r, end, scoring, rows), out);
-    if (wants_tandem(t, end))
-      out.tandem = tandem_score_striped(q.codes, t.query_length, r.codes, t.target_length, end, scoring, t.tandem_floor);
-    return out;
+    return from_end(q, r, t, end, rows, [&] {
+      return tandem_score_striped(q.codes, t.query_length, r.codes, t.target_length, end, scoring, t.tandem_floor);
+    });
 #endif
   }
   template <class Query, class Rows>
   WTMAP_HD Out align(const Query& q, ForwardCodes r, const LocalTask& t, Rows rows) const {
     const ExtendResult end = local_align(q, t.query_length, r, t.target_length, scoring, rows);
+    return from_end(q, r, t, end, rows, [&] {
+      return tandem_score(q, t.query_length, r, t.target_length, end, scoring, t.tandem_floor, rows);
+    });
+  }
+  // The result from the best local alignment's end: its start (local_start) and, where the task
+  // wants it, the tandem score (`tandem()`, by whichever DP found the end).
+  template <class Query, class Rows, class Tandem>
+  WTMAP_HD Out from_end(const Query& q, ForwardCodes r, const LocalTask& t, const ExtendResult& end, Rows rows,
+                        const Tandem& tandem) const {
     Out out;
     if (end.score <= 0) return out;
     found(end, local_start(q, r, end, scoring, rows), out);
-    if (wants_tandem(t, end)) {
-      out.tandem = tandem_score(q, t.query_length, r, t.target_length, end, scoring, t.tandem_floor, rows);
-    }
+    if (wants_tandem(t, end)) out.tandem = tandem();
     return out;
   }
   WTMAP_HD static bool wants_tandem(const LocalTask& t, const ExtendResult& end) {
