@@ -343,6 +343,10 @@ struct GappedMapper::Impl {
                             const InsertSizeModel& model, std::int32_t unpaired);
   Status search_windows(const std::vector<ReadCodes>& reads, const std::vector<RescueJob>& jobs,
                         std::vector<LocalResult>& found);
+  // Whether a read of this length is mapped (else it is too short or too long: kTooShort, kTooLong).
+  bool maps_length(std::size_t length) const {
+    return length >= options.min_seed_length && length <= options.max_read_length;
+  }
   // What a rescued alignment must score to be kept: bwa's --min-seed bar, and -T so that every
   // written hit passes it.
   std::int32_t rescue_bar() const {
@@ -360,7 +364,7 @@ Status GappedMapper::Impl::seed_and_locate(const std::vector<ReadCodes>& encoded
     fmindex::SeedingRead& s = seeding[i];
     s.offset = code_total;
     s.seed_offset = seed_total;
-    const bool searched = length >= options.min_seed_length && length <= options.max_read_length;
+    const bool searched = maps_length(length);
     s.length = searched ? length : 0;
     s.seed_capacity = searched ? first_seed_capacity(length) : 0;
     code_total += s.length;
@@ -761,8 +765,7 @@ Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Rep
     if (results[a].n_cigar == 0 && tasks[a].query_length + tasks[a].target_length > 0)
       return Status(StatusCode::invalid_argument, "gapped: the CIGAR of a region did not fit");
   }
-  // Each hit's CIGAR: the DP's, or the diagonal's one M (in `diagonal`, BAM's encoding, M = 0).
-  std::vector<std::uint32_t> diagonal(reported.size(), 0);
+  // Each hit's CIGAR: the DP's, or the diagonal's one M (BAM's encoding, M = 0; finish_hit copies it).
   std::vector<std::size_t> task_of(reported.size(), SIZE_MAX);
   for (std::size_t a = 0; a < aligned.size(); ++a) task_of[aligned[a]] = a;
   std::vector<Status> failed(reported.size());
@@ -770,8 +773,8 @@ Status GappedMapper::Impl::align_reported(DpWorkspace& ws, const std::vector<Rep
     for (std::uint64_t k = begin; k < end; ++k) {
       const Region& g = *reported[k].region;
       const std::size_t a = task_of[k];
-      diagonal[k] = static_cast<std::uint32_t>(g.qe - g.qb) << 4;
-      const std::uint32_t* ops = a == SIZE_MAX ? &diagonal[k] : cigars.data() + tasks[a].cigar_offset;
+      const std::uint32_t diagonal = static_cast<std::uint32_t>(g.qe - g.qb) << 4;
+      const std::uint32_t* ops = a == SIZE_MAX ? &diagonal : cigars.data() + tasks[a].cigar_offset;
       failed[k] = finish_hit(g, encoded[reported[k].read], ops, a == SIZE_MAX ? 1 : results[a].n_cigar, *reported[k].hit);
     }
   }, kReadsPerThread);
@@ -870,7 +873,7 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
   to_map.clear();
   for (std::size_t i = 0; i < encoded.size(); ++i) {
     const std::size_t length = encoded[i].forward.size();
-    if (length >= m.options.min_seed_length && length <= m.options.max_read_length) to_map.push_back(i);
+    if (m.maps_length(length)) to_map.push_back(i);
   }
   work.resize(to_map.size());
   // The host's per-read steps on the CPU threads: each read's own data only, so any split of
@@ -883,7 +886,7 @@ Status GappedMapper::map(const std::vector<ReadCodes>& encoded, std::vector<Gapp
       GappedReadAlignment& a = alignments[i];
       a = kEmpty;
       const std::size_t length = encoded[i].forward.size();
-      if (length < m.options.min_seed_length || length > m.options.max_read_length) {
+      if (!m.maps_length(length)) {
         a.flags = length < m.options.min_seed_length ? kTooShort : kTooLong;
         continue;
       }
