@@ -110,7 +110,8 @@ constexpr const char* kUsage =
     "  --batch INT       reads per batch, 1..10^7 [50000 in the gapped mode, 10000 there on\n"
     "                    the CPU, 100000 with -k]; memory holds at most 17 batches (about 1 KB\n"
     "                    per read): 6 read ahead (while the index loads), 9 in the stages, 2\n"
-    "                    made ahead; 10 more per GPU beyond the first\n"
+    "                    made ahead; in the gapped mode one more per mapping thread (5 on a\n"
+    "                    GPU); 10 more per GPU beyond the first (20 in the gapped mode)\n"
     "  --device S        auto, gpu or cpu [auto]\n"
     "  --gpus S          all, N (the first N GPUs) or i,j,... (those device ordinals, as\n"
     "                    CUDA_VISIBLE_DEVICES leaves them): the GPUs to align on [all]. Each\n"
@@ -207,7 +208,8 @@ constexpr const char* kUsage =
   std::_Exit(0);
 }
 
-// --batch's bound: 17 batches of 10^7 reads hold some 17 GB of host memory (more with --gpus).
+// --batch's bound: 17 batches of 10^7 reads hold some 17 GB of host memory (more in the gapped
+// mode and with --gpus).
 constexpr std::uint64_t kMostBatchReads = 10000000;
 
 double percent(std::uint64_t part, std::uint64_t whole) { return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole); }
